@@ -1,0 +1,40 @@
+# goboom-env: `make demo` trains and evaluates a small agent; `make test` runs the test suite.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+TORCH  := torch==2.13.0
+STAMP  := $(VENV)/.installed
+
+.PHONY: venv install demo test test-fast test-slow lint bench clean
+
+venv: $(STAMP)
+
+# The local CPU build of torch is installed first so no extra resolves a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -e ".[train,rllib,bench,dev]"
+	touch $(STAMP)
+
+install: venv
+
+demo: venv
+	$(PY) -m goboom_cli demo
+
+test: venv
+	$(PY) -m ruff check .
+	$(PY) -m pytest -m "not slow" -n 2 -q
+
+test-slow: venv
+	$(PY) -m pytest -m slow -q
+
+lint: venv
+	$(PY) -m ruff check .
+
+bench: venv
+	$(PY) benchmarks/throughput.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build dist *.egg-info

@@ -1,0 +1,180 @@
+"""The one configuration type of the project: a frozen, validated :class:`GameConfig`.
+
+Defaults follow RULES.md; ``None`` fields are resolved from the variant and player count
+(R1.1: two decks for 7+ players; R2.1: two jokers; R2.2: one round per player). Invalid
+values raise :class:`ValueError` naming the field and the allowed range.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Variant = Literal["classic", "jokers"]
+Scoring = Literal["standard", "reverse", "penalty"]
+AfterJoker = Literal["match", "any"]
+
+MAX_PLAYERS = 12
+MAX_JOKERS = 200
+MAX_DECKS = 4
+_DEFAULT_TARGETS = {"standard": 200, "reverse": 100}
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Rules configuration of one Go Boom game (a match of one or more hands).
+
+    Example:
+        >>> GameConfig(variant="classic", num_players=7).num_decks
+        2
+        >>> GameConfig(variant="jokers", num_players=3).rounds
+        3
+    """
+
+    variant: Variant = "classic"
+    """``"classic"`` (R1, trick taking) or ``"jokers"`` (R2, discard pile and booms)."""
+    num_players: int = 4
+    """Seats, 2..12 in classic (R1.1), 2..12 in jokers as long as the stock keeps a card (R2.1)."""
+    hand_size: int = 7
+    """Cards dealt to each player (R1.3, R2.3)."""
+    num_decks: int | None = None
+    """52-card decks: classic 1 for 2-6 players, 2 for 7-12 (R1.1); jokers 1 (R2.1)."""
+    num_jokers: int | None = None
+    """Jokers added (jokers variant only; default 2; 0 = aces mode, R2.8). Classic has none."""
+    scoring: Scoring | None = None
+    """Classic: ``"standard"`` (R1.11) or ``"reverse"`` (R1.12); jokers: ``"penalty"`` (R2.11)."""
+    target_score: int | None = None
+    """Classic match end: 200 for standard, 100 for reverse. Jokers has no target (R2.2)."""
+    rounds: int | None = None
+    """Jokers match length in rounds, default one per player (R2.2). Classic plays to a target."""
+    after_joker: AfterJoker = "match"
+    """Jokers: ``"match"`` = follow the card under a joker (R2.6); ``"any"`` = anything follows."""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_choice("variant", self.variant, ("classic", "jokers"))
+        _check_int("num_players", self.num_players, 2, MAX_PLAYERS)
+        _check_int("hand_size", self.hand_size, 1, 52 * MAX_DECKS)
+        _check_choice("after_joker", self.after_joker, ("match", "any"))
+        classic = self.variant == "classic"
+        resolved = {
+            "num_decks": self.num_decks
+            if self.num_decks is not None
+            else (2 if classic and self.num_players >= 7 else 1),
+            "num_jokers": self.num_jokers
+            if self.num_jokers is not None
+            else (0 if classic else 2),
+            "scoring": self.scoring
+            if self.scoring is not None
+            else ("standard" if classic else "penalty"),
+        }
+        for name, value in resolved.items():
+            object.__setattr__(self, name, value)
+        _check_int("num_decks", self.num_decks, 1, MAX_DECKS)
+        if classic:
+            self._check_classic()
+        else:
+            self._check_jokers()
+        if self.extra:
+            raise ValueError(f"unknown configuration fields: {sorted(self.extra)}")
+
+    def _check_classic(self) -> None:
+        if self.num_jokers != 0:
+            raise ValueError(f"num_jokers must be 0 in classic Go Boom (R1.1), got {self.num_jokers}")
+        _check_choice("scoring", self.scoring, ("standard", "reverse"), "for variant='classic'")
+        if self.rounds is not None:
+            raise ValueError("rounds applies to variant='jokers' only; classic plays to target_score")
+        if self.after_joker != "match":
+            raise ValueError("after_joker applies to variant='jokers' only")
+        target = self.target_score if self.target_score is not None else _DEFAULT_TARGETS[self.scoring]
+        _check_int("target_score", target, 1, 1_000_000)
+        object.__setattr__(self, "target_score", target)
+        cards = 52 * self.num_decks
+        if self.num_players * self.hand_size > cards:
+            raise ValueError(
+                f"hand_size={self.hand_size} x num_players={self.num_players} needs "
+                f"{self.num_players * self.hand_size} cards but {self.num_decks} deck(s) hold {cards}: "
+                f"hand_size must be in 1..{cards // self.num_players}"
+            )
+
+    def _check_jokers(self) -> None:
+        _check_int("num_jokers", self.num_jokers, 0, MAX_JOKERS)
+        _check_choice("scoring", self.scoring, ("penalty",), "for variant='jokers' (R2.11)")
+        if self.target_score is not None:
+            raise ValueError("target_score applies to variant='classic' only; jokers plays `rounds` rounds")
+        rounds = self.rounds if self.rounds is not None else self.num_players
+        _check_int("rounds", rounds, 1, 10_000)
+        object.__setattr__(self, "rounds", rounds)
+        limit = 52 * self.num_decks - 1
+        if self.num_players * self.hand_size > limit:
+            raise ValueError(
+                f"hand_size={self.hand_size} x num_players={self.num_players} = "
+                f"{self.num_players * self.hand_size} cards, but jokers Go Boom must leave a non-joker "
+                f"card in the stock (R2.1): num_players x hand_size must be <= {limit}, "
+                f"so hand_size must be in 1..{limit // self.num_players}"
+            )
+
+    # -- derived facts used by the engine and the encoders -------------------------------
+
+    @property
+    def is_classic(self) -> bool:
+        """True for classic Go Boom (R1), False for jokers Go Boom (R2)."""
+        return self.variant == "classic"
+
+    @property
+    def aces_mode(self) -> bool:
+        """Jokers Go Boom with no jokers: aces are the boom cards (R2.8)."""
+        return self.variant == "jokers" and self.num_jokers == 0
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in play: 52 per deck plus the jokers."""
+        return 52 * self.num_decks + self.num_jokers
+
+    def replace(self, **changes: Any) -> GameConfig:
+        """A copy with some fields changed (and validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved fields as a JSON-friendly dict (inverse of :meth:`from_dict`)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GameConfig:
+        """Build from a dict; unknown keys are an error, not silently dropped."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        known = {k: v for k, v in data.items() if k in names}
+        unknown = {k: v for k, v in data.items() if k not in names}
+        return cls(**known, extra=unknown)
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> GameConfig:
+        """A named preset from :data:`PRESETS`, optionally with fields overridden."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+        return cls.from_dict({**PRESETS[name], **overrides})
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "classic": {"variant": "classic", "num_players": 4},
+    "classic-2p": {"variant": "classic", "num_players": 2},
+    "classic-reverse": {"variant": "classic", "num_players": 4, "scoring": "reverse"},
+    "classic-12p": {"variant": "classic", "num_players": 12},
+    "jokers": {"variant": "jokers", "num_players": 4},
+    "jokers-3p": {"variant": "jokers", "num_players": 3},
+    "jokers-aces": {"variant": "jokers", "num_players": 4, "num_jokers": 0},
+    "jokers-any": {"variant": "jokers", "num_players": 4, "after_joker": "any"},
+}
+"""Named configurations; ``GameConfig.preset("jokers", num_players=3)``."""
+
+
+def _check_int(name: str, value: Any, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[str, ...], where: str = "") -> None:
+    if value not in allowed:
+        suffix = f" {where}" if where else ""
+        raise ValueError(f"{name} must be one of {list(allowed)}{suffix}, got {value!r}")

@@ -1,0 +1,327 @@
+"""
+# Go Boom
+
+| Import               | `import goboom_env; env = goboom_env.env()`            |
+|----------------------|--------------------------------------------------------|
+| Actions              | Discrete                                               |
+| Parallel API         | No                                                     |
+| Manual Control       | No                                                     |
+| Agents               | `agents = ['player_0', ..., 'player_{n-1}']`           |
+| Agents               | 2-12                                                   |
+| Action Shape         | Discrete(54)                                           |
+| Action Values        | Discrete(54)                                           |
+| Observation Shape    | (5 * 53 + 60 * n + 12,): 517 for 4 players            |
+| Observation Values   | [0, 1] (scores block: [0, inf))                        |
+
+Go Boom is a shedding card game for 2-12 players in two rule systems (see RULES.md):
+*classic* Go Boom, a trick-taking race to empty your hand (R1), and *jokers* Go Boom, a
+Crazy-Eights-style game with a discard pile and jokers that make everyone else draw (R2).
+It has hidden information (the other hands and the stock) and luck, and rewards reading
+what others could not follow.
+
+### Arguments
+
+``` python
+goboom_env.env(variant="classic", num_players=4, hand_size=7, num_decks=None, num_jokers=None,
+               scoring=None, target_score=None, rounds=None, after_joker="match",
+               config=None, preset=None, episode="hand", reward="win", render_mode=None,
+               render_seat=None)
+```
+
+`variant` ... `after_joker`: the fields of `goboom_env.GameConfig` (defaults resolved from
+RULES.md: two decks for 7+ players in classic, two jokers, one round per player in jokers).
+
+`config`: a ready `GameConfig` instead of the fields; `preset`: a name from `goboom_env.PRESETS`.
+
+`episode`: `"hand"` (default) ends the episode when the hand ends; `"match"` plays the whole
+game (R1.11, R1.12, R2.2), dealing the next hand with the dealer moving left.
+
+`reward`: `"win"` (default) or `"points"`, see Rewards.
+
+`render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"` (prints it after
+every step). `render_seat`: a seat whose private hand the text view shows (for human play).
+
+### Observation Space
+
+The observation is a dictionary with an `observation` vector and an `action_mask`. The vector
+is seen from the observing seat: per-seat blocks are ordered by relative seat (`0` = you,
+`1` = the player to your left, ...). It holds only what RULES.md R4.1 makes public plus your
+own hand. `n` is `num_players`; classic and jokers share one layout.
+
+| Indices (n = 4)  | Block          | Meaning                                                        |
+|------------------|----------------|----------------------------------------------------------------|
+| 0-52             | hand           | your cards per face (R0.3), count / copies of the face          |
+| 53-105           | seen           | cards out of play per face (tricks, discard pile), same scale   |
+| 106-158          | led            | classic: the card led to the current trick                      |
+| 159-370          | trick          | classic: n x 53, the card each relative seat played to it       |
+| 371-374          | trick_passed   | classic: relative seats that passed in this trick (R1.6)        |
+| 375-378          | leader         | classic: relative seat that led this trick                      |
+| 379-431          | top            | jokers: top of the discard pile (face 52 = a joker)             |
+| 432-484          | match          | jokers: the match card, topmost non-joker (R2.5)                |
+| 485-488          | hand_sizes     | cards in each relative seat's hand / deck size                  |
+| 489-492          | drawn          | cards each relative seat drew this hand / deck size             |
+| 493              | stock          | stock size / deck size                                          |
+| 494-497          | to_move        | relative seat to move (zero when the hand is over)              |
+| 498-501          | dealer         | relative seat of the dealer                                     |
+| 502-505          | scores         | match totals / score scale (target score; 100 in jokers)        |
+| 506              | passes         | jokers: consecutive passes on an empty stock / n (R2.10)        |
+| 507              | progress       | hands finished / rounds (jokers)                                |
+| 508-516          | flags          | classic, jokers, standard, reverse, penalty, aces mode,         |
+|                  |                | after_joker any, two+ decks, num_players / 12                   |
+
+For other player counts use `goboom_env.observation.layout(n)`, which returns these slices.
+
+#### Action Mask
+
+`observation["action_mask"]` (int8, 54) marks the legal actions of the observing agent when it
+is its turn; it is all zeros for the others. The agent to move always has at least one legal
+action (R3.2): when it can only draw or pass, the mask holds just action 53, and it still
+chooses it. Every turn is a decision.
+
+### Action Space
+
+| Action ID | Action                                                                         |
+|-----------|--------------------------------------------------------------------------------|
+| 0-12      | play a club 2, 3, ..., T, J, Q, K, A (face = suit * 13 + rank, R0.3)            |
+| 13-25     | play a diamond                                                                 |
+| 26-38     | play a heart                                                                   |
+| 39-51     | play a spade                                                                   |
+| 52        | play a joker (jokers Go Boom)                                                  |
+| 53        | DRAW_OR_PASS: classic R1.6 (draw until a match, play it; or pass);             |
+|           | jokers R2.7 (draw one card and end the turn; or pass on an empty stock)        |
+
+With two decks, playing a face plays one of the two identical cards.
+
+### Rewards
+
+`reward="win"`: zero-sum, at the end of the episode. With `k` co-winners among `n` players a
+winner gets `(n/k - 1)/(n - 1)` and every other player `-1/(n - 1)` (one winner: `+1` and
+`-1/(n-1)`). With `episode="hand"` the winners are the player who went out or, after a blocked
+round (R2.10), the players with the fewest hand points; with `episode="match"` they are the
+match winners (R1.11, R1.12, R2.12) and the reward arrives when the match ends.
+
+`reward="points"`: zero-sum points from the scoring rules, at the end of every hand (in both
+episode modes): each seat's *gain* is the points it scored (standard scoring, R1.11) or minus
+the points it added to its total (reverse and jokers penalty scoring, R1.12, R2.11); the reward
+is the gain minus the mean gain over the seats, divided by 100.
+
+Rewards always sum to zero. An illegal action through `env()` ends the game with `-1` for the
+offender (PettingZoo's TerminateIllegalWrapper); `raw_env` raises `IllegalActionError`.
+
+### Version History
+
+* v0: initial release (goboom-env 0.1.0).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from goboom_env.cards import NUM_ACTIONS
+from goboom_env.config import GameConfig
+from goboom_env.engine import IllegalActionError, Match, score_deltas, win_rewards
+from goboom_env.observation import ObservationEncoder
+from goboom_env.render import render_text
+
+EPISODES = ("hand", "match")
+REWARDS = ("win", "points")
+_OPTION_KEYS = {"deck", "dealer"}
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Go Boom AEC environment with PettingZoo's standard classic-env wrappers."""
+    inner = raw_env(**kwargs)
+    inner = wrappers.TerminateIllegalWrapper(inner, illegal_reward=-1)
+    inner = wrappers.AssertOutOfBoundsWrapper(inner)
+    return wrappers.OrderEnforcingWrapper(inner)
+
+
+def make_config(config: GameConfig | None = None, preset: str | None = None, **fields: Any) -> GameConfig:
+    """One :class:`GameConfig` from a ready config, a preset name and/or loose fields."""
+    if config is not None:
+        if not isinstance(config, GameConfig):
+            raise ValueError(f"config must be a goboom_env.GameConfig, got {type(config).__name__}")
+        if preset is not None:
+            raise ValueError("give either config or preset, not both")
+        return config.replace(**fields) if fields else config
+    if preset is not None:
+        return GameConfig.preset(preset, **fields)
+    return GameConfig.from_dict(fields)
+
+
+class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
+    """Go Boom as a PettingZoo AEC environment; the module docstring is its documentation."""
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": "goboom_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        config: GameConfig | None = None,
+        *,
+        preset: str | None = None,
+        episode: str = "hand",
+        reward: str = "win",
+        render_mode: str | None = None,
+        render_seat: int | None = None,
+        **fields: Any,
+    ) -> None:
+        super().__init__()
+        self.config = make_config(config, preset, **fields)
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {list(REWARDS)}, got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        n = self.config.num_players
+        if render_seat is not None and not (isinstance(render_seat, int) and 0 <= render_seat < n):
+            raise ValueError(f"render_seat must be None or a seat in 0..{n - 1}, got {render_seat!r}")
+        self.episode = episode
+        self.reward_mode = reward
+        self.render_mode = render_mode
+        self.render_seat = render_seat
+        self.encoder = ObservationEncoder(self.config)
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._rng = np.random.default_rng()
+        self.match: Match | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # -- AEC API ------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Deal a new game. ``seed`` re-seeds the generator (same seed, same game); ``options``
+        may fix the first hand: ``{"deck": [codes or faces, index 0 = top], "dealer": seat}``."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        options = dict(options or {})
+        unknown = set(options) - _OPTION_KEYS
+        if unknown:  # warn, not raise: pettingzoo.test.api_test passes arbitrary options
+            warnings.warn(f"ignoring unknown reset options {sorted(unknown)}; known: {sorted(_OPTION_KEYS)}",
+                          stacklevel=2)
+        self.match = Match(self.config, self._rng, options.get("deck"), options.get("dealer"))
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.agents[self.match.hand.current]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """The seat-relative observation of ``agent`` and its action mask (zeros off-turn)."""
+        seat = self.agent_name_mapping[agent]
+        match = self.match
+        hand = match.hand
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        if seat == hand.current and not self.terminations[agent]:
+            legal = hand.legal_mask()
+            while legal:
+                low = legal & -legal
+                mask[low.bit_length() - 1] = 1
+                legal ^= low
+        return {"observation": self.encoder.encode(hand, seat, match), "action_mask": mask}
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        hand = self.match.hand
+        try:
+            hand.apply(action)
+        except IllegalActionError as exc:
+            raise IllegalActionError(f"{agent}: {exc}") from None
+        self._cumulative_rewards[agent] = 0
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0.0
+        if hand.over:
+            self._end_hand()
+        if not self.terminations[agent]:
+            self.agent_selection = self.agents[self.match.hand.current]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_hand(self) -> None:
+        match = self.match
+        hand = match.hand
+        n = self.config.num_players
+        if self.reward_mode == "points":
+            self._set_rewards(points_rewards(self.config, hand.winner, hand.hand_points()))
+        if self.episode == "hand":
+            if self.reward_mode == "win":
+                self._set_rewards(win_rewards(n, hand.winners()))
+            self._finish({"winners": hand.winners(), "hand_points": hand.hand_points()})
+            return
+        result = match.finish_hand()
+        if match.over:
+            if self.reward_mode == "win":
+                self._set_rewards(win_rewards(n, match.winners))
+            self._finish({"winners": list(match.winners), "scores": list(match.scores),
+                          "hands": match.hands_played, "last_hand_winners": list(result.winners)})
+
+    def _set_rewards(self, values: list[float]) -> None:
+        for a, v in zip(self.agents, values):
+            self.rewards[a] = float(v)
+
+    def _finish(self, info: dict[str, Any]) -> None:
+        for a in self.agents:
+            self.terminations[a] = True
+            self.infos[a] = dict(info)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+            return None
+        if self.match is None:
+            raise RuntimeError("call reset() before render()")
+        text = render_text(self.match.hand, self.match, self.render_seat)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """The full engine state (hidden cards included) as JSON-friendly data."""
+        if self.match is None:
+            raise RuntimeError("call reset() before state_dict()")
+        return self.match.to_dict()
+
+
+def points_rewards(config: GameConfig, winner: int | None, points: list[int]) -> list[float]:
+    """The ``reward="points"`` signal of one hand: centred gains / 100 (see Rewards)."""
+    deltas = score_deltas(config, winner, points)
+    gains = deltas if config.scoring == "standard" else [-d for d in deltas]
+    mean = sum(gains) / len(gains)
+    return [(g - mean) / 100.0 for g in gains]
