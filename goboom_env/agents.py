@@ -49,6 +49,8 @@ AgentFactory = Callable[..., Policy]
 
 AGENTS: dict[str, AgentFactory | str] = {
     "random": RandomAgent,
+    "ppo": "training.sb3:load_ppo_agent",
+    "rllib": "training.rllib_policy:load_rllib_agent",
 }
 """Agent names -> factory, or a lazy ``"module:function"`` string (learned-policy loaders)."""
 
