@@ -64,7 +64,11 @@ def code_of(face: int) -> str:
 
 
 def face_of(code: str) -> int:
-    """Face of a card code such as ``"7D"``, ``"TS"`` or ``"JK"`` (R0.1); raises ValueError."""
+    """Face of a card code such as ``"7D"``, ``"TS"`` or ``"JK"`` (R0.1); raises ValueError.
+
+    >>> face_of("2C"), face_of("AS"), face_of("JK")
+    (0, 51, 52)
+    """
     if not isinstance(code, str):
         raise ValueError(f"card code must be a string like '7D', got {code!r}")
     up = code.strip().upper()
