@@ -1,0 +1,133 @@
+"""Shared helpers for the rules and env tests: build fixed deck orders, play scripted and random games.
+
+Deck orders follow RULES.md R0.5 (index 0 = top) and the deal of R1.3/R2.3: one card at a time,
+starting with the dealer's left. :func:`deck_for` turns "these are the hands, this is the stock"
+into the deck order that deals exactly that, which keeps scenario tests readable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from goboom_env import GameConfig, Hand
+from goboom_env.cards import code_of, deck_faces, face_of
+
+CLASSIC_MATRIX: list[GameConfig] = [
+    GameConfig(variant="classic", num_players=n, scoring=s)
+    for n in (2, 3, 4, 6, 7, 12)
+    for s in ("standard", "reverse")
+]
+"""Classic player counts x both scorings (issue 2 invariant matrix)."""
+JOKERS_MATRIX: list[GameConfig] = [
+    GameConfig(variant="jokers", num_players=n, **extra)
+    for n in (3, 4)
+    for extra in ({}, {"num_jokers": 0}, {"after_joker": "any"})
+]
+"""Jokers 3 and 4 players x {2 jokers, aces mode, after_joker="any"}."""
+MATRIX = CLASSIC_MATRIX + JOKERS_MATRIX
+
+
+def config_id(config: GameConfig) -> str:
+    """Short readable test id of a config, e.g. ``classic7-reverse`` or ``jokers4-any``."""
+    if config.is_classic:
+        return f"classic{config.num_players}-{config.scoring}"
+    mode = "aces" if config.aces_mode else ("any" if config.after_joker == "any" else f"{config.num_jokers}jk")
+    return f"jokers{config.num_players}-{mode}"
+
+
+def deck_for(
+    config: GameConfig,
+    hands: Sequence[Sequence[str]],
+    stock: Sequence[str] = (),
+    dealer: int = 0,
+) -> list[str]:
+    """The deck order (codes, index 0 = top) that deals ``hands[seat]`` to each seat from ``dealer``
+    and leaves ``stock`` (top first) on top of the stock; the unused cards go under it in face order."""
+    n, size = config.num_players, config.hand_size
+    if len(hands) != n or any(len(h) != size for h in hands):
+        raise ValueError(f"need {n} hands of {size} cards, got sizes {[len(h) for h in hands]}")
+    dealt = [hands[(dealer + 1 + i) % n][i // n] for i in range(n * size)]
+    used = Counter(face_of(c) for c in [*dealt, *stock])
+    rest = []
+    for face in deck_faces(config.num_decks, config.num_jokers):
+        if used[face]:
+            used[face] -= 1
+        else:
+            rest.append(code_of(face))
+    if +used:
+        raise ValueError(f"cards used more often than the deck holds: {sorted(code_of(f) for f in +used)}")
+    return [*dealt, *stock, *rest]
+
+
+def make_hand(
+    config: GameConfig, hands: Sequence[Sequence[str]], stock: Sequence[str] = (), dealer: int = 0
+) -> Hand:
+    """A :class:`Hand` dealt from :func:`deck_for`."""
+    return Hand(config, [face_of(c) for c in deck_for(config, hands, stock, dealer)], dealer)
+
+
+def jokers_state(
+    config: GameConfig,
+    hands: Sequence[Sequence[str]],
+    stock: Sequence[str],
+    top: str,
+    match: str | None = None,
+    current: int = 0,
+    dealer: int | None = None,
+    passes: int = 0,
+) -> Hand:
+    """A hand-built mid-round jokers state (R2): the given hands, stock (top first), top of the
+    discard pile and match card; every other card of the deck is out of play (seen), via
+    :meth:`Hand.from_dict`. ``match`` defaults to ``top`` (it must differ when ``top`` is a joker)."""
+    n = config.num_players
+    in_play = Counter(face_of(c) for c in [*(c for h in hands for c in h), *stock])
+    seen = []
+    for face in deck_faces(config.num_decks, config.num_jokers):
+        if in_play[face]:
+            in_play[face] -= 1
+        else:
+            seen.append(code_of(face))
+    if +in_play:
+        raise ValueError(f"cards used more often than the deck holds: {sorted(code_of(f) for f in +in_play)}")
+    data = {
+        "config": config.to_dict(), "dealer": (current - 1) % n if dealer is None else dealer,
+        "hands": [list(h) for h in hands], "stock": list(stock), "seen": seen, "drawn": [0] * n,
+        "events": [], "current": current, "phase": "DISCARD", "trick": [-1] * n, "leader": -1,
+        "led": None, "best_face": None, "best_seat": -1, "turns": 0, "top": top,
+        "match_face": match or top, "passes": passes, "winner": None, "blocked": False,
+    }
+    return Hand.from_dict(data)
+
+
+def codes(hand: Hand, seat: int) -> list[str]:
+    """The cards in ``seat``'s hand as sorted codes."""
+    return sorted(code_of(f) for f in hand.hand_faces(seat))
+
+
+def play(hand: Hand, *actions: int | str) -> None:
+    """Apply actions given as faces, card codes or ``"draw"`` (DRAW_OR_PASS)."""
+    for action in actions:
+        if action == "draw":
+            hand.apply(53)
+        elif isinstance(action, str):
+            hand.apply(face_of(action))
+        else:
+            hand.apply(action)
+
+
+def legal_codes(hand: Hand) -> list[str]:
+    """The legal actions as codes, ``"draw"`` for DRAW_OR_PASS (R3.1), ascending by action id."""
+    return ["draw" if a == 53 else code_of(a) for a in hand.legal_actions()]
+
+
+def random_hand_steps(hand: Hand, rng: np.random.Generator) -> Iterator[int]:
+    """Play ``hand`` to the end with uniformly random legal actions, yielding each action after it
+    is applied (so the caller can inspect every intermediate state)."""
+    while not hand.over:
+        legal = hand.legal_actions()
+        action = legal[int(rng.integers(len(legal)))]
+        hand.apply(action)
+        yield action

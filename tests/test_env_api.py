@@ -1,0 +1,203 @@
+"""The PettingZoo AEC env: conformance suites (api, seed, render), pickling, the registry entry,
+reset options, determinism and error handling (RULES.md R3.1, R3.2; env.py docstring)."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pettingzoo
+import pytest
+from conftest import deck_for
+from pettingzoo.test import api_test, render_test, seed_test
+
+import goboom_env
+from goboom_env import GameConfig, IllegalActionError
+from goboom_env.cards import face_of
+
+API_CONFIGS = [
+    {"variant": "classic", "num_players": 2},
+    {"variant": "classic", "num_players": 4, "scoring": "reverse"},
+    {"variant": "classic", "num_players": 7},
+    {"variant": "jokers", "num_players": 3},
+    {"variant": "jokers", "num_players": 4, "num_jokers": 0},
+    {"variant": "jokers", "num_players": 4, "after_joker": "any"},
+]
+API_IDS = ["-".join(str(v) for v in c.values()) for c in API_CONFIGS]
+
+
+@pytest.mark.parametrize("fields", API_CONFIGS, ids=API_IDS)
+@pytest.mark.parametrize("episode", ["hand", "match"])
+def test_pettingzoo_api_test(fields: dict, episode: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # api_test's own advisory warnings (e.g. observation bounds)
+        api_test(goboom_env.env(episode=episode, **fields), num_cycles=300)
+
+
+@pytest.mark.parametrize("fields", API_CONFIGS, ids=API_IDS)
+def test_pettingzoo_seed_test(fields: dict) -> None:
+    seed_test(lambda **kw: goboom_env.env(episode="match", **fields, **kw), num_cycles=200)
+
+
+@pytest.mark.parametrize("fields", API_CONFIGS[:1] + API_CONFIGS[3:4], ids=[API_IDS[0], API_IDS[3]])
+def test_pettingzoo_render_test(fields: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    render_test(lambda render_mode=None: goboom_env.env(render_mode=render_mode, **fields),
+                custom_tests={"ansi": lambda text: text.startswith(f"Go Boom ({fields['variant']}")})
+    assert "Go Boom" in capsys.readouterr().out  # human mode printed the table
+
+
+def test_registry_make() -> None:
+    env = pettingzoo.make("aec", "goboom/GoBoom-v0", variant="jokers", num_players=3)
+    env.reset(seed=1)
+    assert env.possible_agents == ["player_0", "player_1", "player_2"]
+    assert env.unwrapped.config == GameConfig(variant="jokers", num_players=3)
+
+
+def _random_steps(env: object, rng: np.random.Generator, steps: int) -> list[tuple]:
+    """Play up to ``steps`` random legal actions; returns what each step observed."""
+    trace = []
+    for agent in env.agent_iter(max_iter=steps):
+        obs, reward, term, trunc, info = env.last()
+        trace.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, term, str(info)))
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    return trace
+
+
+@pytest.mark.parametrize("fields", API_CONFIGS, ids=API_IDS)
+def test_pickle_mid_game_continues_identically(fields: dict) -> None:
+    env = goboom_env.env(episode="match", **fields)
+    env.reset(seed=3)
+    _random_steps(env, np.random.default_rng(0), 25)
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.unwrapped.state_dict() == env.unwrapped.state_dict()
+    rest = _random_steps(env, np.random.default_rng(1), 100_000)
+    assert _random_steps(clone, np.random.default_rng(1), 100_000) == rest
+    assert len(rest) > 25 and not clone.agents  # it continued through later hands to the end
+
+
+def test_same_seed_same_game_and_different_seed_differs() -> None:
+    def run(seed: int) -> list[tuple]:
+        env = goboom_env.env(variant="jokers", num_players=4, episode="match")
+        env.reset(seed=seed)
+        return _random_steps(env, np.random.default_rng(0), 100_000)
+
+    assert run(11) == run(11)
+    assert run(11) != run(12)
+
+
+def test_reset_with_a_fixed_deck_and_dealer() -> None:
+    cfg = GameConfig(variant="classic", num_players=3, hand_size=2)
+    deck = deck_for(cfg, [["5H", "KC"], ["2C", "3D"], ["9H", "4S"]], ["7C", "8S", "JH"], dealer=2)
+    env = goboom_env.raw_env(config=cfg)
+    for options in ({"deck": deck, "dealer": 2}, {"deck": [face_of(c) for c in deck], "dealer": 2}):
+        env.reset(seed=0, options=options)
+        assert env.agent_selection == "player_0"
+        assert env.match.hand.hand_faces(1) == sorted(face_of(c) for c in ("2C", "3D"))
+
+
+@pytest.mark.parametrize(
+    ("deck", "message"),
+    [
+        (lambda d: d[:-1], r"deck is not the configured multiset of 52 cards .* got 51 cards; missing \['"),
+        (lambda d: [*d[:-1], d[0]], r"missing \['.*'\], unexpected \['5H'\]"),
+        (lambda d: [*d, "JK"], r"unexpected \['JK'\]"),
+        (lambda d: ["5X", *d[1:]], "invalid card code '5X'"),
+        (lambda d: [None, *d[1:]], "card code must be a string|deck must be a list"),
+    ],
+    ids=["short", "duplicate", "joker-in-classic", "bad-code", "bad-type"],
+)
+def test_reset_rejects_an_invalid_deck(deck: object, message: str) -> None:
+    cfg = GameConfig(variant="classic", num_players=3, hand_size=2)
+    good = deck_for(cfg, [["5H", "KC"], ["2C", "3D"], ["9H", "4S"]], dealer=2)
+    env = goboom_env.raw_env(config=cfg)
+    with pytest.raises(ValueError, match=message):
+        env.reset(options={"deck": deck(good), "dealer": 2})
+
+
+@pytest.mark.parametrize("dealer", [3, -1, "0", True])
+def test_reset_rejects_an_invalid_dealer(dealer: object) -> None:
+    env = goboom_env.raw_env(variant="classic", num_players=3)
+    with pytest.raises(ValueError, match=r"dealer must be a seat in 0\.\.2"):
+        env.reset(options={"dealer": dealer})
+
+
+def test_unknown_reset_option_warns() -> None:
+    env = goboom_env.raw_env()
+    with pytest.warns(UserWarning, match=r"ignoring unknown reset options \['dek'\]"):
+        env.reset(seed=0, options={"dek": []})
+
+
+def test_raw_env_illegal_action_names_agent_action_and_legal_actions() -> None:
+    cfg = GameConfig(variant="classic", num_players=3, hand_size=2)
+    deck = deck_for(cfg, [["5H", "KC"], ["2C", "3D"], ["9H", "4S"]], ["7C", "8S", "JH"], dealer=2)
+    env = goboom_env.raw_env(config=cfg)
+    env.reset(options={"deck": deck, "dealer": 2})
+    with pytest.raises(IllegalActionError, match=r"player_0: action 53 is not legal .* legal actions: \[11, 29\]"):
+        env.step(53)
+    assert isinstance(IllegalActionError("x"), ValueError)
+    env.step(face_of("5H"))
+    with pytest.raises(IllegalActionError, match=r"player_1: action 0 is not legal .* legal actions: \[53\]"):
+        env.step(face_of("2C"))
+    with pytest.raises(IllegalActionError, match="player_1: an action must be an integer"):
+        env.step("draw")
+    env.step(53)  # the state is unchanged by the rejected actions
+    assert env.agent_selection == "player_2"
+
+
+def test_wrapped_env_illegal_action_ends_the_game_with_minus_one() -> None:
+    env = goboom_env.env(variant="classic", num_players=4)
+    env.reset(seed=0)
+    obs, *_ = env.last()
+    offender = env.agent_selection
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the wrapper warns about the illegal move
+        env.step(illegal)
+    assert all(env.terminations.values())
+    assert env.rewards[offender] == -1 and all(env.rewards[a] == 0 for a in env.agents if a != offender)
+
+
+def test_wrapped_env_rejects_actions_outside_the_action_space() -> None:
+    env = goboom_env.env()
+    env.reset(seed=0)
+    with pytest.raises(AssertionError, match="action is not in action space"):
+        env.step(54)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"episode": "game"}, r"episode must be one of \['hand', 'match'\]"),
+        ({"reward": "score"}, r"reward must be one of \['win', 'points'\]"),
+        ({"render_mode": "rgb_array"}, "render_mode must be None or one of"),
+        ({"render_seat": 4}, r"render_seat must be None or a seat in 0\.\.3"),
+        ({"preset": "nope"}, "unknown preset 'nope'"),
+    ],
+)
+def test_invalid_env_arguments(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        goboom_env.env(**kwargs)
+
+
+def test_render_shows_only_the_chosen_seats_hand() -> None:
+    env = goboom_env.raw_env(variant="jokers", num_players=3, render_mode="ansi", render_seat=1)
+    env.reset(seed=4)
+    text = env.render()
+    lines = {line.split(":")[0].strip("-> "): line for line in text.splitlines() if ": " in line}
+    assert "[" in lines["P1"] and "[" not in lines["P0"] and "[" not in lines["P2"]
+    silent = goboom_env.raw_env()
+    silent.reset(seed=4)
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert silent.render() is None
+
+
+@pytest.mark.parametrize("episode", ["hand", "match"])
+def test_every_agent_can_be_observed_after_the_episode(episode: str) -> None:
+    env = goboom_env.env(variant="jokers", num_players=3, episode=episode)
+    env.reset(seed=0)
+    _random_steps(env, np.random.default_rng(0), 100_000)
+    assert not env.agents  # every agent stepped out
+    for agent in env.possible_agents:  # including the seat the finished hand left "to move"
+        obs = env.observe(agent)
+        assert not obs["action_mask"].any() and obs["observation"].shape == (5 * 53 + 60 * 3 + 12,)
