@@ -27,6 +27,7 @@ Actions follow R3.1: ``0..52`` play a card of that face, ``53`` = DRAW_OR_PASS. 
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +72,11 @@ class Phase(enum.IntEnum):
     """Jokers: the player to move matches the match card, booms, draws or passes (R2.5-R2.7)."""
     OVER = 3
     """Somebody went out (R1.9, R2.9) or the round is blocked (R2.10)."""
+
+
+# Aliases for the hot paths (issue 2): a module global is read about three times faster than
+# the enum class attribute ``Phase.LEAD``, and legality is checked on every decision.
+_LEAD, _FOLLOW, _DISCARD, _OVER = Phase
 
 
 class Hand:
@@ -123,7 +129,6 @@ class Hand:
         self.dealer = int(dealer)
         self.counts = [bytearray(NUM_FACES) for _ in range(n)]
         self.masks = [0] * n
-        self.sizes = [0] * n
         self.seen = bytearray(NUM_FACES)
         self.drawn = [0] * n
         self.events: list[tuple] = []
@@ -138,8 +143,12 @@ class Hand:
         self._points = CLASSIC_POINTS if self.classic else JOKERS_POINTS
         self._legal = -1
         dealt = config.hand_size * n
-        for i in range(dealt):
-            self._give((self.dealer + 1 + i) % n, int(deck[i]))
+        counts, masks, first = self.counts, self.masks, self.dealer + 1
+        for i in range(dealt):  # one card at a time from the dealer's left (R1.3); _give inlined
+            face = int(deck[i])
+            counts[(first + i) % n][face] += 1
+            masks[(first + i) % n] |= 1 << face
+        self.sizes = [config.hand_size] * n
         self.stock = [int(f) for f in reversed(deck[dealt:])]  # top of the stock = last item
         self.current = (self.dealer + 1) % n  # R1.4, R2.4
         if self.classic:
@@ -153,7 +162,7 @@ class Hand:
     @property
     def over(self) -> bool:
         """True once a player went out or the round is blocked."""
-        return self.phase == Phase.OVER
+        return self.phase == _OVER
 
     def legal_mask(self) -> int:
         """Legal actions of the player to move as a bitmask over the 54 actions (R3.2)."""
@@ -162,11 +171,11 @@ class Hand:
             return legal
         hand = self.masks[self.current]
         phase = self.phase
-        if phase == Phase.LEAD:
+        if phase == _LEAD:
             legal = hand
-        elif phase == Phase.FOLLOW:
+        elif phase == _FOLLOW:
             legal = (hand & MATCH_MASKS[self.led]) or DRAW_BIT
-        elif phase == Phase.DISCARD:
+        elif phase == _DISCARD:
             boom = self._boom_mask
             if self._after_any and self.top == JOKER:
                 matching = hand & ~boom
@@ -190,7 +199,7 @@ class Hand:
     def hand_points(self) -> list[int]:
         """Points of the cards left in each hand (R1.10 classic, R2.11 jokers)."""
         pts = self._points
-        return [sum(c * pts[f] for f, c in enumerate(counts) if c) for counts in self.counts]
+        return [sum(counts[f] * pts[f] for f in faces_in(mask)) for counts, mask in zip(self.counts, self.masks)]
 
     def winners(self) -> list[int]:
         """Seats that won the hand: the one who went out, or after a blocked round (R2.10)
@@ -257,8 +266,8 @@ class Hand:
         self.events.append(("play", seat, face))
         self.seen[face] += 1
         self.trick[seat] = face
-        if self.phase == Phase.LEAD:
-            self.phase = Phase.FOLLOW
+        if self.phase == _LEAD:
+            self.phase = _FOLLOW
             self.leader = self.best_seat = seat
             self.led = self.best_face = face
         elif face // 13 == self.led // 13 and face > self.best_face:  # R1.7: first of twins wins
@@ -277,7 +286,7 @@ class Hand:
         winner = self.best_seat  # R1.7, R1.8
         self.events.append(("trick", winner))
         self.current = winner
-        self.phase = Phase.LEAD
+        self.phase = _LEAD
         self.turns = 0
         self.trick = [NOT_PLAYED] * self.n
         self.leader = self.led = self.best_face = self.best_seat = -1
@@ -431,12 +440,13 @@ class Hand:
             new.top, new.match_face = _face_from_json(data["top"]), _face_from_json(data["match_face"])
             new.winner = data["winner"]
             new.blocked = bool(data["blocked"])
-        except (KeyError, TypeError, IndexError) as exc:
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise ValueError(f"malformed hand state: {exc!r}") from exc
         new._boom_mask = ACES_MASK if config.aces_mode else JOKER_BIT
         new._after_any = config.after_joker == "any" and not config.aces_mode
         new._points = CLASSIC_POINTS if new.classic else JOKERS_POINTS
         new._legal = -1
+        _check_state(new, len(data["hands"]))
         return new
 
 
@@ -481,7 +491,7 @@ class Match:
 
     def _deck(self, deck: Sequence[int | str] | None) -> list[int]:
         if deck is None:
-            faces = deck_faces(self.config.num_decks, self.config.num_jokers)
+            faces = _deck_multiset(self.config.num_decks, self.config.num_jokers)
             return [faces[i] for i in self.rng.permutation(len(faces))]
         return [face_of(c) if isinstance(c, str) else c for c in deck]
 
@@ -540,8 +550,10 @@ class Match:
             new.over = bool(data["over"])
             new.winners = [int(w) for w in data["winners"]]
             new.hand = Hand.from_dict(data["hand"])
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed match state: {exc!r}") from exc
+        if len(new.scores) != new.config.num_players or new.hand.config != new.config:
+            raise ValueError("malformed match state: scores and hand must fit the match's config")
         return new
 
 
@@ -606,16 +618,28 @@ def event_from_json(event: Sequence) -> tuple:
     return tuple(event)
 
 
+_NUMPY_INTS = frozenset(np.dtype(c).type for c in "bBhHiIlLqQ")
+"""The numpy integer scalar types (np.int8 ... np.uint64), accepted as actions."""
+
+
 def _as_action(action: Any) -> int:
+    if type(action) in _NUMPY_INTS:  # fast path for what rng.choice and argmax return
+        return int(action)
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         return int(action)
     raise IllegalActionError(f"an action must be an integer in 0..{DRAW_OR_PASS}, got {action!r}")
 
 
+@functools.lru_cache(maxsize=64)
+def _deck_multiset(num_decks: int, num_jokers: int) -> tuple[int, ...]:
+    """:func:`deck_faces` (already sorted) as a cached tuple: every deal shuffles and checks it."""
+    return tuple(deck_faces(num_decks, num_jokers))
+
+
 def _check_deck(config: GameConfig, deck: Sequence[int]) -> None:
-    expected = sorted(deck_faces(config.num_decks, config.num_jokers))
+    expected = list(_deck_multiset(config.num_decks, config.num_jokers))
     try:
-        got = sorted(int(f) for f in deck)
+        got = sorted(map(int, deck))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"deck must be a list of card faces or codes: {exc}") from exc
     if got != expected:
@@ -626,6 +650,25 @@ def _check_deck(config: GameConfig, deck: Sequence[int]) -> None:
             f"({config.num_decks} deck(s), {config.num_jokers} joker(s)): got {len(got)} cards; "
             f"missing {[_safe_code(f) for f in missing][:10]}, unexpected {[_safe_code(f) for f in extra][:10]}"
         )
+
+
+def _check_state(hand: Hand, num_hands: int) -> None:
+    """Reject a restored hand whose seats, phase or cards do not fit its config (ValueError)."""
+    n = hand.n
+    if not num_hands == len(hand.drawn) == len(hand.trick) == n:
+        raise ValueError(f"malformed hand state: hands, drawn and trick need {n} entries (num_players)")
+    if not (0 <= hand.dealer < n and 0 <= hand.current < n) or hand.winner not in (None, *range(n)):
+        raise ValueError(f"malformed hand state: dealer, current and winner must be seats in 0..{n - 1}")
+    phases = (Phase.LEAD, Phase.FOLLOW, Phase.OVER) if hand.classic else (Phase.DISCARD, Phase.OVER)
+    if hand.phase not in phases or (not hand.classic and min(hand.top, hand.match_face) < 0):
+        raise ValueError(f"malformed hand state: phase {hand.phase.name} does not fit variant "
+                         f"{hand.config.variant!r} (jokers needs a top and a match card)")
+    cards = [f for s in range(n) for f in hand.hand_faces(s)] + hand.stock
+    cards += [f for f in range(NUM_FACES) for _ in range(hand.seen[f])]
+    try:
+        _check_deck(hand.config, cards)
+    except ValueError as exc:
+        raise ValueError(f"malformed hand state: hands + stock + seen cards: {exc}") from None
 
 
 def _multiset_diff(a: list[int], b: list[int]) -> list[int]:

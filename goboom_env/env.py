@@ -202,6 +202,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self.match: Match | None = None
+        self._rewards_set = False
+        """True while :attr:`rewards` holds a hand's non-zero rewards (cleared on the next step)."""
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -224,6 +226,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.match = Match(self.config, self._rng, options.get("deck"), options.get("dealer"))
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._rewards_set = False
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
@@ -235,14 +238,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         seat = self.agent_name_mapping[agent]
         match = self.match
         hand = match.hand
-        mask = np.zeros(NUM_ACTIONS, np.int8)
-        if seat == hand.current and not self.terminations[agent]:
+        mask = bytearray(NUM_ACTIONS)  # set bit by bit, then wrapped as int8 without a copy
+        if seat == hand.current and not self.terminations.get(agent, True):  # finished agents: no mask
             legal = hand.legal_mask()
             while legal:
                 low = legal & -legal
                 mask[low.bit_length() - 1] = 1
                 legal ^= low
-        return {"observation": self.encoder.encode(hand, seat, match), "action_mask": mask}
+        return {"observation": self.encoder.encode(hand, seat, match), "action_mask": np.frombuffer(mask, np.int8)}
 
     def step(self, action: int) -> None:
         agent = self.agent_selection
@@ -254,15 +257,20 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             hand.apply(action)
         except IllegalActionError as exc:
             raise IllegalActionError(f"{agent}: {exc}") from None
-        self._cumulative_rewards[agent] = 0
-        rewards = self.rewards
-        for a in rewards:
-            rewards[a] = 0.0
+        self._cumulative_rewards[agent] = 0.0
+        # Rewards are non-zero only after a hand ends; clearing and accumulating all-zero rewards
+        # on every other step would change nothing, so both are skipped then (a hot-path saving).
+        if self._rewards_set:
+            rewards = self.rewards
+            for a in rewards:
+                rewards[a] = 0.0
+            self._rewards_set = False
         if hand.over:
             self._end_hand()
         if not self.terminations[agent]:
             self.agent_selection = self.agents[self.match.hand.current]
-        self._accumulate_rewards()
+        if self._rewards_set:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -270,12 +278,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         match = self.match
         hand = match.hand
         n = self.config.num_players
+        points = hand.hand_points()
         if self.reward_mode == "points":
-            self._set_rewards(points_rewards(self.config, hand.winner, hand.hand_points()))
+            self._set_rewards(points_rewards(self.config, hand.winner, points))
         if self.episode == "hand":
+            winners = hand.winners()
             if self.reward_mode == "win":
-                self._set_rewards(win_rewards(n, hand.winners()))
-            self._finish({"winners": hand.winners(), "hand_points": hand.hand_points()})
+                self._set_rewards(win_rewards(n, winners))
+            self._finish({"winners": winners, "hand_points": points})
             return
         result = match.finish_hand()
         if match.over:
@@ -287,6 +297,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def _set_rewards(self, values: list[float]) -> None:
         for a, v in zip(self.agents, values):
             self.rewards[a] = float(v)
+        self._rewards_set = True
 
     def _finish(self, info: dict[str, Any]) -> None:
         for a in self.agents:

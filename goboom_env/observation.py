@@ -68,7 +68,15 @@ def observation_size(num_players: int) -> int:
 
 
 class ObservationEncoder:
-    """Builds observations for one configuration; allocation-light, one call per decision."""
+    """Builds observations for one configuration; allocation-light, one call per decision.
+
+    Speed trick (issue 2): every entry except stock, passes, scores and progress is an integer
+    *level* (a card count, a one-hot 1, a hand size) times a fixed per-index *scale* (1 / copies,
+    1 / deck size, a flag's value). :meth:`encode` writes the levels into a ``bytearray`` with
+    cheap slice and item assignments, then makes the float vector with one numpy multiply
+    (``levels * scale`` rounds exactly like multiplying the float32 blocks one by one did) and
+    sets the four remaining scalars.
+    """
 
     def __init__(self, config: GameConfig) -> None:
         self.config = config
@@ -81,14 +89,23 @@ class ObservationEncoder:
         copies[JOKER] = 1.0 / max(config.num_jokers, 1)
         self._inv_copies = copies
         self._score_scale = float(config.target_score or 100)
-        template = np.zeros(self.size, np.float32)
-        template[self.slices["flags"]] = self.flags(config)
-        self._template = template
-        # per-seat numeric blocks hand_sizes, drawn and scores are contiguous: one assignment
-        self._per_seat = slice(s["hand_sizes"], s["hand_sizes"] + 2 * n)
         inv_deck = 1.0 / config.deck_size
-        self._rot = [[(seat + k) % n for k in range(n)] for seat in range(n)]
         self._inv_deck = inv_deck
+        self._rot = [[(seat + k) % n for k in range(n)] for seat in range(n)]
+        # hand sizes and drawn counts never exceed the deck size: byte levels when that fits a byte
+        self._byte_counts = config.deck_size <= 255
+        scale = np.ones(self.size, np.float32)
+        scale[self.slices["hand"]] = copies
+        scale[self.slices["seen"]] = copies
+        scale[s["hand_sizes"]:s["drawn"] + n] = inv_deck
+        scale[self.slices["flags"]] = self.flags(config)
+        self._scale = scale
+        template = bytearray(self.size)
+        template[self.slices["flags"]] = b"\x01" * 9  # level 1 x the flag's value as scale
+        self._template = template
+        # the start of each relative seat's row in the trick block, per observing seat
+        self._trick_rows = [[(rel, other, s["trick"] + rel * NUM_FACES) for rel, other in enumerate(rot)]
+                            for rot in self._rot]
         self.low = np.zeros(self.size, np.float32)
         self.high = np.ones(self.size, np.float32)
         self.high[self.slices["scores"]] = np.inf
@@ -106,40 +123,49 @@ class ObservationEncoder:
 
     def encode(self, hand: Hand, seat: int, match: Match | None = None) -> np.ndarray:
         """A fresh observation vector of ``hand`` seen from ``seat`` (scores from ``match``)."""
-        out = self._template.copy()
         off = self._off
         n = self.n
-        inv = self._inv_copies
-        np.multiply(np.frombuffer(hand.counts[seat], np.uint8), inv, out=out[off["hand"]:off["hand"] + NUM_FACES])
-        np.multiply(np.frombuffer(hand.seen, np.uint8), inv, out=out[off["seen"]:off["seen"] + NUM_FACES])
-        ones = [off["dealer"] + (hand.dealer - seat) % n]
+        levels = self._template.copy()
+        start = off["hand"]
+        levels[start:start + NUM_FACES] = hand.counts[seat]
+        start = off["seen"]
+        levels[start:start + NUM_FACES] = hand.seen
+        levels[off["dealer"] + (hand.dealer - seat) % n] = 1
         if not hand.over:
-            ones.append(off["to_move"] + (hand.current - seat) % n)
+            levels[off["to_move"] + (hand.current - seat) % n] = 1
         if hand.classic:
             if hand.led >= 0:
-                ones.append(off["led"] + hand.led)
-                ones.append(off["leader"] + (hand.leader - seat) % n)
-                trick_off = off["trick"]
-                for rel, other in enumerate(self._rot[seat]):
-                    played = hand.trick[other]
+                levels[off["led"] + hand.led] = 1
+                levels[off["leader"] + (hand.leader - seat) % n] = 1
+                trick = hand.trick
+                passed_off = off["trick_passed"]
+                for rel, other, row in self._trick_rows[seat]:
+                    played = trick[other]
                     if played >= 0:
-                        ones.append(trick_off + rel * NUM_FACES + played)
+                        levels[row + played] = 1
                     elif played == PASSED:
-                        ones.append(off["trick_passed"] + rel)
+                        levels[passed_off + rel] = 1
         else:
-            ones.append(off["top"] + hand.top)
-            ones.append(off["match"] + hand.match_face)
-            out[off["passes"]] = hand.passes / n
-        out[ones] = 1.0
-        rot = self._rot[seat]
+            levels[off["top"] + hand.top] = 1
+            levels[off["match"] + hand.match_face] = 1
         sizes, drawn = hand.sizes, hand.drawn
-        out[self._per_seat] = [sizes[s] for s in rot] + [drawn[s] for s in rot]
-        out[self._per_seat] *= self._inv_deck
+        if self._byte_counts:
+            start = off["hand_sizes"]
+            levels[start:start + n] = sizes[seat:] + sizes[:seat]  # rotated to relative seats
+            start = off["drawn"]
+            levels[start:start + n] = drawn[seat:] + drawn[:seat]
+        out = np.frombuffer(levels, np.uint8) * self._scale  # fresh float32, aliases nothing
+        if not self._byte_counts:
+            start = off["hand_sizes"]
+            out[start:start + 2 * n] = sizes[seat:] + sizes[:seat] + drawn[seat:] + drawn[:seat]
+            out[start:start + 2 * n] *= self._inv_deck
         out[off["stock"]] = len(hand.stock) * self._inv_deck
+        if hand.passes:
+            out[off["passes"]] = hand.passes / n
         if match is not None:
             if any(match.scores):
                 scores = match.scores
-                out[off["scores"]:off["scores"] + n] = [scores[s] / self._score_scale for s in rot]
+                out[off["scores"]:off["scores"] + n] = [scores[s] / self._score_scale for s in self._rot[seat]]
             if self.config.rounds:
                 out[off["progress"]] = match.hands_played / self.config.rounds
         return out
