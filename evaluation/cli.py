@@ -1,0 +1,137 @@
+"""``goboom evaluate``: run a tournament (or every baseline against every other) and write a report.
+
+Examples::
+
+    goboom evaluate --variant classic --players 4 --agents heuristic random random random \\
+        --games 5000 --duplicate --out results/
+    goboom evaluate --variant jokers --players 4 --agents heuristic random   # 1 vs 3 random
+    goboom evaluate --preset classic-2p --pairwise --games 2000 --processes 2 --out results/pairs
+    goboom evaluate --variant classic --agents ppo:runs/x/model.zip heuristic --games 1000
+
+Every :class:`~goboom_env.config.GameConfig` field has an option (``--players`` = ``num_players``);
+``--config FILE`` reads them from JSON or TOML and ``--preset`` starts from a named preset; explicit
+options win. With fewer ``--agents`` than seats, the last spec fills the remaining seats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from goboom_env.agents import baselines
+from goboom_env.config import PRESETS, GameConfig
+
+CONFIG_OPTIONS: dict[str, tuple[str, type, str]] = {
+    # GameConfig field: (option, type, help)
+    "variant": ("--variant", str, "rule system: classic (R1) or jokers (R2)"),
+    "num_players": ("--players", int, "number of seats, 2..12"),
+    "hand_size": ("--hand-size", int, "cards dealt to each player (default 7)"),
+    "num_decks": ("--num-decks", int, "52-card decks (default: classic 1, or 2 for 7+ players; jokers 1)"),
+    "num_jokers": ("--num-jokers", int, "jokers variant: jokers in the deck (default 2; 0 = aces mode, R2.8)"),
+    "scoring": ("--scoring", str, "classic: standard (R1.11) or reverse (R1.12); jokers: penalty"),
+    "target_score": ("--target-score", int, "classic: match end score (default 200 standard, 100 reverse)"),
+    "rounds": ("--rounds", int, "jokers: rounds in a match (default one per player)"),
+    "after_joker": ("--after-joker", str, "jokers: match (R2.6) or any (anything follows a joker)"),
+}
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options for every GameConfig field plus ``--preset`` and ``--config FILE``."""
+    group = parser.add_argument_group("game configuration (RULES.md)")
+    group.add_argument("--preset", choices=sorted(PRESETS), help="start from a named configuration")
+    group.add_argument("--config", type=Path, metavar="FILE",
+                       help="JSON or TOML file of GameConfig fields (e.g. num_players = 3)")
+    for field, (option, kind, text) in CONFIG_OPTIONS.items():
+        group.add_argument(option, dest=field, type=kind, default=None, help=text)
+
+
+def config_from_args(args: argparse.Namespace) -> GameConfig:
+    """The GameConfig of ``--config``, then ``--preset``, then the explicit options (later wins)."""
+    fields: dict[str, Any] = {}
+    if args.config is not None:
+        fields.update(_read_config_file(args.config))
+    if args.preset is not None:
+        fields.update(PRESETS[args.preset])
+    fields.update({f: getattr(args, f) for f in CONFIG_OPTIONS if getattr(args, f) is not None})
+    return GameConfig.from_dict(fields)
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ValueError(f"cannot read --config {path}: {exc.strerror}") from exc
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"--config {path} is not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"--config {path} must hold a table of GameConfig fields, got {type(data).__name__}")
+    return data
+
+
+def add_parser(subparsers: Any, name: str, help_text: str) -> argparse.ArgumentParser:
+    """Register ``goboom evaluate``."""
+    parser = subparsers.add_parser(name, help=help_text, description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_arguments(parser)
+    parser.add_argument("--agents", nargs="+", metavar="SPEC",
+                        help="agent spec per seat (random, heuristic, classic-tricks, mc:budget=64, "
+                             "ppo:PATH, rllib:PATH, ...); default: heuristic then random; with "
+                             "--pairwise: the agents to compare (default: every baseline of the variant)")
+    parser.add_argument("--games", type=int, default=1000, help="games per tournament (default 1000)")
+    parser.add_argument("--duplicate", action="store_true",
+                        help="replay every deck order with the agents rotated over the seats")
+    parser.add_argument("--pairwise", action="store_true",
+                        help="play every agent 1-vs-(n-1) against every other (pairwise matrix)")
+    parser.add_argument("--episode", choices=("hand", "match"), default="hand", help="a game is one hand or one match")
+    parser.add_argument("--processes", type=int, default=1, help="worker processes (results do not depend on it)")
+    parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    parser.add_argument("--out", type=Path, default=Path("results"), help="output folder (default results/)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the evaluation described by ``args``; 0 on success, 2 on a configuration error."""
+    from rich.console import Console  # heavy imports (scipy, matplotlib) only when the command runs
+
+    from evaluation.report import print_tables, write_report
+    from evaluation.tournament import run_pairwise, run_tournament
+
+    try:
+        config = config_from_args(args)
+        kwargs = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes,
+                  "episode": args.episode, "progress": not args.no_progress}
+        if args.pairwise:
+            specs = list(dict.fromkeys(args.agents or baselines(config)))
+            if len(specs) < 2:
+                raise ValueError(f"--pairwise needs at least two distinct agents, got {specs}")
+            result, pairwise = None, run_pairwise(config, specs, args.games, **kwargs)
+        else:
+            agents = seat_agents(args.agents or ["heuristic", "random"], config.num_players)
+            result, pairwise = run_tournament(config, agents, args.games, **kwargs), None
+    except ValueError as exc:
+        print(f"goboom evaluate: error: {exc}", file=sys.stderr)
+        return 2
+    print_tables(result, pairwise, Console())
+    report = write_report(args.out, result, pairwise, command=_command_line())
+    print(f"report written to {report}")
+    return 0
+
+
+def seat_agents(specs: list[str], num_players: int) -> list[str]:
+    """One spec per seat: the given specs, the last one repeated to fill the remaining seats."""
+    if len(specs) > num_players:
+        raise ValueError(f"{len(specs)} agents given for {num_players} seats: give at most one spec per seat")
+    return list(specs) + [specs[-1]] * (num_players - len(specs))
+
+
+def _command_line() -> str:
+    return "goboom " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "goboom evaluate"

@@ -1,0 +1,65 @@
+"""Matplotlib PNG plots of tournament results (Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+
+matplotlib.use("Agg")  # before pyplot: files only, no display
+import matplotlib.pyplot as plt
+from matplotlib.colors import TwoSlopeNorm
+
+
+def plot_win_rates(rows: Sequence[Mapping[str, Any]], path: str | Path, *, chance: float, title: str = "") -> Path:
+    """Bar chart of win rates with their 95% CI as error bars and the 1/n chance line."""
+    labels = [str(r["agent"]) for r in rows]
+    rates = np.array([r["win_rate"] for r in rows])
+    low = rates - np.array([r["ci_low"] for r in rows])
+    high = np.array([r["ci_high"] for r in rows]) - rates
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(rows) + 2), 3.6))
+    ax.bar(range(len(rows)), rates, yerr=[low, high], capsize=6, color="#4C72B0")
+    ax.axhline(chance, color="#C44E52", linestyle="--", label=f"chance 1/n = {chance:.3f}")
+    ax.set_xticks(range(len(rows)), labels, rotation=20, ha="right")
+    ax.set_ylabel("win rate (95% CI)")
+    ax.set_ylim(0, min(1.0, max(float(rates.max() + high.max()) * 1.2, chance * 1.5)))
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8)
+    return _save(fig, path)
+
+
+def plot_pairwise(matrix: Mapping[tuple[str, str], float], specs: Sequence[str], path: str | Path, *,
+                  chance: float, title: str = "") -> Path:
+    """Heat map: row X, column Y = win rate of X playing 1-vs-(n-1) against copies of Y."""
+    k = len(specs)
+    grid = np.full((k, k), np.nan)
+    for i, x in enumerate(specs):
+        for j, y in enumerate(specs):
+            if (x, y) in matrix:
+                grid[i, j] = matrix[(x, y)]
+    fig, ax = plt.subplots(figsize=(1.3 * k + 2.5, 1.1 * k + 1.5))
+    norm = TwoSlopeNorm(vcenter=chance, vmin=0.0, vmax=1.0)  # white = chance, blue = beats, red = loses
+    image = ax.imshow(grid, cmap="RdBu", norm=norm)
+    for i in range(k):
+        for j in range(k):
+            text = "-" if np.isnan(grid[i, j]) else f"{grid[i, j]:.3f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=9)
+    ax.set_xticks(range(k), specs, rotation=20, ha="right")
+    ax.set_yticks(range(k), specs)
+    ax.set_xlabel("opponents (n-1 copies)")
+    ax.set_ylabel("agent (one seat)")
+    ax.set_title(title or f"win rate 1-vs-(n-1); chance = {chance:.3f}")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return _save(fig, path)
+
+
+def _save(fig: Any, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,70 @@
+"""Rating tables from tournament games with openskill's Plackett-Luce model (no hand-rolled Elo).
+
+Every game is one free-for-all match of ``n`` players ranked by :attr:`GameRecord.placing`
+(winners first, then by points). When a spec sits in several seats of a game (``random`` x 3 in a
+1-vs-3 benchmark), each seat is a separate rated copy (``random#1``, ``random#2``, ...; copy ``k`` is
+the spec's ``k``-th entry in the tournament's agent list, whatever seat it has that game). The
+spec's rating is the mean ``mu`` and ``sigma`` of its copies; ``ordinal = mu - 3 sigma`` is the
+conservative skill estimate used to sort the table.
+
+Agents do not learn during a tournament, so the model has no skill drift (``tau = 0``): every game
+counts, not mostly the recent ones. Games are rated in index order; several tournaments are
+interleaved game by game so that none of them comes "last". The table is reproducible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from itertools import zip_longest
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+from evaluation.tournament import GameRecord, TournamentResult
+
+
+def copy_names(agents: Sequence[str], seats: Sequence[str]) -> list[str]:
+    """Rated identity of each seat: the spec, with ``#k`` when the spec has several copies."""
+    totals = {s: agents.count(s) for s in agents}
+    seen: dict[str, int] = {}
+    out = []
+    for spec in seats:
+        seen[spec] = seen.get(spec, 0) + 1
+        out.append(spec if totals.get(spec, 1) == 1 else f"{spec}#{seen[spec]}")
+    return out
+
+
+def rate_games(agents: Sequence[str], games: Iterable[GameRecord]) -> list[dict[str, Any]]:
+    """Plackett-Luce ratings per distinct spec: rows ``agent, mu, sigma, ordinal, copies``, best first."""
+    model = PlackettLuce(tau=0.0)
+    ratings: dict[str, Any] = {}
+    for game in games:
+        names = copy_names(agents, game.seats)
+        teams = [[ratings.setdefault(name, model.rating(name=name))] for name in names]
+        new = model.rate(teams, ranks=list(game.placing))
+        for name, (rating,) in zip(names, new):
+            ratings[name] = rating
+    rows = []
+    for spec in dict.fromkeys(agents):
+        copies = [r for name, r in ratings.items() if name == spec or name.startswith(f"{spec}#")]
+        if not copies:
+            continue
+        mu = sum(r.mu for r in copies) / len(copies)
+        sigma = sum(r.sigma for r in copies) / len(copies)
+        rows.append({"agent": spec, "mu": mu, "sigma": sigma, "ordinal": mu - 3 * sigma, "copies": len(copies)})
+    return sorted(rows, key=lambda row: -row["ordinal"])
+
+
+def rating_table(results: TournamentResult | Iterable[TournamentResult]) -> list[dict[str, Any]]:
+    """Ratings over one tournament, or over several (interleaved game by game, agents pooled by spec)."""
+    if isinstance(results, TournamentResult):
+        return rate_games(results.agents, results.games)
+    results = list(results)
+    model_agents: list[str] = []
+    games = [g for group in zip_longest(*(r.games for r in results)) for g in group if g is not None]
+    for result in results:
+        for spec in result.specs():
+            # the largest number of copies any tournament uses decides the copy names
+            need = result.agents.count(spec) - model_agents.count(spec)
+            model_agents.extend([spec] * max(0, need))
+    return rate_games(model_agents, games)

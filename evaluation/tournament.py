@@ -1,0 +1,325 @@
+"""Tournaments between agents on the engine directly (no PettingZoo wrapper), reproducible from a seed.
+
+Game ``g`` of a tournament is fully determined by ``(seed, g)``:
+
+* seats rotate: in game ``g`` seat ``s`` is played by ``agents[(s - g) % n]`` (game 0: agent ``i``
+  sits in seat ``i``);
+* the deal (first dealer, deck orders, R1.2, R2.2) comes from the generator ``(seed, deal)`` with
+  ``deal = g`` normally and ``deal = g // n`` with ``duplicate=True``: each deal is then replayed
+  ``n`` times, once per rotation, so every agent plays every seat of the same cards (card luck
+  cancels in the paired comparisons of :meth:`TournamentResult.paired`);
+* each agent is re-seeded from ``(seed, g, seat)`` before the game (``reseed`` when it has one,
+  otherwise it is created anew), so results are identical whatever the number of processes.
+
+With ``duplicate=True`` the number of games is rounded up to a whole number of deals (multiple of n).
+An ``episode`` is one hand (winners: who went out, R1.9, R2.9, or the lowest points of a blocked
+round, R2.10) or one match (R1.11, R1.12, R2.12). A shared win counts ``1/k`` (see ``stats``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from evaluation.stats import PairedTest, paired_test, wilson_interval
+from goboom_env.agents import Policy, make_agent
+from goboom_env.cards import code_of, deck_faces
+from goboom_env.config import GameConfig
+from goboom_env.engine import IllegalActionError, Match, score_deltas
+from goboom_env.info import PlayerView, observe
+
+EPISODES = ("hand", "match")
+TABLE_KEYS = ("agent", "games", "wins", "win_rate", "ci_low", "ci_high", "mean_points")
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """The outcome of one game of a tournament."""
+
+    index: int
+    deal: int
+    seats: tuple[str, ...]
+    """Agent spec of each seat."""
+    winners: tuple[int, ...]
+    points: tuple[int, ...]
+    """Per seat: what the scoring added to its total over the game (R1.11, R1.12, R2.11)."""
+    hands: int
+    placing: tuple[int, ...]
+    """Per seat: 1 = best; ties share a place (winners first, then by points, for ratings)."""
+    dealer: int
+    deck: str
+    """The first hand's deck order as card codes, top first (to check duplicate deals)."""
+
+    def win_shares(self) -> list[float]:
+        """Per seat: 1/k if among the k winners, else 0."""
+        k = len(self.winners)
+        return [1.0 / k if s in self.winners else 0.0 for s in range(len(self.seats))]
+
+
+@dataclass
+class TournamentResult:
+    """All games of a tournament with the tables derived from them."""
+
+    config: GameConfig
+    agents: list[str]
+    games: list[GameRecord]
+    seed: int = 0
+    duplicate: bool = False
+    episode: str = "hand"
+    elapsed: float = field(default=0.0, compare=False)
+    """Wall-clock seconds of the run (not part of the result's identity)."""
+    processes: int = field(default=1, compare=False)
+
+    def specs(self) -> list[str]:
+        """The distinct agent specs, in order of first appearance."""
+        return list(dict.fromkeys(self.agents))
+
+    def table(self) -> list[dict[str, Any]]:
+        """Per distinct spec: games (seat-games), wins (shares), win rate with 95% Wilson CI, mean points/hand."""
+        games: dict[str, int] = defaultdict(int)
+        wins: dict[str, float] = defaultdict(float)
+        points: dict[str, int] = defaultdict(int)
+        hands: dict[str, int] = defaultdict(int)
+        for g in self.games:
+            for seat, (spec, share) in enumerate(zip(g.seats, g.win_shares())):
+                games[spec] += 1
+                wins[spec] += share
+                points[spec] += g.points[seat]
+                hands[spec] += g.hands
+        rows = []
+        for spec in self.specs():
+            if not games[spec]:
+                continue
+            low, high = wilson_interval(wins[spec], games[spec])
+            rows.append({"agent": spec, "games": games[spec], "wins": wins[spec],
+                         "win_rate": wins[spec] / games[spec], "ci_low": low, "ci_high": high,
+                         "mean_points": points[spec] / hands[spec]})
+        return rows
+
+    def deal_scores(self) -> dict[str, dict[int, float]]:
+        """Per spec and deal: its mean win share over its seat-games in that deal."""
+        total: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+        count: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        for g in self.games:
+            for spec, share in zip(g.seats, g.win_shares()):
+                total[spec][g.deal] += share
+                count[spec][g.deal] += 1
+        return {s: {d: total[s][d] / count[s][d] for d in total[s]} for s in total}
+
+    def paired(self) -> list[PairedTest]:
+        """Paired tests for every pair of distinct specs over the deals both played (duplicate deals)."""
+        scores = self.deal_scores()
+        specs = self.specs()
+        out = []
+        for i, a in enumerate(specs):
+            for b in specs[i + 1:]:
+                deals = sorted(set(scores.get(a, {})) & set(scores.get(b, {})))
+                if deals:
+                    out.append(paired_test(a, b, [scores[a][d] for d in deals], [scores[b][d] for d in deals]))
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """Run metadata: configuration, agents, seed, mode, games and throughput."""
+        return {"config": self.config.to_dict(), "agents": list(self.agents), "seed": self.seed,
+                "duplicate": self.duplicate, "episode": self.episode, "games": len(self.games),
+                "processes": self.processes, "elapsed_s": round(self.elapsed, 3),
+                "games_per_s": round(len(self.games) / self.elapsed, 2) if self.elapsed > 0 else None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Summary, table, paired tests and every game record as JSON-friendly data."""
+        return {"summary": self.summary(), "table": self.table(),
+                "paired": [t.to_dict() for t in self.paired()],
+                "games": [asdict(g) for g in self.games]}
+
+    def to_json(self, path: str | Path) -> None:
+        """Write :meth:`to_dict` as JSON."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+
+    def to_csv(self, path: str | Path) -> None:
+        """Write :meth:`table` as CSV (one row per distinct agent)."""
+        with Path(path).open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(TABLE_KEYS))
+            writer.writeheader()
+            writer.writerows(self.table())
+
+
+# -- running games ------------------------------------------------------------------------------
+
+
+def seat_specs(agents: Sequence[str], game: int) -> tuple[str, ...]:
+    """Seat rotation: in game ``g`` seat ``s`` is played by ``agents[(s - g) % n]``."""
+    n = len(agents)
+    return tuple(agents[(s - game) % n] for s in range(n))
+
+
+def deal_of(game: int, num_players: int, duplicate: bool) -> int:
+    """The deal a game plays: its own, or with duplicate deals one per block of ``n`` games."""
+    return game // num_players if duplicate else game
+
+
+def _seed_of(*key: int) -> int:
+    return int(np.random.SeedSequence(list(key)).generate_state(1, np.uint64)[0])
+
+
+class _Seats:
+    """Agent instances of one worker, one per (spec, seat), re-seeded before every game."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.cache: dict[tuple[str, int], Policy] = {}
+
+    def get(self, spec: str, seat: int, seed: int) -> Policy:
+        agent = self.cache.get((spec, seat))
+        if agent is not None and hasattr(agent, "reseed"):
+            agent.reseed(seed)
+            return agent
+        agent = make_agent(spec, self.config, seed)
+        self.cache[(spec, seat)] = agent
+        return agent
+
+
+def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy], deal_seed: int,
+              episode: str = "hand", index: int = 0, deal: int = 0) -> GameRecord:
+    """Play one game on the engine: ``agents[s]`` plays seat ``s``; the deal comes from ``deal_seed``."""
+    n = config.num_players
+    rng = np.random.default_rng(deal_seed)
+    dealer = int(rng.integers(n))  # R1.2, R2.2
+    faces = deck_faces(config.num_decks, config.num_jokers)
+    deck = [faces[i] for i in rng.permutation(len(faces))]
+    match = Match(config, rng, deck, dealer)
+    needs_view = [bool(getattr(a, "needs_view", False)) for a in agents]
+    totals = [0] * n
+    while True:
+        hand = match.hand
+        while not hand.over:
+            seat = hand.current
+            view = PlayerView.of(match, seat) if needs_view[seat] else None
+            action = agents[seat].act(observe(match, seat), view)
+            try:
+                hand.apply(action)
+            except IllegalActionError as exc:
+                raise IllegalActionError(f"agent {seats[seat]!r} in seat {seat} (game {index}): {exc}") from None
+        if episode == "hand":
+            totals = score_deltas(config, hand.winner, hand.hand_points())
+            winners, hands = hand.winners(), 1
+            left = hand.hand_points()
+            break
+        match.finish_hand()
+        if match.over:
+            totals, winners, hands = list(match.scores), match.winners, match.hands_played
+            left = [-s for s in totals] if config.scoring == "standard" else totals
+            break
+    return GameRecord(index, deal, tuple(seats), tuple(winners), tuple(totals), hands,
+                      _placing(winners, left), dealer, "".join(code_of(f) for f in deck))
+
+
+def _placing(winners: Sequence[int], badness: Sequence[int]) -> tuple[int, ...]:
+    """Ranks for ratings: winners share place 1, then the others by ``badness`` (lower is better)."""
+    keys = [(0 if s in winners else 1, b) for s, b in enumerate(badness)]
+    return tuple(1 + sum(1 for other in keys if other < k) for k in keys)
+
+
+def _play_range(config: GameConfig, agents: Sequence[str], seed: int, duplicate: bool, episode: str,
+                games: Iterable[int], pool: _Seats | None = None) -> list[GameRecord]:
+    """Play the given game indices (one worker's chunk)."""
+    pool = pool or _Seats(config)
+    n = config.num_players
+    out = []
+    for g in games:
+        seats = seat_specs(agents, g)
+        deal = deal_of(g, n, duplicate)
+        players = [pool.get(spec, s, _seed_of(seed, 1, g, s)) for s, spec in enumerate(seats)]
+        out.append(play_game(config, seats, players, _seed_of(seed, 0, deal), episode, g, deal))
+    return out
+
+
+def _chunk_worker(config_dict: dict[str, Any], agents: list[str], seed: int, duplicate: bool, episode: str,
+                  start: int, stop: int) -> list[GameRecord]:
+    return _play_range(GameConfig.from_dict(config_dict), agents, seed, duplicate, episode, range(start, stop))
+
+
+def _chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, total, size):
+        yield start, min(total, start + size)
+
+
+def run_tournament(
+    config: GameConfig,
+    agents: list[str],
+    games: int,
+    *,
+    seed: int = 0,
+    duplicate: bool = False,
+    processes: int = 1,
+    episode: str = "hand",
+    progress: bool = True,
+) -> TournamentResult:
+    """Play ``games`` games, ``agents[i]`` in seat ``i`` first, seats rotating (see module docstring).
+
+    With ``processes > 1`` the games are played by worker processes started the platform's way (fork
+    on Linux up to Python 3.13); where they are spawned, a script calling this at import level needs
+    the usual ``if __name__ == "__main__":`` guard."""
+    _check_args(config, agents, games, seed, processes, episode)
+    n = config.num_players
+    total = -(-games // n) * n if duplicate else games
+    agents = list(agents)
+    for spec in dict.fromkeys(agents):
+        make_agent(spec, config, 0)  # fail fast on a bad spec, before any process starts
+    started = time.perf_counter()
+    bar = tqdm(total=total, desc=f"{config.variant} {n}p: {' vs '.join(dict.fromkeys(agents))}",
+               disable=not progress, unit="game", leave=False)
+    if processes == 1:
+        pool = _Seats(config)
+        records = []
+        for start, stop in _chunks(total, 50):
+            records += _play_range(config, agents, seed, duplicate, episode, range(start, stop), pool)
+            bar.update(stop - start)
+    else:
+        size = max(1, min(200, total // (processes * 8)))
+        records = []
+        with ProcessPoolExecutor(max_workers=processes) as ex:  # the platform's start method
+            futures = [ex.submit(_chunk_worker, config.to_dict(), agents, seed, duplicate, episode, a, b)
+                       for a, b in _chunks(total, size)]
+            for fut in as_completed(futures):
+                chunk = fut.result()
+                records += chunk
+                bar.update(len(chunk))
+        records.sort(key=lambda r: r.index)
+    bar.close()
+    return TournamentResult(config, agents, records, seed, duplicate, episode,
+                            time.perf_counter() - started, processes)
+
+
+def run_pairwise(
+    config: GameConfig, specs: Sequence[str], games: int, **kwargs: Any
+) -> dict[tuple[str, str], TournamentResult]:
+    """Every spec against every other, 1-vs-(n-1): ``result[(x, y)]`` = ``[x] + [y] * (n - 1)``."""
+    n = config.num_players
+    return {(x, y): run_tournament(config, [x] + [y] * (n - 1), games, **kwargs)
+            for x in specs for y in specs if x != y}
+
+
+def _check_args(config: GameConfig, agents: Sequence[str], games: int, seed: int, processes: int,
+                episode: str) -> None:
+    if not isinstance(config, GameConfig):
+        raise ValueError(f"config must be a GameConfig, got {type(config).__name__}")
+    if isinstance(agents, str) or len(agents) != config.num_players:
+        raise ValueError(f"agents must list one spec per seat: {config.num_players} specs, got {agents!r}")
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise ValueError(f"games must be a positive integer, got {games!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    if episode not in EPISODES:
+        raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")

@@ -1,0 +1,168 @@
+"""``goboom play``: play one seat in the terminal against baseline agents (moves read from stdin).
+
+Type a card code (``7D``, ``TS``, ``10h``, ``JK``), ``draw`` / ``pass`` / ``d`` for DRAW_OR_PASS
+(R3.1), an action number ``0..53``, ``help`` for the legal moves, or ``quit``. Input can be
+piped: ``printf 'draw\\n7D\\n' | goboom play --seed 3``; the game stops when the input ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+
+from evaluation.cli import add_config_arguments, config_from_args, seat_agents
+from goboom_env.agents import make_agent
+from goboom_env.cards import DRAW_OR_PASS, code_of, face_of, pretty
+from goboom_env.config import GameConfig
+from goboom_env.engine import Match
+from goboom_env.info import PlayerView, observe
+from goboom_env.render import describe_event, render_text
+
+DRAW_WORDS = {"draw", "pass", "d", "p"}
+QUIT_WORDS = {"quit", "q", "exit"}
+QUIT = -1
+"""What :meth:`TerminalGame._ask` returns when the player quits."""
+
+
+def add_parser(subparsers: Any, name: str, help_text: str) -> argparse.ArgumentParser:
+    """Register ``goboom play``."""
+    parser = subparsers.add_parser(name, help=help_text, description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_arguments(parser)
+    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    parser.add_argument("--opponents", nargs="+", default=["heuristic"], metavar="SPEC",
+                        help="agent spec per other seat, the last one repeated (default: heuristic)")
+    parser.add_argument("--episode", choices=("hand", "match"), default="hand",
+                        help="play one hand or a whole match (default hand)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the agents")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play a game on stdin/stdout: 0 when it ends or on quit, 1 when the input ends first, 2 on bad options."""
+    try:
+        config = config_from_args(args)
+        if not 0 <= args.seat < config.num_players:
+            raise ValueError(f"--seat must be in 0..{config.num_players - 1}, got {args.seat}")
+        specs = seat_agents(args.opponents, config.num_players - 1)
+        game = TerminalGame(config, args.seat, specs, args.seed, args.episode)
+    except ValueError as exc:
+        print(f"goboom play: error: {exc}", file=sys.stderr)
+        return 2
+    return game.play(sys.stdin, sys.stdout)
+
+
+class TerminalGame:
+    """One game with a human in ``seat`` and agents in the other seats."""
+
+    def __init__(self, config: GameConfig, seat: int, opponent_specs: list[str], seed: int | None,
+                 episode: str = "hand") -> None:
+        self.config = config
+        self.seat = seat
+        self.episode = episode
+        rng = np.random.default_rng(seed)
+        others = [s for s in range(config.num_players) if s != seat]
+        self.agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s)
+                       for s, spec in zip(others, opponent_specs)}
+        self.names = {s: spec for s, spec in zip(others, opponent_specs)}
+        self.match = Match(config, rng)
+
+    def play(self, inp: TextIO, out: TextIO) -> int:
+        """Run the game to its end; see :func:`run` for the exit codes."""
+        who = ", ".join(f"P{s}={name}" for s, name in sorted(self.names.items()))
+        print(f"You are P{self.seat}. Opponents: {who}.", file=out)
+        shown = 0
+        while True:
+            hand = self.match.hand
+            while not hand.over:
+                if hand.current == self.seat:
+                    shown = self._show_events(hand.events, shown, out)
+                    action = self._ask(inp, out)
+                    if action is None:
+                        print("input ended before the end of the game.", file=out)
+                        return 1
+                    if action == QUIT:
+                        print("game abandoned.", file=out)
+                        return 0
+                else:
+                    action = self._agent_move(hand.current)
+                hand.apply(action)
+            shown = self._show_events(hand.events, shown, out)
+            print(render_text(hand, self.match, self.seat), file=out)
+            if self.episode == "hand":
+                print(_winners_line(hand.winners(), self.seat, "hand"), file=out)
+                return 0
+            result = self.match.finish_hand()
+            shown = 0
+            print(f"hand scores: {list(result.score_deltas)}; totals: {self.match.scores}", file=out)
+            if self.match.over:
+                print(_winners_line(self.match.winners, self.seat, "match"), file=out)
+                return 0
+            print(f"--- next hand, dealer P{self.match.hand.dealer} ---", file=out)
+
+    def _agent_move(self, seat: int) -> int:
+        agent = self.agents[seat]
+        view = PlayerView.of(self.match, seat) if getattr(agent, "needs_view", False) else None
+        return int(agent.act(observe(self.match, seat), view))
+
+    def _ask(self, inp: TextIO, out: TextIO) -> int | None:
+        """Read moves until a legal one (its action id); :data:`QUIT` on quit, None at the end of input."""
+        hand = self.match.hand
+        legal = hand.legal_actions()
+        print(render_text(hand, self.match, self.seat, last=0), file=out)
+        print(f"your hand: {' '.join(pretty(f) for f in hand.hand_faces(self.seat))}", file=out)
+        print(f"legal: {legal_text(legal)}", file=out)
+        while True:
+            print("your move> ", end="", file=out, flush=True)
+            line = inp.readline()
+            if not line:
+                return None
+            text = line.strip()
+            if text.lower() in QUIT_WORDS:
+                return QUIT
+            if text.lower() in ("help", "?", ""):
+                print(f"legal: {legal_text(legal)}", file=out)
+                continue
+            try:
+                action = parse_move(text)
+            except ValueError as exc:
+                print(f"? {exc}", file=out)
+                continue
+            if action not in legal:
+                print(f"? {text} is not legal now; legal: {legal_text(legal)}", file=out)
+                continue
+            return action
+
+    @staticmethod
+    def _show_events(events: list[tuple], shown: int, out: TextIO) -> int:
+        for event in events[shown:]:
+            print(f"  {describe_event(event)}", file=out)
+        return len(events)
+
+
+def parse_move(text: str) -> int:
+    """An action id from a typed move: card code, draw/pass word or number 0..53 (R3.1)."""
+    word = text.strip().lower()
+    if word in DRAW_WORDS:
+        return DRAW_OR_PASS
+    if word.isdigit():
+        value = int(word)
+        if not 0 <= value <= DRAW_OR_PASS:
+            raise ValueError(f"action numbers are 0..{DRAW_OR_PASS}, got {value}")
+        return value
+    return face_of(text)
+
+
+def legal_text(legal: list[int]) -> str:
+    """Legal actions as the player types them: codes and ``draw``."""
+    return " ".join("draw" if a == DRAW_OR_PASS else code_of(a) for a in legal)
+
+
+def _winners_line(winners: list[int], seat: int, what: str) -> str:
+    names = ", ".join(f"P{w}" for w in winners) or "nobody"
+    verdict = "You win!" if seat in winners else "You lose."
+    return f"{what} over: winner(s) {names}. {verdict}"

@@ -1,0 +1,334 @@
+"""Baseline agents: legality over many games in every config, determinism, hand-built heuristic
+scenarios, the information each seat may use (R4.1) and the search agent's blindness to hidden cards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import MATRIX, config_id, make_hand, play
+
+import goboom_env
+from goboom_env import GameConfig, Hand, Match
+from goboom_env.agents import AGENTS, BEST_HEURISTIC, HEURISTICS, TableDecoder, baselines, make_agent, parse_spec
+from goboom_env.cards import DRAW_OR_PASS, JOKER, code_of, deck_faces, face_of
+from goboom_env.info import PlayerView, observe
+from goboom_env.search import MonteCarloAgent
+
+
+def play_checked(config: GameConfig, specs: list[str], games: int, seed: int) -> list[list[int]]:
+    """Play ``games`` hands, seat s played by ``specs[s]``; assert every action is in the mask. Returns the
+    action sequence of each game."""
+    rng = np.random.default_rng(seed)
+    agents = [make_agent(spec, config, seed + s) for s, spec in enumerate(specs)]
+    sequences = []
+    for _ in range(games):
+        match = Match(config, rng)
+        hand = match.hand
+        actions = []
+        while not hand.over:
+            seat = hand.current
+            obs = observe(match, seat)
+            view = PlayerView.of(match, seat) if agents[seat].needs_view else None
+            action = agents[seat].act(obs, view)
+            assert type(action) is int
+            assert obs["action_mask"][action] == 1, f"{specs[seat]} played illegal {action} in {config_id(config)}"
+            hand.apply(action)
+            actions.append(action)
+        sequences.append(actions)
+    return sequences
+
+
+def _specs(config: GameConfig) -> list[str]:
+    return [*baselines(config), "heuristic"]
+
+
+@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+def test_every_baseline_plays_only_legal_actions(config: GameConfig) -> None:
+    """Fast tier: 100 hands per baseline in every config of the matrix (all seats the same agent),
+    plus hands mixing every baseline and the search agent at the table."""
+    for spec in _specs(config):
+        play_checked(config, [spec] * config.num_players, 100, seed=1)
+    mixed = [_specs(config)[s % 4] for s in range(config.num_players)]
+    mixed[0] = "mc:budget=4"
+    play_checked(config, mixed, 5, seed=2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+def test_every_baseline_plays_only_legal_actions_soak(config: GameConfig) -> None:
+    """Slow tier: 1000 hands per baseline per config (4000 a config), 40 with the search agent in one seat."""
+    for spec in _specs(config):
+        play_checked(config, [spec] * config.num_players, 1000, seed=11)
+    play_checked(config, ["mc:budget=8", *["heuristic"] * (config.num_players - 1)], 40, seed=12)
+
+
+@pytest.mark.parametrize("config", [MATRIX[4], MATRIX[-2]], ids=config_id)
+@pytest.mark.parametrize("spec", ["random", "heuristic", "mc:budget=6"])
+def test_agents_are_deterministic_for_a_fixed_seed(config: GameConfig, spec: str) -> None:
+    specs = [spec] * config.num_players
+    first = play_checked(config, specs, 8, seed=5)
+    assert play_checked(config, specs, 8, seed=5) == first
+    if spec != "heuristic":  # heuristics only use their generator to break exact ties
+        assert play_checked(config, specs, 8, seed=6) != first
+
+
+def test_reseed_restarts_the_agent() -> None:
+    config = GameConfig(variant="jokers", num_players=3)
+    for spec in ["random", "jokers-boom", "mc:budget=4"]:
+        agent = make_agent(spec, config, 3)
+        fresh = make_agent(spec, config, 99)
+        fresh.reseed(3)
+        assert fresh.rng.random() == agent.rng.random()
+
+
+def test_registry_names_and_alias() -> None:
+    for variant in ("classic", "jokers"):
+        assert len(HEURISTICS[variant]) >= 2
+        assert BEST_HEURISTIC[variant] in HEURISTICS[variant]
+        config = GameConfig(variant=variant)
+        assert make_agent("heuristic", config, 0).name == BEST_HEURISTIC[variant]
+        for spec in baselines(config):
+            assert spec in AGENTS and make_agent(spec, config, 0).name == spec
+    assert make_agent("mc:budget=7", GameConfig(), 0).budget == 7
+    assert parse_spec("mc:budget=7,rollout=random") == ("mc", {"budget": 7, "rollout": "random"})
+
+
+@pytest.mark.parametrize(
+    ("spec", "config", "message"),
+    [
+        ("classic-tricks", GameConfig(variant="jokers"), "variant='classic'"),
+        ("jokers-boom", GameConfig(variant="classic"), "variant='jokers'"),
+        ("mc:budget=0", GameConfig(), "budget must be an integer"),
+        ("mc:rollout=smart", GameConfig(), "rollout must be one of"),
+        ("nosuch", GameConfig(), "unknown agent 'nosuch'"),
+    ],
+)
+def test_bad_agent_specs_name_the_problem(spec: str, config: GameConfig, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        make_agent(spec, config, 0)
+
+
+def test_search_agent_needs_its_view() -> None:
+    config = GameConfig()
+    match = Match(config, np.random.default_rng(0))
+    agent = make_agent("mc:budget=4", config, 0)
+    assert agent.needs_view
+    obs = observe(match, match.hand.current)
+    if obs["action_mask"].sum() > 1:
+        with pytest.raises(ValueError, match="needs the seat's PlayerView"):
+            agent.act(obs)
+
+
+@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+def test_heuristics_decode_the_observation_exactly(config: GameConfig) -> None:
+    """The heuristics' decoded table equals the engine's facts (own cards, unseen cards, sizes, trick)."""
+    decoder = TableDecoder(config)
+    total = np.bincount(deck_faces(config.num_decks, config.num_jokers), minlength=53)
+    for hand in _mid_game_states(config, 4, seed=13):
+        seat = hand.current
+        t = decoder.decode(observe(hand, seat))
+        own = np.frombuffer(hand.counts[seat], np.uint8)
+        assert t.hand.tolist() == own.tolist()
+        assert t.unseen.tolist() == (total - own - np.frombuffer(hand.seen, np.uint8)).tolist()
+        assert t.sizes.tolist() == [hand.sizes[(seat + k) % hand.n] for k in range(hand.n)]
+        assert (t.stock, t.legal) == (len(hand.stock), hand.legal_actions())
+        if config.is_classic:
+            assert (t.led, t.best) == (hand.led, hand.best_face)
+
+
+# -- hand-built scenarios ----------------------------------------------------------------------
+
+
+def _act(spec: str, hand: Hand) -> str:
+    agent = make_agent(spec, hand.config, 0)
+    action = agent.act(observe(hand, hand.current), PlayerView.of(hand, hand.current))
+    return "draw" if action == DRAW_OR_PASS else code_of(action)
+
+
+CLASSIC4 = GameConfig(variant="classic", num_players=4)
+
+
+def test_classic_tricks_wins_the_trick_with_its_lowest_winning_card() -> None:
+    # dealer 3: P0 leads 7H (R1.4); P1 can follow with 9H, QH or 7S and wins with 9H (R1.7)
+    hand = make_hand(CLASSIC4, [["7H", "2C", "3C", "4C", "5C", "6C", "8C"],
+                                ["9H", "QH", "7S", "2D", "3D", "4D", "5D"],
+                                ["2S", "3S", "4S", "5S", "6S", "8S", "9S"],
+                                ["2H", "3H", "4H", "5H", "6H", "8H", "TH"]], dealer=3)
+    play(hand, "7H")
+    assert _act("classic-tricks", hand) == "9H"
+    # cover ignores the trick: it keeps 7S (its only spade) and sheds QH (more points than 9H, same cover)
+    assert _act("classic-cover", hand) == "QH"
+
+
+def test_classic_cover_keeps_a_flexible_hand() -> None:
+    # led 5H: P1 may follow with 5C or 5D; 8C still covers clubs after 5C goes, nothing covers diamonds
+    hand = make_hand(CLASSIC4, [["5H", "2S", "3S", "4S", "6S", "7S", "8S"],
+                                ["5C", "8C", "5D", "KS", "AS", "QS", "JS"],
+                                ["2C", "3C", "4C", "6C", "7C", "9C", "TC"],
+                                ["2H", "3H", "4H", "6H", "7H", "8H", "9H"]], dealer=3)
+    play(hand, "5H")
+    assert _act("classic-cover", hand) == "5C"
+
+
+def test_classic_tricks_leads_the_card_others_can_hardly_follow() -> None:
+    # 2p: P0 holds six clubs and AS; leading a club keeps AS (spades) covered and clubs are scarce unseen
+    config = GameConfig(variant="classic", num_players=2)
+    hand = make_hand(config, [["2C", "3C", "4C", "5C", "6C", "7C", "AS"],
+                              ["2D", "3D", "4D", "5D", "6D", "7D", "8D"]], dealer=1)
+    assert _act("classic-tricks", hand).endswith("C")
+
+
+JOKERS3 = GameConfig(variant="jokers", num_players=3)
+
+
+def _jokers_state(p0: list[str], p1_size: int, upcard: str = "7H") -> Hand:
+    """Jokers 3p, dealer 2, P0 to move holding ``p0``; P1 is then cut down to ``p1_size`` cards (the rest
+    go back under the stock), so the public sizes say P1 is about to go out."""
+    others = [c for c in ("2C", "3C", "4C", "5C", "6C", "8C", "9C", "2D", "3D", "4D", "5D", "6D", "8D", "9D")
+              if c not in p0]
+    hand = make_hand(JOKERS3, [p0, others[:7], others[7:14]], stock=[upcard], dealer=2)
+    state = hand.to_dict()
+    moved = state["hands"][1][p1_size:]
+    state["hands"][1] = state["hands"][1][:p1_size]
+    state["stock"] = state["stock"] + moved
+    return Hand.from_dict(state)
+
+
+def test_jokers_shed_plays_points_and_keeps_the_joker() -> None:
+    hand = _jokers_state(["2H", "KH", "JK", "2S", "3S", "4S", "5S"], p1_size=7)
+    assert hand.top == face_of("7H")
+    assert _act("jokers-shed", hand) == "KH"
+    assert _act("jokers-boom", hand) in ("KH", "2H")
+
+
+def test_jokers_boom_booms_when_an_opponent_is_about_to_go_out() -> None:
+    hand = _jokers_state(["2H", "KH", "JK", "2S", "3S", "4S", "5S"], p1_size=1)
+    assert _act("jokers-boom", hand) == "JK"
+    assert _act("jokers-shed", hand) == "KH"
+
+
+def test_jokers_heuristics_boom_instead_of_drawing() -> None:
+    hand = _jokers_state(["2S", "3S", "4S", "5S", "6S", "JK", "TC"], p1_size=7, upcard="7D")
+    legal = {code_of(a) if a != DRAW_OR_PASS else "draw" for a in hand.legal_actions()}
+    assert legal == {"JK", "draw"}
+    assert _act("jokers-shed", hand) == "JK"
+    assert _act("jokers-boom", hand) == "JK"
+
+
+# -- information (R4.1) ------------------------------------------------------------------------
+
+
+def _mid_game_states(config: GameConfig, count: int, seed: int) -> list[Hand]:
+    rng = np.random.default_rng(seed)
+    states = []
+    while len(states) < count:
+        hand = Match(config, rng).hand
+        for _ in range(int(rng.integers(3, 25))):
+            if hand.over:
+                break
+            legal = hand.legal_actions()
+            hand.apply(legal[int(rng.integers(len(legal)))])
+        if not hand.over and len(hand.legal_actions()) > 1:
+            states.append(hand)
+    return states
+
+
+def permute_hidden(hand: Hand, rng: np.random.Generator) -> Hand:
+    """The same public state with the cards the player to move cannot see shuffled among the other hands
+    and the stock (sizes kept; jokers buried at the turn-up stay at the stock's bottom, R2.3)."""
+    state = hand.to_dict()
+    seat = hand.current
+    buried = min(sum(1 for e in hand.events if e[0] == "bury"), len(hand.stock))
+    stock = state["stock"]
+    keep_bottom = stock[len(stock) - buried:] if buried else []
+    pool = [c for s, h in enumerate(state["hands"]) if s != seat for c in h] + stock[:len(stock) - buried]
+    pool = [pool[i] for i in rng.permutation(len(pool))]
+    start = 0
+    for s in range(hand.n):
+        if s != seat:
+            size = len(state["hands"][s])
+            state["hands"][s] = pool[start:start + size]
+            start += size
+    state["stock"] = pool[start:] + keep_bottom
+    return Hand.from_dict(state)
+
+
+@pytest.mark.parametrize("config", [MATRIX[0], MATRIX[4], MATRIX[8], MATRIX[12], MATRIX[16]], ids=config_id)
+def test_view_and_search_choice_ignore_hidden_cards(config: GameConfig) -> None:
+    rng = np.random.default_rng(7)
+    changed = 0
+    for hand in _mid_game_states(config, 6, seed=8):
+        other = permute_hidden(hand, rng)
+        seat = hand.current
+        changed += other.to_dict()["hands"] != hand.to_dict()["hands"]
+        assert PlayerView.of(other, seat) == PlayerView.of(hand, seat)
+        for a, b in zip(observe(hand, seat).values(), observe(other, seat).values()):
+            assert np.array_equal(a, b)
+        choices = []
+        for state in (hand, other):
+            agent = MonteCarloAgent(config, seed=3, budget=24)
+            choices.append(agent.act(observe(state, seat), PlayerView.of(state, seat)))
+        assert choices[0] == choices[1]
+    assert changed >= 5  # the permutation really moved hidden cards
+
+
+def test_search_agent_depends_on_its_own_information() -> None:
+    """Control for the test above: the same agent does react to what it may see (its seed's choices
+    over many states are not constant), so equal choices there are not an accident."""
+    config = MATRIX[4]
+    picks = {MonteCarloAgent(config, seed=3, budget=24).act(observe(h, h.current), PlayerView.of(h, h.current))
+             for h in _mid_game_states(config, 8, seed=9)}
+    assert len(picks) > 1
+
+
+@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+def test_sample_hand_is_consistent_with_the_view(config: GameConfig) -> None:
+    rng = np.random.default_rng(4)
+    for hand in _mid_game_states(config, 3, seed=10):
+        seat = hand.current
+        view = PlayerView.of(hand, seat)
+        for _ in range(5):
+            sample = view.sample_hand(rng)
+            assert PlayerView.of(sample, seat) == view
+            assert sample.hand_faces(seat) == hand.hand_faces(seat)
+            everything = sorted(f for s in range(hand.n) for f in sample.hand_faces(s)) + sorted(sample.stock)
+            truth = sorted(f for s in range(hand.n) for f in hand.hand_faces(s)) + sorted(hand.stock)
+            assert sorted(everything) == sorted(truth)
+            assert sample.legal_actions() == hand.legal_actions()
+            while not sample.over:  # a determinization is a playable hand
+                sample.apply(sample.legal_actions()[0])
+
+
+def test_sample_hand_keeps_buried_jokers_at_the_bottom() -> None:
+    config = GameConfig(variant="jokers", num_players=3)
+    hand = make_hand(config, [["2C", "3C", "4C", "5C", "6C", "7C", "8C"],
+                              ["2D", "3D", "4D", "5D", "6D", "7D", "8D"],
+                              ["2H", "3H", "4H", "5H", "6H", "7H", "8H"]], stock=["JK", "JK", "9S"], dealer=2)
+    assert hand.top == face_of("9S") and hand.stock[:2] == [JOKER, JOKER]
+    view = PlayerView.of(hand, 0)
+    assert view.buried == 2
+    for seed in range(5):
+        assert view.sample_hand(np.random.default_rng(seed)).stock[:2] == [JOKER, JOKER]
+
+
+def test_observe_matches_the_env() -> None:
+    env = goboom_env.raw_env(variant="classic", num_players=3)
+    env.reset(seed=3)
+    steps = 0
+    while not env.terminations[env.agent_selection] and steps < 40:
+        for name in env.agents:
+            mine = observe(env.match, env.agent_name_mapping[name])
+            theirs = env.observe(name)
+            assert np.array_equal(mine["observation"], theirs["observation"])
+            assert np.array_equal(mine["action_mask"], theirs["action_mask"])
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))
+        steps += 1
+    assert steps > 5
+
+
+def test_player_view_rejects_bad_input() -> None:
+    hand = Match(GameConfig(), np.random.default_rng(0)).hand
+    with pytest.raises(ValueError, match=r"seat must be in 0\.\.3"):
+        PlayerView.of(hand, 4)
+    with pytest.raises(ValueError, match="needs a Match or a Hand"):
+        PlayerView.of("hand", 0)  # type: ignore[arg-type]
