@@ -142,6 +142,11 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(inner)
 
 
+# ``goboom_env.env`` is this function (PettingZoo's convention), which hides the module of the same
+# name: give it the module's documentation page so ``help(goboom_env.env)`` shows the whole page.
+env.__doc__ = f"{env.__doc__}\n{__doc__}"
+
+
 def make_config(config: GameConfig | None = None, preset: str | None = None, **fields: Any) -> GameConfig:
     """One :class:`GameConfig` from a ready config, a preset name and/or loose fields."""
     if config is not None:

@@ -34,3 +34,11 @@ def test_docstring_examples(module: object) -> None:
     failures, tried = doctest.testmod(module, verbose=False)
     assert tried > 0
     assert failures == 0
+
+
+def test_environment_page_matches_env_docstring() -> None:
+    """docs/environment.md is the env module's docstring (PettingZoo's doc-page convention)."""
+    import importlib
+
+    page = (ROOT / "docs" / "environment.md").read_text().split("\n", 1)[1]
+    assert page.strip() == importlib.import_module("goboom_env.env").__doc__.strip()
