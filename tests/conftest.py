@@ -7,12 +7,17 @@ into the deck order that deals exactly that, which keeps scenario tests readable
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from goboom_env import GameConfig, Hand
+
+# Ray's local test instances bind to the loopback address only (read when ray is first imported;
+# subprocesses started by the tests inherit it). Nothing in the tests talks to another address.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 from goboom_env.cards import code_of, deck_faces, face_of
 
 CLASSIC_MATRIX: list[GameConfig] = [

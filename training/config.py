@@ -1,0 +1,207 @@
+"""Training arguments of ``goboom train``: one dataclass, a docstring per field (= ``--help``), CleanRL style.
+
+Values come from three layers, later ones winning: the defaults below, a TOML file
+(``--config run.toml``, keys = field names, e.g. ``timesteps = 2000000``) and the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import itertools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+VEC_ENVS = ("dummy", "subproc")
+SEAT_MODES = ("rotate", "random")
+
+
+@dataclass
+class TrainArgs:
+    """Everything one MaskablePPO self-play run needs; saved as ``args.json`` in the run folder."""
+
+    variant: str = "classic"
+    """Rule system: classic (R1) or jokers (R2)."""
+    players: int = 4
+    """Number of seats (2..12)."""
+    scoring: str | None = None
+    """Classic scoring: standard or reverse (default: the variant's own)."""
+    num_jokers: int | None = None
+    """Jokers variant: number of jokers (0 = aces mode, R2.8)."""
+    after_joker: str = "match"
+    """Jokers variant: match (R2.6) or any."""
+    episode: str = "hand"
+    """Episode unit: hand (one deal) or match (a whole game)."""
+    reward: str = "win"
+    """Reward: win (zero-sum +1 / -1/(n-1)) or points (centred hand points / 100)."""
+    timesteps: int = 200_000
+    """Learner decisions to train for (SB3 timesteps)."""
+    n_envs: int = 16
+    """Parallel environments (one batched policy call serves all of them)."""
+    vec_env: str = "dummy"
+    """Vectorisation: dummy (one process, fastest on few cores) or subproc."""
+    seed: int = 0
+    """Seed of the model, the environments and the opponent sampling."""
+    device: str = "cpu"
+    """Torch device: cpu, cuda or auto."""
+    opponents: list[str] = field(default_factory=lambda: ["random=1", "heuristic=4", "self=1"])
+    """Opponent pool as SPEC=WEIGHT items; SPEC is an agent spec (random, heuristic, mc:budget=20, ppo:PATH)
+    or `self` for the snapshots of the learner. Each episode draws one entry for all opponent seats."""
+    snapshot_every: int = 100_000
+    """Add a frozen copy of the learner to the opponent pool every this many steps."""
+    pool_size: int = 8
+    """Keep at most this many (most recent) snapshots in the pool."""
+    seat: str = "rotate"
+    """Learner seat per episode: rotate (next seat each episode) or random."""
+    bc_games: int = 5000
+    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off)."""
+    bc_teacher: str = "heuristic"
+    """Agent spec whose moves the warm start imitates."""
+    bc_epochs: int = 4
+    """Passes over the teacher's decisions in the warm start."""
+    learning_rate: float = 5e-4
+    """Adam learning rate."""
+    n_steps: int = 1024
+    """Rollout length per environment between updates."""
+    batch_size: int = 1024
+    """Minibatch size."""
+    n_epochs: int = 6
+    """Optimisation epochs per rollout."""
+    gamma: float = 0.995
+    """Discount factor."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    ent_coef: float = 0.001
+    """Entropy bonus coefficient."""
+    clip_range: float = 0.2
+    """PPO clip range."""
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the policy and value networks."""
+    eval_every: int = 250_000
+    """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
+    eval_games: int = 2000
+    """Games per baseline in each periodic evaluation (1-vs-(n-1), seat-rotated, duplicate)."""
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
+    """Baselines of the periodic evaluation; the last one picks the best model."""
+    checkpoint_every: int = 100_000
+    """Save a resumable checkpoint every this many steps."""
+    out: str = "runs/ppo"
+    """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
+    resume: bool = False
+    """Continue the run in --out from its latest checkpoint (same arguments)."""
+    progress: bool = True
+    """Show a progress bar."""
+    threads: int = 1
+    """Torch CPU threads (1 is fastest for small networks on a shared machine)."""
+
+    def game_fields(self) -> dict[str, Any]:
+        """The GameConfig fields these arguments choose."""
+        fields: dict[str, Any] = {"variant": self.variant, "num_players": self.players}
+        if self.scoring is not None:
+            fields["scoring"] = self.scoring
+        if self.num_jokers is not None:
+            fields["num_jokers"] = self.num_jokers
+        if self.variant == "jokers":
+            fields["after_joker"] = self.after_joker
+        return fields
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        _choice("vec_env", self.vec_env, VEC_ENVS)
+        _choice("seat", self.seat, SEAT_MODES)
+        _choice("episode", self.episode, ("hand", "match"))
+        _choice("reward", self.reward, ("win", "points"))
+        for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.net_arch or any(h < 1 for h in self.net_arch):
+            raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
+        parse_opponents(self.opponents)
+
+
+def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
+    """``["random=1", "self=3"]`` -> ``[("random", 1.0), ("self", 3.0)]``; the weight follows the last '='."""
+    out = []
+    for item in items:
+        spec, sep, weight = str(item).rpartition("=")
+        try:
+            value = float(weight)
+        except ValueError:
+            value = -1.0
+        if not sep or not spec or value < 0:
+            raise ValueError(f"opponents item {item!r} must be SPEC=WEIGHT with a weight >= 0, e.g. heuristic=2")
+        out.append((spec, value))
+    if not any(w > 0 for _, w in out):
+        raise ValueError(f"opponents must give at least one positive weight, got {items}")
+    return out
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each dataclass field (the source of ``--help``)."""
+    tree = ast.parse(inspect.getsource(cls))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs = {}
+    for node, nxt in itertools.pairwise(body):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)):
+            docs[node.target.id] = " ".join(str(nxt.value.value).split())
+    return docs
+
+
+def add_arguments(parser: argparse.ArgumentParser, cls: type = TrainArgs) -> None:
+    """One ``--flag`` per dataclass field; unset flags stay absent so TOML values can fill them."""
+    docs = field_docs(cls)
+    parser.add_argument("--config", type=Path, help="TOML file with any of the fields below")
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        kind = f.type if isinstance(f.type, str) else f.type.__name__
+        help_text = f"{docs.get(f.name, '')} (default: {default})"
+        common = {"dest": f.name, "default": argparse.SUPPRESS, "help": help_text}
+        if kind == "bool":
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+        elif kind.startswith("list[int]"):
+            parser.add_argument(flag, type=int, nargs="+", **common)
+        elif kind.startswith("list"):
+            parser.add_argument(flag, nargs="+", **common)
+        else:
+            parser.add_argument(flag, type=_CASTS[kind], **common)
+
+
+_CASTS = {"int": int, "float": float, "str": str, "str | None": str, "int | None": int}
+
+
+def from_namespace(ns: argparse.Namespace, cls: type = TrainArgs) -> Any:
+    """Defaults, then the TOML file of ``--config``, then the flags given on the command line."""
+    values: dict[str, Any] = {}
+    config_path = getattr(ns, "config", None)
+    if config_path is not None:
+        values.update(load_toml(config_path, cls))
+    names = {f.name for f in dataclasses.fields(cls)}
+    values.update({k: v for k, v in vars(ns).items() if k in names})
+    args = cls(**values)
+    args.validate()
+    return args
+
+
+def load_toml(path: Path, cls: type = TrainArgs) -> dict[str, Any]:
+    """The fields of a TOML file; unknown keys are an error naming the allowed ones."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"config file {path} does not exist")
+    with path.open("rb") as fh:
+        data = tomllib.load(fh)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ValueError(f"unknown keys {unknown} in {path}; allowed: {sorted(names)}")
+    return data

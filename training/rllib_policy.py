@@ -1,0 +1,179 @@
+"""The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack).
+
+:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network (MLP encoder, policy and value
+heads) fed with the ``"observations"`` vector of :class:`training.rllib_env.GoBoomMultiAgentEnv`;
+the ``"action_mask"`` pushes the logits of illegal actions to ``FLOAT_MIN`` (R3.2), so sampling,
+the PPO loss and greedy play only ever see legal actions.
+
+:func:`load_rllib_agent` is what ``make_agent("rllib:PATH", config, seed)`` calls: it loads the
+trained ``main`` module from an exported policy folder, a run folder or a full algorithm
+checkpoint, without starting Ray, and wraps it in the project's Policy protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from goboom_env.config import GameConfig
+from goboom_env.observation import observation_size
+from training.rllib_env import MASK_KEY, OBS_KEY
+
+MAIN_MODULE = "main"
+"""Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""
+POLICY_DIR = "policy"
+"""Sub-folder of a run folder holding the exported ``main`` module."""
+METADATA_FILE = "goboom.json"
+"""Game configuration and training settings saved next to an exported policy."""
+
+
+class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
+    """RLlib's default PPO torch module on the ``observations`` vector, with action masking.
+
+    The observation space must be ``Dict(observations=Box, action_mask=Box(54))``. The networks
+    are built for the inner ``observations`` box; the dict space is kept as the module's space
+    so that checkpoints and :meth:`RLModuleSpec.from_module` copies rebuild the same module.
+    """
+
+    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+        if not isinstance(observation_space, gym.spaces.Dict) or set(observation_space.spaces) != {OBS_KEY, MASK_KEY}:
+            raise ValueError(
+                f"MaskedPPOTorchRLModule needs a Dict observation space with keys {OBS_KEY!r} and "
+                f"{MASK_KEY!r} (see training.rllib_env), got {observation_space}"
+            )
+        super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
+        self.observation_space = observation_space
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        batch, mask = _split(batch)
+        return _masked(super()._forward(batch, **kwargs), mask)
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        batch, mask = _split(batch)
+        return _masked(super()._forward_train(batch, **kwargs), mask)
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any | None = None) -> Any:
+        """Value estimates; the mask plays no part in them."""
+        if embeddings is None:
+            batch, _ = _split(batch)
+        return super().compute_values(batch, embeddings)
+
+
+def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """A shallow copy of ``batch`` whose OBS is the vector, and the action mask."""
+    obs = batch[Columns.OBS]
+    if not isinstance(obs, dict) or MASK_KEY not in obs or OBS_KEY not in obs:
+        raise ValueError(f"batch observations must be a dict with {OBS_KEY!r} and {MASK_KEY!r}")
+    batch = dict(batch)
+    batch[Columns.OBS] = obs[OBS_KEY]
+    return batch, obs[MASK_KEY]
+
+
+def _masked(outputs: dict[str, Any], mask: Any) -> dict[str, Any]:
+    """Add ``log(mask)`` clamped to FLOAT_MIN to the logits: illegal actions get ~zero probability."""
+    outputs[Columns.ACTION_DIST_INPUTS] = outputs[Columns.ACTION_DIST_INPUTS] + torch.clamp(
+        torch.log(mask.float()), min=FLOAT_MIN
+    )
+    return outputs
+
+
+# -- loading a trained policy ------------------------------------------------------------------
+
+
+def module_path(path: str | Path) -> Path:
+    """The folder of the ``main`` RLModule inside ``path``: an exported policy folder, a run folder
+    (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``)."""
+    root = Path(path).expanduser()
+    candidates = [
+        root,
+        root / POLICY_DIR,
+        root / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / MAIN_MODULE,
+    ]
+    for candidate in candidates:
+        if (candidate / RLModule.CLASS_AND_CTOR_ARGS_FILE_NAME).is_file() and any(candidate.glob("module_state*")):
+            return candidate
+    raise ValueError(
+        f"no RLlib policy found at {str(root)!r}: expected an exported policy folder, a run folder with "
+        f"'{POLICY_DIR}/', or an algorithm checkpoint with "
+        f"'{COMPONENT_LEARNER_GROUP}/{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{MAIN_MODULE}/'"
+    )
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The ``goboom.json`` saved with a policy (searched from the module folder upwards), or {}."""
+    folder = module_path(path)
+    for parent in [folder, *folder.parents][:6]:
+        meta = parent / METADATA_FILE
+        if meta.is_file():
+            return json.loads(meta.read_text())
+    return {}
+
+
+class RLlibAgent:
+    """A trained RLlib module as a Policy: greedy (argmax) over the legal actions by default,
+    or sampled from the masked softmax with ``greedy=False``."""
+
+    needs_view = False
+
+    def __init__(self, module: RLModule, *, greedy: bool = True, seed: int | None = None, name: str = "rllib") -> None:
+        self.module = module
+        self.module.eval()
+        self.greedy = greedy
+        self.rng = np.random.default_rng(seed)
+        self.name = name
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the sampling generator (tournaments reuse one loaded agent across games)."""
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
+        """A legal action for ``observation`` (the dict that ``raw_env.observe`` returns)."""
+        mask = np.asarray(observation["action_mask"]) > 0
+        if not mask.any():
+            raise ValueError("the action mask has no legal action: is it this agent's turn?")
+        logits = self.logits(observation)
+        logits[~mask] = -np.inf
+        if self.greedy:
+            return int(np.argmax(logits))
+        probs = np.exp(logits - logits.max())
+        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+    def logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """The module's masked action logits for one observation (float64 copy)."""
+        vector = torch.as_tensor(np.asarray(observation["observation"], np.float32)).unsqueeze(0)
+        mask = torch.as_tensor(np.asarray(observation["action_mask"], np.float32)).unsqueeze(0)
+        with torch.no_grad():
+            out = self.module.forward_inference({Columns.OBS: {OBS_KEY: vector, MASK_KEY: mask}})
+        return out[Columns.ACTION_DIST_INPUTS][0].double().numpy().copy()
+
+
+def load_rllib_agent(config: GameConfig, seed: int | None = None, path: str = "", greedy: bool = True) -> RLlibAgent:
+    """The ``rllib:PATH`` agent (``rllib:path=PATH,greedy=false`` samples instead of argmax).
+
+    Raises ValueError when ``path`` holds no policy or the policy was trained for a different
+    observation size (number of players) than ``config``.
+    """
+    if not path:
+        raise ValueError("the rllib agent needs a path: rllib:path/to/run_or_checkpoint")
+    module = RLModule.from_checkpoint(module_path(path))
+    space = module.observation_space
+    trained = space[OBS_KEY].shape[0] if isinstance(space, gym.spaces.Dict) else None
+    wanted = observation_size(config.num_players)
+    if trained != wanted:
+        meta = read_metadata(path)
+        players = meta.get("game", {}).get("num_players", "?")
+        raise ValueError(
+            f"the RLlib policy at {path!r} was trained for observations of size {trained} "
+            f"(num_players={players}); this game (num_players={config.num_players}) needs {wanted}"
+        )
+    return RLlibAgent(module, greedy=greedy, seed=seed, name="rllib")
