@@ -1,0 +1,263 @@
+"""MaskablePPO training (training/sb3.py, training/cli.py, training/config.py): the numpy actor equals the
+torch policy, saved models carry metadata and refuse another configuration, and `goboom train` trains,
+saves, resumes and evaluates end to end in a subprocess."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from goboom_env import GameConfig
+from goboom_env.agents import make_agent
+from goboom_env.env import raw_env
+from training.config import TrainArgs, add_arguments, from_namespace, parse_opponents
+from training.imitation import clone, collect
+from training.sb3 import (
+    META_NAME,
+    build_model,
+    check_compatible,
+    export_policy,
+    frozen_actor,
+    load_ppo_agent,
+    make_vec_env,
+    model_metadata,
+    read_metadata,
+    save_model,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CLASSIC = GameConfig(variant="classic", num_players=4)
+
+
+def tiny_args(**changes: object) -> TrainArgs:
+    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, net_arch=[32, 32],
+                     opponents=["random=1"], progress=False)
+    for key, value in changes.items():
+        setattr(args, key, value)
+    return args
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    args = tiny_args()
+    vec = make_vec_env(args, CLASSIC)
+    model = build_model(args, vec, None)
+    model.learn(128)
+    path = save_model(model, tmp_path_factory.mktemp("model") / "m.zip", model_metadata(CLASSIC, args, 128))
+    vec.close()
+    return path
+
+
+def test_numpy_actor_matches_the_torch_policy() -> None:
+    args = tiny_args()
+    vec = make_vec_env(args, CLASSIC)
+    model = build_model(args, vec, None)
+    with torch.no_grad():  # perturb the weights so the output layer is not near zero
+        for p in model.policy.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    actor = frozen_actor(model)
+    obs = vec.reset()
+    masks = np.stack(vec.env_method("action_masks"))
+    with torch.no_grad():
+        dist = model.policy.get_distribution(torch.as_tensor(obs))
+        dist.apply_masking(masks)
+        torch_logits = dist.distribution.logits.numpy()
+        expected, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    got = [actor.act(o, m) for o, m in zip(obs, masks)]
+    assert got == expected.tolist()
+    raw = actor.logits(obs)
+    finite = masks.astype(bool)
+    # torch normalises the masked logits (log-softmax); compare after the same normalisation
+    ours = raw - np.log(np.sum(np.exp(raw - raw.max(1, keepdims=True)) * finite, 1, keepdims=True)) - raw.max(
+        1, keepdims=True)
+    np.testing.assert_allclose(ours[finite], torch_logits[finite], rtol=1e-4, atol=1e-4)
+    vec.close()
+
+
+def test_saved_model_carries_metadata_and_plays_as_ppo_spec(saved_model: Path) -> None:
+    meta = read_metadata(saved_model)
+    assert meta["config"] == CLASSIC.to_dict()
+    assert meta["observation_version"] == 1 and meta["package_version"] == "0.1.0"
+    assert meta["timesteps"] == 128 and meta["train_args"]["n_envs"] == 2
+    agent = make_agent(f"ppo:{saved_model}", CLASSIC, seed=0)
+    env = raw_env(config=CLASSIC)
+    for game in range(5):
+        env.reset(seed=game)
+        while not all(env.terminations.values()):
+            obs = env.observe(env.agent_selection)
+            action = agent.act(obs)
+            assert obs["action_mask"][action] == 1
+            env.step(action)
+
+
+def test_exported_policy_is_small_and_plays_like_the_model(saved_model: Path, tmp_path: Path) -> None:
+    small = export_policy(saved_model, tmp_path / "small.zip")
+    assert small.stat().st_size < saved_model.stat().st_size / 3
+    assert read_metadata(small)["exported_from"] == str(saved_model)
+    assert make_agent(f"ppo:{small}", CLASSIC).rng is None  # greedy by default
+    sampling = export_policy(saved_model, tmp_path / "sampling.zip", deterministic=False)
+    assert make_agent(f"ppo:{sampling}", CLASSIC).rng is not None
+    assert make_agent(f"ppo:path={sampling},deterministic=true", CLASSIC).rng is None
+    full, slim = (make_agent(f"ppo:{p}", CLASSIC, seed=0) for p in (saved_model, small))
+    env = raw_env(config=CLASSIC)
+    env.reset(seed=0)
+    while not all(env.terminations.values()):
+        obs = env.observe(env.agent_selection)
+        assert full.act(obs) == slim.act(obs)
+        env.step(full.act(obs))
+
+
+def test_loading_into_a_mismatched_config_fails_clearly(saved_model: Path) -> None:
+    with pytest.raises(ValueError, match="num_players: model 4 vs requested 3"):
+        load_ppo_agent(GameConfig(variant="classic", num_players=3), 0, str(saved_model))
+    with pytest.raises(ValueError, match=r"variant: model 'classic' vs requested 'jokers'"):
+        make_agent(f"ppo:{saved_model}", GameConfig(variant="jokers", num_players=4))
+    with pytest.raises(ValueError, match="scoring: model 'standard' vs requested 'reverse'"):
+        load_ppo_agent(CLASSIC.replace(scoring="reverse"), 0, str(saved_model))
+
+
+def test_observation_version_and_foreign_files_are_refused(saved_model: Path, tmp_path: Path) -> None:
+    meta = read_metadata(saved_model)
+    with pytest.raises(ValueError, match="observation layout version 0"):
+        check_compatible({**meta, "observation_version": 0}, CLASSIC)
+    plain = tmp_path / "plain.zip"
+    with zipfile.ZipFile(saved_model) as src, zipfile.ZipFile(plain, "w") as dst:
+        for item in src.namelist():
+            if item != META_NAME:
+                dst.writestr(item, src.read(item))
+    with pytest.raises(ValueError, match="not a goboom-env model"):
+        load_ppo_agent(CLASSIC, 0, str(plain))
+    with pytest.raises(ValueError, match="does not exist"):
+        load_ppo_agent(CLASSIC, 0, str(tmp_path / "missing.zip"))
+    with pytest.raises(ValueError, match="needs a model path"):
+        load_ppo_agent(CLASSIC, 0, None)
+
+
+def test_behaviour_cloning_copies_the_teacher() -> None:
+    data = collect(CLASSIC, "heuristic", 60, seed=1)
+    assert len(data) == len(data.masks) == len(data.returns) > 60 * 4
+    assert all(data.masks[i, a] for i, a in enumerate(data.actions))  # every recorded move was legal
+    assert set(np.round(data.returns.astype(float), 4).tolist()) == {1.0, -0.3333}  # the mover's hand win reward
+    args = tiny_args(net_arch=[64, 64])
+    vec = make_vec_env(args, CLASSIC)
+    model = build_model(args, vec, None)
+    before = clone(model, data, epochs=1, learning_rate=0.0)["bc_agreement"]
+    after = clone(model, data, epochs=8)["bc_agreement"]
+    assert after > before + 0.05
+    vec.close()
+
+
+def parse(argv: list[str]) -> TrainArgs:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return from_namespace(parser.parse_args(argv))
+
+
+def test_arguments_from_toml_then_flags(tmp_path: Path) -> None:
+    toml = tmp_path / "run.toml"
+    toml.write_text('variant = "jokers"\ntimesteps = 5000\nopponents = ["random=2", "self=1"]\nnet_arch = [64]\n')
+    args = parse(["--config", str(toml), "--timesteps", "7000", "--no-progress"])
+    assert (args.variant, args.timesteps, args.opponents, args.net_arch, args.progress) == (
+        "jokers", 7000, ["random=2", "self=1"], [64], False)
+    assert args.game_fields() == {"variant": "jokers", "num_players": 4, "after_joker": "match"}
+    toml.write_text("timestep = 5\n")
+    with pytest.raises(ValueError, match=r"unknown keys \['timestep'\]"):
+        parse(["--config", str(toml)])
+    with pytest.raises(ValueError, match="vec_env must be one of"):
+        parse(["--vec-env", "threads"])
+    with pytest.raises(ValueError, match="SPEC=WEIGHT"):
+        parse_opponents(["heuristic"])
+    assert parse_opponents(["mc:budget=20=0.5", "self=2"]) == [("mc:budget=20", 0.5), ("self", 2.0)]
+
+
+def goboom(*argv: str, timeout: int = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "goboom_cli", *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+TINY = ["--timesteps", "1024", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--batch-size", "128",
+        "--n-epochs", "2", "--net-arch", "32", "32", "--snapshot-every", "256", "--checkpoint-every", "512",
+        "--no-progress"]
+
+
+def test_train_help_lists_the_documented_fields() -> None:
+    result = goboom("train", "--help")
+    assert result.returncode == 0
+    assert "Add a frozen copy of the learner to the opponent pool" in " ".join(result.stdout.split())
+    assert "--resume" in result.stdout and "--config" in result.stdout
+
+
+@pytest.mark.slow
+def test_train_save_evaluate_resume_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = goboom("train", *TINY, "--opponents", "random=1", "self=1", "--eval-every", "512", "--eval-games",
+                    "40", "--eval-opponents", "random", "--bc-games", "20", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert f"model: {out / 'model.zip'}" in result.stdout
+    for name in ("model.zip", "best_model.zip", "progress.csv", "eval.csv", "args.json", "learning_curve.png"):
+        assert (out / name).is_file(), name
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["model_1024.zip", "model_512.zip"]
+    assert len(list((out / "snapshots").glob("*.npz"))) == 5  # steps 0, 256, 512, 768, 1024
+    assert any((out / "tensorboard").rglob("events.out.tfevents.*"))
+    rows = list(csv.DictReader((out / "progress.csv").open()))
+    assert [int(r["timesteps"]) for r in rows] == [256, 512, 768, 1024]
+    assert {"win_rate/random", "win_rate/self", "value_loss", "ep_len_mean"} <= set(rows[0])
+    evals = list(csv.DictReader((out / "eval.csv").open()))
+    assert [int(r["timesteps"]) for r in evals] == [512, 1024]
+    assert all(0.0 <= float(r["ci_low/random"]) <= float(r["win_rate/random"]) <= float(r["ci_high/random"])
+               for r in evals)
+    assert read_metadata(out / "model.zip")["timesteps"] == 1024
+    bc = json.loads((out / "bc.json").read_text())
+    assert bc["teacher"] == "heuristic" and bc["games"] == 20 and 0 < bc["bc_agreement"] <= 1
+
+    again = goboom("train", *TINY, "--out", str(out))  # an existing run is not silently overwritten
+    assert again.returncode == 2 and "--resume" in again.stderr
+
+    (out / "checkpoints" / "model_1024.zip").unlink()  # resume from step 512: later log rows are replayed
+    resumed = goboom("train", *TINY, "--timesteps", "1536", "--opponents", "random=1", "self=1",
+                     "--eval-every", "-1", "--out", str(out), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert read_metadata(out / "model.zip")["timesteps"] == 1536
+    rows = list(csv.DictReader((out / "progress.csv").open()))
+    assert [int(r["timesteps"]) for r in rows] == [256, 512, 768, 1024, 1280, 1536]
+    assert [int(r["timesteps"]) for r in csv.DictReader((out / "eval.csv").open())] == [512]
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["model_1024.zip", "model_1536.zip",
+                                                                      "model_512.zip"]
+    assert json.loads((out / "args.json").read_text())["timesteps"] == 1536
+    history = (out / "commands.txt").read_text().splitlines()
+    assert len(history) == 2 and history[-1].endswith("--resume") and "goboom train" in history[0]
+
+
+def test_train_rejects_bad_arguments_with_exit_code_2(tmp_path: Path) -> None:
+    result = goboom("train", "--opponents", "heuristic", "--out", str(tmp_path / "x"))
+    assert result.returncode == 2 and "SPEC=WEIGHT" in result.stderr
+    result = goboom("train", "--opponents", "nobody=1", "--out", str(tmp_path / "y"), *TINY[:2])
+    assert result.returncode == 2 and "unknown agent 'nobody'" in result.stderr
+
+
+@pytest.mark.slow
+def test_demo_trains_evaluates_and_reports(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = goboom("demo", "--timesteps", "2048", "--bc-games", "20", "--games", "80", "--out", str(out),
+                    "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert f"report: {out / 'report.md'}" in result.stdout
+    lines = result.stdout.splitlines()
+    rows = [line.split() for line in lines if line.startswith(("random ", "heuristic "))]
+    assert [r[0] for r in rows] == ["random", "heuristic"] and all(r[1] == "80" for r in rows)
+    report = json.loads((out / "report.json").read_text())
+    for row in report["evaluation"]:
+        assert row["games"] == 80 and row["ci_low"] <= row["win_rate"] <= row["ci_high"]
+        assert row["beats"] == (row["ci_low"] > 0.25)
+    assert (out / "eval_vs_heuristic.json").is_file() and (out / "learning_curve.png").is_file()
+    again = goboom("demo", "--timesteps", "2048", "--out", str(out))
+    assert again.returncode == 2 and "already exists" in again.stderr
