@@ -17,7 +17,6 @@ import argparse
 import json
 import time
 
-from goboom_env.config import GameConfig
 from training.config import TrainArgs
 from training.sb3 import build_model, make_vec_env
 
@@ -29,7 +28,7 @@ def measure(variant: str, vec_env: str, n_envs: int, steps: int, rollout: int) -
     torch.set_num_threads(1)
     args = TrainArgs(variant=variant, n_envs=n_envs, vec_env=vec_env, n_steps=rollout // n_envs,
                      batch_size=1024, n_epochs=6, progress=False)
-    config = GameConfig.from_dict(args.game_fields())
+    config = args.game_config()
     vec = make_vec_env(args, config)
     model = build_model(args, vec, None)
     model.learn(rollout)  # warm-up: imports, first allocation

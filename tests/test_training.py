@@ -168,7 +168,7 @@ def test_arguments_from_toml_then_flags(tmp_path: Path) -> None:
     args = parse(["--config", str(toml), "--timesteps", "7000", "--no-progress"])
     assert (args.variant, args.timesteps, args.opponents, args.net_arch, args.progress) == (
         "jokers", 7000, ["random=2", "self=1"], [64], False)
-    assert args.game_fields() == {"variant": "jokers", "num_players": 4, "after_joker": "match"}
+    assert args.game_config() == GameConfig(variant="jokers", num_players=4, after_joker="match")
     toml.write_text("timestep = 5\n")
     with pytest.raises(ValueError, match=r"unknown keys \['timestep'\]"):
         parse(["--config", str(toml)])

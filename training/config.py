@@ -16,13 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goboom_env.config import GameConfig
+from goboom_env.env import EPISODES, REWARDS
+
 VEC_ENVS = ("dummy", "subproc")
 SEAT_MODES = ("rotate", "random")
 
 
 @dataclass
-class TrainArgs:
-    """Everything one MaskablePPO self-play run needs; saved as ``args.json`` in the run folder."""
+class GameArgs:
+    """The game a training run plays: shared by ``goboom train`` and ``goboom train-rllib``."""
 
     variant: str = "classic"
     """Rule system: classic (R1) or jokers (R2)."""
@@ -38,6 +41,29 @@ class TrainArgs:
     """Episode unit: hand (one deal) or match (a whole game)."""
     reward: str = "win"
     """Reward: win (zero-sum +1 / -1/(n-1)) or points (centred hand points / 100)."""
+
+    def game_config(self) -> GameConfig:
+        """The GameConfig these arguments choose (validated: a bad field raises ValueError)."""
+        fields: dict[str, Any] = {"variant": self.variant, "num_players": self.players}
+        if self.scoring is not None:
+            fields["scoring"] = self.scoring
+        if self.num_jokers is not None:
+            fields["num_jokers"] = self.num_jokers
+        if self.variant == "jokers":
+            fields["after_joker"] = self.after_joker
+        return GameConfig.from_dict(fields)
+
+    def validate_game(self) -> None:
+        """Raise ValueError naming the first bad game field."""
+        self.game_config()
+        check_choice("episode", self.episode, EPISODES)
+        check_choice("reward", self.reward, REWARDS)
+
+
+@dataclass
+class TrainArgs(GameArgs):
+    """Everything one MaskablePPO self-play run needs; saved as ``args.json`` in the run folder."""
+
     timesteps: int = 200_000
     """Learner decisions to train for (SB3 timesteps)."""
     n_envs: int = 16
@@ -98,23 +124,11 @@ class TrainArgs:
     threads: int = 1
     """Torch CPU threads (1 is fastest for small networks on a shared machine)."""
 
-    def game_fields(self) -> dict[str, Any]:
-        """The GameConfig fields these arguments choose."""
-        fields: dict[str, Any] = {"variant": self.variant, "num_players": self.players}
-        if self.scoring is not None:
-            fields["scoring"] = self.scoring
-        if self.num_jokers is not None:
-            fields["num_jokers"] = self.num_jokers
-        if self.variant == "jokers":
-            fields["after_joker"] = self.after_joker
-        return fields
-
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
-        _choice("vec_env", self.vec_env, VEC_ENVS)
-        _choice("seat", self.seat, SEAT_MODES)
-        _choice("episode", self.episode, ("hand", "match"))
-        _choice("reward", self.reward, ("win", "points"))
+        self.validate_game()
+        check_choice("vec_env", self.vec_env, VEC_ENVS)
+        check_choice("seat", self.seat, SEAT_MODES)
         for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -140,20 +154,21 @@ def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
     return out
 
 
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    """Raise ValueError unless ``value`` is one of ``allowed``."""
     if value not in allowed:
         raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """The docstring under each dataclass field (the source of ``--help``)."""
-    tree = ast.parse(inspect.getsource(cls))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs = {}
-    for node, nxt in itertools.pairwise(body):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-                and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)):
-            docs[node.target.id] = " ".join(str(nxt.value.value).split())
+    """The docstring under each dataclass field, inherited ones included (the source of ``--help``)."""
+    docs: dict[str, str] = {}
+    for klass in reversed([k for k in cls.__mro__ if dataclasses.is_dataclass(k)]):
+        body = ast.parse(inspect.getsource(klass)).body[0].body  # type: ignore[attr-defined]
+        for node, nxt in itertools.pairwise(body):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)):
+                docs[node.target.id] = " ".join(str(nxt.value.value).split())
     return docs
 
 

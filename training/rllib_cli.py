@@ -17,33 +17,16 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from goboom_env.config import GameConfig
-from goboom_env.env import EPISODES, REWARDS
-from training.config import add_arguments, from_namespace
+from training.config import GameArgs, add_arguments, from_namespace
 
 PROG = "goboom train-rllib"
 
 
 @dataclass
-class RLlibArgs:
+class RLlibArgs(GameArgs):
     """Everything one RLlib self-play run needs; saved in ``goboom.json`` of the run folder."""
 
-    variant: str = "classic"
-    """Rule system: classic (R1) or jokers (R2)."""
-    players: int = 4
-    """Number of seats (2..12)."""
-    scoring: str | None = None
-    """Classic scoring: standard or reverse (default: the variant's own)."""
-    num_jokers: int | None = None
-    """Jokers variant: number of jokers (0 = aces mode, R2.8)."""
-    after_joker: str = "match"
-    """Jokers variant: match (R2.6) or any."""
-    episode: str = "hand"
-    """Episode unit: hand (one deal) or match (a whole game)."""
-    reward: str = "win"
-    """Reward: win (zero-sum +1 / -1/(n-1)) or points (centred hand points / 100)."""
     timesteps: int = 200_000
     """Stop once this many env steps (decisions of any seat) have been sampled."""
     num_env_runners: int = 1
@@ -91,22 +74,9 @@ class RLlibArgs:
     progress: bool = True
     """Show a live progress display."""
 
-    def game_config(self) -> GameConfig:
-        """The GameConfig these arguments choose (validated)."""
-        fields: dict[str, Any] = {"variant": self.variant, "num_players": self.players}
-        if self.scoring is not None:
-            fields["scoring"] = self.scoring
-        if self.num_jokers is not None:
-            fields["num_jokers"] = self.num_jokers
-        if self.variant == "jokers":
-            fields["after_joker"] = self.after_joker
-        return GameConfig.from_dict(fields)
-
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
-        self.game_config()
-        _choice("episode", self.episode, EPISODES)
-        _choice("reward", self.reward, REWARDS)
+        self.validate_game()
         for name in ("timesteps", "train_batch_size", "minibatch_size", "num_epochs", "league_size",
                      "snapshot_every", "checkpoint_every", "num_envs_per_env_runner"):
             if getattr(self, name) < 1:
@@ -123,11 +93,6 @@ class RLlibArgs:
             raise ValueError(f"hidden must be a non-empty list of positive sizes, got {self.hidden}")
         if self.num_cpus is not None and self.num_cpus < 1:
             raise ValueError(f"num_cpus must be >= 1, got {self.num_cpus}")
-
-
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:

@@ -357,7 +357,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
 
     args.validate()
     torch.set_num_threads(args.threads)
-    config = GameConfig.from_dict(args.game_fields())
+    config = args.game_config()
     files = RunFiles(args.out)
     checkpoint = _check_run_folder(args, config, files)
     files.root.mkdir(parents=True, exist_ok=True)
