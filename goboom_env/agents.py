@@ -29,6 +29,7 @@ call it before each game so that results do not depend on which process played w
 
 from __future__ import annotations
 
+import abc
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,7 +145,7 @@ def _one_hot(block: np.ndarray) -> int:
     return int(hot[0]) if len(hot) else -1
 
 
-class HeuristicAgent:
+class HeuristicAgent(abc.ABC):
     """Base of the rule-based agents: decodes the observation, plays forced moves, breaks ties at random."""
 
     name = "heuristic"
@@ -174,9 +175,9 @@ class HeuristicAgent:
             return table.legal[0]
         return int(self.choose(table))
 
+    @abc.abstractmethod
     def choose(self, table: Table) -> int:
-        """Pick among two or more legal actions."""
-        raise NotImplementedError
+        """Pick among two or more legal actions (each heuristic's own rule)."""
 
     def _argmax(self, cards: list[int], scores: np.ndarray) -> int:
         """The card with the highest score, ties broken with the agent's generator."""
