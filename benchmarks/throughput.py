@@ -234,12 +234,11 @@ def null_env(wrapped: bool) -> AECEnv:
 
 
 def pettingzoo_env(name: str) -> AECEnv:
-    """A PettingZoo classic env through its ``env()`` (standard wrappers)."""
-    if name == "connect_four_v3":
-        from pettingzoo.classic import connect_four_v3 as module
-    else:
-        from pettingzoo.classic import texas_holdem_v4 as module
-    return module.env()
+    """A PettingZoo classic env through its ``env()`` (standard wrappers), from PettingZoo's registry."""
+    import pettingzoo
+
+    ids = {"connect_four_v3": "classic/connect_four-v3", "texas_holdem_v4": "classic/texas_holdem-v4"}
+    return pettingzoo.make("aec", ids[name])
 
 
 # -- the run ---------------------------------------------------------------------------------------
