@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import functools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -643,8 +644,8 @@ def _check_deck(config: GameConfig, deck: Sequence[int]) -> None:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"deck must be a list of card faces or codes: {exc}") from exc
     if got != expected:
-        missing = _multiset_diff(expected, got)
-        extra = _multiset_diff(got, expected)
+        missing = sorted((Counter(expected) - Counter(got)).elements())
+        extra = sorted((Counter(got) - Counter(expected)).elements())
         raise ValueError(
             f"deck is not the configured multiset of {len(expected)} cards "
             f"({config.num_decks} deck(s), {config.num_jokers} joker(s)): got {len(got)} cards; "
@@ -669,18 +670,6 @@ def _check_state(hand: Hand, num_hands: int) -> None:
         _check_deck(hand.config, cards)
     except ValueError as exc:
         raise ValueError(f"malformed hand state: hands + stock + seen cards: {exc}") from None
-
-
-def _multiset_diff(a: list[int], b: list[int]) -> list[int]:
-    out, pool = [], {}
-    for f in b:
-        pool[f] = pool.get(f, 0) + 1
-    for f in a:
-        if pool.get(f, 0):
-            pool[f] -= 1
-        else:
-            out.append(f)
-    return out
 
 
 def _safe_code(face: int) -> str:
