@@ -107,6 +107,9 @@ class TrainArgs(GameArgs):
     """PPO clip range."""
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the policy and value networks."""
+    privileged_critic: bool = False
+    """Let the value network (only) see the hidden cards during training: lower-variance advantages;
+    the actor, the only part ever played, still sees just the observation (training/privileged.py)."""
     eval_every: int = 250_000
     """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
     eval_games: int = 2000

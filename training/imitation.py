@@ -20,6 +20,7 @@ from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match, win_rewards
 from goboom_env.info import PlayerView, observe
+from training.privileged import HiddenEncoder
 
 
 @dataclass
@@ -35,8 +36,10 @@ class Demonstrations:
         return len(self.actions)
 
 
-def collect(config: GameConfig, teacher: str, games: int, seed: int = 0) -> Demonstrations:
-    """Play ``games`` hands with ``teacher`` in every seat and record every decision."""
+def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
+            hidden: HiddenEncoder | None = None) -> Demonstrations:
+    """Play ``games`` hands with ``teacher`` in every seat and record every decision; with ``hidden``,
+    each observation is followed by the mover's hidden features, for a privileged critic."""
     rng = np.random.default_rng(seed)
     n = config.num_players
     agents = [make_agent(teacher, config, seed * 100 + s) for s in range(n)]
@@ -50,7 +53,10 @@ def collect(config: GameConfig, teacher: str, games: int, seed: int = 0) -> Demo
             observation = observe(match, seat)
             view = PlayerView.of(match, seat) if getattr(agents[seat], "needs_view", False) else None
             action = int(agents[seat].act(observation, view))
-            obs.append(observation["observation"].astype(np.float16))
+            vector = observation["observation"]
+            if hidden is not None:
+                vector = np.concatenate([vector, hidden.encode(hand, seat)])
+            obs.append(vector.astype(np.float16))
             masks.append(observation["action_mask"].astype(bool))
             actions.append(action)
             movers.append(seat)

@@ -27,6 +27,7 @@ import numpy as np
 import goboom_env
 from goboom_env.config import GameConfig
 from goboom_env.observation import OBSERVATION_VERSION
+from training import privileged
 from training.config import TrainArgs, parse_opponents
 from training.selfplay import SELF, FrozenMlp, SelfPlayEnv, SnapshotAgent
 
@@ -163,7 +164,8 @@ def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> A
     def factory(rank: int) -> Any:
         def make() -> SelfPlayEnv:
             return SelfPlayEnv(config, opponents, episode=args.episode, reward=args.reward, seat=args.seat,
-                               seed=_env_seed(args.seed, seed_offset, rank), pool_size=args.pool_size)
+                               seed=_env_seed(args.seed, seed_offset, rank), pool_size=args.pool_size,
+                               privileged=args.privileged_critic)
         return make
 
     fns = [factory(i) for i in range(args.n_envs)]
@@ -176,14 +178,16 @@ def _env_seed(seed: int, offset: int, rank: int) -> int:
 
 
 def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None) -> Any:
-    """A fresh MaskablePPO with the arguments' hyperparameters."""
+    """A fresh MaskablePPO with the arguments' hyperparameters (and the privileged critic when asked)."""
     from sb3_contrib import MaskablePPO
 
-    return MaskablePPO(
-        "MlpPolicy", vec_env, seed=args.seed, device=args.device, verbose=0, tensorboard_log=tensorboard,
-        policy_kwargs={"net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)}},
-        **ppo_hyperparameters(args),
-    )
+    policy: Any = "MlpPolicy"
+    policy_kwargs: dict[str, Any] = {"net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)}}
+    if args.privileged_critic:
+        policy = privileged.policy_class()
+        policy_kwargs["public_dim"] = vec_env.get_attr("public_dim", [0])[0]
+    return MaskablePPO(policy, vec_env, seed=args.seed, device=args.device, verbose=0,
+                       tensorboard_log=tensorboard, policy_kwargs=policy_kwargs, **ppo_hyperparameters(args))
 
 
 def ppo_hyperparameters(args: TrainArgs) -> dict[str, Any]:
@@ -400,9 +404,12 @@ def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> P
         raise ValueError(f"--resume: no checkpoint in {files.checkpoints}")
     meta = read_metadata(checkpoint)
     check_compatible(meta, config, checkpoint)
-    saved_arch = (meta.get("train_args") or {}).get("net_arch", args.net_arch)
-    if list(saved_arch) != list(args.net_arch):
-        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved_arch}")
+    saved = meta.get("train_args") or {}
+    if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
+        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
+    if bool(saved.get("privileged_critic", False)) != args.privileged_critic:
+        raise ValueError(f"--resume: privileged_critic={args.privileged_critic} differs from the checkpoint's "
+                         f"{bool(saved.get('privileged_critic', False))}")
     return checkpoint
 
 
@@ -426,7 +433,8 @@ def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles)
     from training.imitation import clone, collect
 
     started = time.perf_counter()
-    data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed)
+    hidden = privileged.HiddenEncoder(config) if args.privileged_critic else None
+    data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden)
     stats = clone(model, data, epochs=args.bc_epochs, seed=args.seed)
     report = {"teacher": args.bc_teacher, "games": args.bc_games, "decisions": len(data), **stats,
               "seconds": round(time.perf_counter() - started, 1)}

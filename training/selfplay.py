@@ -25,6 +25,7 @@ from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.env import raw_env
+from training.privileged import HiddenEncoder
 
 SELF = "self"
 """Opponent-pool name of the learner's snapshots."""
@@ -149,7 +150,9 @@ class SelfPlayEnv(gym.Env):
     """Go Boom from one learner seat; the other seats are played by pool opponents inside ``step``.
 
     Observations are the env's observation vectors (a ``Box``); the legal actions come from
-    :meth:`action_masks`. ``info`` at the end of an episode holds ``winners``, ``won`` (the learner is
+    :meth:`action_masks`. With ``privileged=True`` each vector is followed by the hidden cards
+    (:class:`training.privileged.HiddenEncoder`) for a privileged critic; the actor must read only
+    the first :attr:`public_dim` entries. ``info`` at the end of an episode holds ``winners``, ``won`` (the learner is
     among them), ``seat`` and ``opponent``. ``reset(options=...)`` accepts the AEC env's ``deck`` and
     ``dealer`` plus ``seat`` (the learner's seat) and ``opponent`` (a pool name) for scripted games.
     An illegal action ends the episode with reward ``-1`` (as PettingZoo's ``TerminateIllegalWrapper``
@@ -160,7 +163,7 @@ class SelfPlayEnv(gym.Env):
 
     def __init__(self, config: GameConfig, opponents: OpponentPool | Sequence[tuple[str, float]] = (("random", 1.0),),
                  *, episode: str = "hand", reward: str = "win", seat: str = "rotate", seed: int | None = None,
-                 pool_size: int = 8) -> None:
+                 pool_size: int = 8, privileged: bool = False) -> None:
         super().__init__()
         if seat not in ("rotate", "random"):
             raise ValueError(f"seat must be 'rotate' or 'random', got {seat!r}")
@@ -168,7 +171,15 @@ class SelfPlayEnv(gym.Env):
         self.aec = raw_env(config=config, episode=episode, reward=reward)
         self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(
             config, list(opponents), pool_size=pool_size, seed=seed)
-        self.observation_space = self.aec.observation_space("player_0")["observation"]
+        public = self.aec.observation_space("player_0")["observation"]
+        self.public_dim = int(public.shape[0])
+        self.hidden = HiddenEncoder(config) if privileged else None
+        if self.hidden is None:
+            self.observation_space = public
+        else:  # the privileged critic's extra inputs (training.privileged), in [0, 1] like the hand block
+            low = np.concatenate([public.low, np.zeros(self.hidden.size, np.float32)])
+            high = np.concatenate([public.high, np.ones(self.hidden.size, np.float32)])
+            self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.seat_mode = seat
         self.n = config.num_players
@@ -259,7 +270,7 @@ class SelfPlayEnv(gym.Env):
 
     def _illegal(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Like PettingZoo's TerminateIllegalWrapper: an illegal action ends the episode with -1."""
-        obs = self.aec.observe(self.aec.possible_agents[self.seat])["observation"]
+        obs = self._extend(self.aec.observe(self.aec.possible_agents[self.seat])["observation"])
         legal = np.flatnonzero(self._mask).tolist()
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
         for agent in self.aec.agents:
@@ -271,4 +282,10 @@ class SelfPlayEnv(gym.Env):
     def _observe(self) -> np.ndarray:
         obs = self.aec.observe(self.aec.possible_agents[self.seat])
         self._mask = obs["action_mask"]
-        return obs["observation"]
+        return self._extend(obs["observation"])
+
+    def _extend(self, observation: np.ndarray) -> np.ndarray:
+        """The observation, followed by the hidden cards when the critic is privileged."""
+        if self.hidden is None:
+            return observation
+        return np.concatenate([observation, self.hidden.encode(self.aec.match.hand, self.seat)])

@@ -1,0 +1,153 @@
+"""The privileged critic (training/privileged.py): the critic's extra inputs are exactly the hidden cards,
+the actor never reads them (so a trained agent plays on public information only, R4.1), and the option
+trains, saves, exports and resumes like the plain policy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from stable_baselines3.common.env_checker import check_env
+
+from goboom_env import GameConfig
+from goboom_env.cards import NUM_FACES, deck_faces
+from goboom_env.engine import Hand
+from training.config import TrainArgs
+from training.imitation import collect
+from training.privileged import HiddenEncoder, hidden_size, policy_class
+from training.sb3 import (
+    RunFiles,
+    _check_run_folder,
+    build_model,
+    export_policy,
+    frozen_actor,
+    load_ppo_agent,
+    make_vec_env,
+    model_metadata,
+    save_model,
+)
+from training.selfplay import SelfPlayEnv
+
+JOKERS = GameConfig(variant="jokers", num_players=4)
+CLASSIC2 = GameConfig(variant="classic", num_players=8)  # two decks (R1.1)
+
+
+def tiny_args(**changes: object) -> TrainArgs:
+    args = TrainArgs(variant="jokers", timesteps=256, n_envs=2, n_steps=64, batch_size=64, n_epochs=1,
+                     net_arch=[32, 32], opponents=["random=1"], progress=False, privileged_critic=True)
+    for key, value in changes.items():
+        setattr(args, key, value)
+    return args
+
+
+def test_hidden_features_are_the_other_hands_and_the_stock() -> None:
+    hand = Hand(JOKERS, deck_faces(1, 2), dealer=3)  # the deck in face order, seat 0 dealt first (R1.3)
+    hand.apply(53)  # seat 0 draws one card (R2.7): hands and stock change
+    scale = np.r_[np.ones(52), 0.5]  # per face count / copies; two jokers share face 52
+    blocks = HiddenEncoder(JOKERS).encode(hand, seat=1).reshape(5, NUM_FACES)
+    assert blocks.size == hidden_size(4) == 5 * NUM_FACES
+    for rel in (1, 2, 3):  # relative seats 1..3 of seat 1 are seats 2, 3, 0 (R0.4)
+        np.testing.assert_allclose(blocks[rel - 1], np.frombuffer(hand.counts[(1 + rel) % 4], np.uint8) * scale)
+    assert blocks[2].sum() == 8  # seat 0 holds 7 + 1 drawn cards
+    np.testing.assert_allclose(blocks[3], np.bincount(hand.stock, minlength=NUM_FACES) * scale)
+    assert blocks[4].sum() == 1 and blocks[4][hand.stock[-1]] == 1  # the next card drawn (R0.5)
+    assert blocks.min() >= 0 and blocks.max() <= 1
+
+
+def test_two_decks_scale_to_one() -> None:
+    hand = Hand(CLASSIC2, deck_faces(2, 0), dealer=0)
+    vec = HiddenEncoder(CLASSIC2).encode(hand, seat=0)
+    assert vec.max() <= 1.0 and len(vec) == hidden_size(8)
+    total = vec[:7 * NUM_FACES].sum() * 2 + vec[7 * NUM_FACES:8 * NUM_FACES].sum() * 2
+    assert round(total) == 104 - 7  # every card not in seat 0's hand, hands and stock
+
+
+def test_selfplay_env_appends_the_hidden_cards() -> None:
+    plain = SelfPlayEnv(JOKERS, [("random", 1.0)], seed=3)
+    env = SelfPlayEnv(JOKERS, [("random", 1.0)], seed=3, privileged=True)
+    obs, _ = env.reset()
+    ref, _ = plain.reset()
+    assert env.public_dim == plain.observation_space.shape[0] == len(ref)
+    assert obs.shape == env.observation_space.shape == (len(ref) + hidden_size(4),)
+    np.testing.assert_array_equal(obs[:env.public_dim], ref)
+    np.testing.assert_array_equal(obs[env.public_dim:], HiddenEncoder(JOKERS).encode(env.aec.match.hand, env.seat))
+    check_env(env, warn=True)
+
+
+def test_the_actor_never_reads_the_hidden_cards() -> None:
+    args = tiny_args()
+    vec = make_vec_env(args, JOKERS)
+    model = build_model(args, vec, None)
+    assert isinstance(model.policy, policy_class())
+    obs = torch.as_tensor(vec.reset(), dtype=torch.float32)
+    public = vec.get_attr("public_dim", [0])[0]
+    noisy = obs.clone()
+    noisy[:, public:] = torch.rand_like(noisy[:, public:])
+    with torch.no_grad():
+        pi_a, vf_a = model.policy.mlp_extractor(obs)
+        pi_b, vf_b = model.policy.mlp_extractor(noisy)
+    torch.testing.assert_close(pi_a, pi_b)  # the actor's latent ignores the hidden block...
+    assert not torch.allclose(vf_a, vf_b)  # ...the critic's does not
+    actor = frozen_actor(model)
+    assert actor.layers[0][0].shape[0] == public  # the numpy actor takes the public observation
+    with torch.no_grad():
+        logits = model.policy.action_net(pi_a).numpy()
+    np.testing.assert_allclose(actor.logits(obs[:, :public].numpy()), logits, rtol=1e-5, atol=1e-5)
+    vec.close()
+
+
+def test_privileged_model_saves_exports_and_plays(tmp_path) -> None:
+    args = tiny_args()
+    vec = make_vec_env(args, JOKERS)
+    model = build_model(args, vec, None)
+    model.learn(128)
+    path = save_model(model, tmp_path / "m.zip", model_metadata(JOKERS, args, 128))
+    vec.close()
+    from sb3_contrib import MaskablePPO
+
+    loaded = MaskablePPO.load(path)  # the policy class is found again by its module path
+    assert isinstance(loaded.policy, policy_class())
+    assert loaded.policy.public_dim == model.policy.public_dim
+    small = export_policy(path, tmp_path / "small.zip")
+    agent = load_ppo_agent(JOKERS, path=str(small))
+    from goboom_env.env import raw_env
+
+    env = raw_env(config=JOKERS)
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][agent.act(obs)]
+
+
+def test_resume_refuses_to_switch_the_critic(tmp_path) -> None:
+    args = tiny_args(out=str(tmp_path / "run"))
+    vec = make_vec_env(args, JOKERS)
+    model = build_model(args, vec, None)
+    files = RunFiles(args.out)
+    save_model(model, files.checkpoints / "model_64.zip", model_metadata(JOKERS, args, 64))
+    vec.close()
+    plain = tiny_args(out=args.out, resume=True, privileged_critic=False)
+    with pytest.raises(ValueError, match="privileged_critic=False differs from the checkpoint's True"):
+        _check_run_folder(plain, JOKERS, files)
+    assert _check_run_folder(tiny_args(out=args.out, resume=True), JOKERS, files) == files.checkpoints / "model_64.zip"
+
+
+def test_demonstrations_carry_the_hidden_cards_for_the_critic() -> None:
+    enc = HiddenEncoder(JOKERS)
+    data = collect(JOKERS, "heuristic", 5, seed=2, hidden=enc)
+    plain = collect(JOKERS, "heuristic", 5, seed=2)
+    assert data.obs.shape[1] == plain.obs.shape[1] + enc.size
+    np.testing.assert_array_equal(data.obs[:, :plain.obs.shape[1]], plain.obs)
+    np.testing.assert_array_equal(data.actions, plain.actions)
+
+
+def test_bad_public_dim_is_named() -> None:
+    args = tiny_args()
+    vec = make_vec_env(args, JOKERS)
+    from sb3_contrib import MaskablePPO
+
+    with pytest.raises(ValueError, match="public_dim must be in"):
+        MaskablePPO(policy_class(), vec, policy_kwargs={"public_dim": 10_000,
+                                                        "net_arch": {"pi": [8], "vf": [8]}})
+    with pytest.raises(ValueError, match="net_arch="):
+        MaskablePPO(policy_class(), vec, policy_kwargs={"public_dim": 10, "net_arch": [8]})
+    vec.close()

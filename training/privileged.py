@@ -1,0 +1,133 @@
+"""Privileged critic (asymmetric actor-critic): the value network also sees the hidden cards.
+
+In a card game most of the variance of a hand's outcome comes from cards nobody can see: the
+opponents' hands and the stock order. A critic that sees only the learner's observation must
+average over them, so its advantage estimates are noisy and small differences between moves
+(a percent of win rate) drown. Training is the one place where the hidden state is at hand, so the
+critic gets it: the learner's observation vector is extended with :class:`HiddenEncoder`, and
+:class:`PrivilegedCriticPolicy` feeds the actor only the first ``public_dim`` entries (the env's
+observation, R4.1) while the critic reads the whole vector.
+
+Only the actor is ever played (snapshots, ``ppo:`` models and exports hold the actor alone), so a
+trained agent never sees hidden information; the critic is thrown away after training. The idea is
+the "asymmetric actor-critic" of Pinto et al. (2017) and the oracle critics of card-game agents.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from goboom_env.cards import JOKER, NUM_FACES
+from goboom_env.config import GameConfig
+from goboom_env.engine import Hand
+
+
+def hidden_size(num_players: int) -> int:
+    """Length of the :class:`HiddenEncoder` features: the other hands, the stock's cards and its top card."""
+    return (num_players - 1) * NUM_FACES + 2 * NUM_FACES
+
+
+class HiddenEncoder:
+    """Encodes what ``seat`` cannot see, per face and scaled like the ``hand`` block of the observation.
+
+    Blocks: the hand of each other seat in relative order (1 = the seat's left, R0.4), the cards in
+    the stock, and the stock's top card (one-hot; the next card anyone draws, R0.5)."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.n = config.num_players
+        copies = np.full(NUM_FACES, float(config.num_decks), np.float32)
+        copies[JOKER] = float(max(config.num_jokers, 1))
+        self.scale = 1.0 / copies
+        self.size = hidden_size(self.n)
+
+    def encode(self, hand: Hand, seat: int) -> np.ndarray:
+        """The hidden features of ``hand`` from ``seat``'s point of view."""
+        n, f = self.n, NUM_FACES
+        out = np.zeros(self.size, np.float32)
+        for rel in range(1, n):
+            out[(rel - 1) * f:rel * f] = np.frombuffer(hand.counts[(seat + rel) % n], np.uint8) * self.scale
+        stock = (n - 1) * f
+        if hand.stock:
+            out[stock:stock + f] = np.bincount(hand.stock, minlength=f) * self.scale
+            out[stock + f + hand.stock[-1]] = 1.0
+        return out
+
+
+def policy_class() -> type:
+    """:class:`PrivilegedCriticPolicy`, built on first use so that importing this module needs no torch."""
+    global _POLICY
+    if _POLICY is None:
+        _POLICY = _build_policy_class()
+    return _POLICY
+
+
+_POLICY: type | None = None
+
+
+def _build_policy_class() -> type:
+    import torch
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from torch import nn
+
+    class SplitMlpExtractor(nn.Module):
+        """SB3's ``MlpExtractor`` with the actor reading only the first ``public_dim`` features."""
+
+        def __init__(self, public_dim: int, feature_dim: int, net_arch: dict[str, list[int]],
+                     activation_fn: type[nn.Module], device: Any) -> None:
+            super().__init__()
+            self.public_dim = public_dim
+            self.policy_net = _mlp(public_dim, net_arch["pi"], activation_fn).to(device)
+            self.value_net = _mlp(feature_dim, net_arch["vf"], activation_fn).to(device)
+            self.latent_dim_pi = net_arch["pi"][-1] if net_arch["pi"] else public_dim
+            self.latent_dim_vf = net_arch["vf"][-1] if net_arch["vf"] else feature_dim
+
+        def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return self.forward_actor(features), self.forward_critic(features)
+
+        def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+            return self.policy_net(features[..., :self.public_dim])
+
+        def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+            return self.value_net(features)
+
+    def _mlp(inputs: int, sizes: list[int], activation_fn: type[nn.Module]) -> nn.Sequential:
+        layers: list[nn.Module] = []
+        for size in sizes:
+            layers += [nn.Linear(inputs, size), activation_fn()]
+            inputs = size
+        return nn.Sequential(*layers)
+
+    class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
+        """MaskablePPO's MLP policy whose actor sees the observation only and whose critic sees it all.
+
+        ``public_dim`` (a policy keyword) is the length of the public observation at the front of
+        each vector; ``net_arch`` must be a ``{"pi": [...], "vf": [...]}`` dict."""
+
+        def __init__(self, *args: Any, public_dim: int, **kwargs: Any) -> None:
+            self.public_dim = public_dim
+            super().__init__(*args, **kwargs)
+
+        def _build_mlp_extractor(self) -> None:
+            if not isinstance(self.net_arch, dict):
+                raise ValueError(f"PrivilegedCriticPolicy needs net_arch={{'pi': [...], 'vf': [...]}}, "
+                                 f"got {self.net_arch!r}")
+            if not 0 < self.public_dim < self.features_dim:
+                raise ValueError(f"public_dim must be in 1..{self.features_dim - 1}, got {self.public_dim}")
+            self.mlp_extractor = SplitMlpExtractor(self.public_dim, self.features_dim, self.net_arch,
+                                                   self.activation_fn, self.device)
+
+        def _get_constructor_parameters(self) -> dict[str, Any]:
+            return {**super()._get_constructor_parameters(), "public_dim": self.public_dim}
+
+    PrivilegedCriticPolicy.__module__ = __name__
+    PrivilegedCriticPolicy.__qualname__ = "PrivilegedCriticPolicy"
+    return PrivilegedCriticPolicy
+
+
+def __getattr__(name: str) -> Any:
+    """``training.privileged.PrivilegedCriticPolicy`` resolves lazily (saved models refer to it by name)."""
+    if name == "PrivilegedCriticPolicy":
+        return policy_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
