@@ -232,3 +232,33 @@ def test_bad_arguments_are_named() -> None:
                          ids=["classic4", "jokers4", "aces3"])
 def test_check_env_passes(config: GameConfig) -> None:
     check_env(SelfPlayEnv(config, [("random", 1.0)], seed=0), warn=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_shaping_telescopes_to_the_plain_return(seed: int) -> None:
+    """Potential-based shaping with gamma = 1 changes an episode's return by -phi(start) only, and
+    each step's bonus is the change of `shaping x (opponents' mean hand size - own hand size)`."""
+    returns, starts = [], []
+    for shaping in (0.0, 0.05):
+        env = SelfPlayEnv(JOKERS, [("jokers-boom", 1.0)], seed=seed, shaping=shaping, gamma=1.0)
+        env.reset(seed=seed)
+        starts.append(env._potential)
+        rng, total, done = np.random.default_rng(seed), 0.0, False
+        while not done:
+            sizes_before = list(env.aec.match.hand.sizes)
+            _, reward, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            total += reward
+            if shaping and not done:
+                sizes = env.aec.match.hand.sizes
+                phi = [shaping * ((sum(s) - s[env.seat]) / 3 - s[env.seat]) for s in (sizes_before, sizes)]
+                assert reward == pytest.approx(phi[1] - phi[0])  # nobody won yet: the bonus alone
+        returns.append(total)
+    assert starts[0] == 0.0
+    assert returns[1] == pytest.approx(returns[0] - starts[1])
+
+
+def test_shaping_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="shaping must be >= 0"):
+        SelfPlayEnv(JOKERS, shaping=-1.0)
+    with pytest.raises(ValueError, match=r"gamma in \(0, 1\]"):
+        SelfPlayEnv(JOKERS, shaping=0.1, gamma=0.0)

@@ -107,6 +107,9 @@ class TrainArgs(GameArgs):
     """PPO clip range."""
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the policy and value networks."""
+    shaping: float = 0.0
+    """Potential-based reward shaping: this x (opponents' mean hand size - own hand size) as the potential
+    (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
     privileged_critic: bool = False
     """Let the value network (only) see the hidden cards during training: lower-variance advantages;
     the actor, the only part ever played, still sees just the observation (training/privileged.py)."""
@@ -135,6 +138,8 @@ class TrainArgs(GameArgs):
         for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.shaping >= 0:
+            raise ValueError(f"shaping must be >= 0, got {self.shaping}")
         if not self.net_arch or any(h < 1 for h in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
         parse_opponents(self.opponents)

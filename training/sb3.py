@@ -165,7 +165,7 @@ def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> A
         def make() -> SelfPlayEnv:
             return SelfPlayEnv(config, opponents, episode=args.episode, reward=args.reward, seat=args.seat,
                                seed=_env_seed(args.seed, seed_offset, rank), pool_size=args.pool_size,
-                               privileged=args.privileged_critic)
+                               privileged=args.privileged_critic, shaping=args.shaping, gamma=args.gamma)
         return make
 
     fns = [factory(i) for i in range(args.n_envs)]

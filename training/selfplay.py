@@ -152,8 +152,10 @@ class SelfPlayEnv(gym.Env):
     Observations are the env's observation vectors (a ``Box``); the legal actions come from
     :meth:`action_masks`. With ``privileged=True`` each vector is followed by the hidden cards
     (:class:`training.privileged.HiddenEncoder`) for a privileged critic; the actor must read only
-    the first :attr:`public_dim` entries. ``info`` at the end of an episode holds ``winners``, ``won`` (the learner is
-    among them), ``seat`` and ``opponent``. ``reset(options=...)`` accepts the AEC env's ``deck`` and
+    the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward shaping on the
+    hand-size difference (:meth:`_phi`); ``gamma`` must then be the learner's discount factor.
+    ``info`` at the end of an episode holds ``winners``, ``won`` (the learner is among them),
+    ``seat`` and ``opponent``. ``reset(options=...)`` accepts the AEC env's ``deck`` and
     ``dealer`` plus ``seat`` (the learner's seat) and ``opponent`` (a pool name) for scripted games.
     An illegal action ends the episode with reward ``-1`` (as PettingZoo's ``TerminateIllegalWrapper``
     does); a masked policy never takes one.
@@ -163,10 +165,14 @@ class SelfPlayEnv(gym.Env):
 
     def __init__(self, config: GameConfig, opponents: OpponentPool | Sequence[tuple[str, float]] = (("random", 1.0),),
                  *, episode: str = "hand", reward: str = "win", seat: str = "rotate", seed: int | None = None,
-                 pool_size: int = 8, privileged: bool = False) -> None:
+                 pool_size: int = 8, privileged: bool = False, shaping: float = 0.0, gamma: float = 1.0) -> None:
         super().__init__()
         if seat not in ("rotate", "random"):
             raise ValueError(f"seat must be 'rotate' or 'random', got {seat!r}")
+        if not shaping >= 0.0 or not 0.0 < gamma <= 1.0:
+            raise ValueError(f"shaping must be >= 0 and gamma in (0, 1], got shaping={shaping!r}, gamma={gamma!r}")
+        self.shaping, self.gamma = float(shaping), float(gamma)
+        self._potential = 0.0
         self.config = config
         self.aec = raw_env(config=config, episode=episode, reward=reward)
         self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(
@@ -213,6 +219,7 @@ class SelfPlayEnv(gym.Env):
         self._opponent_agent = self.pool.agent(self.opponent)  # kept even if the pool drops it mid-episode
         self.aec.reset(seed=None if seed is None else seed + 7, options=options or None)
         self._play_opponents()
+        self._potential = self._phi()
         return self._observe(), {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -228,6 +235,10 @@ class SelfPlayEnv(gym.Env):
         self._play_opponents()
         reward = float(aec._cumulative_rewards[learner])
         terminated = aec.terminations[learner]
+        if self.shaping:  # potential-based: gamma * phi(next) - phi(previous), phi = 0 once it is over
+            potential = 0.0 if terminated else self._phi()
+            reward += self.gamma * potential - self._potential
+            self._potential = potential
         info: dict[str, Any] = {}
         if terminated:
             winners = list(aec.infos[learner]["winners"])
@@ -267,6 +278,18 @@ class SelfPlayEnv(gym.Env):
 
                 view = PlayerView.of(aec.match, aec.agent_name_mapping[name])
             aec.step(int(agent.act(aec.observe(name), view)))
+
+    def _phi(self) -> float:
+        """Shaping potential: ``shaping`` x (the opponents' mean hand size - the learner's hand size).
+
+        Potential-based shaping (Ng, Harada and Russell, 1999) adds ``gamma * phi(s') - phi(s)`` to each
+        step's reward; it leaves the best policy unchanged (phi is 0 at the end) but pays at once for
+        shedding a card or making another player draw, instead of only at the end of the hand."""
+        if not self.shaping:
+            return 0.0
+        sizes = self.aec.match.hand.sizes
+        others = (sum(sizes) - sizes[self.seat]) / (self.n - 1)
+        return self.shaping * (others - sizes[self.seat])
 
     def _illegal(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Like PettingZoo's TerminateIllegalWrapper: an illegal action ends the episode with -1."""
