@@ -23,10 +23,12 @@ from training.config import TrainArgs, add_arguments, from_namespace, parse_oppo
 from training.imitation import clone, collect
 from training.sb3 import (
     META_NAME,
+    average_policies,
     build_model,
     check_compatible,
     export_policy,
     frozen_actor,
+    load_actor,
     load_ppo_agent,
     make_vec_env,
     model_metadata,
@@ -114,6 +116,44 @@ def test_exported_policy_is_small_and_plays_like_the_model(saved_model: Path, tm
         obs = env.observe(env.agent_selection)
         assert full.act(obs) == slim.act(obs)
         env.step(full.act(obs))
+
+
+def test_averaged_policy_has_the_mean_weights(saved_model: Path, tmp_path: Path) -> None:
+    args = tiny_args(seed=7)
+    vec = make_vec_env(args, CLASSIC)
+    model = build_model(args, vec, None)
+    other = save_model(model, tmp_path / "other.zip", model_metadata(CLASSIC, args, 64))
+    vec.close()
+    same = load_actor(average_policies([saved_model, saved_model], tmp_path / "same.zip"))
+    for (w, b), (w0, b0) in zip(same.layers, load_actor(saved_model).layers):
+        np.testing.assert_allclose(w, w0, rtol=1e-6)
+        np.testing.assert_allclose(b, b0, rtol=1e-6)
+    mean = average_policies([saved_model, other], tmp_path / "mean.zip")
+    a, b_, m = load_actor(saved_model), load_actor(other), load_actor(mean)
+    for (wa, ba), (wb, bb), (wm, bm) in zip(a.layers, b_.layers, m.layers):
+        np.testing.assert_allclose(wm, (wa + wb) / 2, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(bm, (ba + bb) / 2, rtol=1e-5, atol=1e-7)
+    meta = read_metadata(mean)
+    assert meta["averaged_from"] == [str(saved_model), str(other)] and meta["timesteps"] == 64
+    assert make_agent(f"ppo:{mean}", CLASSIC).rng is None  # plays like any exported model
+
+
+def test_averaging_refuses_mixed_models(saved_model: Path, tmp_path: Path) -> None:
+    args = tiny_args(net_arch=[16])
+    vec = make_vec_env(args, CLASSIC)
+    narrow = save_model(build_model(args, vec, None), tmp_path / "narrow.zip", model_metadata(CLASSIC, args))
+    vec.close()
+    with pytest.raises(ValueError, match="another network shape"):
+        average_policies([saved_model, narrow], tmp_path / "x.zip")
+    three = GameConfig(variant="classic", num_players=3)
+    args3 = tiny_args()
+    vec = make_vec_env(args3, three)
+    other = save_model(build_model(args3, vec, None), tmp_path / "three.zip", model_metadata(three, args3))
+    vec.close()
+    with pytest.raises(ValueError, match="another configuration"):
+        average_policies([saved_model, other], tmp_path / "y.zip")
+    with pytest.raises(ValueError, match="at least one model"):
+        average_policies([], tmp_path / "z.zip")
 
 
 def test_loading_into_a_mismatched_config_fails_clearly(saved_model: Path) -> None:

@@ -131,6 +131,38 @@ def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) 
     return dst
 
 
+def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: bool = True) -> Path:
+    """A play-only model whose actor weights are the mean of the actors of ``srcs`` (checkpoints of one run).
+
+    Averaging the weights of the last checkpoints of a run (stochastic weight averaging, Izmailov et al.,
+    2018) smooths out the noise of the last PPO updates; it only makes sense for checkpoints of one run,
+    which share an architecture and a basin. The metadata is the last source's, plus ``averaged_from``.
+    Raises ValueError when the sources differ in configuration, observation version or network shape."""
+    if not srcs:
+        raise ValueError("average_policies needs at least one model")
+    metas = [read_metadata(p) for p in srcs]
+    actors = [load_actor(p) for p in srcs]
+    first = metas[0]
+    for path, meta, actor in zip(srcs, metas, actors):
+        if meta.get("observation_version") != first.get("observation_version") or meta["config"] != first["config"]:
+            raise ValueError(f"{path} was trained for another configuration or observation layout than {srcs[0]}")
+        shapes = [(w.shape, b.shape) for w, b in actor.layers]
+        if shapes != [(w.shape, b.shape) for w, b in actors[0].layers] or actor.activation != actors[0].activation:
+            raise ValueError(f"{path} has another network shape or activation than {srcs[0]}")
+    layers = [(np.mean([a.layers[i][0] for a in actors], axis=0).T, np.mean([a.layers[i][1] for a in actors], axis=0))
+              for i in range(len(actors[0].layers))]
+    meta = {**metas[-1], "deterministic": bool(deterministic), "averaged_from": [str(p) for p in srcs]}
+    buf = io.BytesIO()
+    arrays = {f"{kind}{i}": a for i, layer in enumerate(layers) for kind, a in zip("wb", layer)}
+    np.savez(buf, activation=np.array(actors[0].activation), **arrays)
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(META_NAME, json.dumps(meta, indent=1))
+        zf.writestr(ACTOR_NAME, buf.getvalue())
+    return dst
+
+
 class PPOAgent(SnapshotAgent):
     """A trained model as a :class:`~goboom_env.agents.Policy` (greedy over the legal actions by default)."""
 
