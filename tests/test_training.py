@@ -277,6 +277,30 @@ def test_train_save_evaluate_resume_end_to_end(tmp_path: Path) -> None:
     assert len(history) == 2 and history[-1].endswith("--resume") and "goboom train" in history[0]
 
 
+@pytest.mark.slow
+def test_privileged_critic_with_shaping_trains_resumes_and_plays(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    flags = [*TINY, "--variant", "jokers", "--privileged-critic", "--shaping", "0.05", "--opponents", "heuristic=1",
+             "self=1", "--eval-every", "0", "--eval-games", "40", "--eval-opponents", "heuristic", "--out", str(out)]
+    result = goboom("train", *flags, "--bc-games", "20")
+    assert result.returncode == 0, result.stderr
+    meta = read_metadata(out / "model.zip")
+    assert meta["train_args"]["privileged_critic"] and meta["train_args"]["shaping"] == 0.05
+    assert json.loads((out / "bc.json").read_text())["decisions"] > 20 * 4
+    resumed = goboom("train", *flags, "--timesteps", "1536", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert read_metadata(out / "model.zip")["timesteps"] == 1536
+    switched = goboom("train", *[f for f in flags if f != "--privileged-critic"], "--timesteps", "2048", "--resume")
+    assert switched.returncode == 2 and "privileged_critic=False differs" in switched.stderr
+    jokers = GameConfig(variant="jokers", num_players=4)
+    averaged = average_policies(sorted((out / "checkpoints").glob("*.zip")), tmp_path / "avg.zip")
+    from evaluation.tournament import run_tournament
+
+    table = run_tournament(jokers, [f"ppo:{averaged}", "heuristic", "heuristic", "heuristic"], 8,
+                           progress=False).table()
+    assert sum(row["games"] for row in table[:1]) == 8
+
+
 def test_train_rejects_bad_arguments_with_exit_code_2(tmp_path: Path) -> None:
     result = goboom("train", "--opponents", "heuristic", "--out", str(tmp_path / "x"))
     assert result.returncode == 2 and "SPEC=WEIGHT" in result.stderr
