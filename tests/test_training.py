@@ -325,3 +325,30 @@ def test_demo_trains_evaluates_and_reports(tmp_path: Path) -> None:
     assert (out / "eval_vs_heuristic.json").is_file() and (out / "learning_curve.png").is_file()
     again = goboom("demo", "--timesteps", "2048", "--out", str(out))
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+@pytest.mark.parametrize("name, variant", [("classic4", "classic"), ("jokers4", "jokers")])
+def test_shipped_models_load_and_play_legally(name: str, variant: str) -> None:
+    config = GameConfig(variant=variant, num_players=4)
+    agent = make_agent(f"ppo:{ROOT / 'models' / f'{name}.zip'}", config, seed=0)
+    env = raw_env(config=config)
+    for game in range(3):
+        env.reset(seed=game)
+        while not all(env.terminations.values()):
+            obs = env.observe(env.agent_selection)
+            action = agent.act(obs)
+            assert obs["action_mask"][action] == 1
+            env.step(action)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, variant", [("classic4", "classic"), ("jokers4", "jokers")])
+def test_shipped_models_still_beat_random(name: str, variant: str) -> None:
+    """A regression check of the shipped agents (models/README.md has the full 20,000-game evaluations)."""
+    from evaluation.tournament import run_tournament
+
+    config = GameConfig(variant=variant, num_players=4)
+    spec = f"ppo:{ROOT / 'models' / f'{name}.zip'}"
+    mine = run_tournament(config, [spec, "random", "random", "random"], 2000, seed=7, duplicate=True,
+                          progress=False).table()[0]
+    assert mine["agent"] == spec and mine["ci_low"] > 0.25
