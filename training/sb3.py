@@ -73,13 +73,21 @@ def save_model(model: Any, path: str | Path, metadata: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     model.save(path)
     buf = io.BytesIO()
-    state = frozen_actor(model).state()
-    arrays = {f"{kind}{i}": a for i, layer in enumerate(state["layers"]) for kind, a in zip("wb", layer)}
-    np.savez(buf, activation=np.array(state["activation"]), **arrays)
+    save_snapshot(buf, frozen_actor(model).state())
     with zipfile.ZipFile(path, "a") as zf:
         zf.writestr(META_NAME, json.dumps(metadata, indent=1))
         zf.writestr(ACTOR_NAME, buf.getvalue())
     return path
+
+
+def _write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path:
+    """A zip with just the metadata and the numpy actor (what ``ppo:`` needs to play)."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(META_NAME, json.dumps(meta, indent=1))
+        zf.writestr(ACTOR_NAME, actor)
+    return dst
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -109,10 +117,8 @@ def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | P
 
 def load_actor(path: str | Path) -> FrozenMlp:
     """The numpy actor stored in a saved model."""
-    with zipfile.ZipFile(path) as zf, np.load(io.BytesIO(zf.read(ACTOR_NAME))) as data:
-        count = sum(1 for k in data.files if k.startswith("w"))
-        layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)]
-        return FrozenMlp(layers, str(data["activation"]))
+    with zipfile.ZipFile(path) as zf:
+        return FrozenMlp.from_state(load_snapshot(io.BytesIO(zf.read(ACTOR_NAME))))
 
 
 def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) -> Path:
@@ -123,12 +129,7 @@ def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) 
     meta = {**read_metadata(src), "deterministic": bool(deterministic)}
     with zipfile.ZipFile(src) as zf:
         actor = zf.read(ACTOR_NAME)
-    dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(META_NAME, json.dumps({**meta, "exported_from": str(src)}, indent=1))
-        zf.writestr(ACTOR_NAME, actor)
-    return dst
+    return _write_play_only(dst, {**meta, "exported_from": str(src)}, actor)
 
 
 def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: bool = True) -> Path:
@@ -153,14 +154,8 @@ def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: boo
               for i in range(len(actors[0].layers))]
     meta = {**metas[-1], "deterministic": bool(deterministic), "averaged_from": [str(p) for p in srcs]}
     buf = io.BytesIO()
-    arrays = {f"{kind}{i}": a for i, layer in enumerate(layers) for kind, a in zip("wb", layer)}
-    np.savez(buf, activation=np.array(actors[0].activation), **arrays)
-    dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(META_NAME, json.dumps(meta, indent=1))
-        zf.writestr(ACTOR_NAME, buf.getvalue())
-    return dst
+    save_snapshot(buf, {"layers": layers, "activation": actors[0].activation})
+    return _write_play_only(dst, meta, buf.getvalue())
 
 
 class PPOAgent(SnapshotAgent):
@@ -369,13 +364,13 @@ def evaluate_model(config: GameConfig, path: str | Path, opponents: list[str], g
     return row
 
 
-def save_snapshot(path: Path, state: dict[str, Any]) -> None:
-    """A snapshot's weights as ``.npz``."""
+def save_snapshot(path: Path | io.BytesIO, state: dict[str, Any]) -> None:
+    """A snapshot's weights (:meth:`FrozenMlp.state`) as ``.npz``, to a file or a buffer."""
     arrays = {f"{kind}{i}": a for i, layer in enumerate(state["layers"]) for kind, a in zip("wb", layer)}
     np.savez(path, activation=np.array(state["activation"]), **arrays)
 
 
-def load_snapshot(path: Path) -> dict[str, Any]:
+def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
     """Inverse of :func:`save_snapshot`."""
     with np.load(path) as data:
         count = sum(1 for k in data.files if k.startswith("w"))
