@@ -90,9 +90,13 @@ def test_saved_model_carries_metadata_and_plays_as_ppo_spec(saved_model: Path) -
     assert meta["config"] == CLASSIC.to_dict()
     assert meta["observation_version"] == 1 and meta["package_version"] == "0.1.0"
     assert meta["timesteps"] == 128 and meta["train_args"]["n_envs"] == 2
-    agent = make_agent(f"ppo:{saved_model}", CLASSIC, seed=0)
-    env = raw_env(config=CLASSIC)
-    for game in range(5):
+    play_legally(make_agent(f"ppo:{saved_model}", CLASSIC, seed=0), CLASSIC, games=5)
+
+
+def play_legally(agent: object, config: GameConfig, games: int) -> None:
+    """``agent`` plays every seat of ``games`` env games; each of its moves must be in the action mask."""
+    env = raw_env(config=config)
+    for game in range(games):
         env.reset(seed=game)
         while not all(env.terminations.values()):
             obs = env.observe(env.agent_selection)
@@ -330,15 +334,7 @@ def test_demo_trains_evaluates_and_reports(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, variant", [("classic4", "classic"), ("jokers4", "jokers")])
 def test_shipped_models_load_and_play_legally(name: str, variant: str) -> None:
     config = GameConfig(variant=variant, num_players=4)
-    agent = make_agent(f"ppo:{ROOT / 'models' / f'{name}.zip'}", config, seed=0)
-    env = raw_env(config=config)
-    for game in range(3):
-        env.reset(seed=game)
-        while not all(env.terminations.values()):
-            obs = env.observe(env.agent_selection)
-            action = agent.act(obs)
-            assert obs["action_mask"][action] == 1
-            env.step(action)
+    play_legally(make_agent(f"ppo:{ROOT / 'models' / f'{name}.zip'}", config, seed=0), config, games=3)
 
 
 @pytest.mark.slow
