@@ -1,8 +1,10 @@
 """The one configuration type of the project: a frozen, validated :class:`GameConfig`.
 
-Defaults follow RULES.md; ``None`` fields are resolved from the variant and player count
-(R1.1: two decks for 7+ players; R2.1: two jokers; R2.2: one round per player). Invalid
-values raise :class:`ValueError` naming the field and the allowed range.
+Defaults follow RULES.md; ``None`` fields are derived from the variant, the player count and
+the scoring (R1.1: two decks for 7+ players; R2.1: two jokers; R2.2: one round per player).
+A config remembers which derived fields were set explicitly, so :meth:`GameConfig.replace`
+derives the others again: the result always equals a config built from scratch with the same
+explicit fields. Invalid values raise :class:`ValueError` naming the field and the allowed range.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import numpy as np
 
 Variant = Literal["classic", "jokers"]
 Scoring = Literal["standard", "reverse", "penalty"]
@@ -19,6 +23,8 @@ MAX_PLAYERS = 12
 MAX_JOKERS = 200
 MAX_DECKS = 4
 _DEFAULT_TARGETS = {"standard": 200, "reverse": 100}
+DERIVED_FIELDS = ("num_decks", "num_jokers", "scoring", "target_score", "rounds")
+"""Fields whose default (``None``) is derived from the others; see :meth:`GameConfig.replace`."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +57,14 @@ class GameConfig:
     after_joker: AfterJoker = "match"
     """Jokers: ``"match"`` = follow the card under a joker (R2.6); ``"any"`` = anything follows."""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _explicit: frozenset[str] = field(default=frozenset(), init=False, compare=False, repr=False)
+    """The derived fields given a value (not ``None``) when the config was built."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_explicit", frozenset(f for f in DERIVED_FIELDS if getattr(self, f) is not None))
         _check_choice("variant", self.variant, ("classic", "jokers"))
-        _check_int("num_players", self.num_players, 2, MAX_PLAYERS)
-        _check_int("hand_size", self.hand_size, 1, 52 * MAX_DECKS)
+        _check_int(self, "num_players", 2, MAX_PLAYERS)
+        _check_int(self, "hand_size", 1, 52 * MAX_DECKS)
         _check_choice("after_joker", self.after_joker, ("match", "any"))
         classic = self.variant == "classic"
         resolved = {
@@ -71,7 +80,7 @@ class GameConfig:
         }
         for name, value in resolved.items():
             object.__setattr__(self, name, value)
-        _check_int("num_decks", self.num_decks, 1, MAX_DECKS)
+        _check_int(self, "num_decks", 1, MAX_DECKS)
         if classic:
             self._check_classic()
         else:
@@ -80,16 +89,17 @@ class GameConfig:
             raise ValueError(f"unknown configuration fields: {sorted(self.extra)}")
 
     def _check_classic(self) -> None:
-        if self.num_jokers != 0:
-            raise ValueError(f"num_jokers must be 0 in classic Go Boom (R1.1), got {self.num_jokers}")
+        if as_int(self.num_jokers) != 0:
+            raise ValueError(f"num_jokers must be 0 in classic Go Boom (R1.1), got {self.num_jokers!r}")
+        object.__setattr__(self, "num_jokers", 0)
         _check_choice("scoring", self.scoring, ("standard", "reverse"), "for variant='classic'")
         if self.rounds is not None:
             raise ValueError("rounds applies to variant='jokers' only; classic plays to target_score")
         if self.after_joker != "match":
             raise ValueError("after_joker applies to variant='jokers' only")
-        target = self.target_score if self.target_score is not None else _DEFAULT_TARGETS[self.scoring]
-        _check_int("target_score", target, 1, 1_000_000)
-        object.__setattr__(self, "target_score", target)
+        if self.target_score is None:
+            object.__setattr__(self, "target_score", _DEFAULT_TARGETS[self.scoring])
+        _check_int(self, "target_score", 1, 1_000_000)
         cards = 52 * self.num_decks
         if self.num_players * self.hand_size > cards:
             raise ValueError(
@@ -99,13 +109,13 @@ class GameConfig:
             )
 
     def _check_jokers(self) -> None:
-        _check_int("num_jokers", self.num_jokers, 0, MAX_JOKERS)
+        _check_int(self, "num_jokers", 0, MAX_JOKERS)
         _check_choice("scoring", self.scoring, ("penalty",), "for variant='jokers' (R2.11)")
         if self.target_score is not None:
             raise ValueError("target_score applies to variant='classic' only; jokers plays `rounds` rounds")
-        rounds = self.rounds if self.rounds is not None else self.num_players
-        _check_int("rounds", rounds, 1, 10_000)
-        object.__setattr__(self, "rounds", rounds)
+        if self.rounds is None:
+            object.__setattr__(self, "rounds", self.num_players)
+        _check_int(self, "rounds", 1, 10_000)
         limit = 52 * self.num_decks - 1
         if self.num_players * self.hand_size > limit:
             raise ValueError(
@@ -132,18 +142,44 @@ class GameConfig:
         """Cards in play: 52 per deck plus the jokers."""
         return 52 * self.num_decks + self.num_jokers
 
+    def explicit_fields(self) -> dict[str, Any]:
+        """The fields that rebuild this config: the rule fields (variant, num_players, hand_size,
+        after_joker) and the derived fields that were set explicitly. ``GameConfig(**explicit)``
+        equals this config, and derived fields left out are derived again.
+
+        >>> GameConfig(num_players=7, target_score=50).explicit_fields()["target_score"]
+        50
+        >>> "num_decks" in GameConfig(num_players=7).explicit_fields()
+        False
+        """
+        return {name: getattr(self, name) for name in _field_names()
+                if name not in DERIVED_FIELDS or name in self._explicit}
+
     def replace(self, **changes: Any) -> GameConfig:
-        """A copy with some fields changed (and validated again)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with some fields changed, validated again. Derived fields that were not set
+        explicitly are derived again (a field changed to ``None`` too), so the result equals
+        ``GameConfig(**{**self.explicit_fields(), **changes})``.
+
+        >>> GameConfig(num_players=7).replace(num_players=4).num_decks
+        1
+        >>> GameConfig(num_players=7, num_decks=2).replace(num_players=4).num_decks
+        2
+        """
+        return GameConfig.from_dict({**self.explicit_fields(), **changes})
 
     def to_dict(self) -> dict[str, Any]:
-        """The resolved fields as a JSON-friendly dict (inverse of :meth:`from_dict`)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        """The resolved fields as a JSON-friendly dict: every derived field has its value, so
+        :meth:`from_dict` of it gives an equal config with every field explicit (a saved config
+        keeps its values even if derivation rules change). :meth:`explicit_fields` is the
+        smaller dict that keeps derived fields derived."""
+        return {name: getattr(self, name) for name in _field_names()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameConfig:
-        """Build from a dict; unknown keys are an error, not silently dropped."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        """Build from a dict of fields (``None`` = derive); unknown keys are an error, not dropped."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a config must be a dict of GameConfig fields, got {type(data).__name__}")
+        names = _field_names()
         known = {k: v for k, v in data.items() if k in names}
         unknown = {k: v for k, v in data.items() if k not in names}
         return cls(**known, extra=unknown)
@@ -169,9 +205,36 @@ PRESETS: dict[str, dict[str, Any]] = {
 """Named configurations; ``GameConfig.preset("jokers", num_players=3)``."""
 
 
-def _check_int(name: str, value: Any, lo: int, hi: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+def as_int(value: Any) -> int | None:
+    """``value`` as a Python int if it is an integer: an ``int``, a numpy integer scalar or a 0-d
+    integer array (what ``model.predict`` returns); ``None`` for anything else, bools included
+    (``True`` is an ``int`` to Python but never a card, a seat or a count here).
+
+    >>> as_int(3), as_int(np.int8(3)), as_int(np.array(3)), as_int(True), as_int(3.0)
+    (3, 3, 3, None, None)
+    """
+    if type(value) is int:
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        return int(value)
+    return None
+
+
+def _field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra")
+
+
+def _check_int(config: GameConfig, name: str, lo: int, hi: int) -> None:
+    """Check that field ``name`` is an integer in ``lo..hi``; store it as a Python int."""
+    value = getattr(config, name)
+    number = as_int(value)
+    if number is None or not lo <= number <= hi:
         raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+    object.__setattr__(config, name, number)
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[str, ...], where: str = "") -> None:

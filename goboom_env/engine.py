@@ -49,7 +49,7 @@ from goboom_env.cards import (
     face_of,
     faces_in,
 )
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, as_int
 
 DRAW_BIT = 1 << DRAW_OR_PASS
 NOT_PLAYED = -1
@@ -122,12 +122,13 @@ class Hand:
         """Deal ``deck`` (faces, index 0 = top) from ``dealer``'s seat (R1.3, R2.3)."""
         n = config.num_players
         _check_deck(config, deck)
-        if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
+        seat = as_int(dealer)
+        if seat is None or not 0 <= seat < n:
             raise ValueError(f"dealer must be a seat in 0..{n - 1}, got {dealer!r}")
         self.config = config
         self.n = n
         self.classic = config.is_classic
-        self.dealer = int(dealer)
+        self.dealer = seat
         self.counts = [bytearray(NUM_FACES) for _ in range(n)]
         self.masks = [0] * n
         self.seen = bytearray(NUM_FACES)
@@ -624,11 +625,22 @@ _NUMPY_INTS = frozenset(np.dtype(c).type for c in "bBhHiIlLqQ")
 
 
 def _as_action(action: Any) -> int:
+    """An action as a Python int: numpy integers and 0-d integer arrays (what a policy's
+    ``predict`` returns) are accepted like ints; bools and anything else raise."""
     if type(action) in _NUMPY_INTS:  # fast path for what rng.choice and argmax return
         return int(action)
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        return int(action)
-    raise IllegalActionError(f"an action must be an integer in 0..{DRAW_OR_PASS}, got {action!r}")
+    value = as_int(action)
+    if value is None:
+        raise IllegalActionError(action_type_error(action))
+    return value
+
+
+def action_type_error(action: Any) -> str:
+    """The message for an action that is not an integer at all (a bool, a float, a string...)."""
+    is_bool = isinstance(action, (bool, np.bool_)) or getattr(action, "dtype", None) == np.bool_
+    kind = "a bool, not an integer" if is_bool else f"of type {type(action).__name__}"
+    return (f"an action must be an integer in 0..{DRAW_OR_PASS} (an int, a numpy integer or a 0-d integer "
+            f"array), got {action!r} ({kind})")
 
 
 @functools.lru_cache(maxsize=64)

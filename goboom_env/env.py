@@ -122,23 +122,31 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.wrappers import BaseWrapper
 
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import GameConfig
-from goboom_env.engine import IllegalActionError, Match, score_deltas, win_rewards
+from goboom_env.config import GameConfig, as_int
+from goboom_env.engine import IllegalActionError, Match, action_type_error, score_deltas, win_rewards
 from goboom_env.observation import ObservationEncoder
 from goboom_env.render import render_text
 
 EPISODES = ("hand", "match")
 REWARDS = ("win", "points")
 _OPTION_KEYS = {"deck", "dealer"}
+_STATE_ATTRIBUTES = frozenset({
+    "agents", "num_agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
+    "_cumulative_rewards",
+})
+"""What :meth:`raw_env.reset` creates; reading one before it raises an error saying so."""
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Go Boom AEC environment with PettingZoo's standard classic-env wrappers."""
+    """The Go Boom AEC environment with PettingZoo's standard classic-env wrappers, and
+    :class:`IntegerActionWrapper` in front of them so numpy actions work like ints."""
     inner = raw_env(**kwargs)
     inner = wrappers.TerminateIllegalWrapper(inner, illegal_reward=-1)
     inner = wrappers.AssertOutOfBoundsWrapper(inner)
+    inner = IntegerActionWrapper(inner)
     return wrappers.OrderEnforcingWrapper(inner)
 
 
@@ -158,6 +166,20 @@ def make_config(config: GameConfig | None = None, preset: str | None = None, **f
     if preset is not None:
         return GameConfig.preset(preset, **fields)
     return GameConfig.from_dict(fields)
+
+
+class IntegerActionWrapper(BaseWrapper):
+    """Passes every integer action on as a Python ``int`` (numpy integers and the 0-d array a
+    policy's ``predict`` returns) and rejects non-integers, bools included, with
+    :class:`IllegalActionError`: PettingZoo's wrappers would index the action mask with them."""
+
+    def step(self, action: Any) -> None:
+        if action is not None and type(action) is not int:
+            value = as_int(action)
+            if value is None:
+                raise IllegalActionError(f"{self.env.agent_selection}: {action_type_error(action)}")
+            action = value
+        self.env.step(action)
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
@@ -190,12 +212,13 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         n = self.config.num_players
-        if render_seat is not None and not (isinstance(render_seat, int) and 0 <= render_seat < n):
+        seat = as_int(render_seat)
+        if render_seat is not None and (seat is None or not 0 <= seat < n):
             raise ValueError(f"render_seat must be None or a seat in 0..{n - 1}, got {render_seat!r}")
         self.episode = episode
         self.reward_mode = reward
         self.render_mode = render_mode
-        self.render_seat = render_seat
+        self.render_seat = seat
         self.encoder = ObservationEncoder(self.config)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
@@ -209,6 +232,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.match: Match | None = None
         self._rewards_set = False
         """True while :attr:`rewards` holds a hand's non-zero rewards (cleared on the next step)."""
+
+    def __getattr__(self, name: str) -> Any:
+        """Only reached for attributes that do not exist: say when reset() creates them."""
+        if name in _STATE_ATTRIBUTES:
+            raise AttributeError(f"raw_env.{name} is not available before reset(); call reset() first")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _require_reset(self, method: str) -> None:
+        if self.match is None:
+            raise RuntimeError(f"call reset() before {method}()")
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -242,6 +275,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         """The seat-relative observation of ``agent`` and its action mask (zeros off-turn)."""
         seat = self.agent_name_mapping[agent]
         match = self.match
+        if match is None:
+            raise RuntimeError("call reset() before observe()")
         hand = match.hand
         mask = bytearray(NUM_ACTIONS)  # set bit by bit, then wrapped as int8 without a copy
         if seat == hand.current and not self.terminations.get(agent, True):  # finished agents: no mask
@@ -252,7 +287,21 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
                 legal ^= low
         return {"observation": self.encoder.encode(hand, seat, match), "action_mask": np.frombuffer(mask, np.int8)}
 
+    def last(self, observe: bool = True) -> tuple:
+        """The observation, reward, termination, truncation and info of the agent to act."""
+        self._require_reset("last")
+        return super().last(observe)
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        """Iterate over the agents to act (PettingZoo's AEC loop)."""
+        self._require_reset("agent_iter")
+        return super().agent_iter(max_iter)
+
     def step(self, action: int) -> None:
+        """Apply ``action`` for the agent to move; raises :class:`IllegalActionError` for an action
+        that is not legal (or not an integer: numpy integers and 0-d integer arrays count as ints)."""
+        if self.match is None:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -315,8 +364,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
             return None
-        if self.match is None:
-            raise RuntimeError("call reset() before render()")
+        self._require_reset("render")
         text = render_text(self.match.hand, self.match, self.render_seat)
         if self.render_mode == "human":
             print(text + "\n")
@@ -330,8 +378,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def state_dict(self) -> dict[str, Any]:
         """The full engine state (hidden cards included) as JSON-friendly data."""
-        if self.match is None:
-            raise RuntimeError("call reset() before state_dict()")
+        self._require_reset("state_dict")
         return self.match.to_dict()
 
 

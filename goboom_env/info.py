@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from goboom_env.cards import JOKER, NUM_ACTIONS, NUM_FACES, deck_faces, faces_in
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import Hand, Match, Phase
 from goboom_env.observation import ObservationEncoder
 
@@ -77,9 +77,10 @@ class PlayerView:
         hand = match.hand if match is not None else state
         if not isinstance(hand, Hand):
             raise ValueError(f"PlayerView.of needs a Match or a Hand, got {type(state).__name__}")
-        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < hand.n:
+        index = as_int(seat)
+        if index is None or not 0 <= index < hand.n:
             raise ValueError(f"seat must be in 0..{hand.n - 1}, got {seat!r}")
-        seat = int(seat)
+        seat = index
         to_move = seat == hand.current and not hand.over
         return cls(
             config=hand.config, seat=seat, hand=tuple(hand.hand_faces(seat)), sizes=tuple(hand.sizes),

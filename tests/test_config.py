@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import numpy as np
 import pytest
 
 import goboom_env
@@ -105,3 +106,94 @@ def test_env_config_arguments() -> None:
         goboom_env.raw_env(config=cfg, preset="classic")
     with pytest.raises(ValueError, match=r"config must be a goboom_env\.GameConfig"):
         goboom_env.raw_env(config={"variant": "classic"})
+
+
+# -- derived defaults are derived again unless set explicitly -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("base", "change", "field", "expected"),
+    [
+        (GameConfig(num_players=7), {"num_players": 4}, "num_decks", 1),
+        (GameConfig(num_players=4), {"num_players": 7}, "num_decks", 2),
+        (GameConfig(num_players=7, num_decks=2), {"num_players": 4}, "num_decks", 2),
+        (GameConfig(scoring="reverse"), {"scoring": "standard"}, "target_score", 200),
+        (GameConfig(scoring="reverse", target_score=100), {"scoring": "standard"}, "target_score", 100),
+        (GameConfig(variant="jokers", num_players=3), {"num_players": 4}, "rounds", 4),
+        (GameConfig(variant="jokers", num_players=3, rounds=3), {"num_players": 4}, "rounds", 3),
+        (GameConfig(), {"variant": "jokers"}, "scoring", "penalty"),
+        (GameConfig(variant="jokers"), {"variant": "classic"}, "num_jokers", 0),
+        (GameConfig(num_players=7, num_decks=2), {"num_decks": None, "num_players": 4}, "num_decks", 1),
+    ],
+)
+def test_replace_derives_defaults_again(base: GameConfig, change: dict, field: str, expected: object) -> None:
+    assert getattr(base.replace(**change), field) == expected
+    assert getattr(goboom_env.raw_env(config=base, **change).config, field) == expected
+
+
+def test_env_config_with_fields_fails_only_where_a_fresh_config_fails() -> None:
+    with pytest.raises(ValueError, match="rounds applies to variant='jokers' only"):
+        GameConfig(variant="jokers", rounds=3).replace(variant="classic")
+    with pytest.raises(ValueError, match="rounds applies to variant='jokers' only"):
+        goboom_env.env(config=GameConfig(variant="jokers", rounds=3), variant="classic")
+    with pytest.raises(ValueError, match=r"unknown configuration fields: \['bogus'\]"):
+        goboom_env.env(config=GameConfig(), bogus=1)
+
+
+_BASES = [
+    {}, {"num_players": 7}, {"num_players": 7, "num_decks": 2}, {"num_players": 3, "num_decks": 2},
+    {"scoring": "reverse"}, {"scoring": "reverse", "target_score": 100}, {"target_score": 50},
+    {"variant": "jokers"}, {"variant": "jokers", "num_players": 3}, {"variant": "jokers", "rounds": 3},
+    {"variant": "jokers", "num_jokers": 0}, {"variant": "jokers", "num_jokers": 4, "num_decks": 2},
+    {"variant": "jokers", "after_joker": "any", "hand_size": 5},
+]
+_CHANGES = [
+    {}, {"num_players": 4}, {"num_players": 7}, {"num_players": 3}, {"num_players": 12}, {"scoring": "standard"},
+    {"scoring": "reverse"}, {"variant": "jokers"}, {"variant": "classic"}, {"num_decks": None}, {"num_decks": 2},
+    {"target_score": None}, {"rounds": None}, {"rounds": 2}, {"num_jokers": 0}, {"hand_size": 5},
+    {"variant": "jokers", "num_players": 5}, {"variant": "classic", "scoring": "reverse"},
+]
+
+
+def _build(fields: dict) -> GameConfig | str:
+    """A config, or the error message building it gives."""
+    try:
+        return GameConfig(**fields)
+    except ValueError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("base", _BASES, ids=[json.dumps(b) for b in _BASES])
+def test_replace_equals_a_fresh_config_with_the_same_explicit_fields(base: dict) -> None:
+    cfg = GameConfig(**base)
+    assert GameConfig(**cfg.explicit_fields()) == cfg
+    assert {k: v for k, v in cfg.explicit_fields().items() if k in base} == base
+    for change in _CHANGES:
+        fresh = _build({**cfg.explicit_fields(), **change})
+        try:
+            replaced: GameConfig | str = cfg.replace(**change)
+        except ValueError as exc:
+            replaced = str(exc)
+        assert replaced == fresh, change
+        if isinstance(fresh, GameConfig):
+            assert replaced.explicit_fields() == fresh.explicit_fields(), change
+            assert goboom_env.raw_env(config=cfg, **change).config == fresh
+
+
+def test_explicit_fields_survive_pickling_and_are_not_compared() -> None:
+    import pickle
+
+    cfg = GameConfig(num_players=7, num_decks=2)
+    assert pickle.loads(pickle.dumps(cfg)).replace(num_players=4).num_decks == 2
+    assert cfg == GameConfig(num_players=7) and hash(cfg) == hash(GameConfig(num_players=7))
+    assert "explicit" not in repr(cfg)
+    saved = GameConfig.from_dict(cfg.to_dict())  # a saved config pins every derived value
+    assert saved == cfg and saved.replace(num_players=4).num_decks == 2
+    assert GameConfig.from_dict(GameConfig(num_players=7).explicit_fields()).replace(num_players=4).num_decks == 1
+
+
+@pytest.mark.parametrize("value", [np.int64(5), np.array(5), np.uint8(5)], ids=repr)
+def test_numpy_integer_fields_are_stored_as_ints(value: object) -> None:
+    cfg = GameConfig(num_players=value, hand_size=value)
+    assert cfg.num_players == 5 and type(cfg.num_players) is int and type(cfg.hand_size) is int
+    json.dumps(cfg.to_dict())

@@ -201,3 +201,77 @@ def test_every_agent_can_be_observed_after_the_episode(episode: str) -> None:
     for agent in env.possible_agents:  # including the seat the finished hand left "to move"
         obs = env.observe(agent)
         assert not obs["action_mask"].any() and obs["observation"].shape == (5 * 53 + 60 * 3 + 12,)
+
+
+# -- action types and calls before reset ---------------------------------------------------------------
+
+NUMPY_INT_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.intp]
+
+
+def _integer_forms(action: int) -> list[object]:
+    """Every spelling of an integer action a caller may pass: numpy scalars and 0-d arrays of
+    every integer type (``model.predict`` returns a 0-d array)."""
+    return [t(action) for t in NUMPY_INT_TYPES] + [np.array(action, dtype=t) for t in NUMPY_INT_TYPES]
+
+
+@pytest.mark.parametrize("make", [goboom_env.env, goboom_env.raw_env], ids=["env", "raw_env"])
+def test_numpy_integer_actions_act_like_ints(make: object) -> None:
+    def after_one_step(action: object) -> dict:
+        env = make(variant="jokers", num_players=3)
+        env.reset(seed=5)
+        env.step(action)
+        return env.unwrapped.state_dict()
+
+    env = make(variant="jokers", num_players=3)
+    env.reset(seed=5)
+    legal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1])
+    expected = after_one_step(legal)
+    for form in _integer_forms(legal):
+        assert after_one_step(form) == expected, repr(form)
+
+
+@pytest.mark.parametrize("make", [goboom_env.env, goboom_env.raw_env], ids=["env", "raw_env"])
+@pytest.mark.parametrize("action", [True, False, np.bool_(True), np.array(False), 3.0, "7"], ids=repr)
+def test_non_integer_actions_are_rejected_by_name(make: object, action: object) -> None:
+    env = make()
+    env.reset(seed=0)
+    before = env.unwrapped.state_dict()
+    kind = "a bool, not an integer" if "rue" in repr(action) or "alse" in repr(action) else "of type"
+    with pytest.raises(IllegalActionError, match=rf"player_\d: an action must be an integer in 0\.\.53 .*\({kind}"):
+        env.step(action)
+    assert env.unwrapped.state_dict() == before and not any(env.terminations.values())
+
+
+@pytest.mark.parametrize(
+    ("call", "method"),
+    [
+        (lambda e: e.observe("player_0"), "observe"),
+        (lambda e: e.step(0), "step"),
+        (lambda e: e.last(), "last"),
+        (lambda e: list(e.agent_iter()), "agent_iter"),
+        (lambda e: e.render(), "render"),
+        (lambda e: e.state_dict(), "state_dict"),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
+def test_raw_env_methods_before_reset_say_so(call: object, method: str) -> None:
+    env = goboom_env.raw_env(render_mode="ansi")
+    with pytest.raises(RuntimeError, match=rf"call reset\(\) before {method}\(\)"):
+        call(env)
+
+
+@pytest.mark.parametrize("name", ["agents", "num_agents", "agent_selection", "rewards", "terminations", "infos"])
+def test_raw_env_state_attributes_before_reset_say_so(name: str) -> None:
+    env = goboom_env.raw_env()
+    with pytest.raises(AttributeError, match=rf"raw_env\.{name} is not available before reset\(\)"):
+        getattr(env, name)
+    env.reset(seed=0)
+    getattr(env, name)
+
+
+@pytest.mark.parametrize("seat", [1, np.int64(1), np.array(1)], ids=repr)
+def test_render_seat_accepts_numpy_integers(seat: object) -> None:
+    env = goboom_env.raw_env(render_seat=seat)
+    assert env.render_seat == 1 and type(env.render_seat) is int
+    with pytest.raises(ValueError, match="render_seat must be None or a seat"):
+        goboom_env.raw_env(render_seat=True)
