@@ -8,6 +8,11 @@ Examples::
     goboom evaluate --preset classic-2p --pairwise --games 2000 --processes 2 --out results/pairs
     goboom evaluate --variant classic --agents ppo:runs/x/model.zip heuristic --games 1000
 
+The results appear in ``--out`` only once complete (written into a hidden sibling folder, then
+renamed): a run that fails or is interrupted (Ctrl-C, exit code 130) writes nothing and leaves an
+earlier folder untouched. An existing non-empty ``--out`` is refused unless ``--force`` replaces it;
+without ``--out`` each run gets a new folder ``results/eval-<date>-<time>``.
+
 Every :class:`~goboom_env.config.GameConfig` field has an option (``--players`` = ``num_players``);
 ``--config FILE`` reads them from JSON or TOML and ``--preset`` starts from a named preset; explicit
 options win. With fewer ``--agents`` than seats, the last spec fills the remaining seats.
@@ -21,10 +26,15 @@ import shlex
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from evaluation.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.agents import baselines
 from goboom_env.config import PRESETS, GameConfig
+
+if TYPE_CHECKING:
+    from evaluation.report import Pairwise
+    from evaluation.tournament import TournamentResult
 
 CONFIG_OPTIONS: dict[str, tuple[str, type, str]] = {
     # GameConfig field: (option, type, help)
@@ -92,38 +102,62 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> argparse.ArgumentP
     parser.add_argument("--episode", choices=("hand", "match"), default="hand", help="a game is one hand or one match")
     parser.add_argument("--processes", type=int, default=1, help="worker processes (results do not depend on it)")
     parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="output folder (default results/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder, created; an existing non-empty one is refused unless --force "
+                             "(default: a new results/eval-<date>-<time>)")
+    parser.add_argument("--force", action="store_true", help="replace an existing non-empty --out folder")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(run=run)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the evaluation described by ``args``; 0 on success, 2 on a configuration error."""
-    from rich.console import Console  # heavy imports (scipy, matplotlib) only when the command runs
-
-    from evaluation.report import print_tables, write_report
-    from evaluation.tournament import run_pairwise, run_tournament
-
+    """Run the evaluation described by ``args``: 0 on success, 2 on a bad option (before any game is
+    played), 1 when the results cannot be written. The results are saved before the tables are printed."""
     try:
         config = config_from_args(args)
-        kwargs = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes,
-                  "episode": args.episode, "progress": not args.no_progress}
-        if args.pairwise:
-            specs = list(dict.fromkeys(args.agents or baselines(config)))
-            if len(specs) < 2:
-                raise ValueError(f"--pairwise needs at least two distinct agents, got {specs}")
-            result, pairwise = None, run_pairwise(config, specs, args.games, **kwargs)
-        else:
-            agents = seat_agents(args.agents or ["heuristic", "random"], config.num_players)
-            result, pairwise = run_tournament(config, agents, args.games, **kwargs), None
+        staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force)
+        with staged as folder:
+            result, pairwise = _play(args, config)
+            report = _write(folder, staged.out, result, pairwise)
     except ValueError as exc:
         print(f"goboom evaluate: error: {exc}", file=sys.stderr)
         return 2
+    except OutputError as exc:
+        print(f"goboom evaluate: error: {exc}", file=sys.stderr)
+        return 1
+    from rich.console import Console
+
+    from evaluation.report import print_tables
+
     print_tables(result, pairwise, Console())
-    report = write_report(args.out, result, pairwise, command=_command_line())
-    print(f"report written to {report}")
+    print(f"report written to {staged.out / report.name}")
     return 0
+
+
+def _play(args: argparse.Namespace, config: GameConfig) -> tuple[TournamentResult | None, Pairwise | None]:
+    """The tournament, or the pairwise runs with ``--pairwise``; ValueError for a bad option."""
+    from evaluation.tournament import run_pairwise, run_tournament  # heavy imports only when games are played
+
+    kwargs = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes,
+              "episode": args.episode, "progress": not args.no_progress}
+    if args.pairwise:
+        specs = list(dict.fromkeys(args.agents or baselines(config)))
+        if len(specs) < 2:
+            raise ValueError(f"--pairwise needs at least two distinct agents, got {specs}")
+        return None, run_pairwise(config, specs, args.games, **kwargs)
+    agents = seat_agents(args.agents or ["heuristic", "random"], config.num_players)
+    return run_tournament(config, agents, args.games, **kwargs), None
+
+
+def _write(folder: Path, out: Path, result: TournamentResult | None, pairwise: Pairwise | None) -> Path:
+    """Every report file into ``folder`` (staged for ``out``); an OSError (disk full, ...) becomes an OutputError."""
+    from evaluation.report import write_report
+
+    try:
+        return write_report(folder, result, pairwise, command=_command_line())
+    except OSError as exc:
+        raise OutputError(f"cannot write the results to {out}: {exc.strerror or exc}") from exc
 
 
 def seat_agents(specs: list[str], num_players: int) -> list[str]:

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import csv
 import json
+import multiprocessing
+import signal
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -243,9 +246,53 @@ def _play_range(config: GameConfig, agents: Sequence[str], seed: int, duplicate:
     return out
 
 
-def _chunk_worker(config_dict: dict[str, Any], agents: list[str], seed: int, duplicate: bool, episode: str,
-                  start: int, stop: int) -> list[GameRecord]:
+def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) -> list[GameRecord]:
+    """One worker's chunk: ``(config dict, agents, seed, duplicate, episode, start, stop)``."""
+    config_dict, agents, seed, duplicate, episode, start, stop = job
     return _play_range(GameConfig.from_dict(config_dict), agents, seed, duplicate, episode, range(start, stop))
+
+
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C reaches the whole process group, but only the parent acts on it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore Ctrl-C for a moment (main thread only): a second one must not interrupt stopping the workers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: bool, episode: str, total: int,
+                   processes: int, bar: tqdm) -> list[GameRecord]:
+    """Play every game on a pool of worker processes, chunks in any order.
+
+    The first failing chunk, or a Ctrl-C in the parent, terminates every worker at once: nothing keeps
+    playing the rest of the tournament, and no worker outlives the call."""
+    size = max(1, min(200, total // (processes * 8)))
+    jobs = [(config.to_dict(), agents, seed, duplicate, episode, a, b) for a, b in _chunks(total, size)]
+    records: list[GameRecord] = []
+    pool = multiprocessing.Pool(processes, initializer=_ignore_sigint)  # the platform's start method
+    try:
+        for chunk in pool.imap_unordered(_chunk_job, jobs):
+            records += chunk
+            bar.update(len(chunk))
+        pool.close()
+    except BaseException:
+        with _sigint_ignored():
+            pool.terminate()
+        raise
+    finally:
+        with _sigint_ignored():
+            pool.join()
+    return records
 
 
 def _chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
@@ -268,7 +315,8 @@ def run_tournament(
 
     With ``processes > 1`` the games are played by worker processes started the platform's way (fork
     on Linux up to Python 3.13); where they are spawned, a script calling this at import level needs
-    the usual ``if __name__ == "__main__":`` guard."""
+    the usual ``if __name__ == "__main__":`` guard. An agent's error, or Ctrl-C, stops every worker at
+    once and is raised here (the games played so far are dropped)."""
     _check_args(config, agents, games, seed, processes, episode)
     n = config.num_players
     total = -(-games // n) * n if duplicate else games
@@ -276,26 +324,17 @@ def run_tournament(
     for spec in dict.fromkeys(agents):
         make_agent(spec, config, 0)  # fail fast on a bad spec, before any process starts
     started = time.perf_counter()
-    bar = tqdm(total=total, desc=f"{config.variant} {n}p: {' vs '.join(dict.fromkeys(agents))}",
-               disable=not progress, unit="game", leave=False)
-    if processes == 1:
-        pool = _Seats(config)
-        records = []
-        for start, stop in _chunks(total, 50):
-            records += _play_range(config, agents, seed, duplicate, episode, range(start, stop), pool)
-            bar.update(stop - start)
-    else:
-        size = max(1, min(200, total // (processes * 8)))
-        records = []
-        with ProcessPoolExecutor(max_workers=processes) as ex:  # the platform's start method
-            futures = [ex.submit(_chunk_worker, config.to_dict(), agents, seed, duplicate, episode, a, b)
-                       for a, b in _chunks(total, size)]
-            for fut in as_completed(futures):
-                chunk = fut.result()
-                records += chunk
-                bar.update(len(chunk))
-        records.sort(key=lambda r: r.index)
-    bar.close()
+    with tqdm(total=total, desc=f"{config.variant} {n}p: {' vs '.join(dict.fromkeys(agents))}",
+              disable=not progress, unit="game", leave=False) as bar:
+        if processes == 1:
+            pool = _Seats(config)
+            records = []
+            for start, stop in _chunks(total, 50):
+                records += _play_range(config, agents, seed, duplicate, episode, range(start, stop), pool)
+                bar.update(stop - start)
+        else:
+            records = _play_parallel(config, agents, seed, duplicate, episode, total, processes, bar)
+            records.sort(key=lambda r: r.index)
     return TournamentResult(config, agents, records, seed, duplicate, episode,
                             time.perf_counter() - started, processes)
 

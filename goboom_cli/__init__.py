@@ -1,31 +1,70 @@
 """The one command-line entry point, ``goboom``: sub-commands from the evaluation and training packages.
 
 Each sub-command lives next to the code it drives and is registered here by module name, so
-``goboom --help`` works even where an optional extra (torch, ray) is not installed.
+``goboom --help`` works even where an optional extra (torch, ray) is not installed. Before a
+sub-command runs, the modules of the extra it needs are looked up (not imported): a missing one is
+reported with the ``pip install`` line that adds it, exit code 2. Ctrl-C ends any sub-command with
+one line on stderr and exit code 130; a closed output pipe (``goboom evaluate ... | head``) ends it
+quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    # name: (module that defines add_parser(subparsers) and run(args), one-line help)
-    "play": ("goboom_cli.play", "play a game in the terminal against baseline agents"),
-    "evaluate": ("evaluation.cli", "run a tournament between agents and write a report"),
-    "train": ("training.cli", "train a MaskablePPO agent by self-play (stable-baselines3)"),
-    "train-rllib": ("training.rllib_cli", "train a multi-agent PPO agent on Ray RLlib"),
-    "demo": ("training.demo", "train a small agent on the default configuration and evaluate it"),
+SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
+    # name: (module that defines add_parser(subparsers) and run(args), one-line help, extra it needs)
+    "play": ("goboom_cli.play", "play a game in the terminal against baseline agents", None),
+    "evaluate": ("evaluation.cli", "run a tournament between agents and write a report", "eval"),
+    "train": ("training.cli", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),
+    "train-rllib": ("training.rllib_cli", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
+    "demo": ("training.demo", "train a small agent on the default configuration and evaluate it", "train"),
 }
+
+EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # extra of pyproject.toml: (the modules it installs, the extras it includes)
+    "eval": (("matplotlib", "openskill", "scipy"), ()),
+    "vector": (("numba",), ()),
+    "train": (("torch", "stable_baselines3", "sb3_contrib", "tensorboard"), ("eval", "vector")),
+    "rllib": (("ray",), ("train",)),
+}
+INTERRUPTED = 130
+"""Exit code after Ctrl-C (128 + SIGINT), as a shell reports it."""
+
+
+def extra_modules(extra: str) -> list[str]:
+    """Every module the extra installs, those of the extras it includes first."""
+    modules, included = EXTRAS[extra]
+    return [m for inner in included for m in extra_modules(inner)] + list(modules)
+
+
+def extra_of(module: str) -> str | None:
+    """The smallest extra that installs ``module`` (a dotted name counts by its top package), or None."""
+    top = module.partition(".")[0]
+    return next((extra for extra, (modules, _) in EXTRAS.items() if top in modules), None)
+
+
+def missing_module(extra: str) -> str | None:
+    """The first module of ``extra`` that cannot be found (found, not imported: this stays fast)."""
+    return next((m for m in extra_modules(extra) if importlib.util.find_spec(m) is None), None)
+
+
+def install_hint(command: str, module: str, extra: str) -> str:
+    """The one-line error for a missing optional module."""
+    return (f"goboom {command}: error: this command needs the optional dependency {module!r}, which is not "
+            f'installed; install it with: pip install "goboom-env[{extra}]"')
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``goboom`` argument parser with every sub-command whose module imports."""
     parser = argparse.ArgumentParser(prog="goboom", description="Go Boom RL environment tools.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module_name, help_text) in SUBCOMMANDS.items():
+    for name, (module_name, help_text, _) in SUBCOMMANDS.items():
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
@@ -38,13 +77,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen sub-command; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    missing = getattr(args, "_missing", None)
-    if missing is not None:
-        parser.error(f"'{args.command}' needs an optional dependency: {missing}. "
-                     "Install the matching extra, e.g. pip install 'goboom-env[train]'.")
-    return int(args.run(args) or 0)
+    command = ""
+    try:
+        args = build_parser().parse_args(argv)
+        command = args.command
+        stub: ImportError | None = getattr(args, "_missing", None)
+        if stub is not None:  # the sub-command's module itself did not import
+            raise stub
+        extra = SUBCOMMANDS[command][2]
+        module = missing_module(extra) if extra else None
+        if extra and module:
+            print(install_hint(command, module, extra_of(module) or extra), file=sys.stderr)
+            return 2
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        print(f"goboom {command}: interrupted" if command else "goboom: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    except ModuleNotFoundError as exc:  # an optional module imported late, e.g. by an agent spec
+        late = extra_of(exc.name or "")
+        if late is None:
+            raise
+        print(install_hint(command, exc.name or "", late), file=sys.stderr)
+        return 2
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``| head``): send what is still buffered to /dev/null, so that
+    Python's final flush does not fail again (the recipe of the ``signal`` module's documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":
