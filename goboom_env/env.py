@@ -92,6 +92,10 @@ chooses it. Every turn is a decision.
 
 With two decks, playing a face plays one of the two identical cards.
 
+`step` takes a Python `int`, any numpy integer or a 0-d integer array (what a policy's `predict`
+returns); a bool or any other type raises `IllegalActionError`. Through `env()`, an integer outside
+0-53 fails PettingZoo's `AssertOutOfBoundsWrapper` (`AssertionError`).
+
 ### Rewards
 
 `reward="win"`: zero-sum, at the end of the episode. With `k` co-winners among `n` players a
@@ -105,8 +109,12 @@ episode modes): each seat's *gain* is the points it scored (standard scoring, R1
 the points it added to its total (reverse and jokers penalty scoring, R1.12, R2.11); the reward
 is the gain minus the mean gain over the seats, divided by 100.
 
-Rewards always sum to zero. An illegal action through `env()` ends the game with `-1` for the
-offender (PettingZoo's TerminateIllegalWrapper); `raw_env` raises `IllegalActionError`.
+Rewards sum to zero over every episode that is played by the rules, in both reward modes. The
+one exception is an illegal move through `env()`: an action that the action mask forbids ends the
+episode at once, PettingZoo's classic-env convention (TerminateIllegalWrapper). The offender gets
+`-1`, every other agent `0`, and every agent is terminated and truncated, so the rewards of that
+episode sum to `-1` (earlier hands of a `reward="points"` match paid rewards that sum to zero).
+`raw_env` has no such exception: it raises `IllegalActionError` and leaves the game unchanged.
 
 ### Version History
 

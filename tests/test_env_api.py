@@ -275,3 +275,58 @@ def test_render_seat_accepts_numpy_integers(seat: object) -> None:
     assert env.render_seat == 1 and type(env.render_seat) is int
     with pytest.raises(ValueError, match="render_seat must be None or a seat"):
         goboom_env.raw_env(render_seat=True)
+
+
+# -- rewards: what the documentation promises ---------------------------------------------------------------
+
+
+def _episode_totals(env: object, seed: int, illegal_at: int | None) -> tuple[dict[str, float], str | None]:
+    """Play one episode with random legal moves (an illegal one at decision ``illegal_at``); each
+    agent's total reward as read from ``last()``, and the offender."""
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    offender, decision = None, 0
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        totals[agent] += reward
+        if term or trunc:
+            env.step(None)
+            continue
+        mask = obs["action_mask"]
+        if decision == illegal_at:
+            offender = agent
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # PettingZoo warns about the illegal move
+                env.step(int(np.flatnonzero(mask == 0)[0]))
+            assert all(env.terminations.values()) and all(env.truncations.values())
+        else:
+            env.step(int(rng.choice(np.flatnonzero(mask))))
+        decision += 1
+    return totals, offender
+
+
+def test_rewards_sum_as_the_documentation_says() -> None:
+    import importlib
+    import re
+
+    doc = " ".join(importlib.import_module("goboom_env.env").__doc__.split())
+    assert "Rewards always sum to zero" not in doc
+    assert "Rewards sum to zero over every episode that is played by the rules, in both reward modes" in doc
+    found = re.search(r"The offender gets `(-?\d+)`, every other agent `(-?\d+)`, .* episode sum to `(-?\d+)`", doc)
+    assert found, "the Rewards section no longer states the illegal-move exception"
+    offender_reward, others_reward, episode_sum = (float(x) for x in found.groups())
+    for reward in ("win", "points"):
+        for episode in ("hand", "match"):
+            for seed in range(3):
+                env = goboom_env.env(variant="jokers", num_players=3, episode=episode, reward=reward)
+                totals, _ = _episode_totals(env, seed, None)
+                assert sum(totals.values()) == pytest.approx(0.0, abs=1e-9)
+                for illegal_at in (0, 7 * seed + 3, 60):
+                    totals, offender = _episode_totals(env, seed, illegal_at)
+                    if offender is None:  # the episode ended before that decision
+                        continue
+                    assert sum(totals.values()) == pytest.approx(episode_sum, abs=1e-9)
+                    if episode == "hand" or reward == "win":  # nothing was paid before the illegal move
+                        assert totals[offender] == offender_reward
+                        assert all(v == others_reward for a, v in totals.items() if a != offender)
