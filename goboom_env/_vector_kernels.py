@@ -1,0 +1,616 @@
+"""Compiled kernels of :mod:`goboom_env.vector`: the rules of :mod:`goboom_env.engine` over a struct of
+arrays, one row per game (private; the public API and the state layout are in ``vector.py``).
+
+Every function mirrors a method of :class:`goboom_env.engine.Hand` or of the env (named in its
+docstring) statement for statement, so that the differential test can hold them to the same results.
+All kernels take the state arrays in the order of :data:`STATE` and the configuration as ``cfg``
+(an int64 array indexed by the ``C_*`` constants).
+
+Card sets are uint64 bitmasks (bit ``f`` = face ``f``; bit 53 = DRAW_OR_PASS), as in the engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+JOKER = 52
+DRAW = 53
+NUM_FACES = 53
+NOT_PLAYED = -1
+PASSED = -2
+
+# phases (goboom_env.engine.Phase)
+LEAD, FOLLOW, DISCARD, OVER = 0, 1, 2, 3
+
+# columns of the per-game scalar array ``g`` [B, G_FIELDS]
+G_DEALER = 0
+G_CURRENT = 1
+G_PHASE = 2
+G_LEADER = 3
+G_LED = 4
+G_BEST_FACE = 5
+G_BEST_SEAT = 6
+G_TURNS = 7
+G_PASSES = 8
+G_TOP = 9
+G_MATCH = 10
+G_WINNER = 11
+G_BLOCKED = 12
+G_STOCK_HEAD = 13
+G_STOCK_LEN = 14
+G_HANDS_PLAYED = 15
+G_FINISHED = 16
+"""1 once a game is over and waits for :meth:`VectorGame.reset` (``autoreset=False``)."""
+G_FIELDS = 17
+
+STATE = ("g", "counts", "hmask", "sizes", "drawn", "trick", "scores", "seen", "deck", "stock", "legal", "rng")
+"""The state arrays, in the order every kernel takes them (see ``vector.py`` for shapes and dtypes)."""
+
+# entries of the int64 configuration array ``cfg``
+C_N = 0
+C_HAND_SIZE = 1
+C_DECK_SIZE = 2
+C_CLASSIC = 3
+C_AFTER_ANY = 4
+C_SCORING = 5
+"""0 standard (R1.11), 1 reverse (R1.12), 2 penalty (R2.11)."""
+C_TARGET = 6
+C_ROUNDS = 7
+"""Jokers rounds per match; 0 in classic."""
+C_SCORE_SCALE = 8
+C_MATCH_EPISODE = 9
+C_POINTS_REWARD = 10
+C_AUTORESET = 11
+C_FIELDS = 12
+
+STANDARD, REVERSE, PENALTY = 0, 1, 2
+
+# entries of the observation offsets array ``off`` (goboom_env.observation.layout order)
+O_HAND, O_SEEN, O_LED, O_TRICK, O_TRICK_PASSED, O_LEADER, O_TOP, O_MATCH = 0, 1, 2, 3, 4, 5, 6, 7
+O_HAND_SIZES, O_DRAWN, O_STOCK, O_TO_MOVE, O_DEALER, O_SCORES, O_PASSES, O_PROGRESS, O_FLAGS = (
+    8, 9, 10, 11, 12, 13, 14, 15, 16)
+
+_ONE = np.uint64(1)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_INV_2_53 = 1.0 / 9007199254740992.0
+
+
+# -- randomness: one splitmix64 stream per game ------------------------------------------------------
+
+
+@njit(cache=True)
+def _next_u64(rng, b):
+    """Advance game ``b``'s splitmix64 state and return the next 64 random bits."""
+    z = rng[b] + _GOLDEN
+    rng[b] = z
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _below(rng, b, k):
+    """A uniform integer in ``0..k-1`` from game ``b``'s stream (53-bit float, bias < k / 2**53)."""
+    u = np.float64(_next_u64(rng, b) >> np.uint64(11)) * _INV_2_53
+    return int(u * k)
+
+
+@njit(cache=True)
+def _shuffle_deck(rng, b, deck, base):
+    """Fisher-Yates shuffle of the deck multiset ``base`` into ``deck[b]`` (index 0 = top)."""
+    size = base.shape[0]
+    row = deck[b]
+    for i in range(size):
+        row[i] = base[i]
+    for i in range(size - 1, 0, -1):
+        j = _below(rng, b, i + 1)
+        tmp = row[i]
+        row[i] = row[j]
+        row[j] = tmp
+
+
+# -- the deal (Hand.__init__, Hand._turn_up) ---------------------------------------------------------
+
+
+@njit(cache=True)
+def _pop_stock(g, stock, b, size):
+    """Take the top card of game ``b``'s stock (a ring buffer over ``stock[b]``)."""
+    head = g[b, G_STOCK_HEAD]
+    face = stock[b, head]
+    g[b, G_STOCK_HEAD] = head + 1 if head + 1 < size else 0
+    g[b, G_STOCK_LEN] -= 1
+    return face
+
+
+@njit(cache=True)
+def _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, stock):
+    """Deal ``deck[b]`` from ``dealer`` (R1.3, R2.3) and set up the first turn, as Hand.__init__."""
+    n = cfg[C_N]
+    size = cfg[C_DECK_SIZE]
+    for s in range(n):
+        hmask[b, s] = 0
+        sizes[b, s] = cfg[C_HAND_SIZE]
+        drawn[b, s] = 0
+        trick[b, s] = NOT_PLAYED
+        for f in range(NUM_FACES):
+            counts[b, s, f] = 0
+    for f in range(NUM_FACES):
+        seen[b, f] = 0
+    dealt = cfg[C_HAND_SIZE] * n
+    first = dealer + 1
+    for i in range(dealt):
+        face = deck[b, i]
+        s = (first + i) % n
+        counts[b, s, face] += 1
+        hmask[b, s] |= _ONE << np.uint64(face)
+    for i in range(size - dealt):
+        stock[b, i] = deck[b, dealt + i]
+    g[b, G_STOCK_HEAD] = 0
+    g[b, G_STOCK_LEN] = size - dealt
+    g[b, G_DEALER] = dealer
+    g[b, G_CURRENT] = (dealer + 1) % n
+    g[b, G_LEADER] = -1
+    g[b, G_LED] = -1
+    g[b, G_BEST_FACE] = -1
+    g[b, G_BEST_SEAT] = -1
+    g[b, G_TURNS] = 0
+    g[b, G_PASSES] = 0
+    g[b, G_TOP] = -1
+    g[b, G_MATCH] = -1
+    g[b, G_WINNER] = -1
+    g[b, G_BLOCKED] = 0
+    if cfg[C_CLASSIC]:
+        g[b, G_PHASE] = LEAD
+        return
+    g[b, G_PHASE] = DISCARD
+    while True:  # R2.3: turn up the top card; a joker goes to the bottom of the stock instead
+        face = _pop_stock(g, stock, b, size)
+        if face == JOKER:
+            tail = g[b, G_STOCK_HEAD] + g[b, G_STOCK_LEN]
+            stock[b, tail % size] = face
+            g[b, G_STOCK_LEN] += 1
+            continue
+        g[b, G_TOP] = face
+        g[b, G_MATCH] = face
+        seen[b, face] += 1
+        return
+
+
+@njit(cache=True)
+def _new_game(b, dealer, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng):
+    """Start a fresh match in game ``b``: zero scores, dealer (random when ``dealer < 0``), shuffled deck."""
+    n = cfg[C_N]
+    if dealer < 0:
+        dealer = _below(rng, b, n)
+    _shuffle_deck(rng, b, deck, base)
+    for s in range(n):
+        scores[b, s] = 0
+    g[b, G_HANDS_PLAYED] = 0
+    g[b, G_FINISHED] = 0
+    _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, stock)
+
+
+# -- legality (Hand.legal_mask) ---------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _legal_mask(b, cfg, match_masks, boom, g, hmask):
+    """Legal actions of the player to move as a bitmask over the 54 actions (R3.2)."""
+    phase = g[b, G_PHASE]
+    if phase == OVER:
+        return np.uint64(0)
+    hand = hmask[b, g[b, G_CURRENT]]
+    draw_bit = _ONE << np.uint64(DRAW)
+    if phase == LEAD:
+        return hand
+    if phase == FOLLOW:
+        follow = hand & match_masks[g[b, G_LED]]
+        return follow if follow else draw_bit
+    if cfg[C_AFTER_ANY] and g[b, G_TOP] == JOKER:
+        matching = hand & ~boom
+    else:
+        matching = hand & match_masks[g[b, G_MATCH]] & ~boom
+    if matching:
+        return matching | (hand & boom)
+    return (hand & boom) | draw_bit
+
+
+# -- moves (Hand._classic_step, Hand._jokers_step and helpers) -------------------------------------------
+
+
+@njit(cache=True)
+def _give(b, seat, face, counts, hmask, sizes):
+    counts[b, seat, face] += 1
+    hmask[b, seat] |= _ONE << np.uint64(face)
+    sizes[b, seat] += 1
+
+
+@njit(cache=True)
+def _take(b, seat, face, counts, hmask, sizes):
+    left = counts[b, seat, face] - 1
+    counts[b, seat, face] = left
+    if left == 0:
+        hmask[b, seat] &= ~(_ONE << np.uint64(face))
+    sizes[b, seat] -= 1
+
+
+@njit(cache=True)
+def _go_out(b, seat, g):
+    g[b, G_WINNER] = seat
+    g[b, G_PHASE] = OVER
+
+
+@njit(cache=True)
+def _classic_next(b, seat, n, g, trick):
+    """The next turn of the trick, or the trick's end: its winner leads (R1.7, R1.8)."""
+    g[b, G_TURNS] += 1
+    if g[b, G_TURNS] < n:
+        g[b, G_CURRENT] = (seat + 1) % n
+        return
+    g[b, G_CURRENT] = g[b, G_BEST_SEAT]
+    g[b, G_PHASE] = LEAD
+    g[b, G_TURNS] = 0
+    for s in range(n):
+        trick[b, s] = NOT_PLAYED
+    g[b, G_LEADER] = -1
+    g[b, G_LED] = -1
+    g[b, G_BEST_FACE] = -1
+    g[b, G_BEST_SEAT] = -1
+
+
+@njit(cache=True)
+def _classic_play(b, seat, face, n, g, trick, sizes, seen):
+    seen[b, face] += 1
+    trick[b, seat] = face
+    if g[b, G_PHASE] == LEAD:
+        g[b, G_PHASE] = FOLLOW
+        g[b, G_LEADER] = seat
+        g[b, G_BEST_SEAT] = seat
+        g[b, G_LED] = face
+        g[b, G_BEST_FACE] = face
+    elif face // 13 == g[b, G_LED] // 13 and face > g[b, G_BEST_FACE]:  # R1.7: first of twins wins
+        g[b, G_BEST_FACE] = face
+        g[b, G_BEST_SEAT] = seat
+    if sizes[b, seat] == 0:
+        _go_out(b, seat, g)  # R1.9, even mid-trick or on the lead
+        return
+    _classic_next(b, seat, n, g, trick)
+
+
+@njit(cache=True)
+def _classic_step(b, action, cfg, match_masks, g, counts, hmask, sizes, drawn, trick, seen, stock):
+    n = cfg[C_N]
+    seat = g[b, G_CURRENT]
+    if action != DRAW:
+        _take(b, seat, action, counts, hmask, sizes)
+        _classic_play(b, seat, action, n, g, trick, sizes, seen)
+        return
+    match = match_masks[g[b, G_LED]]
+    size = cfg[C_DECK_SIZE]
+    count = 0
+    while g[b, G_STOCK_LEN] > 0:  # R1.6: draw until a card matches the led card, then play it
+        face = _pop_stock(g, stock, b, size)
+        count += 1
+        if (match >> np.uint64(face)) & _ONE:
+            drawn[b, seat] += count
+            _classic_play(b, seat, face, n, g, trick, sizes, seen)
+            return
+        _give(b, seat, face, counts, hmask, sizes)
+    drawn[b, seat] += count
+    trick[b, seat] = PASSED
+    _classic_next(b, seat, n, g, trick)
+
+
+@njit(cache=True)
+def _jokers_step(b, action, cfg, boom, g, counts, hmask, sizes, drawn, seen, stock):
+    n = cfg[C_N]
+    seat = g[b, G_CURRENT]
+    size = cfg[C_DECK_SIZE]
+    if action == DRAW:  # R2.7: draw exactly one, or pass on an empty stock
+        if g[b, G_STOCK_LEN] > 0:
+            _give(b, seat, _pop_stock(g, stock, b, size), counts, hmask, sizes)
+            drawn[b, seat] += 1
+        else:
+            g[b, G_PASSES] += 1
+            if g[b, G_PASSES] == n:  # R2.10
+                g[b, G_BLOCKED] = 1
+                g[b, G_PHASE] = OVER
+                return
+        g[b, G_CURRENT] = (seat + 1) % n
+        return
+    _take(b, seat, action, counts, hmask, sizes)
+    seen[b, action] += 1
+    g[b, G_PASSES] = 0
+    g[b, G_TOP] = action
+    if (boom >> np.uint64(action)) & _ONE:  # R2.6, R2.8
+        if action != JOKER:
+            g[b, G_MATCH] = action
+        for k in range(1, n):
+            if g[b, G_STOCK_LEN] == 0:
+                break
+            other = (seat + k) % n
+            _give(b, other, _pop_stock(g, stock, b, size), counts, hmask, sizes)
+            drawn[b, other] += 1
+    else:
+        g[b, G_MATCH] = action
+    if sizes[b, seat] == 0:
+        _go_out(b, seat, g)  # R2.9
+        return
+    g[b, G_CURRENT] = (seat + 1) % n
+
+
+# -- the end of a hand (raw_env._end_hand, score_deltas, match_winners, win_rewards, points_rewards) ----
+
+
+@njit(cache=True)
+def _hand_points(b, n, points, counts, hmask, out):
+    """Points of the cards left in each hand (R1.10, R2.11) into ``out[:n]``."""
+    for s in range(n):
+        total = 0
+        bits = hmask[b, s]
+        f = 0
+        while bits:
+            if bits & _ONE:
+                total += counts[b, s, f] * points[f]
+            bits >>= _ONE
+            f += 1
+        out[s] = total
+
+
+@njit(cache=True)
+def _score_deltas(cfg, winner, pts, out):
+    """R1.11 (standard: the winner takes all), R1.12 / R2.11 (everyone adds their own points)."""
+    n = cfg[C_N]
+    if cfg[C_SCORING] == STANDARD:
+        total = 0
+        for s in range(n):
+            out[s] = 0
+            total += pts[s]
+        if winner >= 0:
+            out[winner] = total
+        return
+    for s in range(n):
+        out[s] = pts[s]
+
+
+@njit(cache=True)
+def _win_rewards(n, is_winner, rewards, b):
+    """Zero-sum win reward: each of k winners gets (n/k - 1)/(n - 1), the others -1/(n - 1)."""
+    k = 0
+    for s in range(n):
+        k += is_winner[s]
+    if k == 0:
+        return
+    for s in range(n):
+        if is_winner[s]:
+            rewards[b, s] = np.float32((n / k - 1.0) / (n - 1))
+        else:
+            rewards[b, s] = np.float32(-1.0 / (n - 1))
+
+
+@njit(cache=True)
+def _lowest(n, values, out):
+    """``out[s] = 1`` for the seats holding the lowest value (co-winners)."""
+    low = values[0]
+    for s in range(1, n):
+        if values[s] < low:
+            low = values[s]
+    for s in range(n):
+        out[s] = 1 if values[s] == low else 0
+
+
+@njit(cache=True)
+def _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
+    """Score a finished hand; write this step's rewards; return True when the episode ends."""
+    n = cfg[C_N]
+    pts = work[0]
+    deltas = work[1]
+    winners = work[2]
+    _hand_points(b, n, points, counts, hmask, pts)
+    winner = g[b, G_WINNER]
+    if cfg[C_POINTS_REWARD]:
+        _score_deltas(cfg, winner, pts, deltas)
+        sign = 1 if cfg[C_SCORING] == STANDARD else -1
+        total = 0
+        for s in range(n):
+            total += sign * deltas[s]
+        mean = total / n
+        for s in range(n):
+            rewards[b, s] = np.float32((sign * deltas[s] - mean) / 100.0)
+    if not cfg[C_MATCH_EPISODE]:
+        if winner >= 0:
+            for s in range(n):
+                winners[s] = 1 if s == winner else 0
+        else:
+            _lowest(n, pts, winners)  # R2.10: after a blocked round, the fewest hand points win
+        if not cfg[C_POINTS_REWARD]:
+            _win_rewards(n, winners, rewards, b)
+        return True
+    _score_deltas(cfg, winner, pts, deltas)
+    for s in range(n):
+        scores[b, s] += deltas[s]
+    g[b, G_HANDS_PLAYED] += 1
+    over = False
+    scoring = cfg[C_SCORING]
+    if scoring == STANDARD:  # R1.11
+        for s in range(n):
+            winners[s] = 1 if scores[b, s] >= cfg[C_TARGET] else 0
+            over = over or winners[s] == 1
+    else:
+        if scoring == REVERSE:  # R1.12
+            for s in range(n):
+                over = over or scores[b, s] >= cfg[C_TARGET]
+        else:  # R2.2, R2.12
+            over = g[b, G_HANDS_PLAYED] >= cfg[C_ROUNDS]
+        if over:
+            _lowest(n, scores[b], winners)
+    if over and not cfg[C_POINTS_REWARD]:
+        _win_rewards(n, winners, rewards, b)
+    return over
+
+
+# -- the observation (ObservationEncoder.encode) and the mask ------------------------------------------
+
+
+@njit(cache=True)
+def _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, row):
+    """Write game ``b`` seen from ``seat`` into ``row``, value for value as ObservationEncoder.encode."""
+    n = cfg[C_N]
+    row[:] = 0.0
+    o = off[O_HAND]
+    for f in range(NUM_FACES):
+        c = counts[b, seat, f]
+        if c:
+            row[o + f] = np.float32(c) * scale[o + f]
+    o = off[O_SEEN]
+    for f in range(NUM_FACES):
+        c = seen[b, f]
+        if c:
+            row[o + f] = np.float32(c) * scale[o + f]
+    row[off[O_DEALER] + (g[b, G_DEALER] - seat) % n] = 1.0
+    if g[b, G_PHASE] != OVER:
+        row[off[O_TO_MOVE] + (g[b, G_CURRENT] - seat) % n] = 1.0
+    if cfg[C_CLASSIC]:
+        led = g[b, G_LED]
+        if led >= 0:
+            row[off[O_LED] + led] = 1.0
+            row[off[O_LEADER] + (g[b, G_LEADER] - seat) % n] = 1.0
+            for rel in range(n):
+                played = trick[b, (seat + rel) % n]
+                if played >= 0:
+                    row[off[O_TRICK] + rel * NUM_FACES + played] = 1.0
+                elif played == PASSED:
+                    row[off[O_TRICK_PASSED] + rel] = 1.0
+    else:
+        row[off[O_TOP] + g[b, G_TOP]] = 1.0
+        row[off[O_MATCH] + g[b, G_MATCH]] = 1.0
+    o_sizes = off[O_HAND_SIZES]
+    o_drawn = off[O_DRAWN]
+    o_scores = off[O_SCORES]
+    score_scale = np.float64(cfg[C_SCORE_SCALE])
+    for rel in range(n):
+        other = (seat + rel) % n
+        row[o_sizes + rel] = np.float32(sizes[b, other]) * scale[o_sizes + rel]
+        row[o_drawn + rel] = np.float32(drawn[b, other]) * scale[o_drawn + rel]
+        row[o_scores + rel] = np.float32(scores[b, other] / score_scale)
+    row[off[O_STOCK]] = np.float32(g[b, G_STOCK_LEN] * (1.0 / cfg[C_DECK_SIZE]))
+    row[off[O_PASSES]] = np.float32(g[b, G_PASSES] / n)
+    if cfg[C_ROUNDS]:
+        row[off[O_PROGRESS]] = np.float32(g[b, G_HANDS_PLAYED] / cfg[C_ROUNDS])
+    o = off[O_FLAGS]
+    for i in range(9):
+        row[o + i] = scale[o + i]
+
+
+@njit(cache=True)
+def _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal,
+                   obs, mask, seat_out):
+    """Observation, mask and seat of game ``b`` for the seat to move (the mask is zero once over)."""
+    seat = g[b, G_CURRENT]
+    seat_out[b] = seat
+    bits = legal[b]
+    for a in range(DRAW + 1):
+        mask[b, a] = (bits >> np.uint64(a)) & _ONE
+    _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, obs[b])
+
+
+# -- the batch kernels ---------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def reset_games(decks, dealers, cfg, base, match_masks, boom, off, scale,
+                g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
+                obs, mask, seat_out):
+    """Start every game: ``decks`` [B, D] (or an empty [0, 0] array: shuffle) and ``dealers`` [B]
+    (``-1`` = random) fix each first deal."""
+    batch = g.shape[0]
+    given = decks.shape[0] > 0
+    for b in range(batch):
+        if given:
+            for i in range(decks.shape[1]):
+                deck[b, i] = decks[b, i]
+            n = cfg[C_N]
+            dealer = dealers[b] if dealers[b] >= 0 else _below(rng, b, n)
+            for s in range(n):
+                scores[b, s] = 0
+            g[b, G_HANDS_PLAYED] = 0
+            g[b, G_FINISHED] = 0
+            _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, stock)
+        else:
+            _new_game(b, dealers[b], cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck,
+                      stock, rng)
+        legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
+        _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
+                       seat_out)
+
+
+@njit(cache=True)
+def first_illegal(actions, g, legal):
+    """Index of the first live game whose action is not legal, or -1."""
+    for b in range(actions.shape[0]):
+        if g[b, G_FINISHED]:
+            continue
+        a = actions[b]
+        if a < 0 or a > DRAW or not (legal[b] >> np.uint64(a)) & _ONE:
+            return b
+    return -1
+
+
+@njit(cache=True)
+def step_games(actions, cfg, base, match_masks, boom, points, off, scale,
+               g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
+               obs, mask, seat_out, rewards, done):
+    """Apply one action in every game, end hands and matches, re-deal, and write all outputs."""
+    batch = g.shape[0]
+    n = cfg[C_N]
+    work = np.zeros((3, n), np.int64)
+    for b in range(batch):
+        for s in range(n):
+            rewards[b, s] = 0.0
+        done[b] = False
+        if g[b, G_FINISHED]:
+            done[b] = True
+            _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs,
+                           mask, seat_out)
+            continue
+        if cfg[C_CLASSIC]:
+            _classic_step(b, actions[b], cfg, match_masks, g, counts, hmask, sizes, drawn, trick, seen, stock)
+        else:
+            _jokers_step(b, actions[b], cfg, boom, g, counts, hmask, sizes, drawn, seen, stock)
+        if g[b, G_PHASE] == OVER:
+            if _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
+                done[b] = True
+                if cfg[C_AUTORESET]:
+                    _new_game(b, -1, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck,
+                              stock, rng)
+                else:
+                    g[b, G_FINISHED] = 1
+            else:  # the match goes on: the deal passes to the left (R1.2, R2.2)
+                _shuffle_deck(rng, b, deck, base)
+                _deal(b, (g[b, G_DEALER] + 1) % n, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck,
+                      stock)
+        legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
+        _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
+                       seat_out)
+
+
+@njit(cache=True)
+def sample_legal(mask, uniforms, out):
+    """``out[b]``: the legal action of ``mask[b]`` at rank ``floor(uniforms[b] * legal count)``."""
+    for b in range(mask.shape[0]):
+        count = 0
+        for a in range(mask.shape[1]):
+            count += mask[b, a] != 0
+        if count == 0:
+            out[b] = -1
+            continue
+        pick = int(uniforms[b] * count)
+        for a in range(mask.shape[1]):
+            if mask[b, a] != 0:
+                if pick == 0:
+                    out[b] = a
+                    break
+                pick -= 1

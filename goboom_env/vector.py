@@ -1,0 +1,294 @@
+"""Batched Go Boom: ``B`` independent games stepped together in compiled code (numba).
+
+:class:`VectorGame` plays the rules of :mod:`goboom_env.engine` for every :class:`GameConfig`
+(classic 2-12 players, any number of decks, standard and reverse scoring; jokers with any number
+of jokers, aces mode, ``after_joker``; hand and match episodes; win and points rewards) and returns,
+for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the same action ids
+(RULES.md R3.1), the same ``float32`` observation vector bit for bit
+(:class:`goboom_env.observation.ObservationEncoder`), the same action mask, the same rewards.
+``tests/test_vector.py`` proves it move by move against ``raw_env``.
+
+    >>> import numpy as np
+    >>> from goboom_env import GameConfig
+    >>> from goboom_env.vector import VectorGame, random_legal_actions
+    >>> vg = VectorGame(GameConfig(variant="classic", num_players=4), num_envs=8, seed=0)
+    >>> obs, mask, seat = vg.reset()
+    >>> obs.shape, obs.dtype, mask.shape, mask.dtype
+    ((8, 517), dtype('float32'), (8, 54), dtype('int8'))
+    >>> rng = np.random.default_rng(0)
+    >>> obs, mask, seat, rewards, done = vg.step(random_legal_actions(mask, rng))
+    >>> rewards.shape, rewards.dtype, done.dtype
+    ((8, 4), dtype('float32'), dtype('bool'))
+
+**Buffers are reused**: ``reset`` and ``step`` return views of arrays owned by the
+``VectorGame`` and overwritten by the next call; copy what you keep (a rollout buffer usually does).
+
+**Randomness**: each game has its own splitmix64 stream seeded from ``seed`` via
+``numpy.random.SeedSequence``; it draws the dealer of every new game and the deck of every deal that
+``reset(decks=...)`` does not fix (the next hands of a match, autoreset games). It is not
+``raw_env``'s numpy stream: to replay a game in ``raw_env``, read :attr:`VectorGame.decks` and
+:attr:`VectorGame.dealers` after the deal and give them to the env (the differential test does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from goboom_env.cards import (
+    ACES_MASK,
+    CLASSIC_POINTS,
+    DRAW_OR_PASS,
+    JOKER_BIT,
+    JOKERS_POINTS,
+    MATCH_MASKS,
+    NUM_ACTIONS,
+    NUM_FACES,
+    deck_faces,
+)
+from goboom_env.config import GameConfig
+from goboom_env.env import EPISODES, REWARDS
+from goboom_env.observation import ObservationEncoder, layout, observation_size
+
+try:
+    from goboom_env import _vector_kernels as _k
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
+    if exc.name != "numba":
+        raise
+    raise ImportError(
+        'goboom_env.vector needs numba, which is not installed: pip install "goboom-env[vector]"'
+    ) from exc
+
+__all__ = ["VectorGame", "random_legal_actions"]
+
+_SCORING_CODES = {"standard": _k.STANDARD, "reverse": _k.REVERSE, "penalty": _k.PENALTY}
+
+
+class VectorGame:
+    """``num_envs`` Go Boom games of one configuration, stepped together (see the module docstring).
+
+    Args:
+        config: the rules of every game.
+        num_envs: ``B``, the number of games (>= 1).
+        seed: seeds each game's own random stream (dealers, later decks).
+        episode: ``"hand"`` or ``"match"``, as ``raw_env``'s ``episode``.
+        reward: ``"win"`` or ``"points"``, as ``raw_env``'s ``reward``.
+        autoreset: ``True``: a finished game is dealt anew in the same :meth:`step` (``done`` marks
+            it, and the returned observation, mask and seat are the new game's). ``False``: it stays
+            finished, ignores its actions and reports ``done`` until :meth:`reset`.
+        check: validate actions (``ValueError`` naming the game, the action and the legal ones);
+            ``False`` skips the check in trusted loops (an illegal action then corrupts that game).
+    """
+
+    def __init__(
+        self,
+        config: GameConfig,
+        num_envs: int,
+        seed: int | None = 0,
+        episode: str = "hand",
+        reward: str = "win",
+        autoreset: bool = True,
+        check: bool = True,
+    ) -> None:
+        if not isinstance(config, GameConfig):
+            raise ValueError(f"config must be a goboom_env.GameConfig, got {type(config).__name__}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {list(REWARDS)}, got {reward!r}")
+        for name, value in (("autoreset", autoreset), ("check", check)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {value!r}")
+        self.config = config
+        self.num_envs = batch = int(num_envs)
+        self.episode = episode
+        self.reward = reward
+        self.autoreset = bool(autoreset)
+        self.check = bool(check)
+        n = self.num_players = config.num_players
+        self.deck_size = size = config.deck_size
+        self.observation_size = observation_size(n)
+        self._cfg = _config_array(config, episode, reward, self.autoreset)
+        self._base = np.array(deck_faces(config.num_decks, config.num_jokers), np.uint8)
+        self._match_masks = np.array(MATCH_MASKS, np.uint64)
+        self._boom = np.uint64(ACES_MASK if config.aces_mode else JOKER_BIT)
+        self._points = np.array(CLASSIC_POINTS if config.is_classic else JOKERS_POINTS, np.int32)
+        self._off = np.array([sl.start for sl in layout(n).values()], np.int64)
+        self._scale = _observation_scale(config)
+        words = np.random.SeedSequence(seed).generate_state(batch, np.uint64)
+        self._state = {
+            "g": np.zeros((batch, _k.G_FIELDS), np.int32),
+            "counts": np.zeros((batch, n, NUM_FACES), np.uint8),
+            "hmask": np.zeros((batch, n), np.uint64),
+            "sizes": np.zeros((batch, n), np.int32),
+            "drawn": np.zeros((batch, n), np.int32),
+            "trick": np.zeros((batch, n), np.int32),
+            "scores": np.zeros((batch, n), np.int32),
+            "seen": np.zeros((batch, NUM_FACES), np.uint8),
+            "deck": np.zeros((batch, size), np.uint8),
+            "stock": np.zeros((batch, size), np.uint8),
+            "legal": np.zeros(batch, np.uint64),
+            "rng": words,
+        }
+        self._args = tuple(self._state[name] for name in _k.STATE)
+        self._obs = np.zeros((batch, self.observation_size), np.float32)
+        self._mask = np.zeros((batch, NUM_ACTIONS), np.int8)
+        self._seat = np.zeros(batch, np.int64)
+        self._rewards = np.zeros((batch, n), np.float32)
+        self._done = np.zeros(batch, np.bool_)
+        self._ready = False
+
+    def __repr__(self) -> str:
+        return (f"VectorGame({self.config!r}, num_envs={self.num_envs}, episode={self.episode!r}, "
+                f"reward={self.reward!r}, autoreset={self.autoreset}, check={self.check})")
+
+    # -- the API ----------------------------------------------------------------------------------
+
+    def reset(
+        self, decks: np.ndarray | None = None, dealers: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start a new game (match) in every slot; returns ``obs [B, D]`` float32, ``mask [B, 54]``
+        int8 and ``seat [B]`` int64 of the seat to move.
+
+        ``decks`` ``[B, deck_size]`` (card faces, index 0 = top) and ``dealers`` ``[B]`` fix each
+        game's first deal exactly as ``raw_env.reset(options={"deck": ..., "dealer": ...})``; what is
+        not given is drawn from each game's stream.
+        """
+        deck_arg = self._check_decks(decks)
+        dealer_arg = self._check_dealers(dealers)
+        _k.reset_games(deck_arg, dealer_arg, self._cfg, self._base, self._match_masks, self._boom, self._off,
+                       self._scale, *self._args, self._obs, self._mask, self._seat)
+        self._rewards[:] = 0.0
+        self._done[:] = False
+        self._ready = True
+        return self._obs, self._mask, self._seat
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Play ``actions[b]`` (0..53, R3.1) in each game for its seat to move.
+
+        Returns ``obs``, ``mask``, ``seat`` (after the move; of the new game where one was dealt),
+        ``rewards [B, n]`` float32 (what seat ``s`` of game ``b`` receives on this step) and
+        ``done [B]`` bool (the episode ended on this step; with ``autoreset=False`` it stays set).
+        """
+        if not self._ready:
+            raise RuntimeError("call reset() before step()")
+        acts = self._check_actions(actions)
+        _k.step_games(acts, self._cfg, self._base, self._match_masks, self._boom, self._points, self._off,
+                      self._scale, *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
+        return self._obs, self._mask, self._seat, self._rewards, self._done
+
+    # -- read-only views of the state -----------------------------------------------------------------
+
+    @property
+    def decks(self) -> np.ndarray:
+        """``[B, deck_size]`` int64: the deck order (index 0 = top) each game's current hand was dealt from."""
+        return self._state["deck"].astype(np.int64)
+
+    @property
+    def dealers(self) -> np.ndarray:
+        """``[B]`` int64: the dealer of each game's current hand."""
+        return self._state["g"][:, _k.G_DEALER].astype(np.int64)
+
+    @property
+    def scores(self) -> np.ndarray:
+        """``[B, n]`` int64: each game's match totals (zero in hand episodes)."""
+        return self._state["scores"].astype(np.int64)
+
+    @property
+    def finished(self) -> np.ndarray:
+        """``[B]`` bool: games that are over and wait for :meth:`reset` (``autoreset=False`` only)."""
+        return self._state["g"][:, _k.G_FINISHED] != 0
+
+    # -- argument checks ------------------------------------------------------------------------------
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},) (one per game), got {acts.shape}")
+        if acts.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers in 0..{DRAW_OR_PASS}, got dtype {acts.dtype}")
+        acts = acts.astype(np.int64, copy=False)
+        if self.check:
+            bad = _k.first_illegal(acts, self._state["g"], self._state["legal"])
+            if bad >= 0:
+                legal = np.flatnonzero(self._mask[bad]).tolist()
+                raise ValueError(f"game {bad}: action {int(acts[bad])} is not legal for seat "
+                                 f"{int(self._seat[bad])}; legal actions: {legal} (R3.2)")
+        return acts
+
+    def _check_decks(self, decks: Any) -> np.ndarray:
+        if decks is None:
+            return np.zeros((0, 0), np.int64)
+        arr = np.asarray(decks)
+        shape = (self.num_envs, self.deck_size)
+        if arr.shape != shape:
+            raise ValueError(f"decks must have shape {shape} (num_envs x deck_size), got {arr.shape}")
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"decks must hold integer card faces 0..52, got dtype {arr.dtype}")
+        wrong = np.flatnonzero((np.sort(arr, axis=1) != self._base).any(axis=1))
+        if wrong.size:
+            raise ValueError(
+                f"decks[{wrong[0]}] is not the configured multiset of {self.deck_size} cards "
+                f"({self.config.num_decks} deck(s), {self.config.num_jokers} joker(s)); "
+                f"{wrong.size} bad deck(s) in all"
+            )
+        return arr.astype(np.int64)
+
+    def _check_dealers(self, dealers: Any) -> np.ndarray:
+        if dealers is None:
+            return np.full(self.num_envs, -1, np.int64)
+        arr = np.asarray(dealers)
+        if arr.shape != (self.num_envs,) or arr.dtype.kind not in "iu":
+            raise ValueError(f"dealers must be {self.num_envs} integer seats, got shape {arr.shape} "
+                             f"dtype {arr.dtype}")
+        n = self.num_players
+        bad = np.flatnonzero((arr < 0) | (arr >= n))
+        if bad.size:
+            raise ValueError(f"dealers[{bad[0]}] = {arr[bad[0]]} is not a seat in 0..{n - 1}")
+        return arr.astype(np.int64)
+
+
+def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``mask [B, 54]`` (int64 ``[B]``; -1 for an all-zero row)."""
+    mask = np.asarray(mask)
+    if mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
+        raise ValueError(f"mask must have shape (B, {NUM_ACTIONS}), got {mask.shape}")
+    out = np.empty(mask.shape[0], np.int64)
+    _k.sample_legal(mask, rng.random(mask.shape[0]), out)
+    return out
+
+
+def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool) -> np.ndarray:
+    """The int64 configuration vector the kernels read (``_vector_kernels.C_*`` entries)."""
+    cfg = np.zeros(_k.C_FIELDS, np.int64)
+    cfg[_k.C_N] = config.num_players
+    cfg[_k.C_HAND_SIZE] = config.hand_size
+    cfg[_k.C_DECK_SIZE] = config.deck_size
+    cfg[_k.C_CLASSIC] = config.is_classic
+    cfg[_k.C_AFTER_ANY] = config.after_joker == "any" and not config.aces_mode
+    cfg[_k.C_SCORING] = _SCORING_CODES[config.scoring]
+    cfg[_k.C_TARGET] = config.target_score or 0
+    cfg[_k.C_ROUNDS] = config.rounds or 0
+    cfg[_k.C_SCORE_SCALE] = config.target_score or 100
+    cfg[_k.C_MATCH_EPISODE] = episode == "match"
+    cfg[_k.C_POINTS_REWARD] = reward == "points"
+    cfg[_k.C_AUTORESET] = autoreset
+    return cfg
+
+
+def _observation_scale(config: GameConfig) -> np.ndarray:
+    """The float32 factor of each observation entry, as :class:`ObservationEncoder` scales its levels."""
+    slices = layout(config.num_players)
+    copies = np.full(NUM_FACES, 1.0 / config.num_decks, np.float32)
+    copies[-1] = 1.0 / max(config.num_jokers, 1)
+    scale = np.ones(observation_size(config.num_players), np.float32)
+    scale[slices["hand"]] = copies
+    scale[slices["seen"]] = copies
+    scale[slices["hand_sizes"].start:slices["drawn"].stop] = 1.0 / config.deck_size
+    scale[slices["flags"]] = ObservationEncoder.flags(config)
+    return scale

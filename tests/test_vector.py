@@ -1,0 +1,316 @@
+"""VectorGame against the scalar env: a differential test over the configuration matrix, the golden
+hands of tests/data/hands.json, autoreset semantics and argument errors.
+
+The differential test drives ``VectorGame`` and one ``raw_env`` per game with the same decks, dealers
+and random legal actions, and compares seat, action mask, observation bytes, rewards and done after
+every step. Later hands of a match (and autoreset games) are dealt by VectorGame from its own
+streams; the env is handed the same decks through a stand-in for its generator (:class:`DeckFeed`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import goboom_env
+from goboom_env import GameConfig
+from goboom_env.cards import deck_faces, faces_of_codes
+from goboom_env.engine import win_rewards
+
+vector = pytest.importorskip("goboom_env.vector", reason="numba is not installed (goboom-env[vector])")
+VectorGame = vector.VectorGame
+random_legal_actions = vector.random_legal_actions
+
+CLASSIC = [GameConfig(variant="classic", num_players=n, scoring=s)
+           for n in (2, 3, 4, 6, 7, 12) for s in ("standard", "reverse")]
+JOKERS = [GameConfig(variant="jokers", num_players=n, num_jokers=j, after_joker=a)
+          for n in (2, 3, 4) for j in (0, 2, 5) for a in ("match", "any")]
+MATRIX = CLASSIC + JOKERS
+MODES = [("hand", "win"), ("hand", "points"), ("match", "win"), ("match", "points")]
+FAST_GAMES = 200
+SLOW_GAMES = 10_000
+
+
+def config_id(config: GameConfig) -> str:
+    if config.is_classic:
+        return f"classic{config.num_players}-{config.scoring}"
+    return f"jokers{config.num_players}-{config.num_jokers}jk-after-{config.after_joker}"
+
+
+class DeckFeed:
+    """Stands in for ``raw_env``'s numpy Generator: :class:`goboom_env.engine.Match` shuffles a later
+    hand with ``rng.permutation``, and this answers with the permutation that yields the deck
+    VectorGame dealt to game ``b`` (VectorGame is stepped first, so its deck is already there)."""
+
+    def __init__(self, vg: VectorGame, b: int) -> None:
+        self.vg, self.b = vg, b
+
+    def permutation(self, size: int) -> np.ndarray:
+        deck = self.vg.decks[self.b]
+        assert deck.shape == (size,)
+        order = np.argsort(deck, kind="stable")  # deck[order] is the sorted multiset Match permutes
+        perm = np.empty(size, np.int64)
+        perm[order] = np.arange(size)
+        return perm
+
+    def integers(self, *args: object, **kwargs: object) -> int:
+        raise AssertionError("the differential test always fixes the dealer of a new game")
+
+
+def make_env(config: GameConfig, episode: str, reward: str, vg: VectorGame, b: int) -> goboom_env.raw_env:
+    env = goboom_env.raw_env(config=config, episode=episode, reward=reward)
+    env._rng = DeckFeed(vg, b)  # the env has no public hook for its generator; see DeckFeed
+    return env
+
+
+def deal_env(env: goboom_env.raw_env, vg: VectorGame, b: int) -> None:
+    env.reset(options={"deck": vg.decks[b].tolist(), "dealer": int(vg.dealers[b])})
+
+
+def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
+                     where: str) -> None:
+    agent = env.agent_selection
+    assert seat[b] == env.agent_name_mapping[agent], f"{where}: seat"
+    view = env.observe(agent)
+    assert np.array_equal(mask[b], view["action_mask"]), f"{where}: mask"
+    expected = view["observation"]
+    assert obs.dtype == expected.dtype
+    if obs[b].tobytes() != expected.tobytes():
+        diff = np.flatnonzero(obs[b] != expected)
+        raise AssertionError(f"{where}: observation differs at {diff.tolist()[:10]}: "
+                             f"{obs[b][diff][:10]} vs {expected[diff][:10]}")
+
+
+def run_differential(config: GameConfig, episode: str, reward: str, games: int, seed: int = 0,
+                     batch: int = 64) -> int:
+    """Play until ``games`` episodes have ended in both engines, comparing every step; returns the
+    number of decisions compared."""
+    batch = min(batch, games)
+    rng = np.random.default_rng(seed)
+    base = np.array(deck_faces(config.num_decks, config.num_jokers))
+    decks = np.stack([rng.permutation(base) for _ in range(batch)])
+    dealers = rng.integers(config.num_players, size=batch)
+    vg = VectorGame(config, num_envs=batch, seed=seed, episode=episode, reward=reward)
+    obs, mask, seat = vg.reset(decks=decks, dealers=dealers)
+    envs = [make_env(config, episode, reward, vg, b) for b in range(batch)]
+    for b, env in enumerate(envs):
+        env.reset(options={"deck": decks[b].tolist(), "dealer": int(dealers[b])})
+        assert_same_view(env, b, obs, mask, seat, f"game {b} after reset")
+    ended = decisions = 0
+    step = 0
+    while ended < games:
+        actions = random_legal_actions(mask, rng)
+        obs, mask, seat, rewards, done = vg.step(actions)
+        step += 1
+        for b, env in enumerate(envs):
+            where = f"{config_id(config)} {episode}/{reward} step {step} game {b}"
+            env.step(int(actions[b]))
+            decisions += 1
+            expected = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
+            assert np.array_equal(rewards[b], expected), f"{where}: rewards {rewards[b]} vs {expected}"
+            over = all(env.terminations.values())
+            assert done[b] == over, f"{where}: done"
+            if over:
+                ended += 1
+                deal_env(env, vg, b)
+            assert_same_view(env, b, obs, mask, seat, where)
+    return decisions
+
+
+@pytest.mark.parametrize(("episode", "reward"), MODES, ids=[f"{e}-{r}" for e, r in MODES])
+@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+def test_vector_matches_raw_env(config: GameConfig, episode: str, reward: str) -> None:
+    # match episodes are several hands each (classic standard: about ten), so they get fewer games
+    games = FAST_GAMES if episode == "hand" else FAST_GAMES // 4
+    assert run_differential(config, episode, reward, games) > games
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("episode", "reward"), MODES, ids=[f"{e}-{r}" for e, r in MODES])
+@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+def test_vector_matches_raw_env_soak(config: GameConfig, episode: str, reward: str) -> None:
+    assert run_differential(config, episode, reward, SLOW_GAMES, seed=1, batch=256) > SLOW_GAMES
+
+
+# -- golden hands ---------------------------------------------------------------------------------------
+
+VECTORS = json.loads((Path(__file__).parent / "data" / "hands.json").read_text())["vectors"]
+
+
+@pytest.mark.parametrize("index", range(len(VECTORS)))
+def test_vector_replays_golden_hand(index: int) -> None:
+    """Seat and legal actions move by move as recorded, the observation as raw_env's, the recorded rewards."""
+    golden = VECTORS[index]
+    config = GameConfig(**golden["config"])
+    deck = faces_of_codes(golden["deck"])
+    vg = VectorGame(config, num_envs=1, seed=0)
+    obs, mask, seat = vg.reset(decks=np.array([deck]), dealers=np.array([golden["dealer"]]))
+    env = goboom_env.raw_env(config=config)
+    env.reset(options={"deck": deck, "dealer": golden["dealer"]})
+    done = np.zeros(1, bool)
+    for i, (expected_seat, legal, action) in enumerate(golden["steps"]):
+        assert not done[0], f"step {i}: the hand ended early"
+        assert (int(seat[0]), np.flatnonzero(mask[0]).tolist()) == (expected_seat, legal), f"step {i}"
+        assert_same_view(env, 0, obs, mask, seat, f"step {i}")
+        obs, mask, seat, rewards, done = vg.step(np.array([action]))
+        env.step(action)
+    assert done[0]
+    result = golden["result"]
+    winners = [result["winner"]] if result["winner"] is not None else _blocked_winners(result["hand_points"])
+    assert np.array_equal(rewards[0], np.array(win_rewards(config.num_players, winners), np.float32))
+    assert np.array_equal(rewards[0], np.array(result["win_rewards"], np.float32))
+
+
+def _blocked_winners(points: list[int]) -> list[int]:
+    return [s for s, p in enumerate(points) if p == min(points)]
+
+
+# -- autoreset, validation, arguments ----------------------------------------------------------------------
+
+
+def test_autoreset_false_keeps_finished_games_until_reset() -> None:
+    config = GameConfig(variant="jokers", num_players=3)
+    batch = 16
+    vg = VectorGame(config, num_envs=batch, seed=3, autoreset=False)
+    envs = [make_env(config, "hand", "win", vg, b) for b in range(batch)]
+    obs, mask, seat = vg.reset()
+    for b, env in enumerate(envs):
+        deal_env(env, vg, b)
+    rng = np.random.default_rng(0)
+    final: dict[int, tuple[bytes, int]] = {}
+    while len(final) < batch:
+        actions = random_legal_actions(mask, rng)
+        actions[list(final)] = 12345  # finished games ignore their action, even an illegal one
+        obs, mask, seat, rewards, done = vg.step(actions)
+        for b, env in enumerate(envs):
+            if b in final:
+                assert done[b] and not rewards[b].any() and not mask[b].any()
+                assert (obs[b].tobytes(), int(seat[b])) == final[b]
+                continue
+            env.step(int(actions[b]))
+            assert np.array_equal(rewards[b], np.array(list(env.rewards.values()), np.float32))
+            assert done[b] == all(env.terminations.values())
+            assert_same_view(env, b, obs, mask, seat, f"game {b}")  # the final view: zero mask, no to_move
+            if done[b]:
+                final[b] = (obs[b].tobytes(), int(seat[b]))
+    assert vg.finished.all()
+    obs, mask, seat = vg.reset()
+    assert not vg.finished.any() and mask.any(axis=1).all()
+
+
+def test_autoreset_deals_a_new_game_in_the_same_step() -> None:
+    config = GameConfig(variant="classic", num_players=2, hand_size=1)  # the first card played ends the hand
+    vg = VectorGame(config, num_envs=4, seed=0)
+    _obs, mask, _seat = vg.reset(dealers=np.array([0, 1, 0, 1]))
+    first = vg.decks
+    obs, mask, _seat, rewards, done = vg.step(random_legal_actions(mask, np.random.default_rng(0)))
+    assert done.all()
+    assert np.array_equal(rewards.sum(axis=1), np.zeros(4, np.float32))
+    assert sorted(rewards[0].tolist()) == [-1.0, 1.0]
+    assert (vg.decks != first).any(axis=1).all()  # fresh decks from each game's stream
+    assert mask.any(axis=1).all() and (obs[:, :53].sum(axis=1) == 1).all()  # the new game's one-card hand
+
+
+def test_seeded_streams_are_reproducible_and_differ_between_games() -> None:
+    config = GameConfig(variant="jokers", num_players=4)
+    a = VectorGame(config, num_envs=3, seed=7)
+    b = VectorGame(config, num_envs=3, seed=7)
+    a.reset()
+    b.reset()
+    assert np.array_equal(a.decks, b.decks)
+    assert len({tuple(d) for d in a.decks}) == 3
+    c = VectorGame(config, num_envs=3, seed=8)
+    c.reset()
+    assert not np.array_equal(a.decks, c.decks)
+
+
+def test_illegal_action_names_game_action_and_legal_ones() -> None:
+    vg = VectorGame(GameConfig(variant="classic", num_players=4), num_envs=3, seed=0)
+    obs, mask, _seat = vg.reset()
+    actions = random_legal_actions(mask, np.random.default_rng(0))
+    illegal = int(np.flatnonzero(mask[2] == 0)[0])
+    actions[2] = illegal
+    legal = np.flatnonzero(mask[2]).tolist()
+    with pytest.raises(ValueError, match=rf"game 2: action {illegal} is not legal .*{legal}".replace("[", r"\[")):
+        vg.step(actions)
+    actions[2] = 54
+    with pytest.raises(ValueError, match="game 2: action 54"):
+        vg.step(actions)
+    before = vg.decks.copy(), obs.copy()
+    actions[2] = legal[0]
+    vg.step(actions)  # the rejected calls changed nothing
+    assert np.array_equal(vg.decks, before[0])
+
+
+def test_check_false_skips_validation() -> None:
+    vg = VectorGame(GameConfig(variant="classic", num_players=4), num_envs=2, seed=0, check=False)
+    _obs, mask, _seat = vg.reset()
+    assert not mask[0, 53]
+    vg.step(random_legal_actions(mask, np.random.default_rng(0)))  # legal actions still play normally
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"num_envs": 0}, "num_envs must be an integer >= 1"),
+    ({"num_envs": 2.5}, "num_envs must be an integer >= 1"),
+    ({"episode": "game"}, "episode must be one of"),
+    ({"reward": "score"}, "reward must be one of"),
+    ({"seed": -1}, "seed must be None or an integer >= 0"),
+    ({"autoreset": "yes"}, "autoreset must be True or False"),
+    ({"check": 1}, "check must be True or False"),
+])
+def test_bad_constructor_arguments(kwargs: dict, message: str) -> None:
+    args = {"config": GameConfig(), "num_envs": 2, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        VectorGame(**args)
+
+
+def test_config_must_be_a_game_config() -> None:
+    with pytest.raises(ValueError, match=r"config must be a goboom_env\.GameConfig"):
+        VectorGame({"variant": "classic"}, num_envs=2)
+
+
+def test_bad_reset_and_step_arguments() -> None:
+    vg = VectorGame(GameConfig(variant="classic", num_players=4), num_envs=2, seed=0)
+    with pytest.raises(RuntimeError, match="call reset"):
+        vg.step(np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match=r"decks must have shape \(2, 52\)"):
+        vg.reset(decks=np.zeros((2, 51), np.int64))
+    bad = np.tile(np.arange(52), (2, 1))
+    bad[1, 0] = 1
+    with pytest.raises(ValueError, match=r"decks\[1\] is not the configured multiset"):
+        vg.reset(decks=bad)
+    with pytest.raises(ValueError, match=r"dealers\[0\] = 4 is not a seat in 0..3"):
+        vg.reset(dealers=np.array([4, 0]))
+    vg.reset()
+    with pytest.raises(ValueError, match=r"actions must have shape \(2,\)"):
+        vg.step(np.zeros(3, np.int64))
+    with pytest.raises(ValueError, match="actions must be integers"):
+        vg.step(np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match=r"mask must have shape \(B, 54\)"):
+        random_legal_actions(np.zeros(54, np.int8), np.random.default_rng(0))
+
+
+def test_random_legal_actions_are_legal_and_cover_the_mask() -> None:
+    mask = np.zeros((3, 54), np.int8)
+    mask[0, [3, 17, 53]] = 1
+    mask[1, 52] = 1
+    rng = np.random.default_rng(0)
+    seen = {tuple(random_legal_actions(mask, rng)) for _ in range(200)}
+    assert {a[0] for a in seen} == {3, 17, 53}
+    assert {a[1] for a in seen} == {52}
+    assert {a[2] for a in seen} == {-1}  # an all-zero row
+
+
+def test_core_package_imports_without_numba() -> None:
+    code = ("import sys; sys.modules['numba'] = None\n"
+            "import goboom_env\n"
+            "try:\n    import goboom_env.vector\nexcept ImportError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert 'pip install "goboom-env[vector]"' in out.stdout
