@@ -1,0 +1,185 @@
+"""The fast self-play trainer (training/vector_ppo.py): per-seat GAE, the masked policy, short runs, resume."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from goboom_env.agents import make_agent  # noqa: E402
+from goboom_env.cards import NUM_ACTIONS  # noqa: E402
+from goboom_env.config import GameConfig  # noqa: E402
+from training.vector_ppo import (  # noqa: E402
+    ActorCritic,
+    Pending,
+    VectorArgs,
+    sample_masked,
+    seat_gae,
+    train,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def reference_gae(values: list[float], rewards: list[float], gamma: float, lam: float) -> list[float]:
+    """Plain GAE over one seat's own decision sequence that ends its episode (reward after each decision)."""
+    adv, out = 0.0, []
+    for t in range(len(values) - 1, -1, -1):
+        next_value = values[t + 1] if t + 1 < len(values) else 0.0
+        adv = rewards[t] + gamma * next_value - values[t] + gamma * lam * adv
+        out.append(adv)
+    return out[::-1]
+
+
+def two_seat_hand() -> dict[str, np.ndarray]:
+    """One game, two seats moving 0,1,0,1,0; the hand ends on the 5th call (seat 0 wins: +1 / -1), then the
+    next hand's seat 1 and seat 0 move once each (its end lies beyond the rollout)."""
+    seats = np.array([[0], [1], [0], [1], [0], [1], [0]])
+    values = np.array([[0.1], [-0.2], [0.3], [-0.4], [0.5], [0.6], [0.7]], np.float32)
+    rewards = np.zeros((7, 1, 2), np.float32)
+    rewards[4, 0] = [1.0, -1.0]
+    dones = np.zeros((7, 1), bool)
+    dones[4, 0] = True
+    return {"values": values, "rewards": rewards, "dones": dones, "seats": seats, "learner": np.ones((7, 1), bool)}
+
+
+def test_seat_gae_credits_the_end_of_hand_reward_to_each_seats_own_last_decision() -> None:
+    seq = two_seat_hand()
+    gamma, lam = 0.9, 0.8
+    out = seat_gae(**seq, gamma=gamma, lam=lam)
+    seat0 = reference_gae([0.1, 0.3, 0.5], [0.0, 0.0, 1.0], gamma, lam)
+    seat1 = reference_gae([-0.2, -0.4], [0.0, -1.0], gamma, lam)
+    np.testing.assert_allclose(out.advantages[[0, 2, 4], 0], seat0, rtol=1e-6)
+    np.testing.assert_allclose(out.advantages[[1, 3], 0], seat1, rtol=1e-6)
+    # the loser's last decision (call 3) gets -1 although seat 0 made the last move of the hand
+    assert out.advantages[3, 0] == pytest.approx(-1.0 - (-0.4))
+    # the next hand's decisions are still open: carried, not trained, with no reward of the old hand
+    assert out.resolved[:5, 0].all() and not out.resolved[5:, 0].any()
+    assert out.opened[5:, 0].all() and not out.opened[:5, 0].any()
+    assert not out.opened_reward.any()
+
+
+def test_seat_gae_open_decisions_resolve_in_the_next_rollout_as_in_one_long_rollout() -> None:
+    seq = two_seat_hand()
+    whole = seat_gae(**seq, gamma=0.9, lam=0.0)
+    first = seat_gae(**{k: v[:3] for k, v in seq.items()}, gamma=0.9, lam=0.0)
+    assert first.resolved[:, 0].tolist() == [True, False, False]  # seat 0 moved again; calls 1, 2 stay open
+    pending = Pending.empty(1, 2, 1, np.float32)
+    pending.active[0] = [True, True]
+    pending.value[0] = [0.3, -0.2]
+    pending.reward[0] = first.opened_reward[0]
+    second = seat_gae(**{k: v[3:] for k, v in seq.items()}, gamma=0.9, lam=0.0, pending=pending)
+    np.testing.assert_allclose(second.pending_advantages[0], [whole.advantages[2, 0], whole.advantages[1, 0]])
+    np.testing.assert_allclose(second.advantages[:2, 0], whole.advantages[3:5, 0])
+    assert first.advantages[0, 0] == pytest.approx(whole.advantages[0, 0])
+
+
+def test_seat_gae_ignores_opponent_seats_but_still_pays_the_learner() -> None:
+    seq = two_seat_hand()
+    seq["learner"] = seq["seats"] == 1  # seat 0 is an opponent: its decisions are neither trained nor carried
+    out = seat_gae(**seq, gamma=1.0, lam=1.0)
+    assert out.resolved[:, 0].tolist() == [False, True, False, True, False, False, False]
+    np.testing.assert_allclose(out.advantages[[1, 3], 0], [-1.0 + 0.2, -1.0 + 0.4], rtol=1e-6)
+    assert out.opened[:, 0].tolist() == [False] * 5 + [True, False]
+
+
+def test_masked_policy_never_samples_an_illegal_action() -> None:
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    net = ActorCritic(20, [16])
+    with torch.no_grad():  # make illegal actions by far the most likely if the mask were ignored
+        net.actor[-1].bias.copy_(torch.linspace(50, -50, NUM_ACTIONS))
+    mask = rng.random((4000, NUM_ACTIONS)) < 0.1
+    mask[np.arange(4000), rng.integers(NUM_ACTIONS, size=4000)] = True
+    obs = torch.randn(4000, 20)
+    with torch.no_grad():
+        actions, logp, _ = net.act(obs, torch.from_numpy(mask))
+        _, entropy, _ = net.evaluate(obs, torch.from_numpy(mask), actions)
+    assert mask[np.arange(4000), actions.numpy()].all()
+    assert torch.isfinite(logp).all() and torch.isfinite(entropy).all()
+    picks = sample_masked(rng.normal(size=(4000, NUM_ACTIONS)) * 30, mask, rng)
+    assert mask[np.arange(4000), picks].all()
+
+
+def tiny_args(out: Path, **kw: object) -> VectorArgs:
+    base = dict(timesteps=1200, num_envs=16, num_steps=16, minibatch_size=128, eval_every=-1, checkpoint_every=500,
+                snapshot_every=400, opponents=["learner=2", "self=1", "random=1"], out=str(out), progress=False,
+                threads=1)
+    return VectorArgs(**{**base, **kw})
+
+
+def play_legally(path: Path, config: GameConfig) -> dict[str, float]:
+    """A short duplicate tournament of ``ppo:path`` (raises if it ever plays an illegal move)."""
+    from evaluation.tournament import run_tournament
+
+    spec = f"ppo:{path}"
+    result = run_tournament(config, [spec, "random", "random", "random"], 8, duplicate=True, progress=False)
+    return next(r for r in result.table() if r["agent"] == spec)
+
+
+def test_short_run_writes_checkpoints_logs_and_a_model_ppo_loads(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    model = train(tiny_args(out, eval_every=0, eval_games=8))
+    assert model == out / "model.zip"
+    assert sorted(p.name for p in (out / "checkpoints").glob("*.zip"))  # play-only checkpoint models
+    assert list((out / "checkpoints").glob("state_*.pt"))
+    rows = list(csv.DictReader((out / "progress.csv").open()))
+    assert int(rows[-1]["timesteps"]) >= 1200 and "win_rate/random" in rows[0]
+    evals = list(csv.DictReader((out / "eval.csv").open()))
+    assert {"win_rate/random", "ci_low/heuristic", "train_s"} <= set(evals[-1])
+    assert any((out / "tensorboard").iterdir())
+    config = GameConfig()
+    make_agent(f"ppo:{model}", config)  # loads unchanged through the registry
+    assert play_legally(model, config)["games"] == 8
+    assert (out / "best_model.zip").exists()
+
+
+def test_resume_continues_the_step_count(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    train(tiny_args(out, timesteps=600))
+    first = json.loads((out / "args.json").read_text())["timesteps"]
+    steps_before = int(list(csv.DictReader((out / "progress.csv").open()))[-1]["timesteps"])
+    with pytest.raises(ValueError, match="already holds a run"):
+        train(tiny_args(out, timesteps=1200))
+    train(tiny_args(out, timesteps=1200, resume=True))
+    rows = list(csv.DictReader((out / "progress.csv").open()))
+    steps = [int(r["timesteps"]) for r in rows]
+    assert first == 600 and steps == sorted(steps) and steps[-1] >= 1200
+    assert min(s for s in steps if s > steps_before) > steps_before  # counting went on from the checkpoint
+    from training.sb3 import read_metadata
+
+    assert read_metadata(out / "model.zip")["timesteps"] == steps[-1]
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("num_envs", 0, "num_envs must be >= 1"),
+    ("gamma", 1.5, r"gamma must be in \(0, 1\]"),
+    ("opponents", ["heuristic=1"], "opponents entry must be one of"),
+    ("opponents", ["learner"], "SPEC=WEIGHT"),
+    ("players", 13, "num_players"),
+    ("net_arch", [], "net_arch"),
+])
+def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: str, value: object,
+                                                         message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        train(tiny_args(tmp_path / "x", **{field: value}))
+    assert not (tmp_path / "x").exists()
+
+
+def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no checkpoint"):
+        train(tiny_args(tmp_path / "x", resume=True))
+
+
+def test_cli_reports_bad_arguments_without_a_traceback(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "goboom_cli", "train-fast", "--num-envs", "0", "--out",
+                           str(tmp_path / "x")], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "num_envs must be >= 1" in proc.stderr and "Traceback" not in proc.stderr
