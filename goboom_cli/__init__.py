@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "evaluate": ("evaluation.cli", "run a tournament between agents and write a report", "eval"),
     "train": ("training.cli", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),
     "train-rllib": ("training.rllib_cli", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
+    "train-fast": ("training.vector_cli", "train a PPO agent by self-play on the batched engine (fast)", "train"),
     "demo": ("training.demo", "train a small agent on the default configuration and evaluate it", "train"),
 }
 
