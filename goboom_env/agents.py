@@ -6,7 +6,8 @@ a :class:`~goboom_env.info.PlayerView` of that seat. Randomness comes from a see
 
 Agent specs (CLI and Python): ``random``, ``name:key=value,key=value`` for parametrised agents,
 ``ppo:path/to/model.zip`` and ``rllib:path/to/checkpoint`` for learned policies (loaded lazily
-by the training packages, so this module never imports them).
+by the training packages, so this module never imports them). A path that contains ``=`` is written
+``ppo:path=PATH``; boolean options take true/false, yes/no or 1/0 (:func:`spec_bool`), nothing else.
 
 =================  =========  ==========================================================================
 spec               variant    idea (details in each class docstring)
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -364,9 +366,13 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         else:
             for item in rest.split(","):
                 key, sep, value = item.partition("=")
+                key = key.strip()
                 if not sep or not key:
                     raise ValueError(f"bad parameter {item!r} in agent spec {spec!r}: expected key=value")
-                params[key.strip()] = _parse_value(value.strip())
+                if not key.isidentifier():
+                    raise ValueError(f"{key!r} in agent spec {spec!r} is not an option name; a path that contains "
+                                     f"'=' must be written as {name}:path=PATH (paths may not contain ',')")
+                params[key] = value.strip() if key == "path" else _parse_value(value.strip())
     return name, params
 
 
@@ -382,18 +388,54 @@ def make_agent(spec: str, config: GameConfig, seed: int | None = None) -> Policy
             factory = getattr(importlib.import_module(module), attr)
         except ImportError as exc:
             raise ValueError(f"agent {name!r} needs an optional dependency that is missing: {exc}") from exc
+    params = _booleans_checked(factory, params, spec)
     try:
         return factory(config, seed, **params)
     except TypeError as exc:
         raise ValueError(f"bad parameters for agent {name!r} in spec {spec!r}: {exc}") from exc
 
 
+TRUE_WORDS = ("true", "yes", "1")
+FALSE_WORDS = ("false", "no", "0")
+
+
+def spec_bool(option: str, value: Any) -> bool:
+    """A boolean agent option (``deterministic=no``): True/False, 1/0 or the words true/false, yes/no, 1/0 in any
+    case; anything else (``off``, ``maybe``, 2) is a ValueError naming the option, never read as true."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    text = str(value).strip().lower() if isinstance(value, (str, int, np.integer)) else None
+    if text in TRUE_WORDS or text in FALSE_WORDS:
+        return text in TRUE_WORDS
+    raise ValueError(f"option {option!r} must be true/false, yes/no or 1/0, got {value!r}")
+
+
+def _booleans_checked(factory: Callable[..., Any], params: dict[str, Any], spec: str) -> dict[str, Any]:
+    """``params`` with every option that the factory annotates as ``bool`` parsed by :func:`spec_bool`."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return params
+    out = dict(params)
+    for key, value in params.items():
+        parameter = signature.parameters.get(key)
+        annotation = getattr(parameter, "annotation", None)
+        if annotation is bool or (isinstance(annotation, str) and annotation.replace(" ", "") in ("bool",
+                                                                                                  "bool|None")):
+            try:
+                out[key] = spec_bool(key, value)
+            except ValueError as exc:
+                raise ValueError(f"{exc} in agent spec {spec!r}") from None
+    return out
+
+
 def _parse_value(text: str) -> Any:
+    """An option value as written in a spec: an int, a float, a boolean word, or the text itself."""
     for cast in (int, float):
         try:
             return cast(text)
         except ValueError:
             pass
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
+    if text.lower() in ("true", "false", "yes", "no"):
+        return text.lower() in TRUE_WORDS
     return text

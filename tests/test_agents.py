@@ -9,7 +9,17 @@ from conftest import MATRIX, config_id, make_hand, play
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
-from goboom_env.agents import AGENTS, BEST_HEURISTIC, HEURISTICS, TableDecoder, baselines, make_agent, parse_spec
+from goboom_env.agents import (
+    AGENTS,
+    BEST_HEURISTIC,
+    HEURISTICS,
+    RandomAgent,
+    TableDecoder,
+    baselines,
+    make_agent,
+    parse_spec,
+    spec_bool,
+)
 from goboom_env.cards import DRAW_OR_PASS, JOKER, code_of, deck_faces, face_of
 from goboom_env.info import PlayerView, observe
 from goboom_env.search import MonteCarloAgent
@@ -106,6 +116,44 @@ def test_registry_names_and_alias() -> None:
 def test_bad_agent_specs_name_the_problem(spec: str, config: GameConfig, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         make_agent(spec, config, 0)
+
+
+class FlagAgent(RandomAgent):
+    """A test agent with a boolean option, as the ppo and rllib loaders have."""
+
+    def __init__(self, config: GameConfig, seed: int | None = None, sample: bool = True,
+                 path: str | None = None) -> None:
+        super().__init__(config, seed)
+        self.sample, self.path = sample, path
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("true", True), ("True", True), ("yes", True), ("1", True), ("false", False), ("no", False), ("NO", False),
+     ("0", False)],
+)
+def test_boolean_options_take_true_false_yes_no_1_0(monkeypatch: pytest.MonkeyPatch, text: str,
+                                                     expected: bool) -> None:
+    monkeypatch.setitem(AGENTS, "flag", FlagAgent)
+    assert make_agent(f"flag:sample={text}", GameConfig()).sample is expected
+    assert spec_bool("sample", text) is expected
+
+
+@pytest.mark.parametrize("text", ["off", "maybe", "2", "-1", "", "0.0", "y"])
+def test_any_other_boolean_option_value_is_an_error_naming_the_option(monkeypatch: pytest.MonkeyPatch,
+                                                                      text: str) -> None:
+    monkeypatch.setitem(AGENTS, "flag", FlagAgent)
+    with pytest.raises(ValueError, match=f"option 'sample' must be true/false, yes/no or 1/0, got '?{text}'?"):
+        make_agent(f"flag:sample={text},path=x", GameConfig())
+
+
+def test_a_path_with_an_equals_sign_is_written_as_path_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(AGENTS, "flag", FlagAgent)
+    with pytest.raises(ValueError, match=r"'runs/a' .* is not an option name; .* written as flag:path=PATH"):
+        make_agent("flag:runs/a=b/model.zip", GameConfig())
+    agent = make_agent("flag:path=runs/a=b/model.zip,sample=no", GameConfig())
+    assert (agent.path, agent.sample) == ("runs/a=b/model.zip", False)
+    assert parse_spec("flag:path=10") == ("flag", {"path": "10"})  # a path stays text, even when it looks numeric
 
 
 def test_search_agent_needs_its_view() -> None:
