@@ -7,8 +7,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from training.config import TrainArgs, add_arguments, from_namespace, parse_oppo
 from training.imitation import clone, collect
 from training.sb3 import (
     META_NAME,
+    RunFiles,
     average_policies,
     build_model,
     check_compatible,
@@ -33,6 +37,7 @@ from training.sb3 import (
     make_vec_env,
     model_metadata,
     read_metadata,
+    resolve_device,
     save_model,
 )
 
@@ -310,6 +315,115 @@ def test_train_rejects_bad_arguments_with_exit_code_2(tmp_path: Path) -> None:
     assert result.returncode == 2 and "SPEC=WEIGHT" in result.stderr
     result = goboom("train", "--opponents", "nobody=1", "--out", str(tmp_path / "y"), *TINY[:2])
     assert result.returncode == 2 and "unknown agent 'nobody'" in result.stderr
+    assert not (tmp_path / "y").exists()  # a refused invocation leaves no args.json / commands.txt behind
+    (tmp_path / "z").mkdir()
+    result = goboom("train", "--opponents", "nobody=1", "--out", str(tmp_path / "z"), *TINY[:2])
+    assert result.returncode == 2 and list((tmp_path / "z").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('timesteps = "abc"', "timesteps in .*run.toml must be an integer, got 'abc'"),
+        ("timesteps = 1.5", "timesteps in .*run.toml must be an integer, got 1.5"),
+        ('net_arch = "256"', "net_arch in .*run.toml must be a list of integers, got '256'"),
+        ('net_arch = [256, "64"]', "net_arch in .*run.toml must be a list of integers"),
+        ('resume = "yes"', "resume in .*run.toml must be true or false, got 'yes'"),
+        ("learning_rate = true", "learning_rate in .*run.toml must be a number, got True"),
+        ('opponents = "random=1"', "opponents in .*run.toml must be a list of strings"),
+        ("scoring = 3", "scoring in .*run.toml must be a string, got 3"),
+        ("timesteps = ", "run.toml is not valid TOML"),
+    ],
+)
+def test_config_file_values_of_the_wrong_type_name_the_field(tmp_path: Path, text: str, message: str) -> None:
+    toml = tmp_path / "run.toml"
+    toml.write_text(text + "\n")
+    with pytest.raises(ValueError, match=message):
+        parse(["--config", str(toml)])
+
+
+def test_config_file_types_on_the_command_line_and_in_python(tmp_path: Path) -> None:
+    toml = tmp_path / "run.toml"
+    toml.write_text('timesteps = "abc"\n')
+    result = goboom("train", "--config", str(toml), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("goboom train: error: timesteps in ") and not (tmp_path / "run").exists()
+    toml.write_text("learning_rate = 1\nscoring = \"reverse\"\n")
+    args = parse(["--config", str(toml), "--out", str(tmp_path / "run")])
+    assert args.learning_rate == 1.0 and isinstance(args.learning_rate, float) and args.scoring == "reverse"
+    with pytest.raises(ValueError, match="n_envs in the arguments must be an integer, got '2'"):
+        tiny_args(n_envs="2").validate()
+
+
+def test_unusable_out_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    for out, message in [(a_file, f"--out {a_file} is a file, not a folder"),
+                         (a_file / "run", f"--out {a_file / 'run'} cannot be created: {a_file} is a file")]:
+        started = time.perf_counter()
+        result = goboom("train", *TINY, "--out", str(out))
+        assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+        assert time.perf_counter() - started < 10  # refused at once, before torch or the environments start
+    assert a_file.read_text() == "x"
+
+
+def test_out_folder_without_write_permission_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path and real_access(path, mode))
+    with pytest.raises(ValueError, match=f"--out {tmp_path / 'a' / 'run'} is not writable: no write permission "
+                                         f"in {tmp_path}"):
+        tiny_args(out=str(tmp_path / "a" / "run")).validate()
+
+
+def test_device_must_be_usable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for spec in ("cuda", "cuda:0"):
+        with pytest.raises(ValueError, match=f"--device {spec}: torch sees no CUDA GPU here"):
+            resolve_device(spec)
+    assert resolve_device("auto") == "cpu" and resolve_device("cpu") == "cpu"
+    with pytest.raises(ValueError, match="'gpu' is not a torch device"):
+        resolve_device("gpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert resolve_device("auto") == "cuda" and resolve_device("cuda:0") == "cuda:0"
+    with pytest.raises(ValueError, match="torch sees 1 CUDA GPU"):
+        resolve_device("cuda:1")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without a GPU")
+def test_train_on_cuda_without_a_gpu_exits_2(tmp_path: Path) -> None:
+    result = goboom("train", *TINY, "--device", "cuda", "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and "torch sees no CUDA GPU" in result.stderr
+    assert not (tmp_path / "run").exists()
+    assert "auto (the GPU when torch sees one" in " ".join(goboom("train", "--help").stdout.split())
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resume_continues(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    flags = [*TINY, "--checkpoint-every", "10000000", "--snapshot-every", "10000000", "--eval-every", "-1",
+             "--opponents", "random=1", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "goboom_cli", "train", *flags, "--timesteps", "10000000"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "progress.csv").exists():  # written after the first rollout: training is under way
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "training did not start"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted at step" in stderr and "--resume" in stderr
+    checkpoint = RunFiles(out).latest_checkpoint()
+    assert checkpoint is not None and not (out / "model.zip").exists()
+    steps = read_metadata(checkpoint)["timesteps"]
+    assert steps >= 256 and checkpoint.name == f"model_{steps}.zip"
+    resumed = goboom("train", *flags, "--timesteps", str(steps + 256), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert read_metadata(out / "model.zip")["timesteps"] >= steps + 256
+    assert len((out / "commands.txt").read_text().splitlines()) == 2
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import ast
 import dataclasses
 import inspect
 import itertools
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,8 @@ class GameArgs:
         return GameConfig.from_dict(fields)
 
     def validate_game(self) -> None:
-        """Raise ValueError naming the first bad game field."""
+        """Raise ValueError naming the first bad game field (or any field of the wrong type)."""
+        check_field_types(dataclasses.asdict(self), type(self), "the arguments")
         self.game_config()
         check_choice("episode", self.episode, EPISODES)
         check_choice("reward", self.reward, REWARDS)
@@ -73,7 +75,8 @@ class TrainArgs(GameArgs):
     seed: int = 0
     """Seed of the model, the environments and the opponent sampling."""
     device: str = "cpu"
-    """Torch device: cpu, cuda or auto."""
+    """Torch device: cpu, cuda, cuda:N, or auto (the GPU when torch sees one, else the CPU); asking for a GPU
+    that torch cannot use is an error, never a silent CPU run."""
     opponents: list[str] = field(default_factory=lambda: ["random=1", "heuristic=4", "self=1"])
     """Opponent pool as SPEC=WEIGHT items; SPEC is an agent spec (random, heuristic, mc:budget=20, ppo:PATH)
     or `self` for the snapshots of the learner. Each episode draws one entry for all opponent seats."""
@@ -143,6 +146,69 @@ class TrainArgs(GameArgs):
         if not self.net_arch or any(h < 1 for h in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
         parse_opponents(self.opponents)
+        check_output_folder(self.out)
+
+
+def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[str, Any]:
+    """``values`` with each field checked against its annotation (int, float, str, bool, list[int], list[str],
+    optionally None); raises ValueError naming the field and ``source`` (e.g. the TOML file) on a mismatch.
+    Integers are accepted for float fields (and returned as floats); booleans are never numbers."""
+    kinds = {f.name: f.type if isinstance(f.type, str) else f.type.__name__ for f in dataclasses.fields(cls)}
+    out = {}
+    for name, value in values.items():
+        kind = kinds[name].replace(" ", "")
+        ok, value = _typed(kind, value)
+        if not ok:
+            raise ValueError(f"{name} in {source} must be {_KIND_WORDS.get(kind, kind)}, got {value!r}")
+        out[name] = value
+    return out
+
+
+_KIND_WORDS = {
+    "int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+    "list[int]": "a list of integers", "list[str]": "a list of strings", "str|None": "a string",
+    "int|None": "an integer",
+}
+
+
+def _typed(kind: str, value: Any) -> tuple[bool, Any]:
+    """(whether ``value`` fits the annotation ``kind``, the value converted where needed)."""
+    if kind.endswith("|None"):
+        if value is None:
+            return True, None
+        kind = kind[: -len("|None")]
+    if kind.startswith("list["):
+        item = kind[len("list["):-1]
+        if not isinstance(value, list):
+            return False, value
+        checked = [_typed(item, v) for v in value]
+        return all(ok for ok, _ in checked), [v for _, v in checked]
+    if kind == "bool":
+        return isinstance(value, bool), value
+    if isinstance(value, bool):
+        return False, value
+    if kind == "int":
+        return isinstance(value, int), value
+    if kind == "float":
+        return isinstance(value, (int, float)), float(value) if isinstance(value, (int, float)) else value
+    if kind == "str":
+        return isinstance(value, str), value
+    return False, value
+
+
+def check_output_folder(out: str | Path, flag: str = "--out") -> None:
+    """Raise ValueError, before any work, when the run folder cannot be created or written: ``out`` is a file,
+    lies under a file, or its nearest existing folder is not writable."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} {path} is a file, not a folder")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{flag} {path} cannot be created: {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path} is not writable: no write permission in {existing}")
 
 
 def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
@@ -210,7 +276,7 @@ def from_namespace(ns: argparse.Namespace, cls: type = TrainArgs) -> Any:
     if config_path is not None:
         values.update(load_toml(config_path, cls))
     names = {f.name for f in dataclasses.fields(cls)}
-    values.update({k: v for k, v in vars(ns).items() if k in names})
+    values.update(check_field_types({k: v for k, v in vars(ns).items() if k in names}, cls, "the command line"))
     args = cls(**values)
     args.validate()
     return args
@@ -221,10 +287,15 @@ def load_toml(path: Path, cls: type = TrainArgs) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"config file {path} does not exist")
-    with path.open("rb") as fh:
-        data = tomllib.load(fh)
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"config file {path} is not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ValueError(f"cannot read config file {path}: {exc.strerror}") from exc
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
         raise ValueError(f"unknown keys {unknown} in {path}; allowed: {sorted(names)}")
-    return data
+    return check_field_types(data, cls, str(path))

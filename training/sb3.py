@@ -15,9 +15,14 @@ import csv
 import dataclasses
 import io
 import json
+import os
+import pickle
+import re
 import shutil
+import sys
 import time
 import zipfile
+import zlib
 from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
@@ -25,8 +30,9 @@ from typing import Any
 import numpy as np
 
 import goboom_env
+from goboom_env.agents import spec_bool
 from goboom_env.config import GameConfig
-from goboom_env.observation import OBSERVATION_VERSION
+from goboom_env.observation import OBSERVATION_VERSION, observation_size
 from training import privileged
 from training.config import TrainArgs, parse_opponents
 from training.selfplay import SELF, FrozenMlp, SelfPlayEnv, SnapshotAgent
@@ -68,38 +74,86 @@ def model_metadata(config: GameConfig, args: TrainArgs | None = None, timesteps:
 
 
 def save_model(model: Any, path: str | Path, metadata: dict[str, Any]) -> Path:
-    """``model.save(path)`` plus the metadata and numpy actor members (see the module docstring)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    model.save(path)
+    """``model.save(path)`` plus the metadata and numpy actor members (see the module docstring).
+
+    The file is written whole and then renamed into place, so an interrupted save never leaves a damaged
+    model or checkpoint behind."""
     buf = io.BytesIO()
-    save_snapshot(buf, frozen_actor(model).state())
-    with zipfile.ZipFile(path, "a") as zf:
+    model.save(buf)
+    actor = io.BytesIO()
+    save_snapshot(actor, frozen_actor(model).state())
+    with zipfile.ZipFile(buf, "a") as zf:
         zf.writestr(META_NAME, json.dumps(metadata, indent=1))
-        zf.writestr(ACTOR_NAME, buf.getvalue())
-    return path
+        zf.writestr(ACTOR_NAME, actor.getvalue())
+    return _write_atomically(Path(path), buf.getvalue())
 
 
 def _write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path:
     """A zip with just the metadata and the numpy actor (what ``ppo:`` needs to play)."""
-    dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(META_NAME, json.dumps(meta, indent=1))
         zf.writestr(ACTOR_NAME, actor)
-    return dst
+    return _write_atomically(Path(dst), buf.getvalue())
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The ``goboom_meta.json`` of a saved model; ValueError when the file is not a goboom model."""
-    path = Path(path)
+def _write_atomically(path: Path, data: bytes) -> Path:
+    """Write ``data`` to a hidden file beside ``path``, then rename it to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+    return path
+
+
+def _read_member(path: Path, name: str) -> bytes:
+    """One member of a model zip; ValueError naming the file and what is wrong with it."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a model file (a .zip saved by `goboom train`)")
     if not path.is_file():
         raise ValueError(f"model file {path} does not exist")
     try:
         with zipfile.ZipFile(path) as zf:
-            return json.loads(zf.read(META_NAME))
-    except (zipfile.BadZipFile, KeyError) as exc:
-        raise ValueError(f"{path} is not a goboom-env model (an SB3 zip saved by `goboom train`): {exc}") from exc
+            return zf.read(name)
+    except KeyError:
+        raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): it has no "
+                         f"{name} member") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
+        raise ValueError(f"{path} is damaged or not a goboom-env model: cannot read {name} ({exc})") from exc
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The ``goboom_meta.json`` of a saved model, checked; ValueError when the file is not a readable goboom model."""
+    path = Path(path)
+    try:
+        meta = json.loads(_read_member(path, META_NAME))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is damaged: {META_NAME} is not valid JSON ({exc})") from exc
+    problem = _metadata_problem(meta)
+    if problem:
+        raise ValueError(f"{path} is damaged: {META_NAME} {problem}")
+    return meta
+
+
+def _metadata_problem(meta: Any) -> str | None:
+    """What is wrong with a model's metadata, or None when it has every field :func:`load_ppo_agent` and
+    ``--resume`` read, with the right types."""
+    if not isinstance(meta, dict):
+        return f"must hold a JSON object, not a {type(meta).__name__}"
+    if not isinstance(meta.get("config"), dict):
+        return "has no game configuration ('config' object)"
+    try:
+        GameConfig.from_dict(meta["config"])
+    except (ValueError, TypeError) as exc:
+        return f"has an invalid game configuration: {exc}"
+    for key in ("observation_version", "timesteps"):
+        if isinstance(meta.get(key), bool) or not isinstance(meta.get(key), int) or meta[key] < 0:
+            return f"needs a non-negative integer {key!r}, got {meta.get(key)!r}"
+    if not isinstance(meta.get("deterministic", True), bool):
+        return f"has a non-boolean 'deterministic': {meta['deterministic']!r}"
+    if not isinstance(meta.get("train_args") or {}, dict):
+        return f"has 'train_args' that are not an object: {meta['train_args']!r}"
+    return None
 
 
 def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | Path = "model") -> None:
@@ -116,9 +170,13 @@ def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | P
 
 
 def load_actor(path: str | Path) -> FrozenMlp:
-    """The numpy actor stored in a saved model."""
-    with zipfile.ZipFile(path) as zf:
-        return FrozenMlp.from_state(load_snapshot(io.BytesIO(zf.read(ACTOR_NAME))))
+    """The numpy actor stored in a saved model; ValueError naming the file when it is damaged."""
+    path = Path(path)
+    data = _read_member(path, ACTOR_NAME)
+    try:
+        return FrozenMlp.from_state(load_snapshot(io.BytesIO(data)))
+    except ValueError as exc:
+        raise ValueError(f"{path} is damaged: {ACTOR_NAME} is not a usable actor network ({exc})") from exc
 
 
 def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) -> Path:
@@ -127,8 +185,8 @@ def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) 
     It loads as ``ppo:dst`` like the full model, but cannot resume training; the shipped models are such
     exports. ``deterministic`` is recorded as the way ``ppo:dst`` plays by default (greedy or sampling)."""
     meta = {**read_metadata(src), "deterministic": bool(deterministic)}
-    with zipfile.ZipFile(src) as zf:
-        actor = zf.read(ACTOR_NAME)
+    load_actor(src)  # refuse a damaged actor before copying it
+    actor = _read_member(Path(src), ACTOR_NAME)
     return _write_play_only(dst, {**meta, "exported_from": str(src)}, actor)
 
 
@@ -171,11 +229,17 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
     metadata says (greedy unless :func:`export_policy` recorded otherwise)."""
     if not path:
         raise ValueError("the ppo agent needs a model path: ppo:path/to/model.zip")
+    if not isinstance(path, str):
+        raise ValueError(f"the ppo agent's path must be a file path, got {path!r}")
     meta = read_metadata(path)
     check_compatible(meta, config, path)
-    if deterministic is None:
-        deterministic = meta.get("deterministic", True)
-    return PPOAgent(f"ppo:{path}", load_actor(path), seed, deterministic=bool(deterministic))
+    deterministic = meta.get("deterministic", True) if deterministic is None else spec_bool("deterministic",
+                                                                                              deterministic)
+    actor = load_actor(path)
+    if actor.input_size != observation_size(config.num_players):
+        raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but observations of "
+                         f"{config.num_players} players have {observation_size(config.num_players)}")
+    return PPOAgent(f"ppo:{path}", actor, seed, deterministic=deterministic)
 
 
 # -- environments and model ------------------------------------------------------------------------
@@ -204,7 +268,7 @@ def _env_seed(seed: int, offset: int, rank: int) -> int:
     return int(np.random.SeedSequence([seed, offset, rank]).generate_state(1)[0])
 
 
-def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None) -> Any:
+def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None, device: str = "cpu") -> Any:
     """A fresh MaskablePPO with the arguments' hyperparameters (and the privileged critic when asked)."""
     from sb3_contrib import MaskablePPO
 
@@ -213,7 +277,7 @@ def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None) -> Any:
     if args.privileged_critic:
         policy = privileged.policy_class()
         policy_kwargs["public_dim"] = vec_env.get_attr("public_dim", [0])[0]
-    return MaskablePPO(policy, vec_env, seed=args.seed, device=args.device, verbose=0,
+    return MaskablePPO(policy, vec_env, seed=args.seed, device=device, verbose=0,
                        tensorboard_log=tensorboard, policy_kwargs=policy_kwargs, **ppo_hyperparameters(args))
 
 
@@ -250,9 +314,25 @@ class RunFiles:
         self.tensorboard = self.root / "tensorboard"
 
     def latest_checkpoint(self) -> Path | None:
-        """The checkpoint with the most steps, if any."""
-        found = sorted(self.checkpoints.glob("model_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
-        return found[-1] if found else None
+        """The checkpoint with the most steps, if any (other files in the folder are ignored)."""
+        found = _numbered(self.checkpoints, CHECKPOINT_NAME)
+        return found[-1][1] if found else None
+
+    def snapshot_files(self) -> list[tuple[int, Path]]:
+        """``(step, path)`` of the saved league snapshots, oldest first (other files are ignored)."""
+        return _numbered(self.snapshots, SNAPSHOT_NAME)
+
+
+CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
+SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
+
+
+def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
+    """``(step, path)`` of the files in ``folder`` whose whole name matches ``pattern``, by step."""
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := pattern.fullmatch(p.name)) and p.is_file()]
+    return sorted(found)
 
 
 def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> list[Any]:
@@ -283,7 +363,7 @@ def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> list
                 rows = list(csv.DictReader(files.eval.open()))
                 key = f"win_rate/{args.eval_opponents[-1]}"
                 self.best = max((float(r[key]) for r in rows if r.get(key)), default=-1.0)
-            if not any(files.snapshots.glob("*.npz")):
+            if not files.snapshot_files():
                 self._snapshot()
 
         def _on_step(self) -> bool:
@@ -371,11 +451,19 @@ def save_snapshot(path: Path | io.BytesIO, state: dict[str, Any]) -> None:
 
 
 def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
-    """Inverse of :func:`save_snapshot`."""
-    with np.load(path) as data:
-        count = sum(1 for k in data.files if k.startswith("w"))
-        return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)],
-                "activation": str(data["activation"])}
+    """Inverse of :func:`save_snapshot`; ValueError when the data is not such a file (pickled objects are
+    refused, never loaded)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            count = sum(1 for k in data.files if k.startswith("w"))
+            return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)],
+                    "activation": str(data["activation"])}
+    except KeyError as exc:
+        raise ValueError(f"a snapshot array is missing: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"not a weights .npz file: {exc}") from exc
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise ValueError(f"damaged weights .npz file: {exc}") from exc
 
 
 # -- the training run ------------------------------------------------------------------------------
@@ -383,33 +471,39 @@ def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
 
 def train(args: TrainArgs, command: str | None = None) -> Path:
     """Run (or resume) one self-play training run; returns the path of the final model. ``command`` (the
-    command line) is appended to ``commands.txt`` in the run folder, the exact history of a resumed run."""
-    import torch
+    command line) is appended to ``commands.txt`` in the run folder, the exact history of a resumed run.
 
+    Every argument, the run folder and the device are checked before any work, and nothing is written
+    to the run folder until the environments and the model are built, so a refused invocation leaves no
+    trace. A KeyboardInterrupt (Ctrl-C) during learning saves a checkpoint that ``--resume`` continues
+    from, then propagates."""
     args.validate()
-    torch.set_num_threads(args.threads)
     config = args.game_config()
     files = RunFiles(args.out)
     checkpoint = _check_run_folder(args, config, files)
-    files.root.mkdir(parents=True, exist_ok=True)
-    files.args.write_text(json.dumps(dataclasses.asdict(args), indent=1))
-    if command:
-        with (files.root / "commands.txt").open("a") as fh:
-            fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n")
+    import torch
+
+    device = resolve_device(args.device)
+    torch.set_num_threads(args.threads)
     start = read_metadata(checkpoint)["timesteps"] if checkpoint else 0
     vec_env = make_vec_env(args, config, seed_offset=start)
-    if checkpoint:
-        model = _resume(args, files, checkpoint, vec_env)
-    else:
-        model = build_model(args, vec_env, str(files.tensorboard))
-        if args.bc_games > 0:
+    try:
+        model = _resume(args, files, checkpoint, vec_env, device) if checkpoint else build_model(
+            args, vec_env, str(files.tensorboard), device)
+        _start_run_folder(args, files, command)
+        if not checkpoint and args.bc_games > 0:
             warm_start(model, args, config, files)
-    remaining = args.timesteps - model.num_timesteps
-    if remaining > 0:
-        model.learn(remaining, callback=make_callbacks(args, config, files), progress_bar=args.progress,
-                    reset_num_timesteps=checkpoint is None, tb_log_name="ppo")
-    save_model(model, files.model, model_metadata(config, args, model.num_timesteps))
-    vec_env.close()
+        remaining = args.timesteps - model.num_timesteps
+        if remaining > 0:
+            try:
+                model.learn(remaining, callback=make_callbacks(args, config, files), progress_bar=args.progress,
+                            reset_num_timesteps=checkpoint is None, tb_log_name="ppo")
+            except KeyboardInterrupt:
+                _save_interrupted(model, args, config, files, start)
+                raise
+        save_model(model, files.model, model_metadata(config, args, model.num_timesteps))
+    finally:
+        vec_env.close()
     if args.eval_every >= 0 and _last_evaluated(files) != model.num_timesteps:
         row = evaluate_model(config, files.model, args.eval_opponents, args.eval_games, seed=args.seed,
                              episode=args.episode)
@@ -420,6 +514,52 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     return files.model
 
 
+def resolve_device(spec: str) -> str:
+    """The torch device of ``--device``: ``auto`` picks the GPU when torch sees one; asking for a GPU that torch
+    cannot use (none present, a CPU-only torch, an index past the last GPU) is a ValueError, not a CPU run."""
+    import torch
+
+    if spec == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(spec)
+    except RuntimeError as exc:
+        raise ValueError(f"--device {spec!r} is not a torch device; use cpu, cuda, cuda:N or auto") from exc
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"--device {spec}: torch sees no CUDA GPU here; use --device cpu (or auto)")
+        if device.index is not None and device.index >= count:
+            raise ValueError(f"--device {spec}: torch sees {count} CUDA GPU(s), numbered 0..{count - 1}")
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"--device {spec}: the MPS backend is not available here; use --device cpu (or auto)")
+    elif device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"--device {spec!r} is not supported; use cpu, cuda, cuda:N or auto")
+    return spec
+
+
+def _start_run_folder(args: TrainArgs, files: RunFiles, command: str | None) -> None:
+    """Create the run folder and write ``args.json`` and the ``commands.txt`` line."""
+    try:
+        files.root.mkdir(parents=True, exist_ok=True)
+        files.args.write_text(json.dumps(dataclasses.asdict(args), indent=1))
+        if command:
+            with (files.root / "commands.txt").open("a") as fh:
+                fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n")
+    except OSError as exc:
+        raise ValueError(f"cannot write the run folder {files.root}: {exc.strerror or exc}") from exc
+
+
+def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles, start: int) -> None:
+    """After Ctrl-C: save a checkpoint of the steps learnt since ``start`` and say how to continue."""
+    steps = model.num_timesteps
+    if steps <= start:
+        return
+    path = save_model(model, files.checkpoints / f"model_{steps}.zip", model_metadata(config, args, steps))
+    print(f"goboom train: interrupted at step {steps}; saved {path}; continue with --resume --out {files.root}",
+          file=sys.stderr, flush=True)
+
+
 def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or mix configs."""
     if not args.resume:
@@ -428,9 +568,14 @@ def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> P
         return None
     checkpoint = files.latest_checkpoint()
     if checkpoint is None:
-        raise ValueError(f"--resume: no checkpoint in {files.checkpoints}")
+        raise ValueError(f"--resume: no checkpoint (model_STEPS.zip) in {files.checkpoints}")
     meta = read_metadata(checkpoint)
     check_compatible(meta, config, checkpoint)
+    with zipfile.ZipFile(checkpoint) as zf:
+        members = set(zf.namelist())
+    if not {"data", "policy.pth"} <= members:
+        raise ValueError(f"--resume: {checkpoint} is a play-only model (just the metadata and the actor, as "
+                         "exported or averaged); it has no critic or optimizer state to continue training from")
     saved = meta.get("train_args") or {}
     if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
         raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
@@ -440,18 +585,29 @@ def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> P
     return checkpoint
 
 
-def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any) -> Any:
+def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, device: str = "cpu") -> Any:
     """Load the checkpoint with the current PPO settings, cut the logs back to it, refill the snapshot pool."""
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO.load(checkpoint, env=vec_env, device=args.device, tensorboard_log=str(files.tensorboard),
-                             **ppo_hyperparameters(args))
+    try:
+        model = MaskablePPO.load(checkpoint, env=vec_env, device=device,
+                                 tensorboard_log=str(files.tensorboard), **ppo_hyperparameters(args))
+    except (zipfile.BadZipFile, zlib.error, KeyError, EOFError, OSError, RuntimeError, ValueError,
+            pickle.UnpicklingError) as exc:
+        raise ValueError(f"--resume: cannot load the checkpoint {checkpoint}: {exc!r}") from exc
+    kept = [(step, path) for step, path in files.snapshot_files() if step <= model.num_timesteps][-args.pool_size:]
+    states = []
+    for step, path in kept:
+        try:
+            state = load_snapshot(path)
+            FrozenMlp.from_state(state)
+            states.append((f"snapshot@{step}", state))
+        except ValueError as exc:
+            raise ValueError(f"--resume: the league snapshot {path} is damaged ({exc})") from exc
     for log in (files.progress, files.eval):  # rows written after the checkpoint are replayed
         _truncate_csv(log, model.num_timesteps)
-    snapshots = sorted(files.snapshots.glob("*.npz"), key=lambda p: int(p.stem.split("_")[1]))
-    kept = [p for p in snapshots if int(p.stem.split("_")[1]) <= model.num_timesteps][-args.pool_size:]
-    for path in kept:
-        vec_env.env_method("add_snapshot", path.stem.replace("_", "@"), load_snapshot(path))
+    for name, state in states:
+        vec_env.env_method("add_snapshot", name, state)
     return model
 
 

@@ -41,9 +41,15 @@ class FrozenMlp:
     def __init__(self, layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str = "tanh") -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-        self.layers = [(np.ascontiguousarray(w.T, np.float32), np.asarray(b, np.float32)) for w, b in layers]
+        self.layers = [(np.ascontiguousarray(w.T, np.float32), np.asarray(b, np.float32))
+                       for w, b in _checked_layers(layers)]
         self.activation = activation
         self._act = ACTIVATIONS[activation]
+
+    @property
+    def input_size(self) -> int:
+        """Length of the observation vectors the network reads."""
+        return int(self.layers[0][0].shape[0])
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation vector or a batch."""
@@ -69,6 +75,32 @@ class FrozenMlp:
     def from_state(cls, state: dict[str, Any]) -> FrozenMlp:
         """Inverse of :meth:`state`."""
         return cls(state["layers"], state["activation"])
+
+
+def _checked_layers(layers: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The layers as float arrays, or ValueError naming what is wrong: a network that is empty, whose shapes do
+    not chain, that does not end in the NUM_ACTIONS logits, or that holds NaN or infinite weights."""
+    if not isinstance(layers, Sequence) or not layers:
+        raise ValueError("the network has no layers")
+    checked = []
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, Sequence) or len(layer) != 2:
+            raise ValueError(f"layer {i} must be a (weight, bias) pair")
+        try:
+            w, b = (np.asarray(a, np.float32) for a in layer)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"layer {i} is not numeric: {exc}") from exc
+        if w.ndim != 2 or b.shape != (w.shape[0],):
+            raise ValueError(f"layer {i}: weight {w.shape} and bias {b.shape} are not an (out, in) matrix and "
+                             "an (out,) vector")
+        if checked and w.shape[1] != checked[-1][0].shape[0]:
+            raise ValueError(f"layer {i} reads {w.shape[1]} inputs but layer {i - 1} gives {checked[-1][0].shape[0]}")
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise ValueError(f"layer {i} holds NaN or infinite weights")
+        checked.append((w, b))
+    if checked[-1][0].shape[0] != NUM_ACTIONS:
+        raise ValueError(f"the network gives {checked[-1][0].shape[0]} action logits, not {NUM_ACTIONS}")
+    return checked
 
 
 class SnapshotAgent:
