@@ -115,7 +115,7 @@ def _shuffle_deck(rng, b, deck, base):
 # -- the deal (Hand.__init__, Hand._turn_up) ---------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pop_stock(g, stock, b, size):
     """Take the top card of game ``b``'s stock (a ring buffer over ``stock[b]``)."""
     head = g[b, G_STOCK_HEAD]
@@ -196,7 +196,7 @@ def _new_game(b, dealer, cfg, base, g, counts, hmask, sizes, drawn, trick, score
 # -- legality (Hand.legal_mask) ---------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _legal_mask(b, cfg, match_masks, boom, g, hmask):
     """Legal actions of the player to move as a bitmask over the 54 actions (R3.2)."""
     phase = g[b, G_PHASE]
@@ -221,14 +221,14 @@ def _legal_mask(b, cfg, match_masks, boom, g, hmask):
 # -- moves (Hand._classic_step, Hand._jokers_step and helpers) -------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _give(b, seat, face, counts, hmask, sizes):
     counts[b, seat, face] += 1
     hmask[b, seat] |= _ONE << np.uint64(face)
     sizes[b, seat] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take(b, seat, face, counts, hmask, sizes):
     left = counts[b, seat, face] - 1
     counts[b, seat, face] = left
@@ -237,13 +237,13 @@ def _take(b, seat, face, counts, hmask, sizes):
     sizes[b, seat] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _go_out(b, seat, g):
     g[b, G_WINNER] = seat
     g[b, G_PHASE] = OVER
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _classic_next(b, seat, n, g, trick):
     """The next turn of the trick, or the trick's end: its winner leads (R1.7, R1.8)."""
     g[b, G_TURNS] += 1
@@ -261,7 +261,7 @@ def _classic_next(b, seat, n, g, trick):
     g[b, G_BEST_SEAT] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _classic_play(b, seat, face, n, g, trick, sizes, seen):
     seen[b, face] += 1
     trick[b, seat] = face
@@ -280,7 +280,7 @@ def _classic_play(b, seat, face, n, g, trick, sizes, seen):
     _classic_next(b, seat, n, g, trick)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _classic_step(b, action, cfg, match_masks, g, counts, hmask, sizes, drawn, trick, seen, stock):
     n = cfg[C_N]
     seat = g[b, G_CURRENT]
@@ -304,7 +304,7 @@ def _classic_step(b, action, cfg, match_masks, g, counts, hmask, sizes, drawn, t
     _classic_next(b, seat, n, g, trick)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _jokers_step(b, action, cfg, boom, g, counts, hmask, sizes, drawn, seen, stock):
     n = cfg[C_N]
     seat = g[b, G_CURRENT]
@@ -455,21 +455,26 @@ def _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
 # -- the observation (ObservationEncoder.encode) and the mask ------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _scaled_counts(levels, scale, row, start):
+    """``row[start + f] = levels[f] * scale[start + f]`` for the 53 faces, in float32 like the encoder.
+
+    Branch-free over 1-D slices, which lets LLVM vectorise it (five times faster than indexing
+    the 2-D arrays element by element); a zero count gives +0.0 as the encoder's multiply does.
+    """
+    dst = row[start:start + NUM_FACES]
+    factors = scale[start:start + NUM_FACES]
+    for f in range(NUM_FACES):
+        dst[f] = np.float32(levels[f]) * factors[f]
+
+
+@njit(cache=True, inline="always")
 def _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, row):
     """Write game ``b`` seen from ``seat`` into ``row``, value for value as ObservationEncoder.encode."""
     n = cfg[C_N]
     row[:] = 0.0
-    o = off[O_HAND]
-    for f in range(NUM_FACES):
-        c = counts[b, seat, f]
-        if c:
-            row[o + f] = np.float32(c) * scale[o + f]
-    o = off[O_SEEN]
-    for f in range(NUM_FACES):
-        c = seen[b, f]
-        if c:
-            row[o + f] = np.float32(c) * scale[o + f]
+    _scaled_counts(counts[b, seat], scale, row, off[O_HAND])
+    _scaled_counts(seen[b], scale, row, off[O_SEEN])
     row[off[O_DEALER] + (g[b, G_DEALER] - seat) % n] = 1.0
     if g[b, G_PHASE] != OVER:
         row[off[O_TO_MOVE] + (g[b, G_CURRENT] - seat) % n] = 1.0
@@ -505,15 +510,16 @@ def _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, se
         row[o + i] = scale[o + i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal,
                    obs, mask, seat_out):
     """Observation, mask and seat of game ``b`` for the seat to move (the mask is zero once over)."""
     seat = g[b, G_CURRENT]
     seat_out[b] = seat
     bits = legal[b]
+    out = mask[b]
     for a in range(DRAW + 1):
-        mask[b, a] = (bits >> np.uint64(a)) & _ONE
+        out[a] = (bits >> np.uint64(a)) & _ONE
     _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, obs[b])
 
 
