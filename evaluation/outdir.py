@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from evaluation.interrupt import ctrl_c_ignored
+
 
 class OutputError(Exception):
     """The results could not be written (disk full, folder removed, ...); the message says where and why."""
@@ -26,8 +28,8 @@ class OutputError(Exception):
 def check_output_folder(out: Path, *, force: bool, option: str = "--out") -> Path:
     """The absolute folder ``out`` after checks that need no writing; ValueError naming the problem.
 
-    Refused: an existing file, a path under a file, the current folder or one above it, and an existing
-    non-empty folder unless ``force``."""
+    Refused: an existing file, a path under a file, the current folder or one above it, a folder that is
+    not writable, and an existing non-empty folder unless ``force``."""
     out = Path(os.path.abspath(out))
     if out.exists() and not out.is_dir():
         raise ValueError(f"{option} {out} is a file, not a folder")
@@ -39,6 +41,8 @@ def check_output_folder(out: Path, *, force: bool, option: str = "--out") -> Pat
     cwd = Path.cwd()
     if out == cwd or out in cwd.parents:
         raise ValueError(f"{option} {out} is the current folder or above it; name a folder to create")
+    if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {out} is not writable")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise ValueError(f"{option} {out} already exists and is not empty; pass --force to replace it "
                          f"or choose another {option}")
@@ -77,10 +81,12 @@ class StagedFolder:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         assert self.tmp is not None
         if kind is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            with ctrl_c_ignored():
+                shutil.rmtree(self.tmp, ignore_errors=True)
             return
         try:
-            self._replace()
+            with ctrl_c_ignored():
+                self._replace()
         except OSError as error:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise OutputError(f"cannot write the results to {self.out}: {error.strerror or error}") from error

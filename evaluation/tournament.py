@@ -22,11 +22,9 @@ import csv
 import json
 import multiprocessing
 import signal
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from evaluation.interrupt import ctrl_c_ignored
 from evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import code_of, deck_faces
@@ -257,19 +256,6 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-@contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Ignore Ctrl-C for a moment (main thread only): a second one must not interrupt stopping the workers."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: bool, episode: str, total: int,
                    processes: int, bar: tqdm) -> list[GameRecord]:
     """Play every game on a pool of worker processes, chunks in any order.
@@ -286,11 +272,11 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
             bar.update(len(chunk))
         pool.close()
     except BaseException:
-        with _sigint_ignored():
+        with ctrl_c_ignored():
             pool.terminate()
         raise
     finally:
-        with _sigint_ignored():
+        with ctrl_c_ignored():
             pool.join()
     return records
 

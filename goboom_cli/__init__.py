@@ -14,7 +14,9 @@ import argparse
 import importlib
 import importlib.util
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
@@ -92,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
+        if threading.current_thread() is threading.main_thread():  # over: a second Ctrl-C must not cut the exit
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(f"goboom {command}: interrupted" if command else "goboom: interrupted", file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:
