@@ -364,6 +364,8 @@ def test_unusable_out_folder_is_refused_before_any_work(tmp_path: Path) -> None:
         result = goboom("train", *TINY, "--out", str(out))
         assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
         assert time.perf_counter() - started < 10  # refused at once, before torch or the environments start
+    demo = goboom("demo", "--timesteps", "64", "--out", str(a_file / "demo"))
+    assert demo.returncode == 2 and "goboom demo: error: --out" in demo.stderr and "Traceback" not in demo.stderr
     assert a_file.read_text() == "x"
 
 

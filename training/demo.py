@@ -55,9 +55,14 @@ def run(args: argparse.Namespace) -> int:
     train_args = TrainArgs(timesteps=args.timesteps, n_steps=256, bc_games=args.bc_games, seed=args.seed,
                            opponents=list(DEMO_OPPONENTS), snapshot_every=25_000, checkpoint_every=50_000,
                            eval_every=-1, out=str(out), progress=args.progress)
-    print(f"Training MaskablePPO on classic Go Boom, 4 players, for {args.timesteps} steps -> {out}")
-    started = time.perf_counter()
-    model = train(train_args)
+    try:
+        train_args.validate()
+        print(f"Training MaskablePPO on classic Go Boom, 4 players, for {args.timesteps} steps -> {out}")
+        started = time.perf_counter()
+        model = train(train_args)
+    except ValueError as exc:
+        print(f"goboom demo: error: {exc}", file=sys.stderr)
+        return 2
     train_s = time.perf_counter() - started
     print(f"Trained in {train_s:.0f} s. Evaluating against the baselines ({args.games} games each)...")
     rows = evaluate(config, model, ["random", "heuristic"], args.games, args.seed + 1, out, args.progress)
