@@ -11,6 +11,10 @@ but their time is) of:
 * ``env``: the same loop over the wrapped ``goboom_env.env()`` (PettingZoo's
   TerminateIllegal, AssertOutOfBounds and OrderEnforcing wrappers);
 
+* ``VectorGame B=...``: :class:`goboom_env.vector.VectorGame` (the ``vector`` extra, numba) stepping
+  B games at once with autoreset, the observation and mask of every game written every step, the
+  actions drawn from the masks by ``random_legal_actions``; each step is one decision per game;
+
 for classic 4p, classic 12p and jokers 4p, and, when the ``bench`` extra is installed, of
 OpenSpiel's ``crazy_eights`` (4 players) through pyspiel, bare (``legal_actions`` / pick /
 ``apply_action``) and with a numpy observation (two ways) plus an action mask built every decision, and of
@@ -22,7 +26,9 @@ Timing method, identical for every row: each measurement runs whole episodes unt
 have passed on the clock and divides the decisions by the elapsed time. The default clock is this
 process's CPU time (``time.process_time``), so on a shared machine the time the scheduler gives
 to other processes is not charged to the row; ``--clock wall`` uses ``time.perf_counter``
-instead. All rows are measured once per round, round-robin, ``--repeat`` rounds (so background
+instead. The one-time numba compile time of VectorGame is measured in two fresh subprocesses sharing
+an empty cache directory: the first compiles (no cache), the second loads the cache.
+All rows are measured once per round, round-robin, ``--repeat`` rounds (so background
 load hits every row alike), and a row reports its best round. Run ``python benchmarks/throughput.py
 --help``.
 """
@@ -31,13 +37,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import numpy as np
 from gymnasium import spaces
@@ -59,6 +68,9 @@ CONFIGS: dict[str, GameConfig] = {
     "jokers 4p": GameConfig(variant="jokers", num_players=4),
 }
 CRAZY_EIGHTS_PLAYERS = 4
+VECTOR_BATCHES = (1, 64, 1024, 4096)
+VECTOR_DECISIONS_PER_CALL = 4096
+"""A VectorGame "episode" function makes at least this many decisions (whole batch steps)."""
 
 
 @dataclass
@@ -125,6 +137,53 @@ def aec_episode(env: AECEnv, seed: int) -> Episode:
         return decisions
 
     return episode
+
+
+def vector_episode(config: GameConfig, batch: int, seed: int) -> Episode:
+    """VectorGame with autoreset: enough batch steps for ``VECTOR_DECISIONS_PER_CALL`` decisions,
+    actions drawn from the masks in numba; every step is one decision in each of the ``batch`` games."""
+    from goboom_env.vector import VectorGame, random_legal_actions
+
+    game = VectorGame(config, num_envs=batch, seed=seed)
+    rng = np.random.default_rng(seed)
+    steps = max(1, VECTOR_DECISIONS_PER_CALL // batch)
+    state = {"mask": game.reset()[1]}
+
+    def episode() -> int:
+        mask = state["mask"]
+        for _ in range(steps):
+            mask = game.step(random_legal_actions(mask, rng))[1]
+        state["mask"] = mask
+        return steps * batch
+
+    return episode
+
+
+_COMPILE_SNIPPET = """
+import time
+start, cpu = time.perf_counter(), time.process_time()
+import numpy as np
+from goboom_env import GameConfig
+from goboom_env.vector import VectorGame, random_legal_actions
+game = VectorGame(GameConfig(), num_envs=2)
+_, mask, _ = game.reset()
+game.step(random_legal_actions(mask, np.random.default_rng(0)))
+print(time.perf_counter() - start, time.process_time() - cpu)
+"""
+
+
+def vector_compile_times() -> dict[str, dict[str, float]]:
+    """Wall and CPU seconds of importing VectorGame and making its first reset and step, in a fresh
+    interpreter: once with an empty numba cache (compiles and fills it), once loading that cache."""
+    out = {}
+    with TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        for name in ("no cache", "cached"):
+            done = subprocess.run([sys.executable, "-c", _COMPILE_SNIPPET], env=env, check=True,
+                                  capture_output=True, text=True)
+            wall, cpu = map(float, done.stdout.split())
+            out[name] = {"wall_s": wall, "cpu_s": cpu}
+    return out
 
 
 CRAZY_EIGHTS_OBSERVE = ("bare", "observer", "list")
@@ -247,17 +306,27 @@ def pettingzoo_env(name: str) -> AECEnv:
 def build_rows(external: bool) -> tuple[list[Row], list[str]]:
     """All rows to measure, plus notes on the external baselines that could not be loaded."""
     rows: list[Row] = []
+    missing: list[str] = []
     for game, config in CONFIGS.items():
         rows.append(Row("engine", game, lambda s, c=config: engine_episode(c, s), "Hand.legal_actions/apply"))
         rows.append(Row("raw_env", game, lambda s, c=config: aec_episode(goboom_env.raw_env(config=c), s),
                         "AEC loop, obs + mask"))
         rows.append(Row("env", game, lambda s, c=config: aec_episode(goboom_env.env(config=c), s),
                         "AEC loop through env() wrappers"))
+    try:
+        from goboom_env.vector import VectorGame  # noqa: F401 (numba installed?)
+
+        for game, config in CONFIGS.items():
+            for batch in VECTOR_BATCHES:
+                rows.append(Row(f"VectorGame B={batch}", game,
+                                lambda s, c=config, b=batch: vector_episode(c, b, s),
+                                "numba batch, obs + mask, actions from the masks"))
+    except ImportError as exc:
+        missing.append(f"VectorGame unavailable ({exc})")
     rows.append(Row("null raw", "(no game work)", lambda s: aec_episode(null_env(False), s),
                     "reference: AEC loop + action draw only"))
     rows.append(Row("null env()", "(no game work)", lambda s: aec_episode(null_env(True), s),
                     "reference: + the env() wrappers"))
-    missing: list[str] = []
     if not external:
         return rows, missing
     try:
@@ -317,9 +386,19 @@ RATIOS = [
     ("raw_env / classic 4p", "pyspiel+obs list / crazy_eights 4p", None),
     ("null raw / (no game work)", "pyspiel+obs / crazy_eights 4p", None),
     ("null env() / (no game work)", "pettingzoo env / connect_four_v3", None),
+    ("VectorGame B=4096 / classic 4p", "raw_env / classic 4p", 25.0),
+    ("VectorGame B=4096 / jokers 4p", "raw_env / jokers 4p", 25.0),
+    ("VectorGame B=4096 / classic 12p", "raw_env / classic 12p", None),
 ]
 """The issue's targets (numerator row, denominator row, required ratio), then context ratios
 (no target): against the slower list observation, and the no-work ceilings of the two loops."""
+
+ABSOLUTE = [
+    ("VectorGame B=4096 / classic 4p", 2_000_000),
+    ("VectorGame B=4096 / jokers 4p", 2_000_000),
+    ("VectorGame B=4096 / classic 12p", 1_000_000),
+]
+"""Rows with a decisions/s target of their own."""
 
 
 def ratios(rows: list[Row]) -> list[dict]:
@@ -332,6 +411,13 @@ def ratios(rows: list[Row]) -> list[dict]:
             out.append({"numerator": num, "denominator": den, "ratio": value, "target": target,
                         "met": None if target is None else value >= target})
     return out
+
+
+def absolute_targets(rows: list[Row]) -> list[dict]:
+    """The decisions/s targets of :data:`ABSOLUTE` whose rows were measured, with pass/fail."""
+    by_key = {r.key: r.best for r in rows}
+    return [{"row": key, "decisions_per_s": by_key[key], "target": target, "met": by_key[key] >= target}
+            for key, target in ABSOLUTE if key in by_key]
 
 
 def report(rows: list[Row], missing: list[str], args: argparse.Namespace) -> dict:
@@ -352,6 +438,15 @@ def report(rows: list[Row], missing: list[str], args: argparse.Namespace) -> dic
             else:
                 verdict = f"(target >= {q['target']:.1f}x: {'met' if q['met'] else 'MISSED'})"
             print(f"  {q['numerator']:<27} / {q['denominator']:<35} = {q['ratio']:5.2f}x  {verdict}")
+    targets = absolute_targets(rows)
+    for t in targets:
+        print(f"  {t['row']:<31} {t['decisions_per_s']:>12,.0f}/s  (target >= {t['target']:,}/s: "
+              f"{'met' if t['met'] else 'MISSED'})")
+    compile_times = getattr(args, "compile_times", None)
+    if compile_times:
+        print("\nVectorGame one-time numba compile (import + first reset and step, fresh interpreter):")
+        for name, t in compile_times.items():
+            print(f"  {name:<9} {t['wall_s']:6.1f} s wall  {t['cpu_s']:6.1f} s cpu")
     for line in missing:
         print(f"skipped: {line}")
     return {
@@ -359,7 +454,7 @@ def report(rows: list[Row], missing: list[str], args: argparse.Namespace) -> dic
         "python": platform.python_version(), "machine": platform.machine(),
         "rows": [{"subject": r.subject, "game": r.game, "decisions_per_s": r.best, "runs": r.rates,
                   "note": r.note} for r in rows],
-        "ratios": found, "skipped": missing,
+        "ratios": found, "absolute_targets": targets, "compile_times": compile_times, "skipped": missing,
     }
 
 
@@ -392,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no row matches --only {args.only}", file=sys.stderr)
             return 2
     run(rows, args)
+    if any(r.subject.startswith("VectorGame") for r in rows):
+        args.compile_times = vector_compile_times()
     data = report(rows, missing, args)
     if args.json:
         args.json.write_text(json.dumps(data, indent=2) + "\n")
