@@ -63,15 +63,19 @@ def install_hint(command: str, module: str, extra: str) -> str:
             f'installed; install it with: pip install "goboom-env[{extra}]"')
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``goboom`` argument parser with every sub-command whose module imports."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``goboom`` argument parser. Only the module of ``command`` (the sub-command about to run) is
+    imported, so that no command pays for another one's imports; the others are listed by name and help."""
     parser = argparse.ArgumentParser(prog="goboom", description="Go Boom RL environment tools.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text, _) in SUBCOMMANDS.items():
+        if name != command:
+            sub.add_parser(name, help=help_text)
+            continue
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
-            stub = sub.add_parser(name, help=f"{help_text} (unavailable: {exc.name} is not installed)")
+            stub = sub.add_parser(name, help=help_text)
             stub.set_defaults(_missing=exc)
             continue
         module.add_parser(sub, name, help_text)
@@ -82,7 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen sub-command; returns the exit status."""
     command = ""
     try:
-        args = build_parser().parse_args(argv)
+        argv = list(sys.argv[1:] if argv is None else argv)
+        args = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None).parse_args(argv)
         command = args.command
         stub: ImportError | None = getattr(args, "_missing", None)
         if stub is not None:  # the sub-command's module itself did not import

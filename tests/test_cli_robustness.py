@@ -61,6 +61,16 @@ def wait_for_workers(proc: subprocess.Popen, count: int, timeout: float = 30.0) 
     time.sleep(0.5)
 
 
+def wait_for_games(proc: subprocess.Popen, folder: Path, timeout: float = 30.0) -> None:
+    """Until the staging folder of the results exists in ``folder`` (the games start next), then a moment."""
+    deadline = time.monotonic() + timeout
+    while not any(p.name.endswith(".partial") for p in folder.iterdir()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the games did not start"
+        time.sleep(0.05)
+    time.sleep(0.5)
+
+
 def interrupt(proc: subprocess.Popen, times: int = 1, *, whole_group: bool = True) -> tuple[float, str]:
     """Send Ctrl-C (SIGINT to the process group, as a terminal does, or to the parent only); the seconds
     until the process ended and its stderr."""
@@ -95,6 +105,7 @@ def test_ctrl_c_stops_a_parallel_evaluation_at_once(tmp_path: Path, times: int, 
     out.mkdir()
     (out / "report.md").write_text("earlier run")
     proc = start("evaluate", "--processes", "2", *LONG, "--out", str(out), "--force")
+    wait_for_games(proc, tmp_path)
     wait_for_workers(proc, 2)
     seconds, err = interrupt(proc, times, whole_group=whole_group)
     assert proc.returncode == 130 and seconds < 5
@@ -106,8 +117,7 @@ def test_ctrl_c_stops_a_parallel_evaluation_at_once(tmp_path: Path, times: int, 
 
 def test_ctrl_c_in_a_single_process_evaluation(tmp_path: Path) -> None:
     proc = start("evaluate", "--processes", "1", *LONG, "--out", str(tmp_path / "results"))
-    time.sleep(2.0)  # started and playing
-    assert proc.poll() is None
+    wait_for_games(proc, tmp_path)
     seconds, err = interrupt(proc)
     assert proc.returncode == 130 and seconds < 5
     assert err.splitlines() == ["goboom evaluate: interrupted"]
