@@ -265,6 +265,31 @@ def test_evaluate_help_states_the_folder_rule() -> None:
     assert "an existing non-empty one is refused unless --force" in text and "--force" in text
 
 
+TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--batch-size", "128",
+              "--n-epochs", "1", "--net-arch", "16", "--eval-every", "-1", "--no-progress"]
+
+
+def test_train_follows_the_same_folder_rule(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("not a run, but not empty")
+
+    def train(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*GOBOOM, "train", "--out", str(out), *TINY_TRAIN, *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+
+    refused = train()
+    assert refused.returncode == 2 and "already exists and is not empty; pass --resume" in refused.stderr
+    both = train("--force", "--resume")
+    assert both.returncode == 2 and "give one of them" in both.stderr
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    replaced = train("--force")
+    assert replaced.returncode == 0, replaced.stderr
+    assert not (out / "notes.txt").exists() and (out / "model.zip").is_file()
+    shown = subprocess.run([*GOBOOM, "train", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "Replace an existing non-empty --out" in " ".join(shown.stdout.split())
+
+
 def test_a_closed_pipe_still_saves_the_results(tmp_path: Path) -> None:
     out = tmp_path / "results"
     proc = start("evaluate", "--games", "4", "--no-progress", "--out", str(out))

@@ -128,6 +128,9 @@ class TrainArgs(GameArgs):
     """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
     resume: bool = False
     """Continue the run in --out from its latest checkpoint (same arguments)."""
+    force: bool = False
+    """Replace an existing non-empty --out: its old files are deleted when the new run starts. Without it
+    (or --resume) such a folder is refused."""
     progress: bool = True
     """Show a progress bar."""
     threads: int = 1

@@ -539,8 +539,10 @@ def resolve_device(spec: str) -> str:
 
 
 def _start_run_folder(args: TrainArgs, files: RunFiles, command: str | None) -> None:
-    """Create the run folder and write ``args.json`` and the ``commands.txt`` line."""
+    """Create the run folder (emptied first with ``--force``) and write ``args.json`` and the ``commands.txt`` line."""
     try:
+        if args.force and files.root.is_dir():
+            shutil.rmtree(files.root)
         files.root.mkdir(parents=True, exist_ok=True)
         files.args.write_text(json.dumps(dataclasses.asdict(args), indent=1))
         if command:
@@ -562,9 +564,12 @@ def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: Ru
 
 def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or mix configs."""
+    if args.resume and args.force:
+        raise ValueError("--force starts the run over and --resume continues it: give one of them")
     if not args.resume:
-        if files.model.exists() or files.latest_checkpoint() is not None:
-            raise ValueError(f"{files.root} already holds a run; pass --resume to continue it or choose another --out")
+        if files.root.is_dir() and any(files.root.iterdir()) and not args.force:
+            raise ValueError(f"--out {files.root} already exists and is not empty; pass --resume to continue its "
+                             "run, --force to replace it, or choose another --out")
         return None
     checkpoint = files.latest_checkpoint()
     if checkpoint is None:
