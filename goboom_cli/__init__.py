@@ -94,8 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise stub
         extra = SUBCOMMANDS[command][2]
         module = missing_module(extra) if extra else None
-        if extra and module:
-            print(install_hint(command, module, extra_of(module) or extra), file=sys.stderr)
+        if extra and module:  # the command's whole extra, not just the one module found missing first
+            print(install_hint(command, module, extra), file=sys.stderr)
             return 2
         return int(args.run(args) or 0)
     except KeyboardInterrupt:

@@ -317,6 +317,7 @@ def _blocked(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     ("train", "sb3_contrib", "train"),
     ("demo", "torch", "train"),
     ("train-rllib", "ray", "rllib"),
+    ("train", "matplotlib", "train"),  # the command's extra, which includes the eval extra
 ])
 def test_a_missing_extra_names_the_install_command(tmp_path: Path, command: str, module: str, extra: str) -> None:
     done = _blocked(module, command, "--out", str(tmp_path / "out"), cwd=tmp_path)
