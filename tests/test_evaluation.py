@@ -4,6 +4,8 @@ ratings, and the best heuristic beating random 1-vs-3 (evaluation.tournament, ev
 from __future__ import annotations
 
 import json
+import multiprocessing
+import time
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from evaluation.ratings import copy_names, rating_table
 from evaluation.report import pairwise_rows, write_report
 from evaluation.tournament import GameRecord, TournamentResult, run_pairwise, run_tournament, seat_specs
 from goboom_env import GameConfig
-from goboom_env.agents import make_agent
+from goboom_env.agents import AGENTS, RandomAgent, make_agent
 from goboom_env.cards import faces_of_codes
 
 CLASSIC4 = GameConfig(variant="classic", num_players=4)
@@ -180,3 +182,25 @@ def test_bad_tournament_arguments_name_the_problem(kwargs: dict, message: str) -
     args = {"agents": ["random"] * 4, "games": 2} | kwargs
     with pytest.raises(ValueError, match=message):
         run_tournament(CLASSIC4, args.pop("agents"), args.pop("games"), progress=False, **args)
+
+
+class _FailsOnMove300(RandomAgent):
+    """Plays randomly, then raises on its 300th move (counted per worker process)."""
+
+    moves = 0
+
+    def act(self, observation: dict, view: object = None) -> int:
+        _FailsOnMove300.moves += 1
+        if _FailsOnMove300.moves == 300:
+            raise RuntimeError("failed on move 300")
+        return super().act(observation, view)
+
+
+def test_a_failing_worker_stops_the_tournament_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(AGENTS, "fails-late", _FailsOnMove300)  # the workers are forked with it
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="failed on move 300"):
+        run_tournament(CLASSIC4, ["fails-late", "random", "random", "random"], 1_000_000, processes=2,
+                       progress=False)
+    assert time.monotonic() - started < 30  # the whole tournament would take far longer
+    assert multiprocessing.active_children() == []  # every worker was stopped
