@@ -18,8 +18,10 @@ from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
 from training.vector_ppo import (  # noqa: E402
     ActorCritic,
+    ClassicTricksOpponent,
     Pending,
     VectorArgs,
+    collect_batched,
     sample_masked,
     seat_gae,
     train,
@@ -108,6 +110,31 @@ def test_masked_policy_never_samples_an_illegal_action() -> None:
     assert mask[np.arange(4000), picks].all()
 
 
+@pytest.mark.parametrize("config", [GameConfig(), GameConfig(num_players=7), GameConfig(num_players=3,
+                                                                                      scoring="reverse")])
+def test_batched_heuristic_plays_what_classic_tricks_plays(config: GameConfig) -> None:
+    from goboom_env.vector import VectorGame, random_legal_actions
+
+    game = VectorGame(config, num_envs=16, seed=1)
+    obs, mask, _ = game.reset()
+    rng = np.random.default_rng(0)
+    batched = ClassicTricksOpponent(config)
+    scalar = [make_agent("classic-tricks", config, seed) for seed in range(8)]  # their choices span the ties
+    for _ in range(25):
+        picks = batched.act(obs, mask, rng)
+        for i in range(len(obs)):
+            observation = {"observation": obs[i].copy(), "action_mask": mask[i].copy()}
+            assert picks[i] in {agent.act(observation) for agent in scalar}
+        obs, mask, _, _, _ = game.step(random_legal_actions(mask, rng))
+
+
+def test_batched_demonstrations_hold_each_movers_final_reward() -> None:
+    data = collect_batched(GameConfig(), 40, seed=0, num_envs=8)
+    assert len(data) >= 40 * 20
+    np.testing.assert_allclose(np.unique(data.returns), [-1 / 3, 1.0], rtol=1e-6)  # one winner per finished hand
+    assert data.masks[np.arange(len(data)), data.actions].all()
+
+
 def tiny_args(out: Path, **kw: object) -> VectorArgs:
     base = dict(timesteps=1200, num_envs=16, num_steps=16, minibatch_size=128, eval_every=-1, checkpoint_every=500,
                 snapshot_every=400, opponents=["learner=2", "self=1", "random=1"], out=str(out), progress=False,
@@ -161,15 +188,17 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("num_envs", 0, "num_envs must be >= 1"),
     ("gamma", 1.5, r"gamma must be in \(0, 1\]"),
-    ("opponents", ["heuristic=1"], "opponents entry must be one of"),
+    ("opponents", ["mc=1"], "opponents entry must be one of"),
     ("opponents", ["learner"], "SPEC=WEIGHT"),
+    ("variant", "jokers", "classic Go Boom only"),
     ("players", 13, "num_players"),
     ("net_arch", [], "net_arch"),
 ])
 def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: str, value: object,
                                                          message: str) -> None:
+    opponents = {"opponents": ["learner=1", "heuristic=1"]} if field == "variant" else {}
     with pytest.raises(ValueError, match=message):
-        train(tiny_args(tmp_path / "x", **{field: value}))
+        train(tiny_args(tmp_path / "x", **{**opponents, field: value}))
     assert not (tmp_path / "x").exists()
 
 

@@ -42,7 +42,9 @@ SNAPSHOTS = "self"
 """Opponent-pool entry: the other seats are a frozen snapshot of the learner (as in ``goboom train``)."""
 RANDOM = "random"
 """Opponent-pool entry: the other seats play uniformly among their legal actions."""
-POOL_KINDS = (LEARNER, SNAPSHOTS, RANDOM)
+HEURISTIC = "heuristic"
+"""Opponent-pool entry (classic only): the other seats play ``classic-tricks``, batched."""
+POOL_KINDS = (LEARNER, SNAPSHOTS, RANDOM, HEURISTIC)
 MASKED_LOGIT = -1e8
 """Logit of an illegal action: its probability is exactly 0 in float32."""
 
@@ -63,7 +65,8 @@ class VectorArgs(GameArgs):
     """Torch CPU threads."""
     opponents: list[str] = field(default_factory=lambda: ["learner=1"])
     """Opponent pool as SPEC=WEIGHT items, one draw per game and episode: `learner` (all seats are the
-    learner), `self` (the other seats are a snapshot of the learner) or `random`."""
+    learner), `self` (the other seats are a snapshot of the learner), `random` or `heuristic` (classic-tricks,
+    classic only)."""
     snapshot_every: int = 250_000
     """Add a frozen copy of the learner to the `self` pool every this many steps."""
     pool_size: int = 8
@@ -130,7 +133,9 @@ class VectorArgs(GameArgs):
             raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
         if self.eval_every < -1:
             raise ValueError(f"eval_every must be >= -1, got {self.eval_every}")
-        parse_pool(self.opponents)
+        if any(spec == HEURISTIC for spec, _ in parse_pool(self.opponents)) and self.variant != "classic":
+            raise ValueError("opponents: the batched heuristic plays classic Go Boom only (variant is "
+                             f"{self.variant!r}); use learner, self or random")
 
 
 def parse_pool(items: Sequence[str]) -> list[tuple[str, float]]:
@@ -238,6 +243,50 @@ class SnapshotOpponent:
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return sample_masked(self.net.logits(obs), mask, rng)
+
+
+class ClassicTricksOpponent:
+    """``classic-tricks`` (:class:`goboom_env.agents.ClassicTricksAgent`) on a batch of observations.
+
+    The same decoding of the observation and the same scores as the scalar agent, computed for every card
+    at once: follow with the lowest card that wins the trick; otherwise play the card that keeps the most
+    unseen cards followable (``kept``), on the lead minus the unseen cards that could follow it, plus a
+    hundredth of its points. Ties are broken at random, as the scalar agent does."""
+
+    def __init__(self, config: GameConfig) -> None:
+        from goboom_env.cards import CLASSIC_POINTS, MATCH_MASKS
+        from goboom_env.observation import layout
+
+        if not config.is_classic:
+            raise ValueError("the batched heuristic opponent plays classic Go Boom only; use learner, self or "
+                             "random for the jokers variant")
+        self.n = config.num_players
+        self.decks = config.num_decks
+        self.slices = layout(self.n)
+        self.match = np.array([[(MATCH_MASKS[c] >> x) & 1 for x in range(52)] for c in range(52)], np.float32)
+        self.points = np.array(CLASSIC_POINTS[:52], np.float32) / 100.0
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        sl, faces = self.slices, np.arange(52)
+        hand = np.rint(obs[:, sl["hand"]][:, :52] * self.decks)
+        unseen = self.decks - hand - np.rint(obs[:, sl["seen"]][:, :52] * self.decks)
+        led_block = obs[:, sl["led"]][:, :52] > 0
+        leading = ~led_block.any(1)
+        led = np.where(leading, -1, led_block.argmax(1))
+        trick = obs[:, sl["trick"]].reshape(len(obs), self.n, -1)[:, :, :52] > 0
+        played = np.where(trick.any(2), trick.argmax(2), -1)
+        same_suit = (played >= 0) & (played // 13 == led[:, None] // 13)
+        best = np.maximum(np.where(same_suit, played, -1).max(1), led)
+        cover = hand @ self.match  # per face x: own cards that x matches
+        kept = (unseen * (cover > 0)).sum(1, keepdims=True) - (unseen * (cover == 1)) @ self.match.T
+        follow = unseen @ self.match.T
+        score = kept + self.points - np.where(leading[:, None], follow, 0.0)
+        legal = mask[:, :52].astype(bool)
+        noisy = np.where(legal, score + rng.random(score.shape) * 1e-6, -np.inf)
+        choice = noisy.argmax(1)
+        wins = legal & ~leading[:, None] & (faces // 13 == led[:, None] // 13) & (faces > best[:, None])
+        choice = np.where(wins.any(1), wins.argmax(1), choice)  # the lowest winning card
+        return np.where(legal.any(1), choice, NUM_ACTIONS - 1)
 
 
 class SnapshotPool:
@@ -521,6 +570,7 @@ class Trainer:
         self.plan = SeatPlan(parse_pool(args.opponents), args.num_envs, self.n, self.rng)
         self.snapshots = SnapshotPool(args.pool_size)
         self.random = RandomOpponent()
+        self.heuristic = ClassicTricksOpponent(config) if HEURISTIC in self.plan.specs else None
         self.net = ActorCritic(self.obs_dim, args.net_arch)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
         self.pending = Pending.empty(args.num_envs, self.n, self.obs_dim, np.float32)
@@ -581,6 +631,8 @@ class Trainer:
                 continue
             if spec == RANDOM:
                 actions[games] = self.random.act(obs[games], mask[games], self.rng)
+            elif spec == HEURISTIC:
+                actions[games] = self.heuristic.act(obs[games], mask[games], self.rng)
             elif spec == SNAPSHOTS:
                 for j in np.unique(plan.snapshot[games]):
                     sub = games[plan.snapshot[games] == j]
@@ -681,16 +733,47 @@ class Trainer:
 # -- warm start -----------------------------------------------------------------------------------------
 
 
+def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256) -> Any:
+    """:func:`training.imitation.collect` for the ``classic-tricks`` teacher, played on the batched engine:
+    every decision of ``games`` finished hands (observation, mask, move and the mover's win reward)."""
+    from goboom_env.vector import VectorGame
+    from training.imitation import Demonstrations
+
+    rng = np.random.default_rng(seed)
+    num_envs = max(1, min(num_envs, games))
+    game = VectorGame(config, num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
+    teacher = ClassicTricksOpponent(config)
+    obs, mask, seat = game.reset()
+    steps: list[tuple[np.ndarray, ...]] = []
+    finished = 0
+    while finished < games:
+        action = teacher.act(obs, mask, rng)
+        steps.append((obs.astype(np.float16), mask.astype(bool), seat.copy(), action))
+        obs, mask, seat, reward, done = game.step(action)
+        steps[-1] += (reward.copy(), done.copy())
+        finished += int(done.sum())
+    o, m, s, a, r, d = (np.stack(x) for x in zip(*steps))
+    # with zero values, gamma = lambda = 1 the per-seat advantage is the mover's final reward of its hand
+    out = seat_gae(np.zeros(s.shape, np.float32), r, d, s, np.ones(s.shape, bool), 1.0, 1.0)
+    last_end = np.where(d.any(0), len(d) - 1 - np.argmax(d[::-1], axis=0), -1)  # per game: its last hand's end
+    t, b = np.nonzero(np.arange(len(d))[:, None] <= last_end[None, :])  # decisions of finished hands only
+    return Demonstrations(o[t, b], m[t, b], a[t, b].astype(np.int64), out.advantages[t, b])
+
+
 def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
                batch_size: int = 512, learning_rate: float = 1e-3) -> dict[str, Any]:
-    """Behaviour-clone ``teacher`` into ``net`` (:mod:`training.imitation`'s data): the actor by
-    cross-entropy over the legal actions, the critic by squared error to the mover's win reward."""
+    """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
+    squared error to the mover's win reward. The data are :mod:`training.imitation`'s (played on the batched
+    engine when the teacher is the classic heuristic, :func:`collect_batched`)."""
     import torch
 
     from training.imitation import collect
 
     started = time.perf_counter()
-    data = collect(config, teacher, games, seed=seed)
+    if config.is_classic and teacher in ("heuristic", "classic-tricks"):
+        data = collect_batched(config, games, seed=seed)
+    else:
+        data = collect(config, teacher, games, seed=seed)
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     obs = torch.from_numpy(data.obs.astype(np.float32))
     mask, actions, returns = (torch.from_numpy(a) for a in (data.masks, data.actions, data.returns))

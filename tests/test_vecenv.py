@@ -1,0 +1,98 @@
+"""The SB3 VecEnv view of the batched engine (training/vecenv.py): API, held games, MaskablePPO on it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from goboom_env.cards import NUM_ACTIONS
+from goboom_env.config import GameConfig
+from training.vecenv import VectorGameVecEnv, _restore_rows, _save_rows
+
+
+def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+
+
+@pytest.mark.parametrize("config", [GameConfig(), GameConfig(variant="jokers", num_players=3)],
+                         ids=["classic4", "jokers3"])
+def test_vecenv_api_shapes_rewards_and_episode_infos(config: GameConfig) -> None:
+    venv = VectorGameVecEnv(config, num_envs=16, opponent="random", seed=3)
+    obs = venv.reset()
+    n = config.num_players
+    assert obs.shape == (16, *venv.observation_space.shape) and obs.dtype == np.float32
+    assert all(venv.observation_space.contains(o) for o in obs)
+    assert venv.action_space.n == NUM_ACTIONS
+    assert venv.has_attr("action_masks")
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(150):
+        masks = venv.action_masks()
+        assert masks.shape == (16, NUM_ACTIONS) and masks.dtype == bool and masks.any(1).all()
+        np.testing.assert_array_equal(np.stack(venv.env_method("action_masks")), masks)
+        obs, rewards, dones, infos = venv.step(random_legal(masks, rng))
+        assert obs.shape == (16, venv.observation_space.shape[0]) and rewards.dtype == np.float32
+        assert not rewards[~dones].any()  # the win reward arrives only at the end of the hand
+        for b in np.flatnonzero(dones):
+            wins = [(n / k - 1) / (n - 1) for k in range(1, n)]  # k co-winners after a blocked round (R2.10)
+            assert min(abs(rewards[b] - r) for r in [*wins, -1 / (n - 1)]) < 1e-6
+            assert infos[b]["won"] == (rewards[b] > 0)
+            assert infos[b]["episode"]["r"] == pytest.approx(rewards[b]) and infos[b]["episode"]["l"] >= 1
+            assert infos[b]["terminal_observation"].shape == obs[b].shape
+            finished += 1
+    assert finished > 50
+
+
+def test_learner_moves_in_every_game_after_each_step() -> None:
+    venv = VectorGameVecEnv(GameConfig(num_players=5), num_envs=12, opponent="random", seed=1)
+    venv.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        venv.step(random_legal(venv.action_masks(), rng))
+        np.testing.assert_array_equal(venv.game._seat, venv.learner_seat)
+        # the observation says it is the observer's turn: relative seat 0 of the to_move block
+        from goboom_env.observation import layout
+
+        to_move = venv._obs[:, layout(5)["to_move"]]
+        assert (to_move[:, 0] == 1).all()
+
+
+def test_held_games_are_restored_exactly() -> None:
+    venv = VectorGameVecEnv(GameConfig(), num_envs=8, opponent="random", seed=2)
+    venv.reset()
+    game = venv.game
+    rng = np.random.default_rng(2)
+    actions = random_legal(game._mask.astype(bool), rng)
+    rows = np.arange(8)
+    saved = _save_rows(game, rows)
+    first = [a.copy() for a in game.step(actions)]
+    _restore_rows(game, rows, saved)
+    second = game.step(actions)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_unknown_opponent_is_refused() -> None:
+    with pytest.raises(ValueError, match="opponent must be one of"):
+        VectorGameVecEnv(GameConfig(), num_envs=2, opponent="mc")
+    with pytest.raises(ValueError, match="classic Go Boom only"):
+        VectorGameVecEnv(GameConfig(variant="jokers"), num_envs=2, opponent="heuristic")
+
+
+def test_maskable_ppo_learns_a_few_steps_on_the_vecenv() -> None:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    venv = VectorGameVecEnv(GameConfig(), num_envs=16, opponent="heuristic", seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=256, n_epochs=1, seed=0, verbose=0)
+    before = [p.detach().clone() for p in model.policy.parameters()]
+    model.learn(1024)
+    assert model.num_timesteps >= 1024
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.policy.parameters()))
+    assert len(model.ep_info_buffer) > 0  # episode infos reached SB3's logger
+    obs = venv.reset()
+    actions, _ = model.predict(obs, action_masks=venv.action_masks(), deterministic=True)
+    assert venv.action_masks()[np.arange(16), actions].all()
