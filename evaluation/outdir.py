@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
+import uuid
 from pathlib import Path
 from types import TracebackType
 
@@ -31,6 +31,8 @@ def check_output_folder(out: Path, *, force: bool, option: str = "--out") -> Pat
     Refused: an existing file, a path under a file, the current folder or one above it, a folder that is
     not writable, and an existing non-empty folder unless ``force``."""
     out = Path(os.path.abspath(out))
+    if out.is_symlink():  # replace the folder it points to, keep the link
+        out = out.resolve()
     if out.exists() and not out.is_dir():
         raise ValueError(f"{option} {out} is a file, not a folder")
     for parent in out.parents:
@@ -73,7 +75,9 @@ class StagedFolder:
     def __enter__(self) -> Path:
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
-            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".partial", dir=self.out.parent))
+            tmp = self.out.parent / f".{self.out.name}.{uuid.uuid4().hex[:12]}.partial"
+            tmp.mkdir()  # the permissions of any new folder (umask), unlike tempfile.mkdtemp's 0700
+            self.tmp = tmp
         except OSError as exc:
             raise ValueError(f"cannot write {self.option} {self.out}: {exc.strerror or exc}") from exc
         return self.tmp

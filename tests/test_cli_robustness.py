@@ -12,7 +12,6 @@ import selectors
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 from pathlib import Path
@@ -214,10 +213,14 @@ def test_a_read_only_out_fails_before_any_game(tmp_path: Path) -> None:
 
 
 def test_a_folder_that_refuses_the_staging_copy_fails_before_any_game(tmp_path: Path, monkeypatch, capsys) -> None:
-    def refuse(*args: object, **kwargs: object) -> str:
-        raise PermissionError(errno.EACCES, "Permission denied")
+    mkdir = os.mkdir
 
-    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    def refuse(path: str | os.PathLike, *args: object, **kwargs: object) -> None:
+        if str(path).endswith(".partial"):  # as in a folder without write permission (root ignores those)
+            raise PermissionError(errno.EACCES, "Permission denied")
+        mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", refuse)
     monkeypatch.setattr("evaluation.tournament.run_tournament", lambda *a, **k: pytest.fail("games were played"))
     code = main(["evaluate", "--games", "10", "--out", str(tmp_path / "results")])
     err = capsys.readouterr().err
@@ -243,8 +246,10 @@ def test_force_replaces_the_whole_folder(tmp_path: Path, capsys) -> None:
     out = tmp_path / "results"
     out.mkdir()
     (out / "stale.txt").write_text("from an earlier run")
+    (tmp_path / "plain").mkdir()
     assert main(["evaluate", "--games", "4", "--no-progress", "--out", str(out), "--force"]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["report.md", "results.csv", "results.json", "win_rates.png"]
+    assert out.stat().st_mode == (tmp_path / "plain").stat().st_mode  # the permissions of a plain new folder
     assert json.loads((out / "results.json").read_text())["summary"]["games"] == 4
     assert leftovers(tmp_path) == [] and f"report written to {out / 'report.md'}" in capsys.readouterr().out
 
