@@ -1,14 +1,17 @@
-"""Ray RLlib path (issue 5): the MultiAgentEnv adapter, the action-masking RLModule, league
+"""Ray RLlib path: the MultiAgentEnv adapter, the action-masking RLModule, league
 matchmaking, the ``rllib:`` loader, and (slow) a tiny training run on a local Ray instance that is
 checkpointed, resumed and benchmarked with the tournament runner."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import pickle
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -254,6 +257,19 @@ def test_loader_finds_policy_folders_and_plays_greedy_or_sampled(tmp_path):
     assert [sampler.act(one_observation([50, 51, 52])) for _ in range(300)] == picks
 
 
+def test_loader_takes_a_path_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """``rllib:runs/x`` as the docs write it: Ray needs absolute paths (a relative one is read as a
+    URI without a scheme), so the loader resolves it first."""
+    module = build_module()
+    ordered_logits(module)
+    module.save_to_path(tmp_path / "runs" / "x" / "policy")
+    monkeypatch.chdir(tmp_path)
+    for spec in ("rllib:runs/x", "rllib:runs/x/policy", "rllib:path=./runs/../runs/x,greedy=false"):
+        agent = make_agent(spec, GameConfig(num_players=4), seed=0)
+        assert agent.act(one_observation([3, 17, 40])) in {3, 17, 40}
+    assert module_path("runs/x") == (tmp_path / "runs" / "x" / "policy").resolve()
+
+
 def test_loader_errors_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match="no RLlib policy found"):
         module_path(tmp_path)
@@ -318,6 +334,8 @@ def train_rllib(*argv: str) -> int:
     (["--minibatch-size", "9000"], "minibatch_size (9000) must be <= train_batch_size"),
     (["--episode", "trick"], "episode must be one of"),
     (["--players", "13"], "num_players must be an integer in 2..12"),
+    (["--address", "127.0.0.1"], "address must be auto, HOST:PORT or ray://HOST:PORT"),
+    (["--address", "127.0.0.1:99999"], "address must be auto, HOST:PORT or ray://HOST:PORT"),
 ])
 def test_cli_rejects_bad_arguments(tmp_path, capsys, flags, message):
     assert train_rllib("--out", str(tmp_path / "run"), *flags) == 2
@@ -328,6 +346,64 @@ def test_cli_refuses_to_overwrite_a_run(tmp_path, capsys):
     (tmp_path / "progress.csv").write_text("x\n")
     assert train_rllib("--out", str(tmp_path), "--no-progress") == 2
     assert "--resume" in capsys.readouterr().err
+
+
+def closed_loopback_port() -> int:
+    """A loopback TCP port that nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_cli_fails_fast_on_an_unreachable_address(tmp_path):
+    """``--address`` where no cluster listens: one clear line and exit code 2 within seconds, not
+    minutes of Ray retrying; no run folder is left behind. Only the loopback address is tried."""
+    port = closed_loopback_port()
+    run = tmp_path / "run"
+    begin = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "goboom_cli", "train-rllib", "--address", f"127.0.0.1:{port}",
+                           "--out", str(run), "--no-progress"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert time.monotonic() - begin < 30
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert f"no Ray cluster reachable at --address '127.0.0.1:{port}'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not run.exists()
+
+
+def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path, monkeypatch):
+    """A crash before anything resumable was saved must not leave a folder that the rerun refuses
+    as "not empty" (Ray and training are replaced by stand-ins: only the folder handling runs)."""
+    from training import rllib_train
+
+    class Algo:
+        def stop(self) -> None:
+            pass
+
+    class Config:
+        def build_algo(self) -> Algo:
+            return Algo()
+
+    def crash(*args: object) -> int:
+        (run / "progress.csv").write_text("iteration\n")
+        raise RuntimeError("worker died")
+
+    monkeypatch.setattr(rllib_train, "init_ray", lambda args: False)
+    monkeypatch.setattr(rllib_train, "build_config", lambda args: Config())
+    monkeypatch.setattr(rllib_train, "_start_league", crash)
+    run = tmp_path / "run"
+    args = rllib_cli.RLlibArgs(out=str(run), progress=False)
+    with pytest.raises(RuntimeError, match="worker died"):
+        rllib_train.train(args)
+    assert not run.exists()
+    run.mkdir()  # an empty folder given by the user stays, empty
+    with pytest.raises(RuntimeError, match="worker died"):
+        rllib_train.train(args)
+    assert run.is_dir() and not any(run.iterdir())
+    (run / "checkpoints" / "iter_000001").mkdir(parents=True)  # something resumable: kept
+    with pytest.raises(RuntimeError, match="worker died"):
+        rllib_train.train(dataclasses.replace(args, resume=True))
+    assert (run / "progress.csv").exists()
 
 
 # -- training on a local Ray instance (slow) ------------------------------------------------------
@@ -381,20 +457,31 @@ def test_train_checkpoint_resume_and_benchmark(tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_trains_in_the_driver_and_evaluates(tmp_path):
-    """``--num-env-runners 0`` samples in the driver; ``--eval-games`` benchmarks the policy
-    against random and heuristic with the tournament runner and writes eval.json."""
-    run = tmp_path / "run"
-    cmd = [sys.executable, "-m", "goboom_cli", "train-rllib", "--out", str(run), "--num-env-runners", "0",
+def test_cli_trains_in_the_driver_with_a_relative_out_and_evaluates(tmp_path, monkeypatch):
+    """``--num-env-runners 0`` samples in the driver; ``--out runs/rllib3`` is relative to the
+    working directory, as the docs write it (Ray needs absolute paths to save checkpoints);
+    ``--eval-games`` benchmarks the policy against random and heuristic with the tournament runner
+    and writes eval.json; the policy then loads by the same relative path."""
+    cmd = [sys.executable, "-m", "goboom_cli", "train-rllib", "--out", "runs/rllib3", "--num-env-runners", "0",
            "--timesteps", "256", "--eval-games", "4", "--variant", "jokers", "--players", "3", *TINY]
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+    run = (tmp_path / "runs" / "rllib3").resolve()
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["iter_000001"]
     evaluation = json.loads((run / "eval.json").read_text())
     assert sorted(evaluation) == ["heuristic", "random"]
     for opponent, rows in evaluation.items():
         games = {row["agent"]: row["games"] for row in rows}
         assert games == {f"rllib:{run}": 6, opponent: 12}  # duplicate: 4 games round up to 2 deals x 3 seats
     assert "vs heuristic" in done.stdout
+    monkeypatch.chdir(tmp_path)
+    config = GameConfig(variant="jokers", num_players=3)
+    agent = make_agent("rllib:runs/rllib3", config, seed=0)
+    env = raw_env(config=config)
+    env.reset(seed=0)
+    for _ in env.agent_iter():
+        obs, _, terminated, _, _ = env.last()
+        env.step(None if terminated else agent.act(obs))
 
 
 def test_core_package_sb3_path_and_cli_module_do_not_import_ray():

@@ -93,6 +93,21 @@ class RLlibArgs(GameArgs):
             raise ValueError(f"hidden must be a non-empty list of positive sizes, got {self.hidden}")
         if self.num_cpus is not None and self.num_cpus < 1:
             raise ValueError(f"num_cpus must be >= 1, got {self.num_cpus}")
+        if self.address is not None:
+            cluster_endpoint(self.address)
+
+
+def cluster_endpoint(address: str) -> tuple[str, int] | None:
+    """The (host, port) of a ``--address`` (``HOST:PORT``, ``[IPv6]:PORT`` or Ray Client's
+    ``ray://HOST:PORT``); None for ``auto``, which Ray looks up itself. Raises ValueError otherwise."""
+    if address == "auto":
+        return None
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"address must be auto, HOST:PORT or ray://HOST:PORT (port 1..65535), got {address!r}")
+    return host, int(port)
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:

@@ -92,8 +92,10 @@ def _masked(outputs: dict[str, Any], mask: Any) -> dict[str, Any]:
 
 def module_path(path: str | Path) -> Path:
     """The folder of the ``main`` RLModule inside ``path``: an exported policy folder, a run folder
-    (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``)."""
-    root = Path(path).expanduser()
+    (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``).
+
+    The result is absolute: Ray reads a relative path as a URI without a scheme and fails."""
+    root = Path(path).expanduser().resolve()
     candidates = [
         root,
         root / POLICY_DIR,

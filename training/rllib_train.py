@@ -20,7 +20,10 @@ import json
 import math
 import random
 import shutil
+import socket
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from goboom_env.observation import OBSERVATION_VERSION
-from training.rllib_cli import RLlibArgs
+from training.rllib_cli import RLlibArgs, cluster_endpoint
 from training.rllib_env import GoBoomMultiAgentEnv, make_env_config
 from training.rllib_policy import MAIN_MODULE, METADATA_FILE, POLICY_DIR, MaskedPPOTorchRLModule
 
@@ -156,6 +159,7 @@ def snapshot(algo: Algorithm, slot: str) -> None:
 
 def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps: int) -> Path:
     """Full checkpoint ``checkpoints/iter_NNNNNN``, the exported ``policy/`` and ``goboom.json``."""
+    run = run_folder(run)
     ckpt = run / "checkpoints" / f"iter_{iteration:06d}"
     algo.save_to_path(ckpt)
     module_dir = ckpt / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / MAIN_MODULE
@@ -179,6 +183,12 @@ def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps:
     }
     (run / METADATA_FILE).write_text(json.dumps(meta, indent=2) + "\n")
     return ckpt
+
+
+def run_folder(out: str | Path) -> Path:
+    """``--out`` as an absolute path: Ray reads a relative path as a URI without a scheme and fails
+    when it saves or restores a checkpoint there."""
+    return Path(out).expanduser().resolve()
 
 
 def latest_checkpoint(run: Path) -> Path | None:
@@ -268,6 +278,35 @@ class ProgressLog:
 # -- the training loop ----------------------------------------------------------------------------
 
 
+CONNECT_TIMEOUT_S = 5.0
+"""How long :func:`check_reachable` waits for a TCP connection to the cluster's address."""
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise ValueError unless a TCP connection to the cluster at ``address`` opens within
+    ``timeout`` seconds. ``ray.init`` retries an unreachable address for minutes without a word.
+
+    ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the cluster started on this machine)."""
+    endpoint = cluster_endpoint(address)
+    if endpoint is None:
+        from ray._private.services import canonicalize_bootstrap_address
+
+        try:
+            found = canonicalize_bootstrap_address(address)
+        except ConnectionError as exc:
+            raise ValueError(f"--address auto found no Ray cluster on this machine: {exc}") from exc
+        if found is None:
+            raise ValueError("--address auto found no Ray cluster on this machine; start one with `ray start --head`")
+        endpoint = cluster_endpoint(found)
+    host, port = endpoint
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        where = repr(address) if address != "auto" else f"auto ({host}:{port})"
+        raise ValueError(f"no Ray cluster reachable at --address {where}: {exc}; "
+                         "check the address, or start the cluster with `ray start --head`") from exc
+
+
 def init_ray(args: RLlibArgs) -> bool:
     """Join ``args.address`` or start a local Ray instance; False if Ray was already running.
 
@@ -275,7 +314,11 @@ def init_ray(args: RLlibArgs) -> bool:
     would otherwise leave the runners waiting for resources forever."""
     started = not ray.is_initialized()
     if started and args.address:
-        ray.init(address=args.address, log_to_driver=False)
+        check_reachable(args.address)
+        try:
+            ray.init(address=args.address, log_to_driver=False)
+        except ConnectionError as exc:
+            raise ValueError(f"cannot join the Ray cluster at --address {args.address!r}: {exc}") from exc
     elif started:
         # "local" starts a fresh instance even where a `ray start` cluster runs on this machine
         ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
@@ -291,14 +334,20 @@ def init_ray(args: RLlibArgs) -> bool:
 def train(args: RLlibArgs) -> Path:
     """Run the self-play training described by ``args``; returns the run folder."""
     args.validate()
-    run = Path(args.out)
+    run = run_folder(args.out)
+    if run.exists() and not run.is_dir():
+        raise ValueError(f"--out {str(run)!r} is a file, not a run folder")
     if run.exists() and any(run.iterdir()) and not args.resume:
         raise ValueError(f"run folder {str(run)!r} is not empty; pass --resume to continue it or choose another --out")
-    run.mkdir(parents=True, exist_ok=True)
     started_ray = init_ray(args)
-    algo = build_config(args).build_algo()
-    log = ProgressLog(run, args.timesteps, args.progress)
-    try:
+    with ExitStack() as stack:
+        if started_ray:
+            stack.callback(ray.shutdown)
+        algo = build_config(args).build_algo()
+        stack.callback(algo.stop)
+        stack.enter_context(_removed_without_checkpoint(run))
+        log = ProgressLog(run, args.timesteps, args.progress)
+        stack.callback(log.close)
         slots = league_ids(args.league_size)
         filled = _start_league(algo, run, args, slots)
         timesteps = _env_steps(algo)
@@ -312,14 +361,27 @@ def train(args: RLlibArgs) -> Path:
             log.log(result, filled)
             if iteration % args.checkpoint_every == 0 or timesteps >= args.timesteps:
                 save(algo, run, args, iteration, timesteps)
-    finally:
-        log.close()
-        algo.stop()
-        if started_ray:
-            ray.shutdown()
     if args.eval_games:
         evaluate(run, args)
     return run
+
+
+@contextmanager
+def _removed_without_checkpoint(run: Path) -> Iterator[None]:
+    """Create the run folder; if the body fails before a checkpoint was saved in a folder that was
+    new or empty, empty it again, so the rerun is not refused as "not empty" (nothing resumable
+    would be lost)."""
+    created = not run.exists()
+    empty = created or not any(run.iterdir())
+    run.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except BaseException:
+        if empty and latest_checkpoint(run) is None:
+            shutil.rmtree(run, ignore_errors=True)
+            if not created:
+                run.mkdir(exist_ok=True)
+        raise
 
 
 def _start_league(algo: Algorithm, run: Path, args: RLlibArgs, slots: list[str]) -> int:
