@@ -28,6 +28,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evaluation.interrupt import WorkerLostError
 from evaluation.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.agents import baselines
 from goboom_env.config import PRESETS, GameConfig
@@ -113,7 +114,8 @@ def add_parser(subparsers: Any, name: str, help_text: str) -> argparse.ArgumentP
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by ``args``: 0 on success, 2 on a bad option (before any game is
-    played), 1 when the results cannot be written. The results are saved before the tables are printed."""
+    played), 1 when the results cannot be written or a worker process was killed. The results are saved
+    before the tables are printed."""
     try:
         config = config_from_args(args)
         staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force)
@@ -123,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"goboom evaluate: error: {exc}", file=sys.stderr)
         return 2
-    except OutputError as exc:
+    except (OutputError, WorkerLostError) as exc:
         print(f"goboom evaluate: error: {exc}", file=sys.stderr)
         return 1
     from rich.console import Console

@@ -1,5 +1,5 @@
-"""Ctrl-C while cleaning up: clean-up that a second Ctrl-C cut short could leave worker processes
-running or a half-written folder behind, so it runs with SIGINT ignored for its (short) duration."""
+"""Runs cut short: by Ctrl-C, whose clean-up a second Ctrl-C must not cut short in turn (it could leave
+worker processes running or a half-written folder behind), or by a worker process that was killed."""
 
 from __future__ import annotations
 
@@ -7,6 +7,10 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+
+class WorkerLostError(RuntimeError):
+    """A worker process ended without finishing its games (killed, e.g. for lack of memory)."""
 
 
 @contextmanager

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from evaluation.interrupt import ctrl_c_ignored
+from evaluation.interrupt import WorkerLostError, ctrl_c_ignored
 from evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import code_of, deck_faces
@@ -260,14 +260,18 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
                    processes: int, bar: tqdm) -> list[GameRecord]:
     """Play every game on a pool of worker processes, chunks in any order.
 
-    The first failing chunk, or a Ctrl-C in the parent, terminates every worker at once: nothing keeps
-    playing the rest of the tournament, and no worker outlives the call."""
+    The first failing chunk, a worker that dies, or a Ctrl-C in the parent terminates every worker at
+    once: nothing keeps playing the rest of the tournament, and no worker outlives the call."""
     size = max(1, min(200, total // (processes * 8)))
     jobs = [(config.to_dict(), agents, seed, duplicate, episode, a, b) for a, b in _chunks(total, size)]
     records: list[GameRecord] = []
+    before = set(multiprocessing.active_children())
     pool = multiprocessing.Pool(processes, initializer=_ignore_sigint)  # the platform's start method
+    workers = [p for p in multiprocessing.active_children() if p not in before]
     try:
-        for chunk in pool.imap_unordered(_chunk_job, jobs):
+        chunks = pool.imap_unordered(_chunk_job, jobs)
+        for _ in jobs:
+            chunk = _next_chunk(chunks, workers)
             records += chunk
             bar.update(len(chunk))
         pool.close()
@@ -279,6 +283,19 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
         with ctrl_c_ignored():
             pool.join()
     return records
+
+
+def _next_chunk(chunks: Any, workers: list[multiprocessing.process.BaseProcess]) -> list[GameRecord]:
+    """The next finished chunk. The pool would replace a dead worker and wait for its chunk forever, so
+    the workers are checked while waiting: one that has exited raises :class:`WorkerLostError`."""
+    while True:
+        try:
+            return chunks.next(timeout=1.0)
+        except multiprocessing.TimeoutError:
+            dead = next((w for w in workers if w.exitcode is not None), None)
+            if dead is not None:
+                raise WorkerLostError(f"a worker process ended with exit code {dead.exitcode} (killed, e.g. for lack "
+                                      "of memory?) before finishing its games; the tournament was stopped") from None
 
 
 def _chunks(total: int, size: int) -> Iterator[tuple[int, int]]:

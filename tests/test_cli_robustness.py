@@ -173,6 +173,24 @@ def test_an_agent_error_in_a_worker_stops_the_whole_run(tmp_path: Path) -> None:
     assert not (tmp_path / "results").exists() and leftovers(tmp_path) == []
 
 
+def test_a_killed_worker_stops_the_run_instead_of_hanging(tmp_path: Path) -> None:
+    proc = start("evaluate", "--processes", "2", *LONG, "--out", str(tmp_path / "results"))
+    wait_for_games(proc, tmp_path)
+    wait_for_workers(proc, 2)
+    worker = next(pid for pid in group_members(proc.pid) if pid != proc.pid)
+    os.kill(worker, signal.SIGKILL)  # as the out-of-memory killer would
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("still running 10 s after a worker was killed")
+    assert proc.returncode == 1 and "Traceback" not in err
+    assert err.splitlines() == ["goboom evaluate: error: a worker process ended with exit code -9 (killed, e.g. for "
+                                "lack of memory?) before finishing its games; the tournament was stopped"]
+    assert group_members(proc.pid) == [] and list(tmp_path.iterdir()) == []
+
+
 # -- output folders -------------------------------------------------------------------------------------
 
 
