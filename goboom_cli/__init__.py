@@ -1,9 +1,10 @@
 """The one command-line entry point, ``goboom``: sub-commands from the evaluation and training packages.
 
-Each sub-command lives next to the code it drives and is registered here by module name, so
-``goboom --help`` works even where an optional extra (torch, ray) is not installed. Before a
-sub-command runs, the modules of the extra it needs are looked up (not imported): a missing one is
-reported with the ``pip install`` line that adds it, exit code 2. Ctrl-C ends any sub-command with
+Each sub-command lives next to the code it drives and is registered here by module name; only the
+module of the sub-command that runs is imported, so ``goboom --help`` works even where an optional
+extra (torch, ray) is not installed. Before that import, the modules of the extra the sub-command
+needs are looked up (not imported): a missing one is reported with the ``pip install`` line that
+adds it, exit code 2. Ctrl-C ends any sub-command with
 one line on stderr and exit code 130; a closed output pipe (``goboom evaluate ... | head``) ends it
 quietly.
 """
@@ -72,31 +73,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if name != command:
             sub.add_parser(name, help=help_text)
             continue
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            stub = sub.add_parser(name, help=help_text)
-            stub.set_defaults(_missing=exc)
-            continue
-        module.add_parser(sub, name, help_text)
+        importlib.import_module(module_name).add_parser(sub, name, help_text)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen sub-command; returns the exit status."""
-    command = ""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and argv[0] in SUBCOMMANDS else ""
     try:
-        argv = list(sys.argv[1:] if argv is None else argv)
-        args = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None).parse_args(argv)
-        command = args.command
-        stub: ImportError | None = getattr(args, "_missing", None)
-        if stub is not None:  # the sub-command's module itself did not import
-            raise stub
-        extra = SUBCOMMANDS[command][2]
+        extra = SUBCOMMANDS[command][2] if command else None
         module = missing_module(extra) if extra else None
         if extra and module:  # the command's whole extra, not just the one module found missing first
             print(install_hint(command, module, extra), file=sys.stderr)
             return 2
+        args = build_parser(command or None).parse_args(argv)
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
         if threading.current_thread() is threading.main_thread():  # over: a second Ctrl-C must not cut the exit

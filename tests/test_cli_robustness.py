@@ -357,6 +357,15 @@ def test_play_needs_no_extra(tmp_path: Path) -> None:
     assert done.returncode == 0 and "game abandoned." in done.stdout
 
 
+def test_the_command_list_needs_no_extra(tmp_path: Path) -> None:
+    blocked = "; ".join(f"sys.modules[{m!r}] = None" for m in extra_modules("rllib"))
+    done = subprocess.run([sys.executable, "-c", f"import sys; {blocked}; from goboom_cli import main; "
+                           "sys.exit(main(sys.argv[1:]))", "--help"], cwd=tmp_path, env=CHECKOUT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert all(name in done.stdout for name in SUBCOMMANDS)
+
+
 def test_an_optional_module_imported_late_is_reported_too(monkeypatch, capsys) -> None:
     def late(args: object) -> int:
         raise ModuleNotFoundError("No module named 'ray.rllib'", name="ray.rllib")
