@@ -5,6 +5,7 @@ saves, resumes and evaluates end to end in a subprocess."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -400,22 +401,25 @@ def test_train_on_cuda_without_a_gpu_exits_2(tmp_path: Path) -> None:
     assert "auto (the GPU when torch sees one" in " ".join(goboom("train", "--help").stdout.split())
 
 
-def test_ctrl_c_saves_a_checkpoint_that_resume_continues(tmp_path: Path) -> None:
+@pytest.mark.parametrize("vec_env", ["dummy", pytest.param("subproc", marks=pytest.mark.slow)])
+def test_ctrl_c_saves_a_checkpoint_that_resume_continues(tmp_path: Path, vec_env: str) -> None:
     out = tmp_path / "run"
     flags = [*TINY, "--checkpoint-every", "10000000", "--snapshot-every", "10000000", "--eval-every", "-1",
-             "--opponents", "random=1", "--out", str(out)]
+             "--opponents", "random=1", "--vec-env", vec_env, "--out", str(out)]
     proc = subprocess.Popen([sys.executable, "-m", "goboom_cli", "train", *flags, "--timesteps", "10000000"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while not (out / "progress.csv").exists():  # written after the first rollout: training is under way
             assert proc.poll() is None, proc.communicate()[1]
             assert time.monotonic() < deadline, "training did not start"
             time.sleep(0.1)
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole process group, workers included
         _, stderr = proc.communicate(timeout=60)
     finally:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "interrupted at step" in stderr and "--resume" in stderr
     checkpoint = RunFiles(out).latest_checkpoint()

@@ -503,7 +503,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
                 raise
         save_model(model, files.model, model_metadata(config, args, model.num_timesteps))
     finally:
-        vec_env.close()
+        _close_envs(vec_env, failing=sys.exc_info()[0] is not None)
     if args.eval_every >= 0 and _last_evaluated(files) != model.num_timesteps:
         row = evaluate_model(config, files.model, args.eval_opponents, args.eval_games, seed=args.seed,
                              episode=args.episode)
@@ -512,6 +512,16 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
             shutil.copyfile(files.model, files.best)
     plot_learning_curve(files)
     return files.model
+
+
+def _close_envs(vec_env: Any, failing: bool) -> None:
+    """Close the environments; while an exception propagates (Ctrl-C also stops subprocess workers, whose pipes
+    then break), a failing close must not hide it."""
+    try:
+        vec_env.close()
+    except (EOFError, OSError):
+        if not failing:
+            raise
 
 
 def resolve_device(spec: str) -> str:
