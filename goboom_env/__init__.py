@@ -17,8 +17,14 @@ __all__ += ["env", "raw_env"]
 
 
 def _register() -> None:
-    """Make ``pettingzoo.make("aec", "goboom/GoBoom-v0", ...)`` work."""
-    from pettingzoo.env_registry.registration import aec_registry, register
+    """Make ``pettingzoo.make("aec", "goboom/GoBoom-v0", ...)`` work (PettingZoo 1.27 added that registry)."""
+    try:
+        from pettingzoo.env_registry.registration import aec_registry, register
+    except ImportError as exc:
+        from importlib.metadata import version
+
+        raise ImportError(f"goboom-env needs PettingZoo >= 1.27 (its environment registry), found "
+                          f"{version('pettingzoo')}: pip install 'pettingzoo>=1.27'") from exc
 
     if "goboom/GoBoom-v0" not in aec_registry:
         register("aec", "goboom/GoBoom-v0", entry_point="goboom_env.env:env")

@@ -76,3 +76,10 @@ def test_engine_and_env_tests_pass_with_the_minimum_core_versions(tmp_path: Path
     result = subprocess.run([venv / "bin" / "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider",
                              *CORE_TESTS], cwd=tests, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
+
+
+def test_a_pettingzoo_without_the_registry_is_named_on_import() -> None:
+    code = "import sys, pettingzoo; sys.modules['pettingzoo.env_registry.registration'] = None; import goboom_env"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "ImportError: goboom-env needs PettingZoo >= 1.27 (its environment registry), found" in result.stderr

@@ -322,6 +322,26 @@ def test_train_rejects_bad_arguments_with_exit_code_2(tmp_path: Path) -> None:
     assert result.returncode == 2 and list((tmp_path / "z").iterdir()) == []
 
 
+def test_every_agent_spec_of_a_run_is_checked_before_training(tmp_path: Path) -> None:
+    out = ["--out", str(tmp_path / "run")]
+    with pytest.raises(ValueError, match="bc_teacher: unknown agent 'nobody'"):
+        parse(["--bc-teacher", "nobody", *out])
+    parse(["--bc-teacher", "nobody", "--bc-games", "0", *out])  # no warm start: the teacher is never used
+    with pytest.raises(ValueError, match="eval_opponents: unknown agent 'nobody'"):
+        parse(["--eval-opponents", "random", "nobody", *out])
+    with pytest.raises(ValueError, match="eval_opponents must name at least one"):
+        parse(["--config", str(_toml(tmp_path, "eval_opponents = []")), *out])
+    with pytest.raises(ValueError, match=r"opponents: .*jokers4.zip was trained for a different game configuration"):
+        parse(["--opponents", f"ppo:{ROOT / 'models' / 'jokers4.zip'}=1", "self=1", *out])
+    assert not (tmp_path / "run").exists()
+
+
+def _toml(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "run.toml"
+    path.write_text(text + "\n")
+    return path
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -149,7 +149,25 @@ class TrainArgs(GameArgs):
         if not self.net_arch or any(h < 1 for h in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
         parse_opponents(self.opponents)
+        if self.eval_every >= 0 and not self.eval_opponents:
+            raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
+        self.check_agent_specs()
         check_output_folder(self.out)
+
+    def check_agent_specs(self) -> None:
+        """Build every agent the run will need (league opponents, the warm-start teacher, the evaluation
+        baselines) once, so that a bad spec fails now, not after hours of training."""
+        from goboom_env.agents import make_agent
+
+        config = self.game_config()
+        uses = [("opponents", spec) for spec, _ in parse_opponents(self.opponents) if spec != "self"]
+        uses += [("bc_teacher", self.bc_teacher)] if self.bc_games > 0 else []
+        uses += [("eval_opponents", spec) for spec in self.eval_opponents] if self.eval_every >= 0 else []
+        for option, spec in uses:
+            try:
+                make_agent(spec, config, 0)
+            except ValueError as exc:
+                raise ValueError(f"{option}: {exc}") from None
 
 
 def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[str, Any]:
