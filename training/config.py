@@ -214,7 +214,7 @@ def _typed(kind: str, value: Any) -> tuple[bool, Any]:
         return isinstance(value, (int, float)), float(value) if isinstance(value, (int, float)) else value
     if kind == "str":
         return isinstance(value, str), value
-    return False, value
+    return True, value  # another annotation: left to the field's own validation
 
 
 def check_output_folder(out: str | Path, flag: str = "--out") -> None:
