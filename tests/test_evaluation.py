@@ -200,7 +200,7 @@ def test_a_failing_worker_stops_the_tournament_at_once(monkeypatch: pytest.Monke
     monkeypatch.setitem(AGENTS, "fails-late", _FailsOnMove300)  # the workers are forked with it
     started = time.monotonic()
     with pytest.raises(RuntimeError, match="failed on move 300"):
-        run_tournament(CLASSIC4, ["fails-late", "random", "random", "random"], 1_000_000, processes=2,
+        run_tournament(CLASSIC4, ["fails-late", "random", "random", "random"], 100_000, processes=2,
                        progress=False)
-    assert time.monotonic() - started < 30  # the whole tournament would take far longer
+    assert time.monotonic() - started < 30  # all the games take minutes
     assert multiprocessing.active_children() == []  # every worker was stopped
