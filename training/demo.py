@@ -1,8 +1,9 @@
 """``goboom demo`` (= ``make demo``): train a small agent on the default game and evaluate it.
 
 The default configuration is classic Go Boom for 4 players (R1), one hand per episode. The demo
-clones the heuristic (warm start, :mod:`training.imitation`), trains MaskablePPO against the league
-for a short budget (a few minutes on 2 CPU cores), then plays
+clones the heuristic (warm start, :mod:`training.imitation`), trains with the fast self-play trainer
+on the batched engine (:mod:`training.vector_ppo`, ``goboom train-fast``) against the batched
+heuristic and itself for a short budget (a few minutes on 2 CPU cores), then plays
 1-vs-3 tournaments of the new agent against ``random`` and against the best heuristic, seat-rotated
 with duplicate deals, and prints the win-rate table with 95% confidence intervals and the path of
 the report (``report.md`` plus one JSON per tournament in the run folder).
@@ -18,18 +19,22 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from training.config import TrainArgs
+from training.vector_ppo import VectorArgs
 
-DEMO_OPPONENTS = ["random=1", "heuristic=4", "self=1"]
+DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
+"""Training games: three in four put the learner in one seat against three batched heuristics, the rest
+are parameter-shared self-play (all four seats learn)."""
+DEMO_TIMESTEPS = 600_000
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
     """Register the ``demo`` sub-command."""
     parser = subparsers.add_parser(name, help=help_text, description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--timesteps", type=int, default=100_000, help="PPO training steps (default: 100000)")
-    parser.add_argument("--bc-games", type=int, default=2000,
-                        help="warm start: hands of the heuristic to imitate before PPO, 0 = off (default: 2000)")
+    parser.add_argument("--timesteps", type=int, default=DEMO_TIMESTEPS,
+                        help=f"PPO training steps (learner decisions, default: {DEMO_TIMESTEPS})")
+    parser.add_argument("--bc-games", type=int, default=3000,
+                        help="warm start: hands of the heuristic to imitate before PPO, 0 = off (default: 3000)")
     parser.add_argument("--games", type=int, default=2000,
                         help="evaluation games per baseline, rounded up to whole duplicate deals (default: 2000)")
     parser.add_argument("--out", type=Path, default=None,
@@ -49,15 +54,16 @@ def run(args: argparse.Namespace) -> int:
     if out.exists():
         print(f"goboom demo: error: {out} already exists; choose another --out", file=sys.stderr)
         return 2
-    from training.sb3 import train
+    from training.vector_ppo import train
 
     config = GameConfig()
-    train_args = TrainArgs(timesteps=args.timesteps, n_steps=256, bc_games=args.bc_games, seed=args.seed,
-                           opponents=list(DEMO_OPPONENTS), snapshot_every=25_000, checkpoint_every=50_000,
-                           eval_every=-1, out=str(out), progress=args.progress)
+    train_args = VectorArgs(timesteps=args.timesteps, bc_games=args.bc_games, seed=args.seed,
+                            opponents=list(DEMO_OPPONENTS), checkpoint_every=250_000, eval_every=-1, out=str(out),
+                            progress=args.progress)
     try:
         train_args.validate()
-        print(f"Training MaskablePPO on classic Go Boom, 4 players, for {args.timesteps} steps -> {out}")
+        print(f"Training PPO (fast self-play trainer) on classic Go Boom, 4 players, for {args.timesteps} steps "
+              f"-> {out}")
         started = time.perf_counter()
         model = train(train_args)
     except ValueError as exc:
@@ -108,8 +114,8 @@ def write_report(out: Path, config: GameConfig, model: Path, rows: list[dict[str
     records = ", ".join(f"eval_vs_{r['opponent']}.json" for r in rows)
     text = [
         "# goboom demo report", "",
-        f"Model `{model}`: MaskablePPO, classic Go Boom, {config.num_players} players, {timesteps} training steps "
-        f"in {train_s:.0f} s.", "",
+        f"Model `{model}`: PPO (`goboom train-fast`), classic Go Boom, {config.num_players} players, "
+        f"{timesteps} training steps in {train_s:.0f} s.", "",
         "Evaluation: the model in one seat against three copies of each baseline, seats rotated, duplicate deals;"
         " a win rate whose 95% CI lies above 1/4 beats the baseline.", "",
         "```", format_table(rows, config.num_players), "```", "",

@@ -33,7 +33,7 @@ import numpy as np
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from training.config import GameArgs, check_choice
+from training.config import GameArgs, check_choice, check_output_folder
 from training.selfplay import FrozenMlp
 
 LEARNER = "learner"
@@ -115,6 +115,7 @@ class VectorArgs(GameArgs):
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         self.validate_game()
+        check_output_folder(self.out)
         for name in ("timesteps", "num_envs", "num_steps", "n_epochs", "minibatch_size", "pool_size",
                      "eval_games", "threads", "snapshot_every", "checkpoint_every"):
             if getattr(self, name) < 1:
