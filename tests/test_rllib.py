@@ -509,3 +509,4 @@ def test_measure_sampling_and_the_cpu_check(tmp_path):
                               capture_output=True, text=True, timeout=600)
     assert too_many.returncode == 2
     assert "num_env_runners=3 needs 3 CPUs" in too_many.stderr
+    assert not (tmp_path / "b").exists()  # refused before the run folder was made
