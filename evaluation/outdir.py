@@ -71,6 +71,8 @@ class StagedFolder:
         self.out = check_output_folder(out, force=force, option=option)
         self.option = option
         self.tmp: Path | None = None
+        self.created = [p for p in self.out.parents if not p.exists()]
+        """Parent folders this run creates, innermost first (removed again if the run fails)."""
 
     def __enter__(self) -> Path:
         try:
@@ -79,21 +81,32 @@ class StagedFolder:
             tmp.mkdir()  # the permissions of any new folder (umask), unlike tempfile.mkdtemp's 0700
             self.tmp = tmp
         except OSError as exc:
+            self._discard()
             raise ValueError(f"cannot write {self.option} {self.out}: {exc.strerror or exc}") from exc
         return self.tmp
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         assert self.tmp is not None
         if kind is not None:
-            with ctrl_c_ignored():
-                shutil.rmtree(self.tmp, ignore_errors=True)
+            self._discard()
             return
         try:
             with ctrl_c_ignored():
                 self._replace()
         except OSError as error:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            self._discard()
             raise OutputError(f"cannot write the results to {self.out}: {error.strerror or error}") from error
+
+    def _discard(self) -> None:
+        """Remove the staged folder and the parent folders made for it: a failed run leaves nothing."""
+        with ctrl_c_ignored():
+            if self.tmp is not None:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+            for parent in self.created:
+                try:
+                    parent.rmdir()
+                except OSError:  # not empty (something else was put there) or already gone
+                    break
 
     def _replace(self) -> None:
         """Rename the staged folder to ``out``; an existing ``out`` is moved aside first, then deleted."""

@@ -252,11 +252,11 @@ def test_a_full_disk_is_one_line_and_leaves_no_half_written_folder(tmp_path: Pat
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(evaluation.report, "write_report", write_some_then_fail)
-    code = main(["evaluate", "--games", "4", "--no-progress", "--out", str(tmp_path / "results")])
+    out = tmp_path / "new" / "results"  # its parent is made for it, and removed again
+    code = main(["evaluate", "--games", "4", "--no-progress", "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 1 and "Results" not in captured.out
-    assert captured.err == (f"goboom evaluate: error: cannot write the results to {tmp_path / 'results'}: "
-                            "No space left on device\n")
+    assert captured.err == f"goboom evaluate: error: cannot write the results to {out}: No space left on device\n"
     assert list(tmp_path.iterdir()) == []
 
 
