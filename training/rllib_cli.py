@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,24 @@ def cluster_endpoint(address: str) -> tuple[str, int] | None:
     return host, int(port)
 
 
+CONNECT_TIMEOUT_S = 5.0
+"""How long :func:`probe` waits for a TCP connection to a cluster's address."""
+
+
+def probe(address: str, timeout: float = CONNECT_TIMEOUT_S, shown: str | None = None) -> None:
+    """Raise ValueError unless a TCP connection to ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``)
+    opens within ``timeout`` seconds: ``ray.init`` retries an unreachable address for minutes
+    without a word. ``shown`` is how the message names the address (default ``repr(address)``)."""
+    endpoint = cluster_endpoint(address)
+    if endpoint is None:
+        raise ValueError("probe needs HOST:PORT; Ray looks up 'auto' itself")
+    try:
+        socket.create_connection(endpoint, timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(f"no Ray cluster reachable at --address {shown or repr(address)}: {exc}; "
+                         "check the address, or start the cluster with `ray start --head`") from exc
+
+
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
     """Register the ``train-rllib`` sub-command: one flag per :class:`RLlibArgs` field."""
     parser = subparsers.add_parser(name, help=help_text, description=(RLlibArgs.__doc__ or "").strip(),
@@ -127,6 +146,8 @@ def run(ns: argparse.Namespace) -> int:
         args = from_namespace(ns, RLlibArgs)
         if ns.measure_sampling < 0:
             raise ValueError(f"--measure-sampling must be >= 0, got {ns.measure_sampling}")
+        if args.address is not None and cluster_endpoint(args.address) is not None:
+            probe(args.address)  # before the slow Ray import; training checks again (auto included)
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

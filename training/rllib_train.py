@@ -20,7 +20,6 @@ import json
 import math
 import random
 import shutil
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -38,7 +37,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from goboom_env.observation import OBSERVATION_VERSION
-from training.rllib_cli import RLlibArgs, cluster_endpoint
+from training.rllib_cli import RLlibArgs, cluster_endpoint, probe
 from training.rllib_env import GoBoomMultiAgentEnv, make_env_config
 from training.rllib_policy import MAIN_MODULE, METADATA_FILE, POLICY_DIR, MaskedPPOTorchRLModule
 
@@ -278,33 +277,22 @@ class ProgressLog:
 # -- the training loop ----------------------------------------------------------------------------
 
 
-CONNECT_TIMEOUT_S = 5.0
-"""How long :func:`check_reachable` waits for a TCP connection to the cluster's address."""
+def check_reachable(address: str) -> None:
+    """Raise ValueError unless the cluster at ``address`` accepts a connection within seconds
+    (:func:`training.rllib_cli.probe`); ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the
+    cluster started on this machine)."""
+    if cluster_endpoint(address) is not None:
+        probe(address)
+        return
+    from ray._private.services import canonicalize_bootstrap_address
 
-
-def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """Raise ValueError unless a TCP connection to the cluster at ``address`` opens within
-    ``timeout`` seconds. ``ray.init`` retries an unreachable address for minutes without a word.
-
-    ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the cluster started on this machine)."""
-    endpoint = cluster_endpoint(address)
-    if endpoint is None:
-        from ray._private.services import canonicalize_bootstrap_address
-
-        try:
-            found = canonicalize_bootstrap_address(address)
-        except ConnectionError as exc:
-            raise ValueError(f"--address auto found no Ray cluster on this machine: {exc}") from exc
-        if found is None:
-            raise ValueError("--address auto found no Ray cluster on this machine; start one with `ray start --head`")
-        endpoint = cluster_endpoint(found)
-    host, port = endpoint
     try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as exc:
-        where = repr(address) if address != "auto" else f"auto ({host}:{port})"
-        raise ValueError(f"no Ray cluster reachable at --address {where}: {exc}; "
-                         "check the address, or start the cluster with `ray start --head`") from exc
+        found = canonicalize_bootstrap_address(address)
+    except ConnectionError as exc:
+        raise ValueError(f"--address auto found no Ray cluster on this machine: {exc}") from exc
+    if found is None:
+        raise ValueError("--address auto found no Ray cluster on this machine; start one with `ray start --head`")
+    probe(found, shown=f"auto ({found})")
 
 
 def init_ray(args: RLlibArgs) -> bool:
