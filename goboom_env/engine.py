@@ -416,39 +416,28 @@ class Hand:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Hand:
-        """Restore a hand saved by :meth:`to_dict`; raises ValueError on malformed data."""
-        try:
-            config = GameConfig.from_dict(data["config"])
-            new = cls.__new__(cls)
-            new.config, new.n, new.classic = config, config.num_players, config.is_classic
-            new.dealer = int(data["dealer"])
-            new.counts = [bytearray(NUM_FACES) for _ in range(new.n)]
-            new.masks, new.sizes = [0] * new.n, [0] * new.n
-            for seat, codes in enumerate(data["hands"]):
-                for code in codes:
-                    new._give(seat, face_of(code))
-            new.stock = [face_of(c) for c in reversed(data["stock"])]
-            new.seen = bytearray(NUM_FACES)
-            for code in data["seen"]:
-                new.seen[face_of(code)] += 1
-            new.drawn = [int(x) for x in data["drawn"]]
-            new.events = [event_from_json(e) for e in data["events"]]
-            new.current = int(data["current"])
-            new.phase = Phase[data["phase"]]
-            new.trick = [_trick_from_json(t) for t in data["trick"]]
-            new.leader, new.best_seat = int(data["leader"]), int(data["best_seat"])
-            new.led, new.best_face = _face_from_json(data["led"]), _face_from_json(data["best_face"])
-            new.turns, new.passes = int(data["turns"]), int(data["passes"])
-            new.top, new.match_face = _face_from_json(data["top"]), _face_from_json(data["match_face"])
-            new.winner = data["winner"]
-            new.blocked = bool(data["blocked"])
-        except (KeyError, TypeError, IndexError, AttributeError) as exc:
-            raise ValueError(f"malformed hand state: {exc!r}") from exc
+        """Restore a hand saved by :meth:`to_dict`. Every field is checked: its type and range, and
+        that the state holds together (each card of the deck exactly once across the hands, the
+        stock and the cards out of play; a phase, trick and pile that fit the variant; a winner with
+        an empty hand). Anything else raises ValueError naming the field."""
+        state = _read_hand(data)
+        config = state["config"]
+        new = cls.__new__(cls)
+        new.n, new.classic = config.num_players, config.is_classic
+        new.counts = [bytearray(NUM_FACES) for _ in range(new.n)]
+        new.masks, new.sizes = [0] * new.n, [0] * new.n
+        for seat, faces in enumerate(state.pop("hands")):
+            for face in faces:
+                new._give(seat, face)
+        new.seen = bytearray(NUM_FACES)
+        for face in state.pop("seen"):
+            new.seen[face] += 1
+        for name, value in state.items():
+            setattr(new, name, value)
         new._boom_mask = ACES_MASK if config.aces_mode else JOKER_BIT
         new._after_any = config.after_joker == "any" and not config.aces_mode
         new._points = CLASSIC_POINTS if new.classic else JOKERS_POINTS
         new._legal = -1
-        _check_state(new, len(data["hands"]))
         return new
 
 
@@ -537,25 +526,12 @@ class Match:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Match:
-        """Restore a match saved by :meth:`to_dict`."""
-        try:
-            new = cls.__new__(cls)
-            new.config = GameConfig.from_dict(data["config"])
-            new.rng = np.random.default_rng()
-            new.rng.bit_generator.state = data["rng"]
-            new.scores = [int(s) for s in data["scores"]]
-            new.results = [
-                HandResult(r["winner"], r["blocked"], tuple(r["winners"]), tuple(r["hand_points"]),
-                           tuple(r["score_deltas"]), r["dealer"])
-                for r in data["results"]
-            ]
-            new.over = bool(data["over"])
-            new.winners = [int(w) for w in data["winners"]]
-            new.hand = Hand.from_dict(data["hand"])
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"malformed match state: {exc!r}") from exc
-        if len(new.scores) != new.config.num_players or new.hand.config != new.config:
-            raise ValueError("malformed match state: scores and hand must fit the match's config")
+        """Restore a match saved by :meth:`to_dict`. Besides the hand (see :meth:`Hand.from_dict`),
+        the finished hands must follow the scoring rules and add up to the scores, and the match
+        must be over exactly when its winners say so; otherwise ValueError naming the field."""
+        new = cls.__new__(cls)
+        for name, value in _read_match(data).items():
+            setattr(new, name, value)
         return new
 
 
@@ -610,16 +586,6 @@ def event_to_json(event: tuple) -> list:
     return list(event)
 
 
-def event_from_json(event: Sequence) -> tuple:
-    """Inverse of :func:`event_to_json`."""
-    kind = event[0]
-    if kind == "play":
-        return ("play", int(event[1]), face_of(event[2]))
-    if kind in ("upcard", "bury"):
-        return (kind, face_of(event[1]))
-    return tuple(event)
-
-
 _NUMPY_INTS = frozenset(np.dtype(c).type for c in "bBhHiIlLqQ")
 """The numpy integer scalar types (np.int8 ... np.uint64), accepted as actions."""
 
@@ -665,25 +631,6 @@ def _check_deck(config: GameConfig, deck: Sequence[int]) -> None:
         )
 
 
-def _check_state(hand: Hand, num_hands: int) -> None:
-    """Reject a restored hand whose seats, phase or cards do not fit its config (ValueError)."""
-    n = hand.n
-    if not num_hands == len(hand.drawn) == len(hand.trick) == n:
-        raise ValueError(f"malformed hand state: hands, drawn and trick need {n} entries (num_players)")
-    if not (0 <= hand.dealer < n and 0 <= hand.current < n) or hand.winner not in (None, *range(n)):
-        raise ValueError(f"malformed hand state: dealer, current and winner must be seats in 0..{n - 1}")
-    phases = (Phase.LEAD, Phase.FOLLOW, Phase.OVER) if hand.classic else (Phase.DISCARD, Phase.OVER)
-    if hand.phase not in phases or (not hand.classic and min(hand.top, hand.match_face) < 0):
-        raise ValueError(f"malformed hand state: phase {hand.phase.name} does not fit variant "
-                         f"{hand.config.variant!r} (jokers needs a top and a match card)")
-    cards = [f for s in range(n) for f in hand.hand_faces(s)] + hand.stock
-    cards += [f for f in range(NUM_FACES) for _ in range(hand.seen[f])]
-    try:
-        _check_deck(hand.config, cards)
-    except ValueError as exc:
-        raise ValueError(f"malformed hand state: hands + stock + seen cards: {exc}") from None
-
-
 def _safe_code(face: int) -> str:
     return code_of(face) if 0 <= face <= JOKER else repr(face)
 
@@ -692,13 +639,363 @@ def _face_or_none(face: int) -> str | None:
     return None if face < 0 else code_of(face)
 
 
-def _face_from_json(code: str | None) -> int:
-    return -1 if code is None else face_of(code)
-
-
 def _trick_to_json(entry: int) -> str | int:
     return code_of(entry) if entry >= 0 else entry
 
 
-def _trick_from_json(entry: str | int) -> int:
-    return face_of(entry) if isinstance(entry, str) else int(entry)
+# -- restoring saved states: every field read with its type and range, then checked for consistency ----
+
+_HAND_FIELDS = (
+    "config", "dealer", "hands", "stock", "seen", "drawn", "events", "current", "phase", "trick", "leader",
+    "led", "best_face", "best_seat", "turns", "top", "match_face", "passes", "winner", "blocked",
+)
+_MATCH_FIELDS = ("config", "scores", "results", "over", "winners", "hand", "rng")
+_RESULT_FIELDS = ("winner", "blocked", "winners", "hand_points", "score_deltas", "dealer")
+_EVENT_ARGS: dict[str, tuple[str, ...]] = {
+    "play": ("seat", "face"), "draw": ("seat", "count"), "pass": ("seat",), "trick": ("seat",),
+    "out": ("seat",), "upcard": ("face",), "bury": ("face",), "boom": ("seat",), "blocked": (),
+}
+"""The arguments of each engine event (see the ``events.append`` calls above)."""
+_CLASSIC_EVENTS = frozenset({"play", "draw", "pass", "trick", "out"})
+_JOKERS_EVENTS = frozenset({"upcard", "bury", "play", "draw", "pass", "boom", "out", "blocked"})
+
+
+_MISSING: Any = object()
+"""Default of the :class:`_Reader` methods' ``raw`` argument: read the value from the dict."""
+
+
+class _Reader:
+    """Typed reads of one saved-state dict; every error is a ValueError naming the field."""
+
+    def __init__(self, data: Any, what: str, fields: Sequence[str]) -> None:
+        self.what = what
+        if not isinstance(data, dict):
+            raise ValueError(f"malformed {what}: expected a dict with keys {list(fields)}, got {type(data).__name__}")
+        missing = [f for f in fields if f not in data]
+        unknown = sorted(repr(k) for k in data if k not in fields)
+        if missing or unknown:
+            problems = [f"missing fields {missing}"] if missing else []
+            problems += [f"unknown fields [{', '.join(unknown)}]"] if unknown else []
+            raise ValueError(f"malformed {what}: {' and '.join(problems)}")
+        self.data = data
+
+    def error(self, field: str, problem: str) -> ValueError:
+        return ValueError(f"malformed {self.what}: {field} {problem}")
+
+    def integer(self, field: str, lo: int, hi: int, raw: Any = _MISSING) -> int:
+        """An integer in ``lo..hi`` (bools and floats are not integers)."""
+        raw = self.data[field] if raw is _MISSING else raw
+        value = as_int(raw)
+        if value is None or not lo <= value <= hi:
+            raise self.error(field, f"must be an integer in {lo}..{hi}, got {raw!r}")
+        return value
+
+    def seat(self, field: str, n: int, unset: Any = _MISSING, raw: Any = _MISSING) -> Any:
+        """A seat in ``0..n-1``, or ``unset`` (``None`` or ``-1``) where the field may be empty."""
+        raw = self.data[field] if raw is _MISSING else raw
+        if unset is not _MISSING and (raw is unset if unset is None else as_int(raw) == unset):
+            return unset
+        value = as_int(raw)
+        if value is None or not 0 <= value < n:
+            allowed = "a seat" if unset is _MISSING else f"{'null' if unset is None else unset} or a seat"
+            raise self.error(field, f"must be {allowed} in 0..{n - 1}, got {raw!r}")
+        return value
+
+    def flag(self, field: str, raw: Any = _MISSING) -> bool:
+        raw = self.data[field] if raw is _MISSING else raw
+        if not isinstance(raw, (bool, np.bool_)):
+            raise self.error(field, f"must be true or false, got {raw!r}")
+        return bool(raw)
+
+    def items(self, field: str, length: int | None = None, raw: Any = _MISSING) -> list:
+        raw = self.data[field] if raw is _MISSING else raw
+        if not isinstance(raw, (list, tuple)):
+            raise self.error(field, f"must be a list, got {type(raw).__name__}")
+        if length is not None and len(raw) != length:
+            raise self.error(field, f"must have {length} entries (one per seat), got {len(raw)}")
+        return list(raw)
+
+    def face(self, field: str, raw: Any = _MISSING, optional: bool = False) -> int:
+        """A card code (``"7D"``, ``"JK"``) as a face; ``None`` is -1 where ``optional``."""
+        raw = self.data[field] if raw is _MISSING else raw
+        if raw is None and optional:
+            return -1
+        if not isinstance(raw, str):
+            expected = "a card code like '7D' or null" if optional else "a card code like '7D'"
+            raise self.error(field, f"must be {expected}, got {raw!r}")
+        try:
+            return face_of(raw)
+        except ValueError as exc:
+            raise self.error(field, f"is not a card: {exc}") from None
+
+    def faces(self, field: str, raw: Any = _MISSING) -> list[int]:
+        return [self.face(f"{field}[{i}]", code) for i, code in enumerate(self.items(field, raw=raw))]
+
+    def config(self) -> GameConfig:
+        try:
+            return GameConfig.from_dict(self.data["config"])
+        except ValueError as exc:
+            raise self.error("config", f"is not a valid GameConfig: {exc}") from None
+
+
+def _read_event(r: _Reader, field: str, raw: Any, config: GameConfig) -> tuple:
+    """One event of the log, checked against the variant's event kinds and the seats."""
+    kinds = _CLASSIC_EVENTS if config.is_classic else _JOKERS_EVENTS
+    items = r.items(field, raw=raw)
+    if not items or not isinstance(items[0], str) or items[0] not in kinds:
+        raise r.error(field, f"must be [kind, ...] with kind one of {sorted(kinds)} for variant "
+                             f"{config.variant!r}, got {raw!r}")
+    kind, args = items[0], items[1:]
+    names = _EVENT_ARGS[kind]
+    if len(args) != len(names):
+        raise r.error(field, f"must be [{', '.join([repr(kind), *names])}], got {raw!r}")
+    values: list[Any] = [kind]
+    for name, arg in zip(names, args):
+        if name == "seat":
+            values.append(r.seat(field, config.num_players, raw=arg))
+        elif name == "face":
+            values.append(r.face(field, arg))
+        else:  # a draw's card count: one in jokers (R2.7), at least one in classic (R1.6)
+            values.append(r.integer(field, 1, 1 if not config.is_classic else config.deck_size, arg))
+    return tuple(values)
+
+
+def _read_trick_entry(r: _Reader, field: str, raw: Any) -> int:
+    if isinstance(raw, str):
+        return r.face(field, raw)
+    if as_int(raw) in (NOT_PLAYED, PASSED):
+        return as_int(raw)
+    raise r.error(field, f"must be a card code, {NOT_PLAYED} (not played yet) or {PASSED} (passed), got {raw!r}")
+
+
+def _read_hand(data: Any) -> dict[str, Any]:
+    """The fields of a saved hand, typed and range-checked, then checked to hold together."""
+    r = _Reader(data, "hand state", _HAND_FIELDS)
+    config = r.config()
+    n, classic = config.num_players, config.is_classic
+    hands = r.items("hands", n)
+    phases = (Phase.LEAD, Phase.FOLLOW, Phase.OVER) if classic else (Phase.DISCARD, Phase.OVER)
+    phase = data["phase"]
+    if phase not in [p.name for p in phases]:
+        raise r.error("phase", f"must be one of {[p.name for p in phases]} for variant {config.variant!r} "
+                               f"(jokers needs a top and a match card), got {phase!r}")
+    s = {
+        "config": config,
+        "dealer": r.seat("dealer", n),
+        "hands": [r.faces(f"hands[{seat}]", h) for seat, h in enumerate(hands)],
+        "stock": r.faces("stock")[::-1],  # saved top first; the engine pops the top from the end
+        "seen": r.faces("seen"),
+        "drawn": [r.integer(f"drawn[{s}]", 0, config.deck_size, d) for s, d in enumerate(r.items("drawn", n))],
+        "events": [_read_event(r, f"events[{i}]", e, config) for i, e in enumerate(r.items("events"))],
+        "current": r.seat("current", n),
+        "phase": Phase[phase],
+        "trick": [_read_trick_entry(r, f"trick[{s}]", t) for s, t in enumerate(r.items("trick", n))],
+        "leader": r.seat("leader", n, unset=-1),
+        "led": r.face("led", optional=True),
+        "best_face": r.face("best_face", optional=True),
+        "best_seat": r.seat("best_seat", n, unset=-1),
+        "turns": r.integer("turns", 0, n - 1),
+        "top": r.face("top", optional=True),
+        "match_face": r.face("match_face", optional=True),
+        "passes": r.integer("passes", 0, n),
+        "winner": r.seat("winner", n, unset=None),
+        "blocked": r.flag("blocked"),
+    }
+    _check_cards(r, s)
+    _check_progress(r, s)
+    if classic:
+        _check_classic_trick(r, s)
+    else:
+        _check_discard_pile(r, s)
+    return s
+
+
+def _check_cards(r: _Reader, s: dict[str, Any]) -> None:
+    """Every card of the deck exactly once across the hands, the stock and the cards out of play;
+    the stock and the draw counters fit the deck."""
+    config = s["config"]
+    cards = [f for hand in s["hands"] for f in hand] + s["stock"] + s["seen"]
+    try:
+        _check_deck(config, cards)
+    except ValueError as exc:
+        raise r.error("hands + stock + seen cards", f"do not make up the deck: {exc}") from None
+    if sum(s["drawn"]) + len(s["stock"]) > config.deck_size:
+        raise r.error("drawn", f"counts cards drawn from the stock: drawn {s['drawn']} plus the {len(s['stock'])} "
+                               f"cards left cannot exceed the deck's {config.deck_size}")
+
+
+def _check_progress(r: _Reader, s: dict[str, Any]) -> None:
+    """Who holds cards, who won, and the pass count fit the phase."""
+    n, phase, winner, blocked = s["config"].num_players, s["phase"], s["winner"], s["blocked"]
+    if blocked and s["config"].is_classic:
+        raise r.error("blocked", "must be false in classic Go Boom (only jokers rounds block, R2.10)")
+    if phase == _OVER and (winner is None) == (not blocked):
+        raise r.error("phase", "OVER needs either a winner or a blocked round (not both)")
+    if phase != _OVER and (winner is not None or blocked):
+        raise r.error("winner", f"and blocked must be null and false while the hand runs (phase {phase.name})")
+    for seat, hand in enumerate(s["hands"]):
+        if (seat == winner) != (not hand):
+            problem = "is empty but the seat has not won" if not hand else "holds cards but won the hand"
+            raise r.error(f"hands[{seat}]", problem)
+    if winner is not None and s["current"] != winner:
+        raise r.error("current", f"must be the winner {winner} once the hand is over (the seat that went out)")
+    if blocked != (s["passes"] == n):
+        raise r.error("passes", f"reaches {n} (num_players) exactly when the round is blocked (R2.10), "
+                                f"got {s['passes']} with blocked={blocked}")
+    if s["passes"] and s["stock"]:
+        raise r.error("passes", "counts passes on an empty stock (R2.7), but the stock still holds cards")
+
+
+def _check_classic_trick(r: _Reader, s: dict[str, Any]) -> None:
+    """Classic: the trick in progress is played in seat order from its leader, each card follows the
+    led card (R1.5), and the best card and seat are the ones R1.7 picks."""
+    n, trick, phase = s["config"].num_players, s["trick"], s["phase"]
+    for name in ("top", "match_face"):
+        if s[name] >= 0:
+            raise r.error(name, "must be null in classic Go Boom (no discard pile)")
+    if s["passes"]:
+        raise r.error("passes", "must be 0 in classic Go Boom")
+    if phase == _LEAD:
+        if any(t != NOT_PLAYED for t in trick) or s["leader"] >= 0 or s["led"] >= 0 or s["best_face"] >= 0 \
+                or s["best_seat"] >= 0 or s["turns"]:
+            raise r.error("trick", "must be empty (-1 everywhere, no leader, led or best card, turns 0) when a "
+                                   "trick is about to be led (phase LEAD)")
+        return
+    leader, led = s["leader"], s["led"]
+    if leader < 0 or led < 0 or trick[leader] != led:
+        raise r.error("leader", f"and led must name the seat that led this trick and its card (trick[leader]); "
+                                f"got leader {leader}, led {_safe_code(led)}")
+    acted = 0
+    while acted < n and trick[(leader + acted) % n] != NOT_PLAYED:
+        acted += 1
+    if any(trick[(leader + k) % n] != NOT_PLAYED for k in range(acted, n)):
+        raise r.error("trick", f"must be filled in seat order from the leader {leader}, got {trick}")
+    last = (leader + acted - 1) % n
+    if phase == _FOLLOW and not (acted < n and s["turns"] == acted and s["current"] == (leader + acted) % n):
+        raise r.error("turns", f"must count the {acted} seat(s) that acted in this trick, and current be the next "
+                               f"seat {(leader + acted) % n}; got turns {s['turns']}, current {s['current']}")
+    if phase == _OVER and not (s["turns"] == acted - 1 and s["winner"] == last and trick[last] >= 0):
+        raise r.error("turns", f"must be {acted - 1} and the winner the last seat that played ({last}) when a "
+                               f"player went out in this trick; got turns {s['turns']}, winner {s['winner']}")
+    best_face, best_seat = led, leader
+    for k in range(1, acted):
+        seat = (leader + k) % n
+        face = trick[seat]
+        if face == PASSED:
+            continue
+        if face == JOKER or not (MATCH_MASKS[led] >> face) & 1:
+            raise r.error(f"trick[{seat}]", f"{code_of(face)} does not follow the led {code_of(led)} (R1.5)")
+        if face // 13 == led // 13 and face > best_face:
+            best_face, best_seat = face, seat
+    if (s["best_face"], s["best_seat"]) != (best_face, best_seat):
+        raise r.error("best_seat", f"and best_face must be the winning card so far, {code_of(best_face)} of seat "
+                                   f"{best_seat} (R1.7), got {_safe_code(s['best_face'])} of seat {s['best_seat']}")
+    _check_out_of_play(r, s, [t for t in trick if t >= 0], "trick")
+
+
+def _check_discard_pile(r: _Reader, s: dict[str, Any]) -> None:
+    """Jokers: no trick; the top card and the match card are on the pile, and the match card is
+    the top card unless a joker covers it (R2.5, R2.6, R2.8)."""
+    if any(t != NOT_PLAYED for t in s["trick"]) or s["leader"] >= 0 or s["led"] >= 0 or s["best_face"] >= 0 \
+            or s["best_seat"] >= 0 or s["turns"]:
+        raise r.error("trick", "must be unused in jokers Go Boom (-1 everywhere, no leader, led or best card, "
+                               "turns 0)")
+    top, match = s["top"], s["match_face"]
+    if top < 0 or match < 0:
+        raise r.error("match_face", "and top must be cards: jokers needs a top and a match card")
+    if match == JOKER:
+        raise r.error("match_face", "cannot be a joker: it is the topmost non-joker of the pile (R2.5)")
+    if top != match and top != JOKER:
+        raise r.error("match_face", f"must be the top card {code_of(top)} unless a joker is on top (R2.6), "
+                                    f"got {code_of(match)}")
+    _check_out_of_play(r, s, [top, match] if top != match else [top], "top")
+
+
+def _check_out_of_play(r: _Reader, s: dict[str, Any], faces: list[int], field: str) -> None:
+    seen = Counter(s["seen"])
+    missing = Counter(faces) - seen
+    if missing:
+        raise r.error(field, f"holds {[code_of(f) for f in sorted(missing.elements())]}, which are not among "
+                             "the seen cards (the cards out of play)")
+
+
+def _read_result(r: _Reader, field: str, raw: Any, config: GameConfig) -> HandResult:
+    """One finished hand of a match, checked against the scoring rules."""
+    n = config.num_players
+    res = _Reader(raw, f"{r.what} ({field})", _RESULT_FIELDS)
+    winner = res.seat("winner", n, unset=None)
+    blocked = res.flag("blocked")
+    most = config.deck_size * max(JOKERS_POINTS)
+    points = [res.integer(f"hand_points[{s}]", 0, most, p) for s, p in enumerate(res.items("hand_points", n))]
+    if blocked == (winner is not None) or (blocked and config.is_classic):
+        raise res.error("blocked", f"must be true exactly when there is no winner, and only in jokers; got "
+                                   f"winner {winner}, blocked {blocked}")
+    if winner is not None and points[winner]:
+        raise res.error("hand_points", f"of the winner {winner} must be 0 (an empty hand), got {points[winner]}")
+    expected = [winner] if winner is not None else [s for s, p in enumerate(points) if p == min(points)]
+    winners = [res.seat(f"winners[{i}]", n, raw=w) for i, w in enumerate(res.items("winners"))]
+    if winners != expected:
+        raise res.error("winners", f"must be {expected} (the seat that went out, or the fewest points), got {winners}")
+    deltas = res.items("score_deltas", n)
+    if deltas != score_deltas(config, winner, points) or any(as_int(d) is None for d in deltas):
+        raise res.error("score_deltas", f"must be {score_deltas(config, winner, points)} for these hand points "
+                                        f"and scoring {config.scoring!r}, got {deltas}")
+    return HandResult(winner, blocked, tuple(winners), tuple(points), tuple(int(d) for d in deltas),
+                      res.seat("dealer", n))
+
+
+def _read_rng(r: _Reader, raw: Any) -> np.random.Generator:
+    """A generator in the saved state ``raw`` (``bit_generator.state``: a dict of names and ints)."""
+    rng = np.random.default_rng()
+    kind = type(rng.bit_generator).__name__
+    try:
+        rng.bit_generator.state = raw
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
+        raise r.error("rng", f"is not a {kind} generator state: {exc}") from None
+    if rng.bit_generator.state != raw or not _ints_and_names(raw):  # numpy coerced something (a float, a bool)
+        raise r.error("rng", f"is not a {kind} generator state: its values must be integers in range")
+    return rng
+
+
+def _ints_and_names(value: Any) -> bool:
+    """True if ``value`` is built from dicts, strings and integers only (no bools or floats)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _ints_and_names(v) for k, v in value.items())
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _read_match(data: Any) -> dict[str, Any]:
+    """The fields of a saved match, typed, then checked against the hands it records."""
+    r = _Reader(data, "match state", _MATCH_FIELDS)
+    config = r.config()
+    n = config.num_players
+    rng = _read_rng(r, data["rng"])
+    results = [_read_result(r, f"results[{i}]", x, config) for i, x in enumerate(r.items("results"))]
+    scores = [r.integer(f"scores[{s}]", 0, 2**62, v) for s, v in enumerate(r.items("scores", n))]
+    winners = [r.seat(f"winners[{i}]", n, raw=w) for i, w in enumerate(r.items("winners"))]
+    over = r.flag("over")
+    hand = Hand.from_dict(data["hand"])
+    if hand.config != config:
+        raise r.error("hand", f"is a hand of another configuration: {hand.config} vs the match's {config}")
+    totals = [0] * n
+    for i, result in enumerate(results):
+        if match_winners(config, totals, i):
+            raise r.error("results", f"go on after the match ended (after hand {i}, R1.11, R1.12, R2.2)")
+        if result.dealer != (results[0].dealer + i) % n:
+            raise r.error(f"results[{i}]", "dealer must move one seat left each hand (R1.2, R2.2)")
+        totals = [t + d for t, d in zip(totals, result.score_deltas)]
+    if scores != totals:
+        raise r.error("scores", f"must be the sums of the hands' score deltas, {totals}, got {scores}")
+    expected = match_winners(config, scores, len(results))
+    if winners != expected or over != bool(expected):
+        raise r.error("winners", f"and over must be {expected} and {bool(expected)} for these scores and "
+                                 f"{len(results)} hand(s), got {winners} and {over}")
+    if over:
+        last = results[-1]
+        if not hand.over or (hand.dealer, hand.winner, hand.blocked, tuple(hand.hand_points())) != (
+                last.dealer, last.winner, last.blocked, last.hand_points):
+            raise r.error("hand", "must be the last finished hand once the match is over")
+    elif results and hand.dealer != (results[-1].dealer + 1) % n:
+        raise r.error("hand", f"dealer must be {(results[-1].dealer + 1) % n}, one left of the last hand's (R1.2)")
+    return {"config": config, "rng": rng, "scores": scores, "results": results, "over": over,
+            "winners": winners, "hand": hand}
