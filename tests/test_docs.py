@@ -118,11 +118,17 @@ def excluded_command(line: str) -> bool:
     return line.split()[0] in EXCLUDED_COMMANDS
 
 
+OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "2>&1"}
+"""Shell operators that end a ``goboom`` command on its line (written with spaces around them)."""
+
+
 def shrink(line: str) -> str:
     """A ``goboom`` command line with its budget flags divided and :data:`TINY_FLAGS` appended."""
     if not line.startswith("goboom "):
         return line
     words = shlex.split(line, comments=True)
+    cut = next((i for i, word in enumerate(words) if word in OPERATORS), len(words))
+    words, rest = words[:cut], words[cut:]
     command = words[1]
     for flag, (divisor, floor, append) in BUDGETS.get(command, {}).items():
         if flag in words:
@@ -130,7 +136,8 @@ def shrink(line: str) -> str:
             words[at] = str(max(floor, int(words[at]) // divisor))
         elif append:
             words += [flag, str(floor)]
-    return shlex.join(words + TINY_FLAGS.get(command, []))
+    tail = [word if word in OPERATORS else shlex.quote(word) for word in rest]
+    return " ".join([shlex.join(words + TINY_FLAGS.get(command, [])), *tail])
 
 
 def run_blocks(selected: list[Block], workdir: Path) -> None:
@@ -197,6 +204,7 @@ def test_budget_rewriting() -> None:
     first, resumed = (shrink(f"goboom train --timesteps {n} --out runs/a") for n in (4_000_000, 6_000_000))
     assert "--timesteps 400 " in first and "--timesteps 600 " in resumed
     assert shrink("printf 'draw\\n' | goboom play --seed 3") == "printf 'draw\\n' | goboom play --seed 3"
+    assert shrink("goboom evaluate --games 5000 | head -2") == "goboom evaluate --games 10 --no-progress | head -2"
 
 
 @pytest.mark.parametrize("module", [goboom_env.cards, goboom_env.config, goboom_env.engine])
