@@ -212,3 +212,23 @@ def test_cli_reports_bad_arguments_without_a_traceback(tmp_path: Path) -> None:
                            str(tmp_path / "x")], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert "num_envs must be >= 1" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_time_limit_stops_the_run_early(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    train(tiny_args(out, timesteps=10_000_000, time_limit=0.001))
+    rows = list(csv.DictReader((out / "progress.csv").open()))
+    assert len(rows) == 1 and int(rows[0]["timesteps"]) < 10_000_000
+    with pytest.raises(ValueError, match="time_limit must be >= 0"):
+        tiny_args(tmp_path / "y", time_limit=-1).validate()
+
+
+@pytest.mark.slow
+def test_a_longer_run_beats_random(tmp_path: Path) -> None:
+    from training.sb3 import evaluate_model
+
+    out = tmp_path / "run"
+    model = train(tiny_args(out, timesteps=300_000, num_envs=256, minibatch_size=1024, bc_games=500,
+                            opponents=["heuristic=3", "learner=1"], checkpoint_every=100_000))
+    row = evaluate_model(GameConfig(), model, ["random"], 2000, seed=12345)
+    assert row["ci_low/random"] > 0.25, row

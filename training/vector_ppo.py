@@ -55,6 +55,8 @@ class VectorArgs(GameArgs):
 
     timesteps: int = 2_000_000
     """Learner decisions to train for."""
+    time_limit: float = 0.0
+    """Also stop after this many seconds of training wall time, warm start included (0 = no limit)."""
     num_envs: int = 512
     """Games stepped together by the batched engine (one policy call serves all of them)."""
     num_steps: int = 32
@@ -120,8 +122,8 @@ class VectorArgs(GameArgs):
                      "eval_games", "threads", "snapshot_every", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.bc_games < 0:
-            raise ValueError(f"bc_games must be >= 0, got {self.bc_games}")
+        if self.bc_games < 0 or not self.time_limit >= 0:
+            raise ValueError(f"bc_games and time_limit must be >= 0, got {self.bc_games}, {self.time_limit}")
         for name in ("learning_rate", "clip_range", "max_grad_norm"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
@@ -827,6 +829,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     elif args.bc_games > 0:
         report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed)
         (files.root / "bc.json").write_text(json.dumps(report, indent=1))
+        trainer.train_s += report["seconds"]
     trainer.start()
     meta = lambda: model_metadata(config, args, trainer.steps)  # noqa: E731
     writer = _tensorboard(files.tensorboard)
@@ -836,7 +839,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     next_eval = _next_multiple(trainer.steps, args.eval_every) if args.eval_every > 0 else 1 << 62
     best = _best_so_far(files.eval, args.eval_opponents[-1])
     try:
-        while trainer.steps < args.timesteps:
+        while trainer.steps < args.timesteps and not 0 < args.time_limit <= trainer.train_s:
             started, before = time.perf_counter(), trainer.steps
             stats = trainer.iteration()
             elapsed = time.perf_counter() - started
