@@ -777,19 +777,19 @@ def _read_hand(data: Any) -> dict[str, Any]:
     phases = (Phase.LEAD, Phase.FOLLOW, Phase.OVER) if classic else (Phase.DISCARD, Phase.OVER)
     phase = data["phase"]
     if phase not in [p.name for p in phases]:
-        raise r.error("phase", f"must be one of {[p.name for p in phases]} for variant {config.variant!r} "
-                               f"(jokers needs a top and a match card), got {phase!r}")
-    s = {
+        names = [p.name for p in phases]
+        raise r.error("phase", f"must be one of {names} for variant {config.variant!r}, got {phase!r}")
+    state = {
         "config": config,
         "dealer": r.seat("dealer", n),
         "hands": [r.faces(f"hands[{seat}]", h) for seat, h in enumerate(hands)],
         "stock": r.faces("stock")[::-1],  # saved top first; the engine pops the top from the end
         "seen": r.faces("seen"),
-        "drawn": [r.integer(f"drawn[{s}]", 0, config.deck_size, d) for s, d in enumerate(r.items("drawn", n))],
+        "drawn": [r.integer(f"drawn[{seat}]", 0, config.deck_size, d) for seat, d in enumerate(r.items("drawn", n))],
         "events": [_read_event(r, f"events[{i}]", e, config) for i, e in enumerate(r.items("events"))],
         "current": r.seat("current", n),
         "phase": Phase[phase],
-        "trick": [_read_trick_entry(r, f"trick[{s}]", t) for s, t in enumerate(r.items("trick", n))],
+        "trick": [_read_trick_entry(r, f"trick[{seat}]", t) for seat, t in enumerate(r.items("trick", n))],
         "leader": r.seat("leader", n, unset=-1),
         "led": r.face("led", optional=True),
         "best_face": r.face("best_face", optional=True),
@@ -801,82 +801,80 @@ def _read_hand(data: Any) -> dict[str, Any]:
         "winner": r.seat("winner", n, unset=None),
         "blocked": r.flag("blocked"),
     }
-    _check_cards(r, s)
-    _check_progress(r, s)
+    _check_cards(r, state)
+    _check_progress(r, state)
     if classic:
-        _check_classic_trick(r, s)
+        _check_classic_trick(r, state)
     else:
-        _check_discard_pile(r, s)
-    return s
+        _check_discard_pile(r, state)
+    return state
 
 
-def _check_cards(r: _Reader, s: dict[str, Any]) -> None:
+def _check_cards(r: _Reader, state: dict[str, Any]) -> None:
     """Every card of the deck exactly once across the hands, the stock and the cards out of play;
     the stock and the draw counters fit the deck."""
-    config = s["config"]
-    cards = [f for hand in s["hands"] for f in hand] + s["stock"] + s["seen"]
+    config = state["config"]
+    cards = [f for hand in state["hands"] for f in hand] + state["stock"] + state["seen"]
     try:
         _check_deck(config, cards)
     except ValueError as exc:
         raise r.error("hands + stock + seen cards", f"do not make up the deck: {exc}") from None
-    if sum(s["drawn"]) + len(s["stock"]) > config.deck_size:
-        raise r.error("drawn", f"counts cards drawn from the stock: drawn {s['drawn']} plus the {len(s['stock'])} "
-                               f"cards left cannot exceed the deck's {config.deck_size}")
+    if sum(state["drawn"]) + len(state["stock"]) > config.deck_size:
+        raise r.error("drawn", f"counts cards drawn from the stock: drawn {state['drawn']} plus the "
+                               f"{len(state['stock'])} cards left cannot exceed the deck's {config.deck_size}")
 
 
-def _check_progress(r: _Reader, s: dict[str, Any]) -> None:
+def _check_progress(r: _Reader, state: dict[str, Any]) -> None:
     """Who holds cards, who won, and the pass count fit the phase."""
-    n, phase, winner, blocked = s["config"].num_players, s["phase"], s["winner"], s["blocked"]
-    if blocked and s["config"].is_classic:
+    n, phase, winner, blocked = state["config"].num_players, state["phase"], state["winner"], state["blocked"]
+    if blocked and state["config"].is_classic:
         raise r.error("blocked", "must be false in classic Go Boom (only jokers rounds block, R2.10)")
     if phase == _OVER and (winner is None) == (not blocked):
         raise r.error("phase", "OVER needs either a winner or a blocked round (not both)")
     if phase != _OVER and (winner is not None or blocked):
         raise r.error("winner", f"and blocked must be null and false while the hand runs (phase {phase.name})")
-    for seat, hand in enumerate(s["hands"]):
+    for seat, hand in enumerate(state["hands"]):
         if (seat == winner) != (not hand):
-            problem = "is empty but the seat has not won" if not hand else "holds cards but won the hand"
+            problem = f"is empty but the winner is {winner}" if not hand else "holds cards but it is the winner's"
             raise r.error(f"hands[{seat}]", problem)
-    if winner is not None and s["current"] != winner:
+    if winner is not None and state["current"] != winner:
         raise r.error("current", f"must be the winner {winner} once the hand is over (the seat that went out)")
-    if blocked != (s["passes"] == n):
+    if blocked != (state["passes"] == n):
         raise r.error("passes", f"reaches {n} (num_players) exactly when the round is blocked (R2.10), "
-                                f"got {s['passes']} with blocked={blocked}")
-    if s["passes"] and s["stock"]:
+                                f"got {state['passes']} with blocked={blocked}")
+    if state["passes"] and state["stock"]:
         raise r.error("passes", "counts passes on an empty stock (R2.7), but the stock still holds cards")
 
 
-def _check_classic_trick(r: _Reader, s: dict[str, Any]) -> None:
+def _check_classic_trick(r: _Reader, state: dict[str, Any]) -> None:
     """Classic: the trick in progress is played in seat order from its leader, each card follows the
     led card (R1.5), and the best card and seat are the ones R1.7 picks."""
-    n, trick, phase = s["config"].num_players, s["trick"], s["phase"]
+    n, trick, phase = state["config"].num_players, state["trick"], state["phase"]
     for name in ("top", "match_face"):
-        if s[name] >= 0:
+        if state[name] >= 0:
             raise r.error(name, "must be null in classic Go Boom (no discard pile)")
-    if s["passes"]:
+    if state["passes"]:
         raise r.error("passes", "must be 0 in classic Go Boom")
     if phase == _LEAD:
-        if any(t != NOT_PLAYED for t in trick) or s["leader"] >= 0 or s["led"] >= 0 or s["best_face"] >= 0 \
-                or s["best_seat"] >= 0 or s["turns"]:
-            raise r.error("trick", "must be empty (-1 everywhere, no leader, led or best card, turns 0) when a "
-                                   "trick is about to be led (phase LEAD)")
+        _check_no_trick(r, state, "when a trick is about to be led (phase LEAD)")
         return
-    leader, led = s["leader"], s["led"]
+    leader, led = state["leader"], state["led"]
     if leader < 0 or led < 0 or trick[leader] != led:
-        raise r.error("leader", f"and led must name the seat that led this trick and its card (trick[leader]); "
-                                f"got leader {leader}, led {_safe_code(led)}")
+        raise r.error("leader", f"and led must name the seat that led this trick and its card (trick[leader]) "
+                                f"in phase {phase.name}; got leader {leader}, led {_face_or_none(led)}")
+    _check_out_of_play(r, state, [t for t in trick if t >= 0], "trick")  # so no joker in classic
     acted = 0
     while acted < n and trick[(leader + acted) % n] != NOT_PLAYED:
         acted += 1
     if any(trick[(leader + k) % n] != NOT_PLAYED for k in range(acted, n)):
         raise r.error("trick", f"must be filled in seat order from the leader {leader}, got {trick}")
     last = (leader + acted - 1) % n
-    if phase == _FOLLOW and not (acted < n and s["turns"] == acted and s["current"] == (leader + acted) % n):
+    if phase == _FOLLOW and not (acted < n and state["turns"] == acted and state["current"] == (leader + acted) % n):
         raise r.error("turns", f"must count the {acted} seat(s) that acted in this trick, and current be the next "
-                               f"seat {(leader + acted) % n}; got turns {s['turns']}, current {s['current']}")
-    if phase == _OVER and not (s["turns"] == acted - 1 and s["winner"] == last and trick[last] >= 0):
+                               f"seat {(leader + acted) % n}; got turns {state['turns']}, current {state['current']}")
+    if phase == _OVER and not (state["turns"] == acted - 1 and state["winner"] == last and trick[last] >= 0):
         raise r.error("turns", f"must be {acted - 1} and the winner the last seat that played ({last}) when a "
-                               f"player went out in this trick; got turns {s['turns']}, winner {s['winner']}")
+                               f"player went out in this trick; got turns {state['turns']}, winner {state['winner']}")
     best_face, best_seat = led, leader
     for k in range(1, acted):
         seat = (leader + k) % n
@@ -887,20 +885,31 @@ def _check_classic_trick(r: _Reader, s: dict[str, Any]) -> None:
             raise r.error(f"trick[{seat}]", f"{code_of(face)} does not follow the led {code_of(led)} (R1.5)")
         if face // 13 == led // 13 and face > best_face:
             best_face, best_seat = face, seat
-    if (s["best_face"], s["best_seat"]) != (best_face, best_seat):
+    if (state["best_face"], state["best_seat"]) != (best_face, best_seat):
+        got = f"{_safe_code(state['best_face'])} of seat {state['best_seat']}"
         raise r.error("best_seat", f"and best_face must be the winning card so far, {code_of(best_face)} of seat "
-                                   f"{best_seat} (R1.7), got {_safe_code(s['best_face'])} of seat {s['best_seat']}")
-    _check_out_of_play(r, s, [t for t in trick if t >= 0], "trick")
+                                   f"{best_seat} (R1.7), got {got}")
 
 
-def _check_discard_pile(r: _Reader, s: dict[str, Any]) -> None:
+_NO_TRICK = {"leader": -1, "led": None, "best_face": None, "best_seat": -1, "turns": 0}
+"""The trick fields while no trick is under way, as saved (faces as card codes or null)."""
+
+
+def _check_no_trick(r: _Reader, state: dict[str, Any], when: str) -> None:
+    """No trick under way: no card in it, no leader, led or best card, no turns."""
+    if any(t != NOT_PLAYED for t in state["trick"]):
+        raise r.error("trick", f"must be {NOT_PLAYED} (not played) for every seat {when}, got {state['trick']}")
+    for name, empty in _NO_TRICK.items():
+        value = _face_or_none(state[name]) if name in ("led", "best_face") else state[name]
+        if value != empty:
+            raise r.error(name, f"must be {'null' if empty is None else empty} {when}, got {value!r}")
+
+
+def _check_discard_pile(r: _Reader, state: dict[str, Any]) -> None:
     """Jokers: no trick; the top card and the match card are on the pile, and the match card is
     the top card unless a joker covers it (R2.5, R2.6, R2.8)."""
-    if any(t != NOT_PLAYED for t in s["trick"]) or s["leader"] >= 0 or s["led"] >= 0 or s["best_face"] >= 0 \
-            or s["best_seat"] >= 0 or s["turns"]:
-        raise r.error("trick", "must be unused in jokers Go Boom (-1 everywhere, no leader, led or best card, "
-                               "turns 0)")
-    top, match = s["top"], s["match_face"]
+    _check_no_trick(r, state, "in jokers Go Boom (it has no tricks)")
+    top, match = state["top"], state["match_face"]
     if top < 0 or match < 0:
         raise r.error("match_face", "and top must be cards: jokers needs a top and a match card")
     if match == JOKER:
@@ -908,11 +917,11 @@ def _check_discard_pile(r: _Reader, s: dict[str, Any]) -> None:
     if top != match and top != JOKER:
         raise r.error("match_face", f"must be the top card {code_of(top)} unless a joker is on top (R2.6), "
                                     f"got {code_of(match)}")
-    _check_out_of_play(r, s, [top, match] if top != match else [top], "top")
+    _check_out_of_play(r, state, [top, match] if top != match else [top], "top")
 
 
-def _check_out_of_play(r: _Reader, s: dict[str, Any], faces: list[int], field: str) -> None:
-    seen = Counter(s["seen"])
+def _check_out_of_play(r: _Reader, state: dict[str, Any], faces: list[int], field: str) -> None:
+    seen = Counter(state["seen"])
     missing = Counter(faces) - seen
     if missing:
         raise r.error(field, f"holds {[code_of(f) for f in sorted(missing.elements())]}, which are not among "

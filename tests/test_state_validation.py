@@ -238,3 +238,40 @@ def test_card_moves_between_hands_load_and_play_on() -> None:
     moved = Hand.from_dict(data)
     assert moved.sizes == [hand.sizes[0] - 1, hand.sizes[1] + 1, hand.sizes[2]]
     _check_plays_on(moved, None)
+
+
+WRONG_VALUES = [
+    None, True, False, -3, -2, -1, 0, 1, 2, 3, 4, 5, 7, 12, 52, 53, 99, 300, 1.0, 0.5, "1", "", "JK", "AS", "2C",
+    "OVER", "LEAD", "FOLLOW", "DISCARD", [], [1], ["AS"], {}, {"a": 1},
+]
+"""Values each field of a saved state is set to in turn: other types, edge and out-of-range numbers,
+card codes, phase names."""
+
+
+def _some_saved_states(kind: str) -> list[dict]:
+    """Per mutation config: the first saved state, one from the middle, and the first finished hand."""
+    states = [json.loads(text) for k, text in _saved_states() if k == kind]
+    out = []
+    for config in MUTATION_CONFIGS:
+        own = [s for s in states if s["config"] == config.to_dict()]
+        over = [s for s in own if (s["phase"] if kind == "hand" else s["hand"]["phase"]) == "OVER"]
+        out += [own[0], own[len(own) // 2], over[0]]
+    return out
+
+
+@pytest.mark.parametrize("kind", ["hand", "match"])
+def test_every_field_set_to_a_wrong_value_is_rejected_or_plays_on(kind: str) -> None:
+    rejected = 0
+    for data in _some_saved_states(kind):
+        for key in data:
+            for value in WRONG_VALUES:
+                changed = {**copy.deepcopy(data), key: value}
+                try:
+                    loaded = Hand.from_dict(changed) if kind == "hand" else Match.from_dict(changed)
+                except ValueError as exc:
+                    if kind == "hand" and key != "config":  # the message names the field
+                        assert key in str(exc), (key, value, exc)
+                    rejected += 1
+                    continue
+                _check_plays_on(loaded if kind == "hand" else loaded.hand, None if kind == "hand" else loaded)
+    assert rejected > 0.9 * len(_some_saved_states(kind)) * len(data) * len(WRONG_VALUES)
