@@ -970,7 +970,7 @@ def _ints_and_names(value: Any) -> bool:
     """True if ``value`` is built from dicts, strings and integers only (no bools or floats)."""
     if isinstance(value, dict):
         return all(isinstance(k, str) and _ints_and_names(v) for k, v in value.items())
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    return isinstance(value, str) or (isinstance(value, int) and as_int(value) is not None)
 
 
 def _read_match(data: Any) -> dict[str, Any]:

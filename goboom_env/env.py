@@ -141,11 +141,6 @@ from goboom_env.render import render_text
 EPISODES = ("hand", "match")
 REWARDS = ("win", "points")
 _OPTION_KEYS = {"deck", "dealer"}
-_STATE_ATTRIBUTES = frozenset({
-    "agents", "num_agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
-    "_cumulative_rewards",
-})
-"""What :meth:`raw_env.reset` creates; reading one before it raises an error saying so."""
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -241,12 +236,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._rewards_set = False
         """True while :attr:`rewards` holds a hand's non-zero rewards (cleared on the next step)."""
 
-    def __getattr__(self, name: str) -> Any:
-        """Only reached for attributes that do not exist: say when reset() creates them."""
-        if name in _STATE_ATTRIBUTES:
-            raise AttributeError(f"raw_env.{name} is not available before reset(); call reset() first")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     def _require_reset(self, method: str) -> None:
         if self.match is None:
             raise RuntimeError(f"call reset() before {method}()")
@@ -283,9 +272,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         """The seat-relative observation of ``agent`` and its action mask (zeros off-turn)."""
         seat = self.agent_name_mapping[agent]
         match = self.match
-        if match is None:
-            raise RuntimeError("call reset() before observe()")
-        hand = match.hand
+        try:
+            hand = match.hand
+        except AttributeError:  # no match yet (a try costs nothing on this hot path)
+            raise RuntimeError("call reset() before observe()") from None
         mask = bytearray(NUM_ACTIONS)  # set bit by bit, then wrapped as int8 without a copy
         if seat == hand.current and not self.terminations.get(agent, True):  # finished agents: no mask
             legal = hand.legal_mask()
@@ -308,9 +298,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def step(self, action: int) -> None:
         """Apply ``action`` for the agent to move; raises :class:`IllegalActionError` for an action
         that is not legal (or not an integer: numpy integers and 0-d integer arrays count as ints)."""
-        if self.match is None:
-            raise RuntimeError("call reset() before step()")
-        agent = self.agent_selection
+        try:
+            agent = self.agent_selection
+        except AttributeError:  # reset() creates it
+            raise RuntimeError("call reset() before step()") from None
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return

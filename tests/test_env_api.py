@@ -260,15 +260,6 @@ def test_raw_env_methods_before_reset_say_so(call: object, method: str) -> None:
         call(env)
 
 
-@pytest.mark.parametrize("name", ["agents", "num_agents", "agent_selection", "rewards", "terminations", "infos"])
-def test_raw_env_state_attributes_before_reset_say_so(name: str) -> None:
-    env = goboom_env.raw_env()
-    with pytest.raises(AttributeError, match=rf"raw_env\.{name} is not available before reset\(\)"):
-        getattr(env, name)
-    env.reset(seed=0)
-    getattr(env, name)
-
-
 @pytest.mark.parametrize("seat", [1, np.int64(1), np.array(1)], ids=repr)
 def test_render_seat_accepts_numpy_integers(seat: object) -> None:
     env = goboom_env.raw_env(render_seat=seat)
