@@ -554,13 +554,13 @@ def reset_games(decks, dealers, cfg, base, match_masks, boom, off, scale,
 
 
 @njit(cache=True)
-def first_illegal(actions, g, legal):
-    """Index of the first live game whose action is not legal, or -1."""
+def first_illegal(actions, g, legal, check_legal):
+    """Index of the first live game whose action is out of 0..53 or (``check_legal``) not legal, or -1."""
     for b in range(actions.shape[0]):
         if g[b, G_FINISHED]:
             continue
         a = actions[b]
-        if a < 0 or a > DRAW or not (legal[b] >> np.uint64(a)) & _ONE:
+        if a < 0 or a > DRAW or (check_legal and not (legal[b] >> np.uint64(a)) & _ONE):
             return b
     return -1
 

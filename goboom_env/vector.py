@@ -78,7 +78,8 @@ class VectorGame:
             it, and the returned observation, mask and seat are the new game's). ``False``: it stays
             finished, ignores its actions and reports ``done`` until :meth:`reset`.
         check: validate actions (``ValueError`` naming the game, the action and the legal ones);
-            ``False`` skips the check in trusted loops (an illegal action then corrupts that game).
+            ``False`` skips the legality test in trusted loops (an illegal action then corrupts that
+            game); an action outside 0..53 is always rejected.
     """
 
     def __init__(
@@ -213,12 +214,13 @@ class VectorGame:
         if acts.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers in 0..{DRAW_OR_PASS}, got dtype {acts.dtype}")
         acts = acts.astype(np.int64, copy=False)
-        if self.check:
-            bad = _k.first_illegal(acts, self._state["g"], self._state["legal"])
-            if bad >= 0:
-                legal = np.flatnonzero(self._mask[bad]).tolist()
-                raise ValueError(f"game {bad}: action {int(acts[bad])} is not legal for seat "
-                                 f"{int(self._seat[bad])}; legal actions: {legal} (R3.2)")
+        bad = _k.first_illegal(acts, self._state["g"], self._state["legal"], self.check)
+        if bad >= 0 and self.check:
+            legal = np.flatnonzero(self._mask[bad]).tolist()
+            raise ValueError(f"game {bad}: action {int(acts[bad])} is not legal for seat "
+                             f"{int(self._seat[bad])}; legal actions: {legal} (R3.2)")
+        if bad >= 0:  # out of range: rejected even with check=False, as it would index outside the state
+            raise ValueError(f"game {bad}: action {int(acts[bad])} is out of range 0..{DRAW_OR_PASS}")
         return acts
 
     def _check_decks(self, decks: Any) -> np.ndarray:

@@ -266,11 +266,20 @@ def test_illegal_action_names_game_action_and_legal_ones() -> None:
     assert np.array_equal(vg.decks, before[0])
 
 
-def test_check_false_skips_validation() -> None:
+def test_check_false_skips_the_legality_test_but_not_the_range() -> None:
     vg = VectorGame(GameConfig(variant="classic", num_players=4), num_envs=2, seed=0, check=False)
     _obs, mask, _seat = vg.reset()
+    actions = random_legal_actions(mask, np.random.default_rng(0))
+    actions[1] = 54
+    with pytest.raises(ValueError, match=r"game 1: action 54 is out of range 0..53"):
+        vg.step(actions)
     assert not mask[0, 53]
-    vg.step(random_legal_actions(mask, np.random.default_rng(0)))  # legal actions still play normally
+    actions[1] = 53  # illegal on the lead, but not checked: accepted
+    vg.step(actions)
+    checked = VectorGame(GameConfig(variant="classic", num_players=4), num_envs=2, seed=0)
+    checked.reset()
+    with pytest.raises(ValueError, match="game 1: action 53 is not legal"):
+        checked.step(actions)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
