@@ -32,6 +32,9 @@ goboom_env.env(variant="classic", num_players=4, hand_size=7, num_decks=None, nu
 RULES.md: two decks for 7+ players in classic, two jokers, one round per player in jokers).
 
 `config`: a ready `GameConfig` instead of the fields; `preset`: a name from `goboom_env.PRESETS`.
+Fields given with `config` change it like `GameConfig.replace`: a default derived from other fields
+(decks, scoring, target score, rounds) is derived again unless it was set explicitly, so
+`env(config=GameConfig(num_players=7), num_players=4)` deals from one deck.
 
 `episode`: `"hand"` (default) ends the episode when the hand ends; `"match"` plays the whole
 game (R1.11, R1.12, R2.2), dealing the next hand with the dealer moving left.
