@@ -104,9 +104,10 @@ def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.
 
 
 def run_differential(config: GameConfig, episode: str, reward: str, games: int, seed: int = 0,
-                     batch: int = 64) -> int:
+                     batch: int = 16) -> int:
     """Play until ``games`` episodes have ended in both engines, comparing every step; returns the
-    number of decisions compared."""
+    number of decisions compared. ``batch`` games run side by side (building a ``raw_env`` costs about
+    10 ms, mostly its Box spaces, so the fast tier keeps the batch small)."""
     batch = min(batch, games)
     rng = np.random.default_rng(seed)
     base = np.array(deck_faces(config.num_decks, config.num_jokers))
