@@ -63,8 +63,8 @@ class VectorArgs(GameArgs):
     """Engine calls per rollout: a rollout holds up to num_envs x num_steps learner decisions."""
     seed: int = 0
     """Seed of the network, the deals and the opponent draws."""
-    threads: int = 2
-    """Torch CPU threads."""
+    threads: int = 1
+    """Torch CPU threads (1 is fastest on a shared 2-core machine: more threads spin against other jobs)."""
     opponents: list[str] = field(default_factory=lambda: ["learner=1"])
     """Opponent pool as SPEC=WEIGHT items, one draw per game and episode: `learner` (all seats are the
     learner), `self` (the other seats are a snapshot of the learner), `random` or `heuristic` (classic-tricks,
@@ -79,17 +79,17 @@ class VectorArgs(GameArgs):
     """Agent spec whose moves the warm start imitates."""
     bc_epochs: int = 4
     """Passes over the teacher's decisions in the warm start."""
-    learning_rate: float = 3e-4
+    learning_rate: float = 5e-4
     """Adam learning rate."""
     n_epochs: int = 2
     """Optimisation epochs per rollout."""
-    minibatch_size: int = 4096
+    minibatch_size: int = 1024
     """Decisions per gradient step."""
     gamma: float = 0.995
     """Discount factor (per decision of the seat)."""
     gae_lambda: float = 0.95
     """GAE lambda."""
-    ent_coef: float = 0.01
+    ent_coef: float = 0.003
     """Entropy bonus coefficient."""
     vf_coef: float = 0.5
     """Value loss coefficient."""
