@@ -58,6 +58,7 @@ BUDGETS = {
     "evaluate": {"--games": (500, 8, True)},
     "train": {"--timesteps": (10_000, 256, True)},
     "train-rllib": {"--timesteps": (1_000, 128, True), "--eval-games": (250, 4, False)},
+    "train-fast": {"--timesteps": (10_000, 256, True), "--time-limit": (60, 5, False), "--bc-games": (100, 20, False)},
 }
 """``goboom CMD`` budget flags: ``(divisor, floor, append_if_absent)``. Dividing (not replacing)
 keeps a later ``--resume --timesteps`` above the first run's budget."""
@@ -69,12 +70,20 @@ TINY_FLAGS = {
     "train-rllib": ["--num-envs-per-env-runner", "2", "--train-batch-size", "128", "--minibatch-size", "64",
                     "--num-epochs", "1", "--hidden", "16", "--league-size", "2", "--num-cpus", "2",
                     "--no-progress"],
+    "train-fast": ["--num-envs", "8", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
+                   "--net-arch", "16", "--threads", "1", "--eval-every", "0", "--eval-games", "8",
+                   "--checkpoint-every", "64", "--snapshot-every", "64", "--no-progress"],
     "evaluate": ["--no-progress"],
 }
 """Flags appended to ``goboom CMD`` lines: small networks and batches (the last flag wins)."""
 
-SLOW_MARKERS = ("goboom train", "goboom demo", "runs/")
+SLOW_MARKERS = ("goboom train", "goboom demo", "runs/", ".learn(")
 """A block that contains one of these trains or uses a trained run: slow tier."""
+
+LEARN_CALL = re.compile(r"\.learn\(\s*[\d_]+")
+LEARN_STEPS = 2048
+"""Python blocks: ``model.learn(N)`` runs with ``N`` = :data:`LEARN_STEPS` (the budget rewrite
+for Python, as :data:`BUDGETS` is for commands)."""
 
 
 @dataclass(frozen=True)
@@ -147,8 +156,8 @@ def run_blocks(selected: list[Block], workdir: Path) -> None:
                         "MPLBACKEND": "Agg"}
     for block in selected:
         if block.lang == "python":
-            argv = [sys.executable, "-c", PRELUDES.get(block.doc, "") + block.code]
-            shown = block.code
+            shown = LEARN_CALL.sub(f".learn({LEARN_STEPS}", block.code)
+            argv = [sys.executable, "-c", PRELUDES.get(block.doc, "") + shown]
         else:
             lines = [shrink(line) for line in shell_commands(block) if not excluded_command(line)]
             shown = "\n".join(lines)
@@ -204,6 +213,7 @@ def test_budget_rewriting() -> None:
     first, resumed = (shrink(f"goboom train --timesteps {n} --out runs/a") for n in (4_000_000, 6_000_000))
     assert "--timesteps 400 " in first and "--timesteps 600 " in resumed
     assert shrink("printf 'draw\\n' | goboom play --seed 3") == "printf 'draw\\n' | goboom play --seed 3"
+    assert LEARN_CALL.sub(".learn(8", "model.learn(200_000)") == "model.learn(8)"
     assert shrink("goboom evaluate --games 5000 | head -2") == "goboom evaluate --games 10 --no-progress | head -2"
 
 
