@@ -289,13 +289,16 @@ def _next_chunk(chunks: Any, workers: list[multiprocessing.process.BaseProcess])
     """The next finished chunk. The pool would replace a dead worker and wait for its chunk forever, so
     the workers are checked while waiting: one that has exited raises :class:`WorkerLostError`."""
     while True:
+        # Checked before every wait, not only after a timeout: while the other workers keep finishing
+        # chunks a timeout may never come, and the lost chunk would only be missed at the very end.
+        dead = next((w for w in workers if w.exitcode is not None), None)
+        if dead is not None:
+            raise WorkerLostError(f"a worker process ended with exit code {dead.exitcode} (killed, e.g. for lack "
+                                  "of memory?) before finishing its games; the tournament was stopped")
         try:
             return chunks.next(timeout=1.0)
         except multiprocessing.TimeoutError:
-            dead = next((w for w in workers if w.exitcode is not None), None)
-            if dead is not None:
-                raise WorkerLostError(f"a worker process ended with exit code {dead.exitcode} (killed, e.g. for lack "
-                                      "of memory?) before finishing its games; the tournament was stopped") from None
+            continue
 
 
 def _chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
