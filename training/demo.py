@@ -24,7 +24,7 @@ from training.vector_ppo import VectorArgs
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
 """Training games: three in four put the learner in one seat against three batched heuristics, the rest
 are parameter-shared self-play (all four seats learn)."""
-DEMO_TIMESTEPS = 600_000
+DEMO_TIMESTEPS = 1_500_000
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -35,8 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str
                         help=f"PPO training steps (learner decisions, default: {DEMO_TIMESTEPS})")
     parser.add_argument("--bc-games", type=int, default=3000,
                         help="warm start: hands of the heuristic to imitate before PPO, 0 = off (default: 3000)")
-    parser.add_argument("--games", type=int, default=2000,
-                        help="evaluation games per baseline, rounded up to whole duplicate deals (default: 2000)")
+    parser.add_argument("--games", type=int, default=4000,
+                        help="evaluation games per baseline, rounded up to whole duplicate deals (default: 4000)")
     parser.add_argument("--out", type=Path, default=None,
                         help="run folder (default: runs/demo-<date>-<time>, never an existing one)")
     parser.add_argument("--seed", type=int, default=0, help="seed of training and evaluation (default: 0)")
