@@ -190,7 +190,7 @@ def test_engine_rejects_non_integer_actions_by_name(action) -> None:
 
 
 def test_throughput_script_end_to_end(tmp_path: Path) -> None:
-    """``benchmarks/throughput.py`` runs every row, writes JSON and reports the three targets."""
+    """``benchmarks/throughput.py`` runs every row, writes JSON and reports every target."""
     out = tmp_path / "bench.json"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "throughput.py"), "--seconds", "0.05", "--repeat", "1",
@@ -205,8 +205,13 @@ def test_throughput_script_end_to_end(tmp_path: Path) -> None:
     assert {"pyspiel / crazy_eights 4p", "pyspiel+obs / crazy_eights 4p",
             "pettingzoo env / connect_four_v3", "pettingzoo env / texas_holdem_v4"} <= keys
     assert all(r["decisions_per_s"] > 0 and len(r["runs"]) == 1 for r in data["rows"])
+    for game in ("classic 4p", "classic 12p", "jokers 4p"):
+        assert {f"VectorGame B={b} / {game}" for b in (1, 64, 1024, 4096)} <= keys
     targets = [q for q in data["ratios"] if q["target"] is not None]
-    assert [q["target"] for q in targets] == [0.5, 1.0, 2.0]
+    assert [q["target"] for q in targets] == [0.5, 1.0, 2.0, 25.0, 25.0]
+    assert [(t["row"], t["target"]) for t in data["absolute_targets"]] == [
+        ("VectorGame B=4096 / classic 4p", 2_000_000), ("VectorGame B=4096 / jokers 4p", 2_000_000),
+        ("VectorGame B=4096 / classic 12p", 1_000_000)]
     assert "ratios:" in proc.stdout and "decisions/s" in proc.stdout
 
 
