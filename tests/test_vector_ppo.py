@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -173,8 +177,10 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     train(tiny_args(out, timesteps=600))
     first = json.loads((out / "args.json").read_text())["timesteps"]
     steps_before = int(list(csv.DictReader((out / "progress.csv").open()))[-1]["timesteps"])
-    with pytest.raises(ValueError, match="already holds a run"):
+    with pytest.raises(ValueError, match="already exists and is not empty; pass --resume"):
         train(tiny_args(out, timesteps=1200))
+    with pytest.raises(ValueError, match="give one of them"):
+        train(tiny_args(out, timesteps=1200, resume=True, force=True))
     train(tiny_args(out, timesteps=1200, resume=True))
     rows = list(csv.DictReader((out / "progress.csv").open()))
     steps = [int(r["timesteps"]) for r in rows]
@@ -232,3 +238,45 @@ def test_a_longer_run_beats_random(tmp_path: Path) -> None:
                             opponents=["heuristic=3", "learner=1"], checkpoint_every=100_000))
     row = evaluate_model(GameConfig(), model, ["random"], 2000, seed=12345)
     assert row["ci_low/random"] > 0.25, row
+
+
+def test_force_replaces_an_earlier_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("an earlier run's file")
+    with pytest.raises(ValueError, match="--force to replace it"):
+        train(tiny_args(out, timesteps=300))
+    train(tiny_args(out, timesteps=300, force=True))
+    assert not (out / "notes.txt").exists() and (out / "model.zip").is_file()
+
+
+def test_ctrl_c_saves_a_state_that_resume_continues(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    flags = ["--num-envs", "16", "--num-steps", "16", "--minibatch-size", "128", "--eval-every", "-1",
+             "--checkpoint-every", "10000000", "--bc-games", "0", "--threads", "1", "--no-progress", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "goboom_cli", "train-fast", *flags, "--timesteps", "100000000"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "progress.csv").exists():  # written after the first iteration: training is under way
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "training did not start"
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "interrupted at step" in stderr and "--resume" in stderr
+    states = sorted((out / "checkpoints").glob("state_*.pt"))
+    assert len(states) == 1 and not (out / "model.zip").exists()
+    steps = int(states[0].stem.split("_")[1])
+    assert steps >= 256
+    resumed = subprocess.run([sys.executable, "-m", "goboom_cli", "train-fast", *flags, "--resume",
+                              "--timesteps", str(steps + 256)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    from training.sb3 import read_metadata
+
+    assert read_metadata(out / "model.zip")["timesteps"] >= steps + 256

@@ -23,6 +23,7 @@ import dataclasses
 import itertools
 import json
 import shutil
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,8 @@ class VectorArgs(GameArgs):
     """Run folder: model.zip, best_model.zip, checkpoints/, progress.csv, eval.csv, tensorboard/."""
     resume: bool = False
     """Continue the run in --out from its latest checkpoint."""
+    force: bool = False
+    """Replace a non-empty --out (without it such a folder is refused unless --resume)."""
     progress: bool = True
     """Show a progress bar."""
 
@@ -813,6 +816,8 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     paths = RunPaths(args.out)
     files = paths.files
     state_path = _check_run_folder(args, config, paths)
+    if args.force and files.root.is_dir():
+        shutil.rmtree(files.root)
     files.checkpoints.mkdir(parents=True, exist_ok=True)
     files.args.write_text(json.dumps(dataclasses.asdict(args), indent=1))
     if command:
@@ -856,6 +861,12 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
             if trainer.steps >= next_eval:
                 best = _evaluate(trainer, files.eval_model, files, writer, best, meta())
                 next_eval = _next_multiple(trainer.steps, args.eval_every)
+    except KeyboardInterrupt:
+        path = paths.state(trainer.steps)
+        torch.save({**trainer.state_dict(), "meta": meta()}, path)
+        print(f"goboom train-fast: interrupted at step {trainer.steps}; saved {path}; "
+              f"continue with --resume --out {paths.root}", file=sys.stderr)
+        raise
     finally:
         bar.close()
     torch.save({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
@@ -874,9 +885,12 @@ def _check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> 
     import torch
 
     latest = paths.latest_state()
+    if args.resume and args.force:
+        raise ValueError("--force starts the run over and --resume continues it: give one of them")
     if not args.resume:
-        if paths.files.model.exists() or latest is not None:
-            raise ValueError(f"{paths.root} already holds a run; pass --resume to continue it or choose another --out")
+        if paths.root.is_dir() and any(paths.root.iterdir()) and not args.force:
+            raise ValueError(f"--out {paths.root} already exists and is not empty; pass --resume to continue its "
+                             "run, --force to replace it, or choose another --out")
         return None
     if latest is None:
         raise ValueError(f"--resume: no checkpoint (state_*.pt) in {paths.files.checkpoints}")
