@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 TORCH  := torch==2.13.0
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install demo test test-fast test-slow lint bench clean
+.PHONY: venv install demo test test-fast test-slow test-soak lint bench clean
 
 venv: $(STAMP)
 
@@ -28,7 +28,12 @@ test: venv
 	$(PY) -m pytest -m "not slow" -n 2 -q
 
 test-slow: venv
-	$(PY) -m pytest -m slow -q
+	$(PY) -m pytest -m slow -n 2 -q
+
+# The VectorGame differential soak at 10,000 matches per configuration (hours on 2 cores; the slow tier
+# plays 2,000 matches per configuration and 10,000 hands).
+test-soak: venv
+	GOBOOM_SOAK_MATCHES=10000 $(PY) -m pytest -m slow -n 2 -q -k matches_raw_env_soak
 
 lint: venv
 	$(PY) -m ruff check .
