@@ -1,4 +1,4 @@
-"""Random-legal-play throughput of Go Boom next to OpenSpiel and PettingZoo games (issue 2).
+"""Random-legal-play throughput of Go Boom next to OpenSpiel and PettingZoo games.
 
 Measures **decisions per second** (chance nodes and the AEC loop's dead steps are not counted,
 but their time is) of:
@@ -390,7 +390,7 @@ RATIOS = [
     ("VectorGame B=4096 / jokers 4p", "raw_env / jokers 4p", 25.0),
     ("VectorGame B=4096 / classic 12p", "raw_env / classic 12p", None),
 ]
-"""The issue's targets (numerator row, denominator row, required ratio), then context ratios
+"""The targets (numerator row, denominator row, required ratio), then context ratios
 (no target): against the slower list observation, and the no-work ceilings of the two loops."""
 
 ABSOLUTE = [

@@ -75,7 +75,7 @@ class Phase(enum.IntEnum):
     """Somebody went out (R1.9, R2.9) or the round is blocked (R2.10)."""
 
 
-# Aliases for the hot paths (issue 2): a module global is read about three times faster than
+# Aliases for the hot paths: a module global is read about three times faster than
 # the enum class attribute ``Phase.LEAD``, and legality is checked on every decision.
 _LEAD, _FOLLOW, _DISCARD, _OVER = Phase
 

@@ -70,7 +70,7 @@ def observation_size(num_players: int) -> int:
 class ObservationEncoder:
     """Builds observations for one configuration; allocation-light, one call per decision.
 
-    Speed trick (issue 2): every entry except stock, passes, scores and progress is an integer
+    Speed trick: every entry except stock, passes, scores and progress is an integer
     *level* (a card count, a one-hot 1, a hand size) times a fixed per-index *scale* (1 / copies,
     1 / deck size, a flag's value). :meth:`encode` writes the levels into a ``bytearray`` with
     cheap slice and item assignments, then makes the float vector with one numpy multiply

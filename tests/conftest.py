@@ -25,7 +25,7 @@ CLASSIC_MATRIX: list[GameConfig] = [
     for n in (2, 3, 4, 6, 7, 12)
     for s in ("standard", "reverse")
 ]
-"""Classic player counts x both scorings (issue 2 invariant matrix)."""
+"""Classic player counts x both scorings (the invariant matrix)."""
 JOKERS_MATRIX: list[GameConfig] = [
     GameConfig(variant="jokers", num_players=n, **extra)
     for n in (3, 4)

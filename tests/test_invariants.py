@@ -1,4 +1,4 @@
-"""Invariants over many random games for the whole configuration matrix (issue 2).
+"""Invariants over many random games for the whole configuration matrix.
 
 Each step of every game is checked against an independent reading of the rules: card
 conservation (hands + stock + seen == the deck multiset), the legal actions recomputed from the

@@ -1,4 +1,4 @@
-"""The speed-ups of issue 2 keep behaviour: the byte-level observation encoder against a plain
+"""The speed-ups keep behaviour: the byte-level observation encoder against a plain
 reference written from the layout table, fresh (non-aliasing) observations and masks, the skipped
 reward bookkeeping of ``raw_env.step``, numpy action types, and the throughput script end to end."""
 
@@ -110,7 +110,7 @@ def test_big_deck_config_really_reaches_counts_above_255() -> None:
 
 @pytest.mark.parametrize("make", [goboom_env.raw_env, goboom_env.env], ids=["raw_env", "env"])
 def test_observations_and_masks_are_fresh_arrays(make) -> None:
-    """Returned arrays never alias buffers that later steps or observations write (issue 2)."""
+    """Returned arrays never alias buffers that later steps or observations write."""
     env = make(variant="classic", num_players=4)
     env.reset(seed=3)
     rng = np.random.default_rng(3)
