@@ -118,6 +118,7 @@ def _read_member(path: Path, name: str) -> bytes:
     except KeyError:
         raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): it has no "
                          f"{name} member") from None
+    # NotImplementedError: zipfile's answer to a compression method it cannot read
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
         raise ValueError(f"{path} is damaged or not a goboom-env model: cannot read {name} ({exc})") from exc
 
@@ -490,7 +491,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     try:
         model = _resume(args, files, checkpoint, vec_env, device) if checkpoint else build_model(
             args, vec_env, str(files.tensorboard), device)
-        _start_run_folder(args, files, command)
+        start_run_folder(args, files, command)
         if not checkpoint and args.bc_games > 0:
             warm_start(model, args, config, files)
         remaining = args.timesteps - model.num_timesteps
@@ -548,8 +549,9 @@ def resolve_device(spec: str) -> str:
     return spec
 
 
-def _start_run_folder(args: TrainArgs, files: RunFiles, command: str | None) -> None:
-    """Create the run folder (emptied first with ``--force``) and write ``args.json`` and the ``commands.txt`` line."""
+def start_run_folder(args: Any, files: RunFiles, command: str | None) -> None:
+    """Create the run folder (emptied first with ``args.force``) and write ``args.json`` (``args`` is the run's
+    argument dataclass) and the ``commands.txt`` line."""
     try:
         if args.force and files.root.is_dir():
             shutil.rmtree(files.root)
@@ -560,6 +562,16 @@ def _start_run_folder(args: TrainArgs, files: RunFiles, command: str | None) -> 
                 fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n")
     except OSError as exc:
         raise ValueError(f"cannot write the run folder {files.root}: {exc.strerror or exc}") from exc
+
+
+def check_run_folder_rule(root: Path, *, resume: bool, force: bool) -> None:
+    """The output-folder rule of every training command: a non-empty ``root`` needs ``--resume`` (continue)
+    or ``--force`` (replace), never both; ValueError otherwise."""
+    if resume and force:
+        raise ValueError("--force starts the run over and --resume continues it: give one of them")
+    if not resume and not force and root.is_dir() and any(root.iterdir()):
+        raise ValueError(f"--out {root} already exists and is not empty; pass --resume to continue its "
+                         "run, --force to replace it, or choose another --out")
 
 
 def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles, start: int) -> None:
@@ -574,12 +586,8 @@ def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: Ru
 
 def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or mix configs."""
-    if args.resume and args.force:
-        raise ValueError("--force starts the run over and --resume continues it: give one of them")
+    check_run_folder_rule(files.root, resume=args.resume, force=args.force)
     if not args.resume:
-        if files.root.is_dir() and any(files.root.iterdir()) and not args.force:
-            raise ValueError(f"--out {files.root} already exists and is not empty; pass --resume to continue its "
-                             "run, --force to replace it, or choose another --out")
         return None
     checkpoint = files.latest_checkpoint()
     if checkpoint is None:

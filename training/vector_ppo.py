@@ -19,7 +19,6 @@ CSV / TensorBoard logs, a progress bar, league snapshots, checkpoints and period
 from __future__ import annotations
 
 import csv
-import dataclasses
 import itertools
 import json
 import shutil
@@ -808,7 +807,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
     import torch
 
-    from training.sb3 import check_compatible, model_metadata, plot_learning_curve
+    from training.sb3 import check_compatible, model_metadata, plot_learning_curve, start_run_folder
 
     args.validate()
     torch.set_num_threads(args.threads)
@@ -816,13 +815,8 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     paths = RunPaths(args.out)
     files = paths.files
     state_path = _check_run_folder(args, config, paths)
-    if args.force and files.root.is_dir():
-        shutil.rmtree(files.root)
+    start_run_folder(args, files, command)
     files.checkpoints.mkdir(parents=True, exist_ok=True)
-    files.args.write_text(json.dumps(dataclasses.asdict(args), indent=1))
-    if command:
-        with (files.root / "commands.txt").open("a") as fh:
-            fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n")
     state = torch.load(state_path, weights_only=False) if state_path else None
     if state is not None:
         check_compatible(state["meta"], config, state_path)
@@ -884,14 +878,12 @@ def _check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> 
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or change the network."""
     import torch
 
-    latest = paths.latest_state()
-    if args.resume and args.force:
-        raise ValueError("--force starts the run over and --resume continues it: give one of them")
+    from training.sb3 import check_run_folder_rule
+
+    check_run_folder_rule(paths.root, resume=args.resume, force=args.force)
     if not args.resume:
-        if paths.root.is_dir() and any(paths.root.iterdir()) and not args.force:
-            raise ValueError(f"--out {paths.root} already exists and is not empty; pass --resume to continue its "
-                             "run, --force to replace it, or choose another --out")
         return None
+    latest = paths.latest_state()
     if latest is None:
         raise ValueError(f"--resume: no checkpoint (state_*.pt) in {paths.files.checkpoints}")
     saved = torch.load(latest, weights_only=False)["meta"].get("train_args") or {}
