@@ -7,9 +7,15 @@ into the deck order that deals exactly that, which keeps scenario tests readable
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -136,3 +142,22 @@ def random_hand_steps(hand: Hand, rng: np.random.Generator) -> Iterator[int]:
         action = legal[int(rng.integers(len(legal)))]
         hand.apply(action)
         yield action
+
+
+def ctrl_c_once_started(args: Sequence[str], started: Path, cwd: Path, timeout: float = 120.0) -> tuple[int, str]:
+    """Run ``python -m goboom_cli ARGS`` in its own process group, send SIGINT to the whole group (as Ctrl-C
+    in a terminal) once the file ``started`` exists, and return the exit code and stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "goboom_cli", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not started.exists():
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, f"{started} did not appear"
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, stderr

@@ -5,11 +5,9 @@ saves, resumes and evaluates end to end in a subprocess."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import ctrl_c_once_started
 
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
@@ -426,21 +425,9 @@ def test_ctrl_c_saves_a_checkpoint_that_resume_continues(tmp_path: Path, vec_env
     out = tmp_path / "run"
     flags = [*TINY, "--checkpoint-every", "10000000", "--snapshot-every", "10000000", "--eval-every", "-1",
              "--opponents", "random=1", "--vec-env", vec_env, "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "goboom_cli", "train", *flags, "--timesteps", "10000000"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not (out / "progress.csv").exists():  # written after the first rollout: training is under way
-            assert proc.poll() is None, proc.communicate()[1]
-            assert time.monotonic() < deadline, "training did not start"
-            time.sleep(0.1)
-        os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole process group, workers included
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr
+    # progress.csv is written after the first rollout: training is under way
+    returncode, stderr = ctrl_c_once_started(["train", *flags, "--timesteps", "10000000"], out / "progress.csv", ROOT)
+    assert returncode == 130, stderr
     assert "Traceback" not in stderr and "interrupted at step" in stderr and "--resume" in stderr
     checkpoint = RunFiles(out).latest_checkpoint()
     assert checkpoint is not None and not (out / "model.zip").exists()

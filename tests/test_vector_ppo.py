@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from conftest import ctrl_c_once_started  # noqa: E402
 
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
@@ -254,21 +252,10 @@ def test_ctrl_c_saves_a_state_that_resume_continues(tmp_path: Path) -> None:
     out = tmp_path / "run"
     flags = ["--num-envs", "16", "--num-steps", "16", "--minibatch-size", "128", "--eval-every", "-1",
              "--checkpoint-every", "10000000", "--bc-games", "0", "--threads", "1", "--no-progress", "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "goboom_cli", "train-fast", *flags, "--timesteps", "100000000"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not (out / "progress.csv").exists():  # written after the first iteration: training is under way
-            assert proc.poll() is None, proc.communicate()[1]
-            assert time.monotonic() < deadline, "training did not start"
-            time.sleep(0.1)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr
+    # progress.csv is written after the first iteration: training is under way
+    returncode, stderr = ctrl_c_once_started(["train-fast", *flags, "--timesteps", "100000000"],
+                                             out / "progress.csv", ROOT)
+    assert returncode == 130, stderr
     assert "Traceback" not in stderr and "interrupted at step" in stderr and "--resume" in stderr
     states = sorted((out / "checkpoints").glob("state_*.pt"))
     assert len(states) == 1 and not (out / "model.zip").exists()
