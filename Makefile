@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 install: venv
 
 demo: venv
-	$(PY) -m goboom_cli demo
+	$(PY) -m goboom_env.cli demo
 
 test: venv
 	$(PY) -m ruff check .

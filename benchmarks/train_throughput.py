@@ -7,7 +7,7 @@ whole ``learn()`` (rollouts + updates). Opponents are the training default mix (
 heuristic; the snapshot entry stays empty without the training callback). ``goboom train``'s own
 defaults are the ``dummy`` row with 16 environments (``n_steps = 1024``, 6 epochs).
 
-Fast rows (``--fast``): the fast trainer (:mod:`training.vector_ppo`) with its default settings
+Fast rows (``--fast``): the fast trainer (:mod:`goboom_env.training.vector_ppo`) with its default settings
 (every seat the learner, the same [256, 256] actor and critic as SB3's MlpPolicy), one rollout +
 per-seat GAE + update per iteration, timed over whole iterations after one warm-up iteration
 (numba compilation, first allocations). The last lines give the ratio of each fast row to the SB3
@@ -32,8 +32,8 @@ def measure(variant: str, vec_env: str, n_envs: int, steps: int, rollout: int) -
     """Steps per second of ``learn(steps)`` (after one warm-up rollout): (wall clock, CPU time)."""
     import torch
 
-    from training.config import TrainArgs
-    from training.sb3 import build_model, make_vec_env
+    from goboom_env.training.config import TrainArgs
+    from goboom_env.training.sb3 import build_model, make_vec_env
 
     torch.set_num_threads(1)
     args = TrainArgs(variant=variant, n_envs=n_envs, vec_env=vec_env, n_steps=rollout // n_envs,
@@ -53,7 +53,7 @@ def measure_fast(variant: str, steps: int, threads: int) -> tuple[float, float]:
     """Steps per second of the fast trainer's iterations (rollout, GAE, update) after one warm-up iteration."""
     import torch
 
-    from training.vector_ppo import Trainer, VectorArgs
+    from goboom_env.training.vector_ppo import Trainer, VectorArgs
 
     args = VectorArgs(variant=variant, threads=threads, progress=False)
     torch.set_num_threads(threads)
@@ -69,7 +69,7 @@ def measure_fast(variant: str, steps: int, threads: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    from training.vector_ppo import VectorArgs
+    from goboom_env.training.vector_ppo import VectorArgs
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variant", default="classic", choices=["classic", "jokers"])

@@ -19,8 +19,8 @@ spec               variant    idea (details in each class docstring)
 ``jokers-boom``    jokers     times booms (hit a player about to go out), plays cards the others can hardly match
 ``heuristic``      both       alias of the strongest heuristic of the config's variant (:data:`BEST_HEURISTIC`)
 ``mc:budget=N``    both       determinized Monte-Carlo search (:mod:`goboom_env.search`), N rollouts a move
-``ppo:PATH``       both       a MaskablePPO model (``training.sb3``)
-``rllib:PATH``     both       an RLlib checkpoint (``training.rllib_policy``)
+``ppo:PATH``       both       a MaskablePPO model (``goboom_env.training.sb3``)
+``rllib:PATH``     both       an RLlib checkpoint (``goboom_env.training.rllib_policy``)
 =================  =========  ==========================================================================
 
 Heuristics read only the observation vector (decoded with :func:`goboom_env.observation.layout`),
@@ -342,8 +342,8 @@ AGENTS: dict[str, AgentFactory | str] = {
     "jokers-boom": JokersBoomAgent,
     "heuristic": make_heuristic,
     "mc": MonteCarloAgent,
-    "ppo": "training.sb3:load_ppo_agent",
-    "rllib": "training.rllib_policy:load_rllib_agent",
+    "ppo": "goboom_env.training.sb3:load_ppo_agent",
+    "rllib": "goboom_env.training.rllib_policy:load_rllib_agent",
 }
 """Agent names -> factory, or a lazy ``"module:function"`` string (learned-policy loaders)."""
 

@@ -145,9 +145,9 @@ def random_hand_steps(hand: Hand, rng: np.random.Generator) -> Iterator[int]:
 
 
 def ctrl_c_once_started(args: Sequence[str], started: Path, cwd: Path, timeout: float = 120.0) -> tuple[int, str]:
-    """Run ``python -m goboom_cli ARGS`` in its own process group, send SIGINT to the whole group (as Ctrl-C
+    """Run ``python -m goboom_env.cli ARGS`` in its own process group, send SIGINT to the whole group (as Ctrl-C
     in a terminal) once the file ``started`` exists, and return the exit code and stderr."""
-    proc = subprocess.Popen([sys.executable, "-m", "goboom_cli", *args], cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "goboom_env.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout

@@ -13,7 +13,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def goboom(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_cli", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           input=stdin, timeout=300)
 
 

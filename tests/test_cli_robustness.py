@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-import evaluation.report
-from goboom_cli import EXTRAS, SUBCOMMANDS, extra_modules, main
+import goboom_env.evaluation.report
+from goboom_env.cli import EXTRAS, SUBCOMMANDS, extra_modules, main
 
 ROOT = Path(__file__).resolve().parent.parent
-GOBOOM = [sys.executable, "-m", "goboom_cli"]
+GOBOOM = [sys.executable, "-m", "goboom_env.cli"]
 CHECKOUT = {**os.environ, "PYTHONPATH": str(ROOT)}
 """The environment of a command run outside the checkout: it still runs this checkout's code."""
 LONG = ["--games", "1000000", "--no-progress"]  # far more than any test waits for
@@ -149,7 +149,7 @@ def test_an_agent_error_in_a_worker_stops_the_whole_run(tmp_path: Path) -> None:
     helper.write_text(
         "import sys\n"
         "from goboom_env.agents import RandomAgent, register_agent\n"
-        "from goboom_cli import main\n"
+        "from goboom_env.cli import main\n"
         "class Failing(RandomAgent):\n"
         "    moves = 0\n"
         "    def act(self, observation, view=None):\n"
@@ -239,7 +239,7 @@ def test_a_folder_that_refuses_the_staging_copy_fails_before_any_game(tmp_path: 
         mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "mkdir", refuse)
-    monkeypatch.setattr("evaluation.tournament.run_tournament", lambda *a, **k: pytest.fail("games were played"))
+    monkeypatch.setattr("goboom_env.evaluation.tournament.run_tournament", lambda *a, **k: pytest.fail("games were played"))
     code = main(["evaluate", "--games", "10", "--out", str(tmp_path / "results")])
     err = capsys.readouterr().err
     assert code == 2
@@ -251,7 +251,7 @@ def test_a_full_disk_is_one_line_and_leaves_no_half_written_folder(tmp_path: Pat
         (Path(out) / "results.json").write_text("{")
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(evaluation.report, "write_report", write_some_then_fail)
+    monkeypatch.setattr(goboom_env.evaluation.report, "write_report", write_some_then_fail)
     out = tmp_path / "new" / "results"  # its parent is made for it, and removed again
     code = main(["evaluate", "--games", "4", "--no-progress", "--out", str(out)])
     captured = capsys.readouterr()
@@ -328,7 +328,7 @@ def test_a_closed_pipe_still_saves_the_results(tmp_path: Path) -> None:
 
 def _blocked(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``goboom ARGS`` in a Python where importing ``module`` fails as if it were not installed."""
-    code = f"import sys; sys.modules[{module!r}] = None; from goboom_cli import main; sys.exit(main(sys.argv[1:]))"
+    code = f"import sys; sys.modules[{module!r}] = None; from goboom_env.cli import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=CHECKOUT, capture_output=True, text=True,
                           timeout=60)
 
@@ -352,14 +352,14 @@ def test_a_missing_extra_names_the_install_command(tmp_path: Path, command: str,
 
 def test_play_needs_no_extra(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['matplotlib'] = sys.modules['torch'] = None;"
-                           " from goboom_cli import main; sys.exit(main(sys.argv[1:]))", "play", "--seed", "1"],
+                           " from goboom_env.cli import main; sys.exit(main(sys.argv[1:]))", "play", "--seed", "1"],
                           cwd=tmp_path, env=CHECKOUT, capture_output=True, text=True, input="quit\n", timeout=60)
     assert done.returncode == 0 and "game abandoned." in done.stdout
 
 
 def test_the_command_list_needs_no_extra(tmp_path: Path) -> None:
     blocked = "; ".join(f"sys.modules[{m!r}] = None" for m in extra_modules("rllib"))
-    done = subprocess.run([sys.executable, "-c", f"import sys; {blocked}; from goboom_cli import main; "
+    done = subprocess.run([sys.executable, "-c", f"import sys; {blocked}; from goboom_env.cli import main; "
                            "sys.exit(main(sys.argv[1:]))", "--help"], cwd=tmp_path, env=CHECKOUT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -370,14 +370,14 @@ def test_an_optional_module_imported_late_is_reported_too(monkeypatch, capsys) -
     def late(args: object) -> int:
         raise ModuleNotFoundError("No module named 'ray.rllib'", name="ray.rllib")
 
-    monkeypatch.setattr("evaluation.cli.run", late)
+    monkeypatch.setattr("goboom_env.cli.evaluate.run", late)
     assert main(["evaluate"]) == 2
     assert 'pip install "goboom-env[rllib]"' in capsys.readouterr().err
 
     def broken(args: object) -> int:
         raise ModuleNotFoundError("No module named 'nosuch'", name="nosuch")
 
-    monkeypatch.setattr("evaluation.cli.run", broken)
+    monkeypatch.setattr("goboom_env.cli.evaluate.run", broken)
     with pytest.raises(ModuleNotFoundError):  # not an optional dependency: a real bug, shown as such
         main(["evaluate"])
 

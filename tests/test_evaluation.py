@@ -1,5 +1,5 @@
 """Tournaments: reproducibility (also across processes), seat rotation, duplicate deals, tables,
-ratings, and the best heuristic beating random 1-vs-3 (evaluation.tournament, evaluation.ratings)."""
+ratings, and the best heuristic beating random 1-vs-3 (goboom_env.evaluation.tournament, goboom_env.evaluation.ratings)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from evaluation.ratings import copy_names, rating_table
-from evaluation.report import pairwise_rows, write_report
-from evaluation.tournament import GameRecord, TournamentResult, run_pairwise, run_tournament, seat_specs
+from goboom_env.evaluation.ratings import copy_names, rating_table
+from goboom_env.evaluation.report import pairwise_rows, write_report
+from goboom_env.evaluation.tournament import GameRecord, TournamentResult, run_pairwise, run_tournament, seat_specs
 from goboom_env import GameConfig
 from goboom_env.agents import AGENTS, RandomAgent, make_agent
 from goboom_env.cards import faces_of_codes

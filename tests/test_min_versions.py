@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE_TESTS = ["test_rules.py", "test_config.py", "test_env_api.py", "test_golden_vectors.py", "test_invariants.py",
               "test_observation.py", "test_playthroughs.py", "test_serialization.py", "test_agents.py"]
 """Test files that need only the core dependencies (no extra)."""
-SOURCES = ["pyproject.toml", "README.md", "LICENSE", "goboom_env", "training", "evaluation", "goboom_cli"]
+SOURCES = ["pyproject.toml", "README.md", "LICENSE", "goboom_env"]
 
 
 def core_floors() -> dict[str, str]:

@@ -18,7 +18,7 @@ import pytest
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
 from goboom_env.observation import observation_size
-from training.sb3 import (
+from goboom_env.training.sb3 import (
     ACTOR_NAME,
     META_NAME,
     RunFiles,
@@ -31,14 +31,14 @@ from training.sb3 import (
     save_snapshot,
     train,
 )
-from training.selfplay import FrozenMlp
+from goboom_env.training.selfplay import FrozenMlp
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASSIC = GameConfig(variant="classic", num_players=4)
 
 
 def tiny_args(tmp: Path, **changes: object) -> object:
-    from training.config import TrainArgs
+    from goboom_env.training.config import TrainArgs
 
     args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, net_arch=[16],
                      opponents=["random=1"], progress=False, bc_games=0, eval_every=-1, out=str(tmp / "run"))
@@ -184,7 +184,7 @@ def test_the_undamaged_model_loads(model_file: Path) -> None:
 
 
 def goboom(*argv: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_cli", *argv], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *argv], cwd=ROOT, capture_output=True, text=True,
                           input=stdin, timeout=120)
 
 

@@ -12,10 +12,10 @@ from stable_baselines3.common.env_checker import check_env
 from goboom_env import GameConfig
 from goboom_env.cards import NUM_FACES, deck_faces
 from goboom_env.engine import Hand
-from training.config import TrainArgs
-from training.imitation import collect
-from training.privileged import HiddenEncoder, hidden_size, policy_class
-from training.sb3 import (
+from goboom_env.training.config import TrainArgs
+from goboom_env.training.imitation import collect
+from goboom_env.training.privileged import HiddenEncoder, hidden_size, policy_class
+from goboom_env.training.sb3 import (
     RunFiles,
     _check_run_folder,
     build_model,
@@ -26,7 +26,7 @@ from training.sb3 import (
     model_metadata,
     save_model,
 )
-from training.selfplay import SelfPlayEnv
+from goboom_env.training.selfplay import SelfPlayEnv
 
 JOKERS = GameConfig(variant="jokers", num_players=4)
 CLASSIC2 = GameConfig(variant="classic", num_players=8)  # two decks (R1.1)

@@ -28,10 +28,10 @@ from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, deck_faces, fac
 from goboom_env.engine import win_rewards
 from goboom_env.env import raw_env
 from goboom_env.observation import observation_size
-from training import rllib_cli
-from training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
-from training.rllib_policy import MAIN_MODULE, MaskedPPOTorchRLModule, RLlibAgent, load_rllib_agent, module_path
-from training.rllib_train import LEAGUE_PREFIX, LeagueMapping
+from goboom_env.training import rllib_cli
+from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
+from goboom_env.training.rllib_policy import MAIN_MODULE, MaskedPPOTorchRLModule, RLlibAgent, load_rllib_agent, module_path
+from goboom_env.training.rllib_train import LEAGUE_PREFIX, LeagueMapping
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -361,7 +361,7 @@ def test_cli_fails_fast_on_an_unreachable_address(tmp_path):
     port = closed_loopback_port()
     run = tmp_path / "run"
     begin = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "goboom_cli", "train-rllib", "--address", f"127.0.0.1:{port}",
+    done = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-rllib", "--address", f"127.0.0.1:{port}",
                            "--out", str(run), "--no-progress"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
     assert time.monotonic() - begin < 30
@@ -374,7 +374,7 @@ def test_cli_fails_fast_on_an_unreachable_address(tmp_path):
 def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path, monkeypatch):
     """A crash before anything resumable was saved must not leave a folder that the rerun refuses
     as "not empty" (Ray and training are replaced by stand-ins: only the folder handling runs)."""
-    from training import rllib_train
+    from goboom_env.training import rllib_train
 
     class Algo:
         def stop(self) -> None:
@@ -422,10 +422,10 @@ def module_weights(path: Path) -> dict[str, np.ndarray]:
 def test_train_checkpoint_resume_and_benchmark(tmp_path):
     """Two iterations with one remote env runner, a league snapshot after each, checkpoints, then
     a resumed third iteration; the exported policy then plays a duplicate tournament."""
-    from evaluation.tournament import run_tournament
+    from goboom_env.evaluation.tournament import run_tournament
 
     run = tmp_path / "run"
-    cmd = [sys.executable, "-m", "goboom_cli", "train-rllib", "--out", str(run), "--num-env-runners", "1", *TINY]
+    cmd = [sys.executable, "-m", "goboom_env.cli", "train-rllib", "--out", str(run), "--num-env-runners", "1", *TINY]
     done = subprocess.run([*cmd, "--timesteps", "512"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"rllib:{run}" in done.stdout
@@ -462,7 +462,7 @@ def test_cli_trains_in_the_driver_with_a_relative_out_and_evaluates(tmp_path, mo
     working directory, as the docs write it (Ray needs absolute paths to save checkpoints);
     ``--eval-games`` benchmarks the policy against random and heuristic with the tournament runner
     and writes eval.json; the policy then loads by the same relative path."""
-    cmd = [sys.executable, "-m", "goboom_cli", "train-rllib", "--out", "runs/rllib3", "--num-env-runners", "0",
+    cmd = [sys.executable, "-m", "goboom_env.cli", "train-rllib", "--out", "runs/rllib3", "--num-env-runners", "0",
            "--timesteps", "256", "--eval-games", "4", "--variant", "jokers", "--players", "3", *TINY]
     done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -487,7 +487,7 @@ def test_cli_trains_in_the_driver_with_a_relative_out_and_evaluates(tmp_path, mo
 def test_core_package_sb3_path_and_cli_module_do_not_import_ray():
     """``ray[rllib]`` is an optional extra: the env, the agents registry, the SB3 training path and
     the ``train-rllib`` command's argument module import without it (``goboom --help`` stays fast)."""
-    code = ("import sys, goboom_env, goboom_env.agents, training.sb3, training.rllib_cli; "
+    code = ("import sys, goboom_env, goboom_env.agents, goboom_env.training.sb3, goboom_env.training.rllib_cli; "
             "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -498,7 +498,7 @@ def test_core_package_sb3_path_and_cli_module_do_not_import_ray():
 def test_measure_sampling_and_the_cpu_check(tmp_path):
     """``--measure-sampling`` reports env steps/s without training; asking for more env runners than
     the local Ray instance has CPUs fails with a message instead of waiting forever."""
-    base = [sys.executable, "-m", "goboom_cli", "train-rllib", "--num-cpus", "2", "--num-envs-per-env-runner", "2",
+    base = [sys.executable, "-m", "goboom_env.cli", "train-rllib", "--num-cpus", "2", "--num-envs-per-env-runner", "2",
             "--hidden", "16", "--no-progress"]
     done = subprocess.run([*base, "--measure-sampling", "200", "--num-env-runners", "0", "--out", str(tmp_path / "a")],
                           cwd=REPO, capture_output=True, text=True, timeout=600)

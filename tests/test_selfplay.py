@@ -13,7 +13,7 @@ from goboom_env import GameConfig
 from goboom_env.agents import register_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, deck_faces, face_of
 from goboom_env.engine import win_rewards
-from training.selfplay import SELF, FrozenMlp, OpponentPool, SelfPlayEnv
+from goboom_env.training.selfplay import SELF, FrozenMlp, OpponentPool, SelfPlayEnv
 
 CLASSIC = GameConfig(variant="classic", num_players=4)
 JOKERS = GameConfig(variant="jokers", num_players=4)

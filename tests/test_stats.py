@@ -1,4 +1,4 @@
-"""Statistics against known values: Wilson intervals and paired tests (evaluation.stats)."""
+"""Statistics against known values: Wilson intervals and paired tests (goboom_env.evaluation.stats)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation.stats import paired_test, wilson_interval
+from goboom_env.evaluation.stats import paired_test, wilson_interval
 
 
 @pytest.mark.parametrize(

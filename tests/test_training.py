@@ -22,9 +22,9 @@ from conftest import ctrl_c_once_started
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
 from goboom_env.env import raw_env
-from training.config import TrainArgs, add_arguments, from_namespace, parse_opponents
-from training.imitation import clone, collect
-from training.sb3 import (
+from goboom_env.training.config import TrainArgs, add_arguments, from_namespace, parse_opponents
+from goboom_env.training.imitation import clone, collect
+from goboom_env.training.sb3 import (
     META_NAME,
     RunFiles,
     average_policies,
@@ -229,7 +229,7 @@ def test_arguments_from_toml_then_flags(tmp_path: Path) -> None:
 
 
 def goboom(*argv: str, timeout: int = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_cli", *argv], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *argv], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -303,7 +303,7 @@ def test_privileged_critic_with_shaping_trains_resumes_and_plays(tmp_path: Path)
     assert switched.returncode == 2 and "privileged_critic=False differs" in switched.stderr
     jokers = GameConfig(variant="jokers", num_players=4)
     averaged = average_policies(sorted((out / "checkpoints").glob("*.zip")), tmp_path / "avg.zip")
-    from evaluation.tournament import run_tournament
+    from goboom_env.evaluation.tournament import run_tournament
 
     mine = run_tournament(jokers, [f"ppo:{averaged}", "heuristic", "heuristic", "heuristic"], 8,
                           progress=False).table()[0]
@@ -468,7 +468,7 @@ def test_shipped_models_load_and_play_legally(name: str, variant: str) -> None:
 @pytest.mark.parametrize("name, variant", [("classic4", "classic"), ("jokers4", "jokers")])
 def test_shipped_models_still_beat_random(name: str, variant: str) -> None:
     """A regression check of the shipped agents (models/README.md has the full 20,000-game evaluations)."""
-    from evaluation.tournament import run_tournament
+    from goboom_env.evaluation.tournament import run_tournament
 
     config = GameConfig(variant=variant, num_players=4)
     spec = f"ppo:{ROOT / 'models' / f'{name}.zip'}"

@@ -9,7 +9,7 @@ pytest.importorskip("sb3_contrib")
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from training.vecenv import VectorGameVecEnv, _restore_rows, _save_rows
+from goboom_env.training.vecenv import VectorGameVecEnv, _restore_rows, _save_rows
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

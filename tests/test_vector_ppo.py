@@ -18,7 +18,7 @@ from conftest import ctrl_c_once_started  # noqa: E402
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
-from training.vector_ppo import (  # noqa: E402
+from goboom_env.training.vector_ppo import (  # noqa: E402
     ActorCritic,
     ClassicTricksOpponent,
     Pending,
@@ -146,7 +146,7 @@ def tiny_args(out: Path, **kw: object) -> VectorArgs:
 
 def play_legally(path: Path, config: GameConfig) -> dict[str, float]:
     """A short duplicate tournament of ``ppo:path`` (raises if it ever plays an illegal move)."""
-    from evaluation.tournament import run_tournament
+    from goboom_env.evaluation.tournament import run_tournament
 
     spec = f"ppo:{path}"
     result = run_tournament(config, [spec, "random", "random", "random"], 8, duplicate=True, progress=False)
@@ -184,7 +184,7 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     steps = [int(r["timesteps"]) for r in rows]
     assert first == 600 and steps == sorted(steps) and steps[-1] >= 1200
     assert min(s for s in steps if s > steps_before) > steps_before  # counting went on from the checkpoint
-    from training.sb3 import read_metadata
+    from goboom_env.training.sb3 import read_metadata
 
     assert read_metadata(out / "model.zip")["timesteps"] == steps[-1]
 
@@ -212,7 +212,7 @@ def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:
 
 
 def test_cli_reports_bad_arguments_without_a_traceback(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "goboom_cli", "train-fast", "--num-envs", "0", "--out",
+    proc = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-fast", "--num-envs", "0", "--out",
                            str(tmp_path / "x")], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert "num_envs must be >= 1" in proc.stderr and "Traceback" not in proc.stderr
@@ -229,7 +229,7 @@ def test_time_limit_stops_the_run_early(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_longer_run_beats_random(tmp_path: Path) -> None:
-    from training.sb3 import evaluate_model
+    from goboom_env.training.sb3 import evaluate_model
 
     out = tmp_path / "run"
     model = train(tiny_args(out, timesteps=300_000, num_envs=256, minibatch_size=1024, bc_games=500,
@@ -261,9 +261,9 @@ def test_ctrl_c_saves_a_state_that_resume_continues(tmp_path: Path) -> None:
     assert len(states) == 1 and not (out / "model.zip").exists()
     steps = int(states[0].stem.split("_")[1])
     assert steps >= 256
-    resumed = subprocess.run([sys.executable, "-m", "goboom_cli", "train-fast", *flags, "--resume",
+    resumed = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-fast", *flags, "--resume",
                               "--timesteps", str(steps + 256)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    from training.sb3 import read_metadata
+    from goboom_env.training.sb3 import read_metadata
 
     assert read_metadata(out / "model.zip")["timesteps"] >= steps + 256

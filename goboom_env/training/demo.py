@@ -1,8 +1,8 @@
 """``goboom demo`` (= ``make demo``): train a small agent on the default game and evaluate it.
 
 The default configuration is classic Go Boom for 4 players (R1), one hand per episode. The demo
-clones the heuristic (warm start, :mod:`training.imitation`), trains with the fast self-play trainer
-on the batched engine (:mod:`training.vector_ppo`, ``goboom train-fast``) against the batched
+clones the heuristic (warm start, :mod:`goboom_env.training.imitation`), trains with the fast self-play trainer
+on the batched engine (:mod:`goboom_env.training.vector_ppo`, ``goboom train-fast``) against the batched
 heuristic and itself for a short budget (a few minutes on 2 CPU cores), then plays
 1-vs-3 tournaments of the new agent against ``random`` and against the best heuristic, seat-rotated
 with duplicate deals, and prints the win-rate table with 95% confidence intervals and the path of
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from training.vector_ppo import VectorArgs
+from goboom_env.training.vector_ppo import VectorArgs
 
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
 """Training games: three in four put the learner in one seat against three batched heuristics, the rest
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if out.exists():
         print(f"goboom demo: error: {out} already exists; choose another --out", file=sys.stderr)
         return 2
-    from training.vector_ppo import train
+    from goboom_env.training.vector_ppo import train
 
     config = GameConfig()
     train_args = VectorArgs(timesteps=args.timesteps, bc_games=args.bc_games, seed=args.seed,
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 def evaluate(config: GameConfig, model: Path, baselines: list[str], games: int, seed: int, out: Path,
              progress: bool) -> list[dict[str, Any]]:
     """One 1-vs-(n-1) duplicate tournament per baseline; the model's table row of each."""
-    from evaluation.tournament import run_tournament
+    from goboom_env.evaluation.tournament import run_tournament
 
     spec = f"ppo:{model}"
     rows = []

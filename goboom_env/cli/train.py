@@ -1,4 +1,4 @@
-"""``goboom train``: self-play MaskablePPO training (arguments in :class:`training.config.TrainArgs`).
+"""``goboom train``: self-play MaskablePPO training (arguments in :class:`goboom_env.training.config.TrainArgs`).
 
 Example::
 
@@ -13,7 +13,7 @@ import argparse
 import shlex
 import sys
 
-from training.config import TrainArgs, add_arguments, from_namespace
+from goboom_env.training.config import TrainArgs, add_arguments, from_namespace
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"goboom train: error: {exc}", file=sys.stderr)
         return 2
-    from training.sb3 import RunFiles, train
+    from goboom_env.training.sb3 import RunFiles, train
 
     try:
         path = train(train_args, command="goboom " + " ".join(shlex.quote(a) for a in sys.argv[1:]))

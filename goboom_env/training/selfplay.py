@@ -25,7 +25,7 @@ from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.env import raw_env
-from training.privileged import HiddenEncoder
+from goboom_env.training.privileged import HiddenEncoder
 
 SELF = "self"
 """Opponent-pool name of the learner's snapshots."""
@@ -183,7 +183,7 @@ class SelfPlayEnv(gym.Env):
 
     Observations are the env's observation vectors (a ``Box``); the legal actions come from
     :meth:`action_masks`. With ``privileged=True`` each vector is followed by the hidden cards
-    (:class:`training.privileged.HiddenEncoder`) for a privileged critic; the actor must read only
+    (:class:`goboom_env.training.privileged.HiddenEncoder`) for a privileged critic; the actor must read only
     the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward shaping on the
     hand-size difference (:meth:`_phi`); ``gamma`` must then be the learner's discount factor.
     ``info`` at the end of an episode holds ``winners``, ``won`` (the learner is among them),
@@ -214,7 +214,7 @@ class SelfPlayEnv(gym.Env):
         self.hidden = HiddenEncoder(config) if privileged else None
         if self.hidden is None:
             self.observation_space = public
-        else:  # the privileged critic's extra inputs (training.privileged), in [0, 1] like the hand block
+        else:  # the privileged critic's extra inputs (goboom_env.training.privileged), in [0, 1] like the hand block
             low = np.concatenate([public.low, np.zeros(self.hidden.size, np.float32)])
             high = np.concatenate([public.high, np.ones(self.hidden.size, np.float32)])
             self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)

@@ -4,7 +4,7 @@
 :class:`goboom_env.vector.VectorGame` without a Python game loop per environment::
 
     from sb3_contrib import MaskablePPO
-    from training.vecenv import VectorGameVecEnv
+    from goboom_env.training.vecenv import VectorGameVecEnv
 
     venv = VectorGameVecEnv(GameConfig(), num_envs=64, opponent="heuristic", seed=0)
     MaskablePPO("MlpPolicy", venv, n_steps=128).learn(100_000)
@@ -12,10 +12,10 @@
 Each of the ``num_envs`` environments is one game in which the learner holds one seat (drawn per
 episode); :meth:`step_wait` applies the learner's actions, then plays the other seats of every game
 with one batched opponent (``random``, ``heuristic`` = batched ``classic-tricks`` for classic, or any
-:class:`training.vector_ppo.BatchOpponent`) until the learner is to move again everywhere. The
+:class:`goboom_env.training.vector_ppo.BatchOpponent`) until the learner is to move again everywhere. The
 reward of a step is what the learner's seat received since its previous action (the win reward at
 the end of the hand, so a loss caused by another player going out reaches it), as
-:class:`training.selfplay.SelfPlayEnv` does; a finished game is dealt anew at once (``done`` marks
+:class:`goboom_env.training.selfplay.SelfPlayEnv` does; a finished game is dealt anew at once (``done`` marks
 it, ``info["terminal_observation"]`` holds the learner's last observation, ``info["episode"]`` the
 return and length for SB3's logger, ``info["won"]`` whether the learner won).
 
@@ -36,7 +36,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.observation import ObservationEncoder
-from training.vector_ppo import BatchOpponent, ClassicTricksOpponent, RandomOpponent
+from goboom_env.training.vector_ppo import BatchOpponent, ClassicTricksOpponent, RandomOpponent
 
 OPPONENTS = ("random", "heuristic")
 

@@ -23,9 +23,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from evaluation.plots import plot_pairwise, plot_win_rates
-from evaluation.ratings import rating_table
-from evaluation.tournament import TournamentResult
+from goboom_env.evaluation.plots import plot_pairwise, plot_win_rates
+from goboom_env.evaluation.ratings import rating_table
+from goboom_env.evaluation.tournament import TournamentResult
 
 PAIR_KEYS = ("agent", "opponent", "games", "win_rate", "ci_low", "ci_high", "beats", "mean_points",
              "p_t", "elapsed_s")

@@ -20,7 +20,7 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
-from evaluation.tournament import GameRecord, TournamentResult
+from goboom_env.evaluation.tournament import GameRecord, TournamentResult
 
 
 def copy_names(agents: Sequence[str], seats: Sequence[str]) -> list[str]:

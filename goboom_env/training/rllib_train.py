@@ -37,9 +37,9 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from goboom_env.observation import OBSERVATION_VERSION
-from training.rllib_cli import RLlibArgs, cluster_endpoint, probe
-from training.rllib_env import GoBoomMultiAgentEnv, make_env_config
-from training.rllib_policy import MAIN_MODULE, METADATA_FILE, POLICY_DIR, MaskedPPOTorchRLModule
+from goboom_env.training.rllib_cli import RLlibArgs, cluster_endpoint, probe
+from goboom_env.training.rllib_env import GoBoomMultiAgentEnv, make_env_config
+from goboom_env.training.rllib_policy import MAIN_MODULE, METADATA_FILE, POLICY_DIR, MaskedPPOTorchRLModule
 
 LEAGUE_PREFIX = "league_"
 
@@ -279,7 +279,7 @@ class ProgressLog:
 
 def check_reachable(address: str) -> None:
     """Raise ValueError unless the cluster at ``address`` accepts a connection within seconds
-    (:func:`training.rllib_cli.probe`); ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the
+    (:func:`goboom_env.training.rllib_cli.probe`); ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the
     cluster started on this machine)."""
     if cluster_endpoint(address) is not None:
         probe(address)
@@ -424,7 +424,7 @@ def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:
 def evaluate(run: Path, args: RLlibArgs) -> dict[str, list[dict[str, Any]]]:
     """Benchmark the exported policy 1-vs-(n-1) against ``random`` and ``heuristic`` with the
     tournament runner (duplicate deals, seats rotating); writes ``eval.json`` in the run folder."""
-    from evaluation.tournament import run_tournament
+    from goboom_env.evaluation.tournament import run_tournament
 
     game = args.game_config()
     me = f"rllib:{run}"

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from evaluation.cli import add_config_arguments, config_from_args, seat_agents
+from goboom_env.cli.evaluate import add_config_arguments, config_from_args, seat_agents
 from goboom_env.agents import make_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, face_of, pretty
 from goboom_env.config import GameConfig

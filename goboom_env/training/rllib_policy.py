@@ -1,7 +1,7 @@
 """The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack).
 
 :class:`MaskedPPOTorchRLModule` is RLlib's default PPO network (MLP encoder, policy and value
-heads) fed with the ``"observations"`` vector of :class:`training.rllib_env.GoBoomMultiAgentEnv`;
+heads) fed with the ``"observations"`` vector of :class:`goboom_env.training.rllib_env.GoBoomMultiAgentEnv`;
 the ``"action_mask"`` pushes the logits of illegal actions to ``FLOAT_MIN`` (R3.2), so sampling,
 the PPO loss and greedy play only ever see legal actions.
 
@@ -27,7 +27,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from goboom_env.config import GameConfig
 from goboom_env.observation import observation_size
-from training.rllib_env import MASK_KEY, OBS_KEY
+from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY
 
 MAIN_MODULE = "main"
 """Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""
@@ -49,7 +49,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         if not isinstance(observation_space, gym.spaces.Dict) or set(observation_space.spaces) != {OBS_KEY, MASK_KEY}:
             raise ValueError(
                 f"MaskedPPOTorchRLModule needs a Dict observation space with keys {OBS_KEY!r} and "
-                f"{MASK_KEY!r} (see training.rllib_env), got {observation_space}"
+                f"{MASK_KEY!r} (see goboom_env.training.rllib_env), got {observation_space}"
             )
         super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
         self.observation_space = observation_space

@@ -20,7 +20,7 @@ from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match, win_rewards
 from goboom_env.info import PlayerView, observe
-from training.privileged import HiddenEncoder
+from goboom_env.training.privileged import HiddenEncoder
 
 
 @dataclass

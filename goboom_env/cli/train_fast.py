@@ -1,4 +1,4 @@
-"""``goboom train-fast``: self-play PPO on the batched engine (arguments in :class:`training.vector_ppo.VectorArgs`).
+"""``goboom train-fast``: self-play PPO on the batched engine (arguments in :class:`goboom_env.training.vector_ppo.VectorArgs`).
 
 Example::
 
@@ -16,8 +16,8 @@ import argparse
 import shlex
 import sys
 
-from training.config import add_arguments, from_namespace
-from training.vector_ppo import VectorArgs
+from goboom_env.training.config import add_arguments, from_namespace
+from goboom_env.training.vector_ppo import VectorArgs
 
 
 def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"goboom train-fast: error: {exc}", file=sys.stderr)
         return 2
-    from training.vector_ppo import train
+    from goboom_env.training.vector_ppo import train
 
     try:
         path = train(train_args, command="goboom " + " ".join(shlex.quote(a) for a in sys.argv[1:]))

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from evaluation.interrupt import WorkerLostError, ctrl_c_ignored
-from evaluation.stats import PairedTest, paired_test, wilson_interval
+from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
+from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import code_of, deck_faces
 from goboom_env.config import GameConfig

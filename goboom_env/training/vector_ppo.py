@@ -12,8 +12,8 @@ being cut off.
 :func:`train` reads top to bottom: arguments, run folder, network (fresh, warm-started by behaviour
 cloning, or resumed), then ``collect -> seat_gae -> update`` until the step budget is spent, with
 CSV / TensorBoard logs, a progress bar, league snapshots, checkpoints and periodic evaluation through
-:func:`training.sb3.evaluate_model` (the tournament runner). Saved models are the play-only zips of
-:mod:`training.sb3`: ``make_agent("ppo:run/model.zip", config)`` plays them unchanged.
+:func:`goboom_env.training.sb3.evaluate_model` (the tournament runner). Saved models are the play-only zips of
+:mod:`goboom_env.training.sb3`: ``make_agent("ppo:run/model.zip", config)`` plays them unchanged.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import numpy as np
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from training.config import GameArgs, check_choice, check_output_folder
-from training.selfplay import FrozenMlp
+from goboom_env.training.config import GameArgs, check_choice, check_output_folder
+from goboom_env.training.selfplay import FrozenMlp
 
 LEARNER = "learner"
 """Opponent-pool entry: every seat of the game is the learner itself (parameter-shared self-play)."""
@@ -145,7 +145,7 @@ class VectorArgs(GameArgs):
 
 def parse_pool(items: Sequence[str]) -> list[tuple[str, float]]:
     """``["learner=3", "self=1"]`` -> ``[("learner", 3.0), ("self", 1.0)]``, checked against :data:`POOL_KINDS`."""
-    from training.config import parse_opponents
+    from goboom_env.training.config import parse_opponents
 
     pool = parse_opponents(list(items))
     for spec, _ in pool:
@@ -524,7 +524,7 @@ class RunPaths:
     """The files of one fast run folder (the names of ``goboom train`` where they mean the same)."""
 
     def __init__(self, out: str | Path) -> None:
-        from training.sb3 import RunFiles
+        from goboom_env.training.sb3 import RunFiles
 
         self.files = RunFiles(out)
         self.root = self.files.root
@@ -543,10 +543,10 @@ class RunPaths:
 
 
 def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:
-    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``training.sb3`` writes)."""
+    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom_env.training.sb3`` writes)."""
     import io
 
-    from training.sb3 import _write_play_only, save_snapshot
+    from goboom_env.training.sb3 import _write_play_only, save_snapshot
 
     buf = io.BytesIO()
     save_snapshot(buf, net.frozen().state())
@@ -739,10 +739,10 @@ class Trainer:
 
 
 def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256) -> Any:
-    """:func:`training.imitation.collect` for the ``classic-tricks`` teacher, played on the batched engine:
+    """:func:`goboom_env.training.imitation.collect` for the ``classic-tricks`` teacher, played on the batched engine:
     every decision of ``games`` finished hands (observation, mask, move and the mover's win reward)."""
     from goboom_env.vector import VectorGame
-    from training.imitation import Demonstrations
+    from goboom_env.training.imitation import Demonstrations
 
     rng = np.random.default_rng(seed)
     num_envs = max(1, min(num_envs, games))
@@ -768,11 +768,11 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
 def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
                batch_size: int = 512, learning_rate: float = 1e-3) -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
-    squared error to the mover's win reward. The data are :mod:`training.imitation`'s (played on the batched
+    squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
     engine when the teacher is the classic heuristic, :func:`collect_batched`)."""
     import torch
 
-    from training.imitation import collect
+    from goboom_env.training.imitation import collect
 
     started = time.perf_counter()
     if config.is_classic and teacher in ("heuristic", "classic-tricks"):
@@ -807,7 +807,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
     import torch
 
-    from training.sb3 import check_compatible, model_metadata, plot_learning_curve, start_run_folder
+    from goboom_env.training.sb3 import check_compatible, model_metadata, plot_learning_curve, start_run_folder
 
     args.validate()
     torch.set_num_threads(args.threads)
@@ -878,7 +878,7 @@ def _check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> 
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or change the network."""
     import torch
 
-    from training.sb3 import check_run_folder_rule
+    from goboom_env.training.sb3 import check_run_folder_rule
 
     check_run_folder_rule(paths.root, resume=args.resume, force=args.force)
     if not args.resume:
@@ -893,8 +893,8 @@ def _check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> 
 
 
 def _evaluate(trainer: Trainer, model: Path, files: Any, writer: Any, best: float, meta: dict[str, Any]) -> float:
-    """Tournaments of the current actor against the baselines (``training.sb3.evaluate_model``); keeps the best."""
-    from training.sb3 import evaluate_model
+    """Tournaments of the current actor against the baselines (``goboom_env.training.sb3.evaluate_model``); keeps the best."""
+    from goboom_env.training.sb3 import evaluate_model
 
     args = trainer.args
     save_play_only(trainer.net, model, meta)
@@ -962,12 +962,12 @@ def _mean(values: Sequence[float]) -> float | str:
 
 
 def _truncate_csv(path: Path, timesteps: int) -> None:
-    from training.sb3 import _truncate_csv as truncate
+    from goboom_env.training.sb3 import _truncate_csv as truncate
 
     truncate(path, timesteps)
 
 
 def _append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:
-    from training.sb3 import _append_csv as append
+    from goboom_env.training.sb3 import _append_csv as append
 
     append(path, row, columns)

@@ -2,7 +2,7 @@
 
 :func:`train` reads top to bottom: build the game config, the vectorised :class:`SelfPlayEnv`
 copies and the model (or resume one), attach the callbacks (league snapshots, CSV/TensorBoard
-logging, periodic evaluation with :func:`evaluation.tournament.run_tournament`, checkpoints), learn,
+logging, periodic evaluation with :func:`goboom_env.evaluation.tournament.run_tournament`, checkpoints), learn,
 save. A saved ``model.zip`` is an ordinary SB3 zip plus two members: ``goboom_meta.json`` (game
 config, observation layout version, package version, training arguments) and ``goboom_actor.npz``
 (the actor network as numpy arrays), so :func:`load_ppo_agent` plays without torch and refuses a
@@ -33,9 +33,9 @@ import goboom_env
 from goboom_env.agents import spec_bool
 from goboom_env.config import GameConfig
 from goboom_env.observation import OBSERVATION_VERSION, observation_size
-from training import privileged
-from training.config import TrainArgs, parse_opponents
-from training.selfplay import SELF, FrozenMlp, SelfPlayEnv, SnapshotAgent
+from goboom_env.training import privileged
+from goboom_env.training.config import TrainArgs, parse_opponents
+from goboom_env.training.selfplay import SELF, FrozenMlp, SelfPlayEnv, SnapshotAgent
 
 META_NAME = "goboom_meta.json"
 ACTOR_NAME = "goboom_actor.npz"
@@ -431,7 +431,7 @@ def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> list
 def evaluate_model(config: GameConfig, path: str | Path, opponents: list[str], games: int, *, seed: int = 0,
                    episode: str = "hand") -> dict[str, float]:
     """1-vs-(n-1) duplicate tournaments of ``ppo:path`` against each baseline (the evaluation runner)."""
-    from evaluation.tournament import run_tournament
+    from goboom_env.evaluation.tournament import run_tournament
 
     spec = f"ppo:{path}"
     row: dict[str, float] = {}
@@ -635,8 +635,8 @@ def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, de
 
 
 def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles) -> dict[str, Any]:
-    """Behaviour-clone ``args.bc_teacher`` into a fresh model (:mod:`training.imitation`); writes ``bc.json``."""
-    from training.imitation import clone, collect
+    """Behaviour-clone ``args.bc_teacher`` into a fresh model (:mod:`goboom_env.training.imitation`); writes ``bc.json``."""
+    from goboom_env.training.imitation import clone, collect
 
     started = time.perf_counter()
     hidden = privileged.HiddenEncoder(config) if args.privileged_critic else None

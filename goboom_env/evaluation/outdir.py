@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from evaluation.interrupt import ctrl_c_ignored
+from goboom_env.evaluation.interrupt import ctrl_c_ignored
 
 
 class OutputError(Exception):

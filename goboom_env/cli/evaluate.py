@@ -28,14 +28,14 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaluation.interrupt import WorkerLostError
-from evaluation.outdir import OutputError, StagedFolder, fresh_folder
+from goboom_env.evaluation.interrupt import WorkerLostError
+from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.agents import baselines
 from goboom_env.config import PRESETS, GameConfig
 
 if TYPE_CHECKING:
-    from evaluation.report import Pairwise
-    from evaluation.tournament import TournamentResult
+    from goboom_env.evaluation.report import Pairwise
+    from goboom_env.evaluation.tournament import TournamentResult
 
 CONFIG_OPTIONS: dict[str, tuple[str, type, str]] = {
     # GameConfig field: (option, type, help)
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     from rich.console import Console
 
-    from evaluation.report import print_tables
+    from goboom_env.evaluation.report import print_tables
 
     print_tables(result, pairwise, Console())
     print(f"report written to {staged.out / report.name}")
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace, config: GameConfig) -> tuple[TournamentResult | None, Pairwise | None]:
     """The tournament, or the pairwise runs with ``--pairwise``; ValueError for a bad option."""
-    from evaluation.tournament import run_pairwise, run_tournament  # heavy imports only when games are played
+    from goboom_env.evaluation.tournament import run_pairwise, run_tournament  # heavy imports only when games are played
 
     kwargs = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes,
               "episode": args.episode, "progress": not args.no_progress}
@@ -154,7 +154,7 @@ def _play(args: argparse.Namespace, config: GameConfig) -> tuple[TournamentResul
 
 def _write(folder: Path, out: Path, result: TournamentResult | None, pairwise: Pairwise | None) -> Path:
     """Every report file into ``folder`` (staged for ``out``); an OSError (disk full, ...) becomes an OutputError."""
-    from evaluation.report import write_report
+    from goboom_env.evaluation.report import write_report
 
     try:
         return write_report(folder, result, pairwise, command=_command_line())

@@ -127,7 +127,7 @@ def _build_policy_class() -> type:
 
 
 def __getattr__(name: str) -> Any:
-    """``training.privileged.PrivilegedCriticPolicy`` resolves lazily (saved models refer to it by name)."""
+    """``goboom_env.training.privileged.PrivilegedCriticPolicy`` resolves lazily (saved models refer to it by name)."""
     if name == "PrivilegedCriticPolicy":
         return policy_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,7 @@ RLlib's multi-agent contract differs from PettingZoo's AEC loop in three ways, h
 
 * Only the seat to move receives an observation, so only it is asked for an action; the
   observation is a dict ``{"observations": vector, "action_mask": float32[54]}`` (the keys
-  RLlib's action-masking RLModule expects; see :mod:`training.rllib_policy`).
+  RLlib's action-masking RLModule expects; see :mod:`goboom_env.training.rllib_policy`).
 * Rewards are reported for **every** seat on every step, so a seat that did not make the last
   move still receives its payoff (the loser of a hand when another seat went out, R1.9, R2.9);
   RLlib credits a reward that arrives between two of a seat's turns to that seat's last action.

@@ -1,7 +1,7 @@
 """``goboom train-rllib``: multi-agent self-play PPO on Ray RLlib (arguments: :class:`RLlibArgs`).
 
 This module imports no Ray, so ``goboom --help`` stays fast; the training itself lives in
-:mod:`training.rllib_train` and is imported when the command runs. Examples::
+:mod:`goboom_env.training.rllib_train` and is imported when the command runs. Examples::
 
     goboom train-rllib --players 4 --timesteps 500000 --num-env-runners 2 --out runs/rllib4
     goboom train-rllib --address auto --num-env-runners 16 --out runs/big     # an existing cluster
@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from training.config import GameArgs, add_arguments, from_namespace
+from goboom_env.training.config import GameArgs, add_arguments, from_namespace
 
 PROG = "goboom train-rllib"
 
@@ -152,7 +152,7 @@ def run(ns: argparse.Namespace) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     try:
-        from training import rllib_train
+        from goboom_env.training import rllib_train
     except ImportError as exc:
         print(f"{PROG}: error: Ray RLlib is not installed ({exc}); pip install 'goboom-env[rllib]'", file=sys.stderr)
         return 2

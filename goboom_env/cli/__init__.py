@@ -22,12 +22,12 @@ from collections.abc import Sequence
 
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     # name: (module that defines add_parser(subparsers) and run(args), one-line help, extra it needs)
-    "play": ("goboom_cli.play", "play a game in the terminal against baseline agents", None),
-    "evaluate": ("evaluation.cli", "run a tournament between agents and write a report", "eval"),
-    "train": ("training.cli", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),
-    "train-rllib": ("training.rllib_cli", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
-    "train-fast": ("training.vector_cli", "train a PPO agent by self-play on the batched engine (fast)", "train"),
-    "demo": ("training.demo", "train a small agent on the default configuration and evaluate it", "train"),
+    "play": ("goboom_env.cli.play", "play a game in the terminal against baseline agents", None),
+    "evaluate": ("goboom_env.cli.evaluate", "run a tournament between agents and write a report", "eval"),
+    "train": ("goboom_env.cli.train", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),
+    "train-rllib": ("goboom_env.training.rllib_cli", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
+    "train-fast": ("goboom_env.cli.train_fast", "train a PPO agent by self-play on the batched engine (fast)", "train"),
+    "demo": ("goboom_env.training.demo", "train a small agent on the default configuration and evaluate it", "train"),
 }
 
 EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
