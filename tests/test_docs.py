@@ -1,8 +1,8 @@
 """The documentation runs as written: every fenced Python block and every shell command of README.md
 and docs/*.md, the docstring examples of the engine modules, and the env's doc page.
 
-Each document's blocks run in order in a fresh working directory that holds a link to the repo's
-``models/`` (the docs' relative paths, ``ppo:models/classic4.zip``, resolve there). A block that
+Each document's blocks run in order in a fresh working directory (the shipped models are named as
+``ppo:classic4``, which resolves inside the installed package from any folder). A block that
 trains, or that uses what training wrote (``runs/``), runs in the slow tier, after the document's
 other such blocks; the rest run in the fast tier. Budgets are shrunk by rewriting the ``goboom``
 command lines (:data:`BUDGETS`, :data:`TINY_FLAGS`), never by hooks in the product code.
@@ -151,7 +151,6 @@ def shrink(line: str) -> str:
 
 def run_blocks(selected: list[Block], workdir: Path) -> None:
     """Run the blocks in order in ``workdir``; fail naming the document, line and output."""
-    (workdir / "models").symlink_to(ROOT / "models")
     env = os.environ | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                         "MPLBACKEND": "Agg"}
     for block in selected:

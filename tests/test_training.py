@@ -331,7 +331,7 @@ def test_every_agent_spec_of_a_run_is_checked_before_training(tmp_path: Path) ->
     with pytest.raises(ValueError, match="eval_opponents must name at least one"):
         parse(["--config", str(_toml(tmp_path, "eval_opponents = []")), *out])
     with pytest.raises(ValueError, match=r"opponents: .*jokers4.zip was trained for a different game configuration"):
-        parse(["--opponents", f"ppo:{ROOT / 'models' / 'jokers4.zip'}=1", "self=1", *out])
+        parse(["--opponents", "ppo:jokers4=1", "self=1", *out])
     assert not (tmp_path / "run").exists()
 
 
@@ -461,17 +461,17 @@ def test_demo_trains_evaluates_and_reports(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, variant", [("classic4", "classic"), ("jokers4", "jokers")])
 def test_shipped_models_load_and_play_legally(name: str, variant: str) -> None:
     config = GameConfig(variant=variant, num_players=4)
-    play_legally(make_agent(f"ppo:{ROOT / 'models' / f'{name}.zip'}", config, seed=0), config, games=3)
+    play_legally(make_agent(f"ppo:{name}", config, seed=0), config, games=3)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, variant", [("classic4", "classic"), ("jokers4", "jokers")])
 def test_shipped_models_still_beat_random(name: str, variant: str) -> None:
-    """A regression check of the shipped agents (models/README.md has the full 20,000-game evaluations)."""
+    """A regression check of the shipped agents (goboom_env/models/README.md has the full 20,000-game evaluations)."""
     from goboom_env.evaluation.tournament import run_tournament
 
     config = GameConfig(variant=variant, num_players=4)
-    spec = f"ppo:{ROOT / 'models' / f'{name}.zip'}"
+    spec = f"ppo:{name}"
     mine = run_tournament(config, [spec, "random", "random", "random"], 2000, seed=7, duplicate=True,
                           progress=False).table()[0]
     assert mine["agent"] == spec and mine["ci_low"] > 0.25

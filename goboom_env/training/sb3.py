@@ -32,6 +32,7 @@ import numpy as np
 import goboom_env
 from goboom_env.agents import spec_bool
 from goboom_env.config import GameConfig
+from goboom_env.models import model_path
 from goboom_env.observation import OBSERVATION_VERSION, observation_size
 from goboom_env.training import privileged
 from goboom_env.training.config import TrainArgs, parse_opponents
@@ -223,7 +224,8 @@ class PPOAgent(SnapshotAgent):
 
 def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None = None,
                    deterministic: bool | None = None) -> PPOAgent:
-    """The ``ppo:PATH`` agent spec: a model saved by ``goboom train``, checked against ``config``.
+    """The ``ppo:PATH`` agent spec: a model saved by ``goboom train`` or a shipped model's name
+    (``ppo:classic4``, see :mod:`goboom_env.models`), checked against ``config``.
 
     It plays the most probable legal action, or samples from the masked policy when
     ``deterministic=False`` (``ppo:path=m.zip,deterministic=false``); by default, as the model's
@@ -232,6 +234,7 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
         raise ValueError("the ppo agent needs a model path: ppo:path/to/model.zip")
     if not isinstance(path, str):
         raise ValueError(f"the ppo agent's path must be a file path, got {path!r}")
+    name, path = path, str(model_path(path))
     meta = read_metadata(path)
     check_compatible(meta, config, path)
     deterministic = meta.get("deterministic", True) if deterministic is None else spec_bool("deterministic",
@@ -240,7 +243,7 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
     if actor.input_size != observation_size(config.num_players):
         raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but observations of "
                          f"{config.num_players} players have {observation_size(config.num_players)}")
-    return PPOAgent(f"ppo:{path}", actor, seed, deterministic=deterministic)
+    return PPOAgent(f"ppo:{name}", actor, seed, deterministic=deterministic)
 
 
 # -- environments and model ------------------------------------------------------------------------

@@ -1,0 +1,39 @@
+"""The trained agents shipped inside the package, and the lookup that lets ``ppo:NAME`` name them.
+
+Each shipped model is a play-only ``NAME.zip`` in this folder (``README.md`` here says how each was
+trained and evaluated). ``ppo:classic4`` loads ``classic4.zip`` from the installed package, wherever
+it is installed; any other spec is a file path, as before (``ppo:runs/x/model.zip``). To load a local
+file that happens to share a shipped model's name, write it as a path (``ppo:./classic4``).
+"""
+
+from __future__ import annotations
+
+from importlib.resources import as_file, files
+from pathlib import Path
+
+__all__ = ["model_path", "shipped_models"]
+
+
+def _folder() -> Path:
+    """This folder on disk (the package is installed as plain files, never zipped, so the path stays valid)."""
+    with as_file(files(__name__)) as folder:
+        return Path(folder)
+
+
+def shipped_models() -> list[str]:
+    """The names of the shipped models, sorted (``["classic4", "jokers4"]``)."""
+    return sorted(p.stem for p in _folder().glob("*.zip"))
+
+
+def model_path(spec: str) -> Path:
+    """The model file a ``ppo:`` spec names: a shipped model's file for a shipped name, else ``spec`` as a path.
+
+    Raises ValueError for a bare name (no folder, no suffix) that is neither a shipped model nor a file,
+    listing the shipped names, so a typo such as ``ppo:clasic4`` says what exists."""
+    if spec in shipped_models():
+        return _folder() / f"{spec}.zip"
+    path = Path(spec)
+    if not path.exists() and path.parent == Path() and not path.suffix:
+        raise ValueError(f"no model {spec!r}: not a file, and the shipped models are {', '.join(shipped_models())} "
+                         f"(write a file as a path, e.g. ppo:runs/x/model.zip)")
+    return path
