@@ -48,7 +48,7 @@ def test_pettingzoo_render_test(fields: dict, capsys: pytest.CaptureFixture[str]
 
 
 def test_registry_make() -> None:
-    env = pettingzoo.make("aec", "goboom/GoBoom-v0", variant="jokers", num_players=3)
+    env = pettingzoo.make("aec", "goboom_v0", variant="jokers", num_players=3)
     env.reset(seed=1)
     assert env.possible_agents == ["player_0", "player_1", "player_2"]
     assert env.unwrapped.config == GameConfig(variant="jokers", num_players=3)
