@@ -8,7 +8,7 @@ which keeps the engine's legality checks to a few integer operations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 SUITS = "CDHS"
 RANKS = "23456789TJQKA"
@@ -22,7 +22,6 @@ DRAW_OR_PASS = 53
 NUM_ACTIONS = 54
 ACE_RANK = 12
 
-ALL_FACES_MASK = (1 << NUM_FACES) - 1
 SUIT_MASKS: tuple[int, ...] = tuple(((1 << 13) - 1) << (13 * s) for s in range(4))
 RANK_MASKS: tuple[int, ...] = tuple(
     sum(1 << (13 * s + r) for s in range(4)) for r in range(13)
@@ -42,16 +41,6 @@ JOKERS_POINTS: tuple[int, ...] = tuple(
     [(15 if r == 12 else 10 if r >= 8 else r + 2) for _ in range(4) for r in range(13)] + [20]
 )
 """R2.11: joker 20, ace 15, T/J/Q/K 10, 2..9 face value."""
-
-
-def suit_of(face: int) -> int:
-    """Suit index 0..3 (C, D, H, S) of a non-joker face."""
-    return face // 13
-
-
-def rank_of(face: int) -> int:
-    """Rank index 0..12 (2..A) of a non-joker face."""
-    return face % 13
 
 
 def code_of(face: int) -> str:
@@ -83,6 +72,16 @@ def face_of(code: str) -> int:
     return SUITS.index(up[1]) * 13 + RANKS.index(up[0])
 
 
+def code_or_none(face: int) -> str | None:
+    """Card code of a face, or None for -1 (an empty slot in a saved state: no led card, no top card)."""
+    return None if face < 0 else code_of(face)
+
+
+def card_text(face: int) -> str:
+    """Card code of a face, or the value's repr if it is no face (for error messages)."""
+    return code_of(face) if 0 <= face <= JOKER else repr(face)
+
+
 def pretty(face: int) -> str:
     """Human text for a face with a suit symbol: ``pretty(51) == "A\u2660"``."""
     if face == JOKER:
@@ -106,14 +105,6 @@ def codes_of_faces(faces: Iterable[int]) -> list[str]:
     return [code_of(f) for f in faces]
 
 
-def mask_of(faces: Iterable[int]) -> int:
-    """Bitmask with the bit of every given face set."""
-    m = 0
-    for f in faces:
-        m |= 1 << f
-    return m
-
-
 def faces_in(mask: int) -> list[int]:
     """Set bits of a bitmask, ascending: the faces (or actions) it holds."""
     out = []
@@ -123,7 +114,3 @@ def faces_in(mask: int) -> list[int]:
         mask ^= low
     return out
 
-
-def hand_points(counts: Sequence[int], table: Sequence[int]) -> int:
-    """Points of a hand given per-face counts and a point table."""
-    return sum(c * p for c, p in zip(counts, table) if c)

@@ -146,37 +146,15 @@ class PlayerView:
         return self._build(hands, stock_top_first)
 
     def _build(self, hands: list[list[int]], stock_top_first: list[int]) -> Hand:
-        """A Hand in this view's public state holding the given cards (engine settings from a template)."""
-        hand = _config_template(self.config).copy()
-        hand.dealer, hand.current, hand.phase = self.dealer, self.current, self.phase
-        hand.leader, hand.led, hand.best_face, hand.best_seat = self.leader, self.led, self.best_face, self.best_seat
-        hand.turns, hand.passes, hand.top, hand.match_face = self.turns, self.passes, self.top, self.match_face
+        """A Hand in this view's public state holding the given cards."""
         out = [e[1] for e in self.events if e[0] == "out"]
-        hand.winner = out[-1] if out else None
-        hand.blocked = self.phase == Phase.OVER and not out
-        hand.counts = [bytearray(NUM_FACES) for _ in range(self.n)]
-        hand.masks = [0] * self.n
-        for s, faces in enumerate(hands):
-            counts = hand.counts[s]
-            mask = 0
-            for f in faces:
-                counts[f] += 1
-                mask |= 1 << f
-            hand.masks[s] = mask
-        hand.sizes = list(self.sizes)
-        hand.stock = list(reversed(stock_top_first))
-        hand.seen = bytearray(self.seen)
-        hand.drawn = list(self.drawn)
-        hand.events = list(self.events)
-        hand.trick = list(self.trick)
-        return hand
-
-
-@lru_cache(maxsize=64)
-def _config_template(config: GameConfig) -> Hand:
-    """A freshly dealt Hand of ``config`` (face-order deck); only its settings are reused. Never mutated:
-    its legal-action cache stays empty, so copies start with a clean cache."""
-    return Hand(config, deck_faces(config.num_decks, config.num_jokers), 0)
+        return Hand.from_state(
+            self.config, dealer=self.dealer, hands=hands, stock=stock_top_first, seen=self.seen,
+            drawn=self.drawn, events=self.events, current=self.current, phase=self.phase, trick=self.trick,
+            leader=self.leader, led=self.led, best_face=self.best_face, best_seat=self.best_seat,
+            turns=self.turns, top=self.top, match_face=self.match_face, passes=self.passes,
+            winner=out[-1] if out else None, blocked=self.phase == Phase.OVER and not out,
+        )
 
 
 @lru_cache(maxsize=64)

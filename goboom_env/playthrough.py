@@ -24,6 +24,7 @@ from goboom_env.cards import DRAW_OR_PASS, code_of
 from goboom_env.config import PRESETS, GameConfig
 from goboom_env.engine import Hand
 from goboom_env.env import EPISODES, REWARDS, raw_env
+from goboom_env.events import event_text
 
 
 def parse_config(text: str) -> GameConfig:
@@ -43,15 +44,6 @@ def parse_config(text: str) -> GameConfig:
 def action_text(action: int) -> str:
     """An action as a card code, or ``draw`` for DRAW_OR_PASS (R3.1)."""
     return "draw" if action == DRAW_OR_PASS else code_of(action)
-
-
-def event_text(event: tuple) -> str:
-    """One engine event in a stable compact form: ``play P0 7S``, ``draw P1 3``, ``upcard 7D``."""
-    kind, *args = event
-    if kind in ("play", "upcard", "bury"):
-        args[-1] = code_of(args[-1])
-    words = [f"P{a}" if i == 0 and kind not in ("upcard", "bury") else str(a) for i, a in enumerate(args)]
-    return " ".join([kind, *words])
 
 
 def _deal_lines(hand: Hand, number: int) -> list[str]:

@@ -1,4 +1,7 @@
-"""Text rendering of a hand (``render_mode="ansi"`` / ``"human"``) and of its public event log."""
+"""Text rendering of a hand (``render_mode="ansi"`` / ``"human"``) and of its public event log.
+
+Events are phrased by :func:`goboom_env.events.describe_event` (re-exported here).
+"""
 
 from __future__ import annotations
 
@@ -6,33 +9,10 @@ from typing import TYPE_CHECKING
 
 from goboom_env.cards import pretty
 from goboom_env.engine import PASSED, Hand
+from goboom_env.events import describe_event
 
 if TYPE_CHECKING:
     from goboom_env.engine import Match
-
-
-def describe_event(event: tuple) -> str:
-    """One public event (see :mod:`goboom_env.engine`) as a short English phrase."""
-    kind = event[0]
-    if kind == "play":
-        return f"P{event[1]} plays {pretty(event[2])}"
-    if kind == "draw":
-        return f"P{event[1]} draws {event[2]}"
-    if kind == "pass":
-        return f"P{event[1]} passes"
-    if kind == "trick":
-        return f"P{event[1]} wins the trick"
-    if kind == "boom":
-        return f"P{event[1]}: BOOM!"
-    if kind == "out":
-        return f"P{event[1]} goes out: Boom!"
-    if kind == "upcard":
-        return f"up-card {pretty(event[1])}"
-    if kind == "bury":
-        return "joker turned up and buried"
-    if kind == "blocked":
-        return "round blocked"
-    return " ".join(map(str, event))
 
 
 def render_text(hand: Hand, match: Match | None = None, seat: int | None = None, last: int = 8) -> str:
@@ -70,3 +50,6 @@ def render_text(hand: Hand, match: Match | None = None, seat: int | None = None,
     if recent:
         lines.append("last: " + "; ".join(describe_event(e) for e in recent))
     return "\n".join(lines)
+
+
+__all__ = ["describe_event", "render_text"]

@@ -1,0 +1,143 @@
+"""The public events of a hand (RULES.md R4.1): one typed record per kind, and one formatter table.
+
+The engine appends an event to ``Hand.events`` for everything that happens at the table. Each kind
+is a small :class:`~typing.NamedTuple` whose first field is its :class:`EventKind` (a :class:`enum.StrEnum`),
+so an event compares equal to the plain tuple ``("play", 0, 5)`` and reads as ``event.seat``:
+
+=============  ======================  ========================================================
+kind           fields                  meaning
+=============  ======================  ========================================================
+``play``       seat, face              a card goes to the trick or the discard pile
+``draw``       seat, count             cards drawn from the stock (the cards stay hidden, R4.1)
+``pass``       seat                    a draw that found nothing to play (R1.6), or a pass (R2.7)
+``trick``      seat                    classic: the seat wins the trick and leads next (R1.7)
+``out``        seat                    the seat went out (R1.9, R2.9)
+``upcard``     face                    jokers: the card turned up to start the pile (R2.3)
+``bury``       face                    jokers: a joker turned up and put under the stock (R2.3)
+``boom``       seat                    jokers: a boom card makes everyone else draw (R2.6, R2.8)
+``blocked``                            jokers: every player passed on an empty stock (R2.10)
+=============  ======================  ========================================================
+
+Three renderings share :data:`EVENT_FORMATS`: :func:`event_to_json` (cards as codes, the saved-state
+and golden-file format), :func:`event_text` (the compact playthrough form ``play P0 7S``) and
+:func:`describe_event` (an English phrase for people, ``P0 plays 7♠``).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+from goboom_env.cards import code_of, pretty
+
+
+class EventKind(enum.StrEnum):
+    """What happened; the value is the name written in saved states and playthroughs."""
+
+    PLAY = "play"
+    DRAW = "draw"
+    PASS = "pass"
+    TRICK = "trick"
+    OUT = "out"
+    UPCARD = "upcard"
+    BURY = "bury"
+    BOOM = "boom"
+    BLOCKED = "blocked"
+
+
+class Play(NamedTuple):
+    kind: EventKind
+    seat: int
+    face: int
+
+
+class Draw(NamedTuple):
+    kind: EventKind
+    seat: int
+    count: int
+
+
+class SeatEvent(NamedTuple):
+    """``pass``, ``trick``, ``out`` and ``boom``: something one seat did or got."""
+
+    kind: EventKind
+    seat: int
+
+
+class CardEvent(NamedTuple):
+    """``upcard`` and ``bury``: a card turned up from the stock."""
+
+    kind: EventKind
+    face: int
+
+
+class Blocked(NamedTuple):
+    kind: EventKind
+
+
+Event = Play | Draw | SeatEvent | CardEvent | Blocked
+"""Any engine event."""
+
+
+class EventFormat(NamedTuple):
+    """One row of the formatter table: the event's type and how people read it."""
+
+    type: type
+    phrase: str
+    """English template over the event's fields (``{face}`` is shown with a suit symbol)."""
+
+
+EVENT_FORMATS: dict[EventKind, EventFormat] = {
+    EventKind.PLAY: EventFormat(Play, "P{seat} plays {face}"),
+    EventKind.DRAW: EventFormat(Draw, "P{seat} draws {count}"),
+    EventKind.PASS: EventFormat(SeatEvent, "P{seat} passes"),
+    EventKind.TRICK: EventFormat(SeatEvent, "P{seat} wins the trick"),
+    EventKind.OUT: EventFormat(SeatEvent, "P{seat} goes out: Boom!"),
+    EventKind.UPCARD: EventFormat(CardEvent, "up-card {face}"),
+    EventKind.BURY: EventFormat(CardEvent, "joker turned up and buried"),
+    EventKind.BOOM: EventFormat(SeatEvent, "P{seat}: BOOM!"),
+    EventKind.BLOCKED: EventFormat(Blocked, "round blocked"),
+}
+"""Every event kind with its type and its English phrase: the one place that lists them."""
+
+
+def fields_of(kind: EventKind) -> tuple[str, ...]:
+    """The fields of an event of ``kind`` after the kind itself, e.g. ``("seat", "face")``."""
+    return EVENT_FORMATS[kind].type._fields[1:]
+
+
+def make_event(kind: EventKind | str, *args: int) -> Event:
+    """An event of ``kind`` (an :class:`EventKind` or its name) with its fields in order."""
+    kind = EventKind(kind)
+    return EVENT_FORMATS[kind].type(kind, *args)
+
+
+def event_to_json(event: tuple) -> list:
+    """An event as a JSON list with faces as card codes: ``["play", 0, "7S"]`` (saved states,
+    ``tests/data/hands.json``)."""
+    kind = EventKind(event[0])
+    return [kind.value, *(code_of(v) if name == "face" else v for name, v in zip(fields_of(kind), event[1:]))]
+
+
+def event_text(event: tuple) -> str:
+    """An event in the compact playthrough form: ``play P0 7S``, ``draw P1 3``, ``upcard 7D``."""
+    kind = EventKind(event[0])
+    words = [kind.value]
+    for name, value in zip(fields_of(kind), event[1:]):
+        words.append(f"P{value}" if name == "seat" else code_of(value) if name == "face" else str(value))
+    return " ".join(words)
+
+
+def describe_event(event: tuple) -> str:
+    """An event as a short English phrase for people: ``P0 plays 7♠``, ``P2 goes out: Boom!``."""
+    kind = EventKind(event[0])
+    values = dict(zip(fields_of(kind), event[1:]))
+    if "face" in values:
+        values["face"] = pretty(values["face"])
+    return EVENT_FORMATS[kind].phrase.format(**values)
+
+
+__all__ = [
+    "EVENT_FORMATS", "Blocked", "CardEvent", "Draw", "Event", "EventFormat", "EventKind", "Play", "SeatEvent",
+    "describe_event", "event_text", "event_to_json", "fields_of", "make_event",
+]
