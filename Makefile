@@ -23,12 +23,14 @@ install: venv
 demo: venv
 	$(PY) -m goboom_env.cli demo
 
+# GOBOOM_TEST_EVERY_EXTRA=1: every extra is installed, so a test module skipped for a missing one is an error.
 test: venv
 	$(PY) -m ruff check .
-	$(PY) -m pytest -m "not slow" -n 2 -q
+	$(VENV)/bin/lint-imports
+	GOBOOM_TEST_EVERY_EXTRA=1 $(PY) -m pytest -m "not slow" -n 2 -q
 
 test-slow: venv
-	$(PY) -m pytest -m slow -n 2 -q
+	GOBOOM_TEST_EVERY_EXTRA=1 $(PY) -m pytest -m slow -n 2 -q
 
 # The VectorGame differential soak at 10,000 matches per configuration (hours on 2 cores; the slow tier
 # plays 2,000 matches per configuration and 10,000 hands).

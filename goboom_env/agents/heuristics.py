@@ -1,44 +1,17 @@
-"""The Policy protocol and the baseline agents, selectable by name (``make_agent``).
+"""The rule-based agents: each decodes the observation vector into a :class:`Table` and applies its rule.
 
-An agent maps what one player may know to a legal action (R3.2, R4.1): the observation dict of
-the environment (``"observation"`` vector and ``"action_mask"``) and, for agents that need it,
-a :class:`~goboom_env.info.PlayerView` of that seat. Randomness comes from a seeded generator.
-
-Agent specs (CLI and Python): ``random``, ``name:key=value,key=value`` for parametrised agents,
-``ppo:path/to/model.zip`` and ``rllib:path/to/checkpoint`` for learned policies (loaded lazily
-by the training packages, so this module never imports them). A path that contains ``=`` is written
-``ppo:path=PATH``; boolean options take true/false, yes/no or 1/0 (:func:`spec_bool`), nothing else.
-
-=================  =========  ==========================================================================
-spec               variant    idea (details in each class docstring)
-=================  =========  ==========================================================================
-``random``         both       uniform over the legal actions
-``classic-tricks`` classic    keep the lead: win tricks cheaply, lead cards the others can hardly follow
-``classic-cover``  classic    keep a flexible hand: shed the card whose loss leaves the most cards followable
-``jokers-shed``    jokers     shed high-point cards, keep the next play open, boom instead of drawing
-``jokers-boom``    jokers     times booms (hit a player about to go out), plays cards the others can hardly match
-``heuristic``      both       alias of the strongest heuristic of the config's variant (:data:`BEST_HEURISTIC`)
-``mc:budget=N``    both       determinized Monte-Carlo search (:mod:`goboom_env.search`), N rollouts a move
-``ppo:PATH``       both       a MaskablePPO model (``goboom_env.training.sb3``)
-``rllib:PATH``     both       an RLlib checkpoint (``goboom_env.training.rllib_policy``)
-=================  =========  ==========================================================================
-
-Heuristics read only the observation vector (decoded with :func:`goboom_env.observation.layout`),
-so they work as opponents inside the PettingZoo env too. Agents may define ``reseed(seed)``: runners
-call it before each game so that results do not depend on which process played which game.
+They read only the observation (decoded with :func:`goboom_env.observation.layout`), so they also work
+as opponents inside the PettingZoo env. Ties are broken with the agent's seeded generator.
 """
 
 from __future__ import annotations
 
 import abc
-import importlib
-import inspect
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from goboom_env.agents.policy import Agent, Observation, Policy
 from goboom_env.cards import (
     ACES_MASK,
     CLASSIC_POINTS,
@@ -50,37 +23,8 @@ from goboom_env.cards import (
     faces_in,
 )
 from goboom_env.config import GameConfig
+from goboom_env.info import PlayerView
 from goboom_env.observation import layout
-from goboom_env.search import MonteCarloAgent
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """Anything that picks a legal action for one seat."""
-
-    name: str
-
-    def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
-        """A legal action for the observation (``observation["action_mask"]`` marks them)."""
-        ...
-
-
-class RandomAgent:
-    """Uniform over the legal actions: the floor every other agent must beat."""
-
-    needs_view = False
-
-    def __init__(self, config: GameConfig | None = None, seed: int | None = None) -> None:
-        self.name = "random"
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
-        return int(self.rng.choice(np.flatnonzero(observation["action_mask"])))
-
-    def reseed(self, seed: int | None) -> None:
-        """Restart the generator (runners call this before each game)."""
-        self.rng = np.random.default_rng(seed)
-
 
 # -- the observation decoded for rule-based agents ------------------------------------------
 
@@ -120,7 +64,7 @@ class TableDecoder:
         self.total[JOKER] = config.num_jokers
         self.deck_size = config.deck_size
 
-    def decode(self, observation: dict[str, np.ndarray]) -> Table:
+    def decode(self, observation: Observation) -> Table:
         """Decode one observation dict (as returned by ``raw_env.observe``)."""
         vec = np.asarray(observation["observation"], np.float64)
         sl = self.slices
@@ -147,12 +91,11 @@ def _one_hot(block: np.ndarray) -> int:
     return int(hot[0]) if len(hot) else -1
 
 
-class HeuristicAgent(abc.ABC):
+class HeuristicAgent(Agent):
     """Base of the rule-based agents: decodes the observation, plays forced moves, breaks ties at random."""
 
     name = "heuristic"
     variant = ""
-    needs_view = False
 
     def __init__(self, config: GameConfig, seed: int | None = None) -> None:
         if config.variant != self.variant:
@@ -160,15 +103,11 @@ class HeuristicAgent(abc.ABC):
                 f"agent {self.name!r} plays variant={self.variant!r} but the config has "
                 f"variant={config.variant!r}; use 'heuristic' for the best agent of any variant"
             )
-        self.config = config
+        super().__init__(config, seed)
+        self.config: GameConfig = config
         self.decoder = TableDecoder(config)
-        self.rng = np.random.default_rng(seed)
 
-    def reseed(self, seed: int | None) -> None:
-        """Restart the tie-breaking generator (runners call this before each game)."""
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """The heuristic's legal action for this observation."""
         table = self.decoder.decode(observation)
         if not table.legal:
@@ -312,6 +251,10 @@ class JokersBoomAgent(JokersShedAgent):
         return super().choose(t)
 
 
+HEURISTIC_AGENTS: dict[str, type[HeuristicAgent]] = {
+    agent.name: agent for agent in (ClassicTricksAgent, ClassicCoverAgent, JokersShedAgent, JokersBoomAgent)
+}
+"""The rule-based agents by name."""
 BEST_HEURISTIC: dict[str, str] = {"classic": "classic-tricks", "jokers": "jokers-boom"}
 """The ``heuristic`` alias per variant: the heuristic that scored best in docs/evaluation.md."""
 HEURISTICS: dict[str, tuple[str, ...]] = {
@@ -323,119 +266,4 @@ HEURISTICS: dict[str, tuple[str, ...]] = {
 
 def make_heuristic(config: GameConfig, seed: int | None = None) -> Policy:
     """The ``heuristic`` alias: the best rule-based agent for ``config.variant``."""
-    return make_agent(BEST_HEURISTIC[config.variant], config, seed)
-
-
-def baselines(config: GameConfig) -> list[str]:
-    """Specs of the built-in baselines for a config: random, then the variant's heuristics."""
-    return ["random", *HEURISTICS[config.variant]]
-
-
-AgentFactory = Callable[..., Policy]
-"""``factory(config, seed, **params) -> Policy``; for path loaders ``params`` holds ``path``."""
-
-AGENTS: dict[str, AgentFactory | str] = {
-    "random": RandomAgent,
-    "classic-tricks": ClassicTricksAgent,
-    "classic-cover": ClassicCoverAgent,
-    "jokers-shed": JokersShedAgent,
-    "jokers-boom": JokersBoomAgent,
-    "heuristic": make_heuristic,
-    "mc": MonteCarloAgent,
-    "ppo": "goboom_env.training.sb3:load_ppo_agent",
-    "rllib": "goboom_env.training.rllib_policy:load_rllib_agent",
-}
-"""Agent names -> factory, or a lazy ``"module:function"`` string (learned-policy loaders)."""
-
-
-def register_agent(name: str, factory: AgentFactory | str) -> None:
-    """Add an agent (or a lazy ``"module:function"`` loader) under ``name``."""
-    AGENTS[name] = factory
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split an agent spec: ``"mc:budget=200"`` -> ``("mc", {"budget": 200})``;
-    ``"ppo:runs/x/model.zip"`` -> ``("ppo", {"path": "runs/x/model.zip"})``."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
-    name, _, rest = spec.strip().partition(":")
-    params: dict[str, Any] = {}
-    if rest:
-        if "=" not in rest:
-            params["path"] = rest
-        else:
-            for item in rest.split(","):
-                key, sep, value = item.partition("=")
-                key = key.strip()
-                if not sep or not key:
-                    raise ValueError(f"bad parameter {item!r} in agent spec {spec!r}: expected key=value")
-                if not key.isidentifier():
-                    raise ValueError(f"{key!r} in agent spec {spec!r} is not an option name; a path that contains "
-                                     f"'=' must be written as {name}:path=PATH (paths may not contain ',')")
-                params[key] = value.strip() if key == "path" else _parse_value(value.strip())
-    return name, params
-
-
-def make_agent(spec: str, config: GameConfig, seed: int | None = None) -> Policy:
-    """Create an agent from a spec string (see the module docstring)."""
-    name, params = parse_spec(spec)
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {sorted(AGENTS)}")
-    factory = AGENTS[name]
-    if isinstance(factory, str):
-        module, _, attr = factory.partition(":")
-        try:
-            factory = getattr(importlib.import_module(module), attr)
-        except ImportError as exc:
-            raise ValueError(f"agent {name!r} needs an optional dependency that is missing: {exc}") from exc
-    params = _booleans_checked(factory, params, spec)
-    try:
-        return factory(config, seed, **params)
-    except TypeError as exc:
-        raise ValueError(f"bad parameters for agent {name!r} in spec {spec!r}: {exc}") from exc
-
-
-TRUE_WORDS = ("true", "yes", "1")
-FALSE_WORDS = ("false", "no", "0")
-
-
-def spec_bool(option: str, value: Any) -> bool:
-    """A boolean agent option (``deterministic=no``): True/False, 1/0 or the words true/false, yes/no, 1/0 in any
-    case; anything else (``off``, ``maybe``, 2) is a ValueError naming the option, never read as true."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    text = str(value).strip().lower() if isinstance(value, (str, int, np.integer)) else None
-    if text in TRUE_WORDS or text in FALSE_WORDS:
-        return text in TRUE_WORDS
-    raise ValueError(f"option {option!r} must be true/false, yes/no or 1/0, got {value!r}")
-
-
-def _booleans_checked(factory: Callable[..., Any], params: dict[str, Any], spec: str) -> dict[str, Any]:
-    """``params`` with every option that the factory annotates as ``bool`` parsed by :func:`spec_bool`."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return params
-    out = dict(params)
-    for key, value in params.items():
-        parameter = signature.parameters.get(key)
-        annotation = getattr(parameter, "annotation", None)
-        if annotation is bool or (isinstance(annotation, str) and annotation.replace(" ", "") in ("bool",
-                                                                                                  "bool|None")):
-            try:
-                out[key] = spec_bool(key, value)
-            except ValueError as exc:
-                raise ValueError(f"{exc} in agent spec {spec!r}") from None
-    return out
-
-
-def _parse_value(text: str) -> Any:
-    """An option value as written in a spec: an int, a float, a boolean word, or the text itself."""
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    if text.lower() in ("true", "false", "yes", "no"):
-        return text.lower() in TRUE_WORDS
-    return text
+    return HEURISTIC_AGENTS[BEST_HEURISTIC[config.variant]](config, seed)

@@ -1,0 +1,93 @@
+"""The Policy protocol and the baseline agents, selectable by name (``make_agent``).
+
+An agent maps what one player may know to a legal action (R3.2, R4.1): the observation dict of
+the environment (``"observation"`` vector and ``"action_mask"``) and, for agents that need it,
+a :class:`~goboom_env.info.PlayerView` of that seat. Randomness comes from a seeded generator.
+Every agent satisfies :class:`Policy` (``name``, ``needs_view``, ``act``, ``reseed``);
+:class:`Agent` is a base class with the defaults.
+
+Agent specs (CLI and Python): ``random``, ``name:key=value,key=value`` for parametrised agents,
+``ppo:path/to/model.zip`` and ``rllib:path/to/checkpoint`` for learned policies. A path that contains
+``=`` is written ``ppo:path=PATH``; boolean options take true/false, yes/no or 1/0 (:func:`spec_bool`),
+nothing else.
+
+=================  =========  ==========================================================================
+spec               variant    idea (details in each class docstring)
+=================  =========  ==========================================================================
+``random``         both       uniform over the legal actions
+``classic-tricks`` classic    keep the lead: win tricks cheaply, lead cards the others can hardly follow
+``classic-cover``  classic    keep a flexible hand: shed the card whose loss leaves the most cards followable
+``jokers-shed``    jokers     shed high-point cards, keep the next play open, boom instead of drawing
+``jokers-boom``    jokers     times booms (hit a player about to go out), plays cards the others can hardly match
+``heuristic``      both       alias of the strongest heuristic of the config's variant (:data:`BEST_HEURISTIC`)
+``mc:budget=N``    both       determinized Monte-Carlo search (:mod:`goboom_env.search`), N rollouts a move
+``ppo:PATH``       both       a MaskablePPO model (an entry point into ``goboom_env.training``)
+``rllib:PATH``     both       an RLlib checkpoint (an entry point into ``goboom_env.training``)
+=================  =========  ==========================================================================
+
+More agents: :func:`register_agent` in this process, or an entry point in the ``goboom_env.agents``
+group of an installed distribution (how ``ppo`` and ``rllib`` are found, loaded only when used, so
+this package never imports the training code or its libraries). Modules: :mod:`~goboom_env.agents.policy`
+(the protocol, the base class, ``random``), :mod:`~goboom_env.agents.heuristics` (the rule-based
+agents), :mod:`~goboom_env.agents.registry` (specs, names, entry points).
+"""
+
+from goboom_env.agents.heuristics import (
+    BEST_HEURISTIC,
+    HEURISTIC_AGENTS,
+    HEURISTICS,
+    ClassicCoverAgent,
+    ClassicTricksAgent,
+    HeuristicAgent,
+    JokersBoomAgent,
+    JokersShedAgent,
+    Table,
+    TableDecoder,
+    make_heuristic,
+)
+from goboom_env.agents.policy import Agent, Observation, Policy, RandomAgent, missing_members
+from goboom_env.agents.registry import (
+    AGENTS,
+    ENTRY_POINT_GROUP,
+    FALSE_WORDS,
+    TRUE_WORDS,
+    AgentFactory,
+    baselines,
+    known_agents,
+    make_agent,
+    parse_spec,
+    register_agent,
+    spec_bool,
+    unregister_agent,
+)
+
+__all__ = [
+    "AGENTS",
+    "BEST_HEURISTIC",
+    "ENTRY_POINT_GROUP",
+    "FALSE_WORDS",
+    "HEURISTICS",
+    "HEURISTIC_AGENTS",
+    "TRUE_WORDS",
+    "Agent",
+    "AgentFactory",
+    "ClassicCoverAgent",
+    "ClassicTricksAgent",
+    "HeuristicAgent",
+    "JokersBoomAgent",
+    "JokersShedAgent",
+    "Observation",
+    "Policy",
+    "RandomAgent",
+    "Table",
+    "TableDecoder",
+    "baselines",
+    "known_agents",
+    "make_agent",
+    "make_heuristic",
+    "missing_members",
+    "parse_spec",
+    "register_agent",
+    "spec_bool",
+    "unregister_agent",
+]

@@ -1,0 +1,82 @@
+"""The :class:`Policy` protocol that every agent satisfies, the :class:`Agent` base with its defaults,
+and :class:`RandomAgent`, the floor every other agent must beat."""
+
+from __future__ import annotations
+
+import abc
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from goboom_env.config import GameConfig
+from goboom_env.info import PlayerView
+
+Observation = dict[str, np.ndarray]
+"""What ``raw_env.observe`` and :func:`goboom_env.info.observe` return: ``observation`` and ``action_mask``."""
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Anything that picks a legal action for one seat: all that tournaments, trainers and ``goboom play``
+    use of an agent.
+
+    * ``name``: how reports and error messages call the agent.
+    * ``needs_view``: when True the caller passes the seat's :class:`~goboom_env.info.PlayerView` as
+      ``view`` (what the seat may know, R4.1); otherwise ``view`` is None.
+    * ``act(observation, view)``: a legal action (``observation["action_mask"]`` marks them).
+    * ``reseed(seed)``: restart the agent's randomness; runners call it before each game, so that
+      results do not depend on which process played which game.
+    """
+
+    name: str
+    needs_view: bool
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        """A legal action for the observation."""
+        ...
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the agent's random generators from ``seed``."""
+        ...
+
+
+POLICY_MEMBERS: tuple[str, ...] = ("name", "needs_view", "act", "reseed")
+"""The members of :class:`Policy`, in the order error messages list them."""
+
+
+def missing_members(agent: object) -> list[str]:
+    """The :class:`Policy` members that ``agent`` lacks (empty when it satisfies the protocol)."""
+    return [member for member in POLICY_MEMBERS if not hasattr(agent, member)]
+
+
+class Agent(abc.ABC):
+    """A base class for agents with :class:`Policy`'s defaults: no view, and a seeded generator
+    ``self.rng`` that :meth:`reseed` restarts. Subclasses draw all their randomness from ``self.rng``
+    and implement :meth:`act`."""
+
+    name = "agent"
+    needs_view = False
+
+    def __init__(self, config: GameConfig | None = None, seed: int | None = None) -> None:
+        self.config = config
+        self.rng = np.random.default_rng(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart ``self.rng`` (runners call this before each game)."""
+        self.rng = np.random.default_rng(seed)
+
+    @abc.abstractmethod
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        """A legal action for the observation."""
+
+
+class RandomAgent(Agent):
+    """Uniform over the legal actions: the floor every other agent must beat."""
+
+    name = "random"
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if not len(legal):
+            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
+        return int(self.rng.choice(legal))
