@@ -8,8 +8,8 @@ Game ``g`` of a tournament is fully determined by ``(seed, g)``:
   ``deal = g`` normally and ``deal = g // n`` with ``duplicate=True``: each deal is then replayed
   ``n`` times, once per rotation, so every agent plays every seat of the same cards (card luck
   cancels in the paired comparisons of :meth:`TournamentResult.paired`);
-* each agent is re-seeded from ``(seed, g, seat)`` before the game (``reseed`` when it has one,
-  otherwise it is created anew), so results are identical whatever the number of processes.
+* each agent is re-seeded from ``(seed, g, seat)`` before the game (created on its first game, then
+  ``reseed``), so results are identical whatever the number of processes.
 
 With ``duplicate=True`` the number of games is rounded up to a whole number of deals (multiple of n).
 An ``episode`` is one hand (winners: who went out, R1.9, R2.9, or the lowest points of a blocked
@@ -182,7 +182,7 @@ class _Seats:
 
     def get(self, spec: str, seat: int, seed: int) -> Policy:
         agent = self.cache.get((spec, seat))
-        if agent is not None and hasattr(agent, "reseed"):
+        if agent is not None:
             agent.reseed(seed)
             return agent
         agent = make_agent(spec, self.config, seed)
@@ -199,7 +199,7 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
     faces = deck_faces(config.num_decks, config.num_jokers)
     deck = [faces[i] for i in rng.permutation(len(faces))]
     match = Match(config, rng, deck, dealer)
-    needs_view = [bool(getattr(a, "needs_view", False)) for a in agents]
+    needs_view = [a.needs_view for a in agents]
     totals = [0] * n
     while True:
         hand = match.hand

@@ -51,7 +51,7 @@ def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
         while not hand.over:
             seat = hand.current
             observation = observe(match, seat)
-            view = PlayerView.of(match, seat) if getattr(agents[seat], "needs_view", False) else None
+            view = PlayerView.of(match, seat) if agents[seat].needs_view else None
             action = int(agents[seat].act(observation, view))
             vector = observation["observation"]
             if hidden is not None:
