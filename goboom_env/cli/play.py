@@ -106,7 +106,7 @@ class TerminalGame:
 
     def _agent_move(self, seat: int) -> int:
         agent = self.agents[seat]
-        view = PlayerView.of(self.match, seat) if getattr(agent, "needs_view", False) else None
+        view = PlayerView.of(self.match, seat) if agent.needs_view else None
         return int(agent.act(observe(self.match, seat), view))
 
     def _ask(self, inp: TextIO, out: TextIO) -> int | None:
