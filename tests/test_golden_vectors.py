@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import play_aec
 
 import goboom_env
 from goboom_env import GameConfig, Hand
@@ -47,17 +48,14 @@ def test_env_reproduces_vector(vector: dict) -> None:
     env = goboom_env.env(**vector["config"])
     env.reset(seed=0, options={"deck": vector["deck"], "dealer": vector["dealer"]})
     steps = iter(vector["steps"])
-    totals = dict.fromkeys(env.possible_agents, 0.0)
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, _ = env.last()
-        totals[agent] += reward
-        if term or trunc:
-            env.step(None)
-            continue
+
+    def choose(observation: dict[str, np.ndarray]) -> int:
         seat, legal, action = next(steps)
-        assert agent == f"player_{seat}"
-        assert np.flatnonzero(obs["action_mask"]).tolist() == legal
-        env.step(action)
+        assert env.agent_selection == f"player_{seat}"
+        assert np.flatnonzero(observation["action_mask"]).tolist() == legal
+        return action
+
+    totals = play_aec(env, choose)
     assert next(steps, None) is None, "the env ended the hand before the vector did"
     expected = vector["result"]["win_rewards"]
     got = [totals[f"player_{s}"] for s in range(len(expected))]
