@@ -183,6 +183,33 @@ class VectorGame:
                       self._scale, *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
         return self._obs, self._mask, self._seat, self._rewards, self._done
 
+    def step_some(self, actions: Any, games: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Like :meth:`step`, but only the games where ``games [B]`` (bool) is True move; the others are held.
+
+        A held game keeps its whole state (hand, observation, mask, seat to move, random stream), its
+        action is ignored, and it reports zero rewards and ``done`` False. This is what a trainer needs when
+        the games wait for different players: e.g. play the opponents' seats until the learner is to move
+        in every game, holding the games where it already is.
+        """
+        if not self._ready:
+            raise RuntimeError("call reset() before step_some()")
+        moving = np.asarray(games)
+        if moving.dtype != np.bool_ or moving.shape != (self.num_envs,):
+            raise ValueError(f"games must be a bool array of shape ({self.num_envs},), got {moving.dtype} "
+                             f"{moving.shape}")
+        held = np.flatnonzero(~moving)
+        arrays = (*self._args, self._obs, self._mask, self._seat)
+        saved = [array[held].copy() for array in arrays]
+        acts = np.array(actions, copy=True)
+        if acts.shape == (self.num_envs,) and np.issubdtype(acts.dtype, np.integer):
+            acts[held] = np.argmax(self._mask[held], axis=1)  # a legal move, undone below
+        self.step(acts)
+        for array, rows in zip(arrays, saved):
+            array[held] = rows
+        self._rewards[held] = 0.0
+        self._done[held] = False
+        return self._obs, self._mask, self._seat, self._rewards, self._done
+
     # -- read-only views of the state -----------------------------------------------------------------
 
     @property

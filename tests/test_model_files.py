@@ -18,20 +18,11 @@ import pytest
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
 from goboom_env.observation import observation_size
-from goboom_env.training.sb3 import (
-    ACTOR_NAME,
-    META_NAME,
-    RunFiles,
-    build_model,
-    export_policy,
-    load_ppo_agent,
-    make_vec_env,
-    model_metadata,
-    save_model,
-    save_snapshot,
-    train,
-)
-from goboom_env.training.selfplay import FrozenMlp
+from goboom_env.training.model_files import ACTOR_NAME, META_NAME, export_policy, model_metadata
+from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.run_folder import RunFiles
+from goboom_env.training.sb3 import load_ppo_agent, train
+from goboom_env.training.sb3.model import build_model, make_vec_env, save_model
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASSIC = GameConfig(variant="classic", num_players=4)
@@ -40,7 +31,7 @@ CLASSIC = GameConfig(variant="classic", num_players=4)
 def tiny_args(tmp: Path, **changes: object) -> object:
     from goboom_env.training.config import TrainArgs
 
-    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, net_arch=[16],
+    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1, net_arch=[16],
                      opponents=["random=1"], progress=False, bc_games=0, eval_every=-1, out=str(tmp / "run"))
     for key, value in changes.items():
         setattr(args, key, value)

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+pytest.importorskip("torch")  # the train extra
+pytest.importorskip("sb3_contrib")
 import torch
 from stable_baselines3.common.env_checker import check_env
 
@@ -14,18 +17,12 @@ from goboom_env.cards import NUM_FACES, deck_faces
 from goboom_env.engine import Hand
 from goboom_env.training.config import TrainArgs
 from goboom_env.training.imitation import collect
+from goboom_env.training.model_files import export_policy, model_metadata
 from goboom_env.training.privileged import HiddenEncoder, hidden_size, policy_class
-from goboom_env.training.sb3 import (
-    RunFiles,
-    _check_run_folder,
-    build_model,
-    export_policy,
-    frozen_actor,
-    load_ppo_agent,
-    make_vec_env,
-    model_metadata,
-    save_model,
-)
+from goboom_env.training.run_folder import RunFiles
+from goboom_env.training.sb3 import load_ppo_agent
+from goboom_env.training.sb3.loop import _check_run_folder
+from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, save_model
 from goboom_env.training.selfplay import SelfPlayEnv
 
 JOKERS = GameConfig(variant="jokers", num_players=4)
@@ -33,7 +30,7 @@ CLASSIC2 = GameConfig(variant="classic", num_players=8)  # two decks (R1.1)
 
 
 def tiny_args(**changes: object) -> TrainArgs:
-    args = TrainArgs(variant="jokers", timesteps=256, n_envs=2, n_steps=64, batch_size=64, n_epochs=1,
+    args = TrainArgs(variant="jokers", timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1,
                      net_arch=[32, 32], opponents=["random=1"], progress=False, privileged_critic=True)
     for key, value in changes.items():
         setattr(args, key, value)

@@ -3,17 +3,23 @@ legal actions, seats rotate, pool opponents play, and SB3's check_env accepts it
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
+
+pytest.importorskip("stable_baselines3")  # the train extra
 from stable_baselines3.common.env_checker import check_env
 
 from goboom_env import GameConfig
-from goboom_env.agents import register_agent
+from goboom_env.agents import Agent, register_agent, unregister_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, deck_faces, face_of
 from goboom_env.engine import win_rewards
-from goboom_env.training.selfplay import SELF, FrozenMlp, OpponentPool, SelfPlayEnv
+from goboom_env.training.league import SELF, OpponentPool
+from goboom_env.training.numpy_actor import FrozenMlp
+from goboom_env.training.selfplay import SelfPlayEnv
 
 CLASSIC = GameConfig(variant="classic", num_players=4)
 JOKERS = GameConfig(variant="jokers", num_players=4)
@@ -27,21 +33,27 @@ def fixed_deck(head: list[str], num_jokers: int = 0) -> list[str]:
     return head + rest
 
 
-class FirstLegal:
+class FirstLegal(Agent):
     """Plays the lowest legal action and counts its calls (a deterministic, observable opponent)."""
 
-    needs_view = False
-    calls = 0
+    name = "test-first-legal"
 
     def __init__(self, config: GameConfig, seed: int | None = None) -> None:
-        self.name = "test-first-legal"
+        super().__init__(config, seed)
+        self.calls = 0
 
     def act(self, observation: dict, view: object = None) -> int:
-        FirstLegal.calls += 1
+        self.calls += 1
         return int(np.flatnonzero(observation["action_mask"])[0])
 
 
-register_agent("test-first-legal", FirstLegal)
+@pytest.fixture
+def first_legal() -> Iterator[str]:
+    """``test-first-legal`` in the agent registry for one test."""
+    register_agent(FirstLegal.name, FirstLegal)
+    yield FirstLegal.name
+    unregister_agent(FirstLegal.name)
+
 
 # Classic, hand size 2, dealer 3: seat 0 gets 2C 3H, seat 1 AC 9D, seat 2 4C 8H, seat 3 5C 7S (R1.3).
 # Seat 0 leads 2C; seats 1-3 must follow clubs (R1.5); seat 1's AC wins (R1.7), it leads 9D and goes out (R1.9).
@@ -129,18 +141,17 @@ def test_seats_rotate_and_random_seats_cover_the_table() -> None:
     assert {env.reset()[1] is not None and env.seat for _ in range(40)} == {0, 1, 2, 3}
 
 
-def test_pool_opponents_are_used_with_their_weights() -> None:
-    FirstLegal.calls = 0
-    env = SelfPlayEnv(CLASSIC, [("random", 0.0), ("test-first-legal", 1.0)], seed=0)
+def test_pool_opponents_are_used_with_their_weights(first_legal: str) -> None:
+    env = SelfPlayEnv(CLASSIC, [("random", 0.0), (first_legal, 1.0)], seed=0)
     for _ in range(5):
         env.reset()
-        assert env.opponent == "test-first-legal"
+        assert env.opponent == first_legal
         while not env.step(int(np.flatnonzero(env.action_masks())[0]))[2]:
             pass
-    assert FirstLegal.calls > 10
-    pool = OpponentPool(CLASSIC, [("random", 1.0), ("test-first-legal", 3.0)], seed=0)
+    assert env.pool.agent(first_legal).calls > 10
+    pool = OpponentPool(CLASSIC, [("random", 1.0), (first_legal, 3.0)], seed=0)
     counts = Counter(pool.sample() for _ in range(4000))
-    assert counts["test-first-legal"] / 4000 == pytest.approx(0.75, abs=0.03)
+    assert counts[first_legal] / 4000 == pytest.approx(0.75, abs=0.03)
 
 
 def test_snapshots_join_the_pool_and_the_oldest_leave() -> None:
@@ -230,8 +241,11 @@ def test_bad_arguments_are_named() -> None:
 
 @pytest.mark.parametrize("config", [CLASSIC, JOKERS, GameConfig(variant="jokers", num_players=3, num_jokers=0)],
                          ids=["classic4", "jokers4", "aces3"])
-def test_check_env_passes(config: GameConfig) -> None:
-    check_env(SelfPlayEnv(config, [("random", 1.0)], seed=0), warn=True)
+def test_check_env_passes_without_a_warning(config: GameConfig) -> None:
+    """SB3's env checker reports soft problems (spaces, dtypes, seeding) as warnings: each one fails here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(SelfPlayEnv(config, [("random", 1.0)], seed=0), warn=True)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -1,10 +1,9 @@
-"""MaskablePPO training (training/sb3.py, training/cli.py, training/config.py): the numpy actor equals the
-torch policy, saved models carry metadata and refuse another configuration, and `goboom train` trains,
-saves, resumes and evaluates end to end in a subprocess."""
+"""MaskablePPO training (goboom_env/training/sb3/, goboom train): the numpy actor equals the torch policy,
+saved models carry metadata and refuse another configuration, and `goboom train` trains, saves, resumes
+and evaluates end to end in a subprocess."""
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -16,37 +15,37 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+pytest.importorskip("torch")  # the train extra
+pytest.importorskip("sb3_contrib")
 import torch
 from conftest import ctrl_c_once_started
 
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
+from goboom_env.cli.options import parse as parse_options
 from goboom_env.env import raw_env
-from goboom_env.training.config import TrainArgs, add_arguments, from_namespace, parse_opponents
+from goboom_env.training.config import TrainArgs, parse_opponents
 from goboom_env.training.imitation import clone, collect
-from goboom_env.training.sb3 import (
+from goboom_env.training.model_files import (
     META_NAME,
-    RunFiles,
     average_policies,
-    build_model,
     check_compatible,
     export_policy,
-    frozen_actor,
     load_actor,
-    load_ppo_agent,
-    make_vec_env,
     model_metadata,
     read_metadata,
-    resolve_device,
-    save_model,
 )
+from goboom_env.training.run_folder import RunFiles
+from goboom_env.training.sb3 import load_ppo_agent
+from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, resolve_device, save_model
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASSIC = GameConfig(variant="classic", num_players=4)
 
 
 def tiny_args(**changes: object) -> TrainArgs:
-    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, net_arch=[32, 32],
+    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1, net_arch=[32, 32],
                      opponents=["random=1"], progress=False)
     for key, value in changes.items():
         setattr(args, key, value)
@@ -206,9 +205,10 @@ def test_behaviour_cloning_copies_the_teacher() -> None:
 
 
 def parse(argv: list[str]) -> TrainArgs:
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    return from_namespace(parser.parse_args(argv))
+    """``goboom train``'s arguments from a command line, checked as ``goboom train`` checks them."""
+    args = parse_options(TrainArgs, argv, "goboom train")
+    args.validate()
+    return args
 
 
 def test_arguments_from_toml_then_flags(tmp_path: Path) -> None:
@@ -233,7 +233,7 @@ def goboom(*argv: str, timeout: int = 240) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-TINY = ["--timesteps", "1024", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--batch-size", "128",
+TINY = ["--timesteps", "1024", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--minibatch-size", "128",
         "--n-epochs", "2", "--net-arch", "32", "32", "--snapshot-every", "256", "--checkpoint-every", "512",
         "--no-progress"]
 
@@ -417,7 +417,8 @@ def test_train_on_cuda_without_a_gpu_exits_2(tmp_path: Path) -> None:
     result = goboom("train", *TINY, "--device", "cuda", "--out", str(tmp_path / "run"))
     assert result.returncode == 2 and "torch sees no CUDA GPU" in result.stderr
     assert not (tmp_path / "run").exists()
-    assert "auto (the GPU when torch sees one" in " ".join(goboom("train", "--help").stdout.split())
+    help_text = goboom("train", "--help").stdout.replace("\u2502", " ")  # without the help panel's borders
+    assert "auto (the GPU when torch sees one" in " ".join(help_text.split())
 
 
 @pytest.mark.parametrize("vec_env", ["dummy", pytest.param("subproc", marks=pytest.mark.slow)])

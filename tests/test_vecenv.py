@@ -9,7 +9,7 @@ pytest.importorskip("sb3_contrib")
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from goboom_env.training.vecenv import VectorGameVecEnv, _restore_rows, _save_rows
+from goboom_env.training.vecenv import VectorGameVecEnv
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -59,19 +59,37 @@ def test_learner_moves_in_every_game_after_each_step() -> None:
         assert (to_move[:, 0] == 1).all()
 
 
-def test_held_games_are_restored_exactly() -> None:
-    venv = VectorGameVecEnv(GameConfig(), num_envs=8, opponent="random", seed=2)
-    venv.reset()
-    game = venv.game
-    rng = np.random.default_rng(2)
-    actions = random_legal(game._mask.astype(bool), rng)
-    rows = np.arange(8)
-    saved = _save_rows(game, rows)
-    first = [a.copy() for a in game.step(actions)]
-    _restore_rows(game, rows, saved)
-    second = game.step(actions)
-    for a, b in zip(first, second):
-        np.testing.assert_array_equal(a, b)
+def test_step_some_moves_only_the_chosen_games_and_holds_the_others_exactly() -> None:
+    """``VectorGame.step_some`` against ``step``: the games are independent, so each game of an engine whose
+    games move at random times must see, move by move, what the same game sees in an engine where every game
+    moves on every call with the same per-game actions; a held game reports no reward and no end."""
+    from goboom_env.vector import VectorGame
+
+    config = GameConfig(variant="jokers", num_players=3)
+    some, every = (VectorGame(config, num_envs=6, seed=4) for _ in range(2))
+    rng = np.random.default_rng(4)
+    obs, mask, seat = (a.copy() for a in some.reset())
+    every.reset()
+    moves: list[list[int]] = [[] for _ in range(6)]
+    seen: list[list[tuple]] = [[] for _ in range(6)]
+    for _ in range(120):
+        moving = rng.random(6) < 0.5
+        actions = random_legal(mask.astype(bool), rng)
+        out = [a.copy() for a in some.step_some(actions, moving)]
+        for g in np.flatnonzero(moving):
+            moves[g].append(int(actions[g]))
+            seen[g].append(tuple(a[g].tobytes() for a in out))
+        held = ~moving
+        for before, after in zip((obs, mask, seat), out[:3]):
+            np.testing.assert_array_equal(after[held], before[held])
+        assert not out[3][held].any() and not out[4][held].any()
+        obs, mask, seat = out[:3]
+    for k in range(min(len(m) for m in moves)):
+        out = every.step(np.array([m[k] for m in moves]))
+        for g in range(6):
+            assert tuple(a[g].tobytes() for a in out) == seen[g][k], (g, k)
+    with pytest.raises(ValueError, match="games must be a bool array of shape"):
+        some.step_some(actions, np.ones(5, bool))
 
 
 def test_unknown_opponent_is_refused() -> None:

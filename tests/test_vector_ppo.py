@@ -1,4 +1,4 @@
-"""The fast self-play trainer (training/vector_ppo.py): per-seat GAE, the masked policy, short runs, resume."""
+"""The fast self-play trainer (goboom_env/training/vector_*.py): per-seat GAE, the masked policy, short runs, resume."""
 
 from __future__ import annotations
 
@@ -18,16 +18,10 @@ from conftest import ctrl_c_once_started  # noqa: E402
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
-from goboom_env.training.vector_ppo import (  # noqa: E402
-    ActorCritic,
-    ClassicTricksOpponent,
-    Pending,
-    VectorArgs,
-    collect_batched,
-    sample_masked,
-    seat_gae,
-    train,
-)
+from goboom_env.training.vector_policy import ActorCritic, ClassicTricksOpponent, sample_masked  # noqa: E402
+from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
+from goboom_env.training.vector_rollout import Pending, seat_gae  # noqa: E402
+from goboom_env.training.vector_trainer import collect_batched  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -184,7 +178,7 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     steps = [int(r["timesteps"]) for r in rows]
     assert first == 600 and steps == sorted(steps) and steps[-1] >= 1200
     assert min(s for s in steps if s > steps_before) > steps_before  # counting went on from the checkpoint
-    from goboom_env.training.sb3 import read_metadata
+    from goboom_env.training.model_files import read_metadata
 
     assert read_metadata(out / "model.zip")["timesteps"] == steps[-1]
 
@@ -195,7 +189,7 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     ("opponents", ["mc=1"], "opponents entry must be one of"),
     ("opponents", ["learner"], "SPEC=WEIGHT"),
     ("variant", "jokers", "classic Go Boom only"),
-    ("players", 13, "num_players"),
+    ("num_players", 13, "num_players"),
     ("net_arch", [], "net_arch"),
 ])
 def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: str, value: object,
@@ -229,13 +223,14 @@ def test_time_limit_stops_the_run_early(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_longer_run_beats_random(tmp_path: Path) -> None:
-    from goboom_env.training.sb3 import evaluate_model
+    from goboom_env.evaluation.baselines import agent_rows, evaluate_vs_baselines
 
     out = tmp_path / "run"
     model = train(tiny_args(out, timesteps=300_000, num_envs=256, minibatch_size=1024, bc_games=500,
                             opponents=["heuristic=3", "learner=1"], checkpoint_every=100_000))
-    row = evaluate_model(GameConfig(), model, ["random"], 2000, seed=12345)
-    assert row["ci_low/random"] > 0.25, row
+    spec = f"ppo:{model}"
+    row = agent_rows(evaluate_vs_baselines(GameConfig(), spec, ["random"], 2000, seed=12345), spec)["random"]
+    assert row["ci_low"] > 0.25, row
 
 
 def test_force_replaces_an_earlier_run(tmp_path: Path) -> None:
@@ -264,6 +259,6 @@ def test_ctrl_c_saves_a_state_that_resume_continues(tmp_path: Path) -> None:
     resumed = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-fast", *flags, "--resume",
                               "--timesteps", str(steps + 256)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    from goboom_env.training.sb3 import read_metadata
+    from goboom_env.training.model_files import read_metadata
 
     assert read_metadata(out / "model.zip")["timesteps"] >= steps + 256

@@ -12,7 +12,7 @@
 Each of the ``num_envs`` environments is one game in which the learner holds one seat (drawn per
 episode); :meth:`step_wait` applies the learner's actions, then plays the other seats of every game
 with one batched opponent (``random``, ``heuristic`` = batched ``classic-tricks`` for classic, or any
-:class:`goboom_env.training.vector_ppo.BatchOpponent`) until the learner is to move again everywhere. The
+:class:`goboom_env.training.vector_policy.BatchOpponent`) until the learner is to move again everywhere. The
 reward of a step is what the learner's seat received since its previous action (the win reward at
 the end of the hand, so a loss caused by another player going out reaches it), as
 :class:`goboom_env.training.selfplay.SelfPlayEnv` does; a finished game is dealt anew at once (``done`` marks
@@ -20,8 +20,7 @@ it, ``info["terminal_observation"]`` holds the learner's last observation, ``inf
 return and length for SB3's logger, ``info["won"]`` whether the learner won).
 
 The engine steps all its games together, so a game whose learner is already to move while other
-games still wait for their opponents is held: its state rows are saved before the batched step and
-put back after it (the engine is a struct of arrays, one row per game).
+games still wait for their opponents is held (:meth:`goboom_env.vector.VectorGame.step_some`).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.observation import ObservationEncoder
-from goboom_env.training.vector_ppo import BatchOpponent, ClassicTricksOpponent, RandomOpponent
+from goboom_env.training.vector_policy import BatchOpponent, ClassicTricksOpponent, RandomOpponent
 
 OPPONENTS = ("random", "heuristic")
 
@@ -68,12 +67,14 @@ class VectorGameVecEnv(VecEnv):
         self._actions = np.zeros(num_envs, np.int64)
         self._ep_return = np.zeros(num_envs, np.float64)
         self._ep_len = np.zeros(num_envs, np.int64)
+        self._current: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        """The engine's latest observations, masks and seats to move."""
 
     # -- VecEnv API ------------------------------------------------------------------------------------
 
     def reset(self) -> np.ndarray:
         """Deal every game, draw the learner seats, play the opponents up to the learner's turns."""
-        self.game.reset()
+        self._current = self.game.reset()
         self.learner_seat[:] = self.rng.integers(self.n, size=self.num_envs)
         self._ep_return[:] = 0.0
         self._ep_len[:] = 0
@@ -88,7 +89,8 @@ class VectorGameVecEnv(VecEnv):
         """The learner's actions, then the opponents up to the learner's next turn in every game."""
         last_obs = self._obs.copy()
         reward, done = np.zeros(self.num_envs), np.zeros(self.num_envs, bool)
-        _, _, _, rewards, ended = self.game.step(self._actions)
+        obs, mask, seat, rewards, ended = self.game.step(self._actions)
+        self._current = (obs, mask, seat)
         self._collect(rewards, ended, reward, done)
         self._advance(reward, done)
         self._ep_len += 1
@@ -150,33 +152,19 @@ class VectorGameVecEnv(VecEnv):
 
     def _advance(self, reward: np.ndarray, done: np.ndarray) -> None:
         """Play the opponents until the learner is to move in every game, holding the games already there."""
-        game = self.game
-        obs, mask, seat = game._obs, game._mask, game._seat
         while True:
+            obs, mask, seat = self._current
             theirs = seat != self.learner_seat
             if not theirs.any():
                 return
-            held = np.flatnonzero(~theirs)
-            saved = _save_rows(game, held)
-            actions = np.argmax(mask, axis=1)  # any legal action for the held games; undone below
+            actions = np.zeros(self.num_envs, np.int64)
             actions[theirs] = self.opponent.act(obs[theirs], mask[theirs], self.rng)
-            _, _, _, rewards, ended = game.step(actions)
+            obs, mask, seat, rewards, ended = self.game.step_some(actions, theirs)
+            self._current = (obs, mask, seat)
             self._collect(rewards, ended, reward, done, games=theirs)
-            _restore_rows(game, held, saved)
 
     def _read(self) -> np.ndarray:
-        self._obs[:] = self.game._obs
-        self._mask[:] = self.game._mask.astype(bool)
+        obs, mask, _ = self._current
+        self._obs[:] = obs
+        self._mask[:] = mask.astype(bool)
         return self._obs.copy()
-
-
-def _save_rows(game: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
-    """Copies of the engine's per-game state rows (and outputs) of ``rows``."""
-    arrays = {**game._state, "obs": game._obs, "mask": game._mask, "seat": game._seat}
-    return {name: array[rows].copy() for name, array in arrays.items()}
-
-
-def _restore_rows(game: Any, rows: np.ndarray, saved: dict[str, np.ndarray]) -> None:
-    arrays = {**game._state, "obs": game._obs, "mask": game._mask, "seat": game._seat}
-    for name, array in arrays.items():
-        array[rows] = saved[name]

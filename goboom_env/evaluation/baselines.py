@@ -1,0 +1,41 @@
+"""One agent against each baseline: the evaluation every trainer and ``goboom demo`` report.
+
+:func:`evaluate_vs_baselines` plays one 1-vs-(n-1) duplicate tournament per baseline (the agent in
+one seat, the baseline in every other, seats rotating over the same deals) with
+:func:`~goboom_env.evaluation.tournament.run_tournament`; :func:`win_rate_columns` flattens the agent's
+win rates and 95% confidence intervals into the ``eval.csv`` columns of the training run folders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from goboom_env.config import GameConfig
+from goboom_env.evaluation.tournament import TournamentResult, run_tournament
+
+
+def evaluate_vs_baselines(config: GameConfig, agent: str, baselines: Sequence[str], games: int, *, seed: int = 0,
+                          episode: str = "hand", progress: bool = False) -> dict[str, TournamentResult]:
+    """The tournament of ``agent`` (a spec such as ``ppo:run/model.zip``) against each of ``baselines``, by name.
+
+    Each tournament plays ``games`` games from the same ``seed`` with duplicate deals, so every baseline
+    meets the agent on the same cards."""
+    return {baseline: run_tournament(config, [agent] + [baseline] * (config.num_players - 1), games, seed=seed,
+                                     duplicate=True, episode=episode, progress=progress)
+            for baseline in baselines}
+
+
+def agent_rows(results: dict[str, TournamentResult], agent: str) -> dict[str, dict[str, Any]]:
+    """The agent's row of each tournament's table (games, wins, win rate, 95% CI...), by baseline."""
+    return {baseline: next(r for r in result.table() if r["agent"] == agent) for baseline, result in results.items()}
+
+
+def win_rate_columns(results: dict[str, TournamentResult], agent: str) -> dict[str, float]:
+    """``win_rate/B``, ``ci_low/B``, ``ci_high/B`` of the agent for each baseline ``B`` (``eval.csv`` columns)."""
+    row: dict[str, float] = {}
+    for baseline, mine in agent_rows(results, agent).items():
+        row[f"win_rate/{baseline}"] = float(mine["win_rate"])
+        row[f"ci_low/{baseline}"] = float(mine["ci_low"])
+        row[f"ci_high/{baseline}"] = float(mine["ci_high"])
+    return row

@@ -1,0 +1,76 @@
+"""The opponent league of self-play training: baseline agents by spec plus frozen snapshots of the learner.
+
+:class:`OpponentPool` draws, per episode, one opponent for every other seat: a baseline spec, or (for
+the :data:`SELF` entry) one of the last ``pool_size`` snapshots of the learner (:class:`FrozenMlp`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from goboom_env.agents import Policy, make_agent
+from goboom_env.config import GameConfig
+from goboom_env.training.numpy_actor import FrozenMlp, SnapshotAgent
+
+SELF = "self"
+"""Opponent-pool name of the learner's snapshots."""
+
+
+@dataclass
+class PoolEntry:
+    """One opponent choice: an agent spec (or :data:`SELF`) and its sampling weight."""
+
+    spec: str
+    weight: float
+
+
+class OpponentPool:
+    """Baseline agents by spec plus the learner's snapshots, sampled by weight.
+
+    Each draw returns one name for all opponent seats of an episode: a baseline spec, or a snapshot
+    (uniform over the last ``pool_size``) when the :data:`SELF` entry is drawn. While no snapshot
+    exists the :data:`SELF` weight is left out.
+    """
+
+    def __init__(self, config: GameConfig, entries: Sequence[tuple[str, float]], *, pool_size: int = 8,
+                 seed: int | None = None) -> None:
+        if not entries or not any(w > 0 for _, w in entries):
+            raise ValueError(f"opponent pool needs at least one entry with a positive weight, got {entries}")
+        self.config = config
+        self.entries = [PoolEntry(spec, float(w)) for spec, w in entries]
+        self.pool_size = pool_size
+        self.rng = np.random.default_rng(seed)
+        self.snapshots: dict[str, FrozenMlp] = {}
+        self._agents: dict[str, Policy] = {}
+        seed_base = int(self.rng.integers(2**31))
+        for i, entry in enumerate(self.entries):
+            if entry.spec != SELF:  # fail now, with the registry's message, on an unknown spec
+                self._agents[entry.spec] = make_agent(entry.spec, config, seed_base + i)
+
+    def add_snapshot(self, name: str, state: dict[str, Any]) -> None:
+        """Add a frozen learner (weights from :meth:`FrozenMlp.state`); drops the oldest beyond ``pool_size``."""
+        self.snapshots[name] = FrozenMlp.from_state(state)
+        self._agents[name] = SnapshotAgent(name, self.snapshots[name], int(self.rng.integers(2**31)))
+        while len(self.snapshots) > self.pool_size:
+            oldest = next(iter(self.snapshots))
+            del self.snapshots[oldest], self._agents[oldest]
+
+    def sample(self) -> str:
+        """The name of the opponent for the next episode."""
+        entries = [e for e in self.entries if e.weight > 0 and (e.spec != SELF or self.snapshots)]
+        weights = np.array([e.weight for e in entries])
+        entry = entries[int(self.rng.choice(len(entries), p=weights / weights.sum()))]
+        if entry.spec != SELF:
+            return entry.spec
+        names = list(self.snapshots)
+        return names[int(self.rng.integers(len(names)))]
+
+    def agent(self, name: str) -> Policy:
+        """The policy object of a sampled name."""
+        if name not in self._agents:
+            raise ValueError(f"opponent {name!r} is not in the pool; known: {sorted(self._agents)}")
+        return self._agents[name]

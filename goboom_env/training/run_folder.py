@@ -1,0 +1,121 @@
+"""The run folder of the PPO trainers (``goboom train`` and ``goboom train-fast``): its files, its rules, its CSV logs.
+
+A run folder holds ``model.zip`` (the final model), ``best_model.zip``, ``checkpoints/model_STEPS.zip``,
+``snapshots/snapshot_STEPS.npz`` (league snapshots), ``progress.csv``, ``eval.csv``, ``args.json``,
+``commands.txt``, ``learning_curve.png`` and ``tensorboard/`` (:class:`RunFiles`).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
+SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
+
+
+class RunFiles:
+    """The files of one run folder (see ``TrainArgs.out``)."""
+
+    def __init__(self, out: str | Path) -> None:
+        self.root = Path(out)
+        self.model = self.root / "model.zip"
+        self.best = self.root / "best_model.zip"
+        self.eval_model = self.root / "eval_model.zip"
+        self.checkpoints = self.root / "checkpoints"
+        self.snapshots = self.root / "snapshots"
+        self.progress = self.root / "progress.csv"
+        self.eval = self.root / "eval.csv"
+        self.args = self.root / "args.json"
+        self.curve = self.root / "learning_curve.png"
+        self.tensorboard = self.root / "tensorboard"
+
+    def latest_checkpoint(self) -> Path | None:
+        """The checkpoint with the most steps, if any (other files in the folder are ignored)."""
+        found = _numbered(self.checkpoints, CHECKPOINT_NAME)
+        return found[-1][1] if found else None
+
+    def snapshot_files(self) -> list[tuple[int, Path]]:
+        """``(step, path)`` of the saved league snapshots, oldest first (other files are ignored)."""
+        return _numbered(self.snapshots, SNAPSHOT_NAME)
+
+
+def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
+    """``(step, path)`` of the files in ``folder`` whose whole name matches ``pattern``, by step."""
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := pattern.fullmatch(p.name)) and p.is_file()]
+    return sorted(found)
+
+
+def start_run_folder(args: Any, files: RunFiles, command: str | None) -> None:
+    """Create the run folder (emptied first with ``args.force``) and write ``args.json`` (``args`` is the run's
+    argument dataclass) and the ``commands.txt`` line."""
+    try:
+        if args.force and files.root.is_dir():
+            shutil.rmtree(files.root)
+        files.root.mkdir(parents=True, exist_ok=True)
+        files.args.write_text(json.dumps(dataclasses.asdict(args), indent=1))
+        if command:
+            with (files.root / "commands.txt").open("a") as fh:
+                fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n")
+    except OSError as exc:
+        raise ValueError(f"cannot write the run folder {files.root}: {exc.strerror or exc}") from exc
+
+
+def check_run_folder_rule(root: Path, *, resume: bool, force: bool) -> None:
+    """The output-folder rule of every training command: a non-empty ``root`` needs ``--resume`` (continue)
+    or ``--force`` (replace), never both; ValueError otherwise."""
+    if resume and force:
+        raise ValueError("--force starts the run over and --resume continues it: give one of them")
+    if not resume and not force and root.is_dir() and any(root.iterdir()):
+        raise ValueError(f"--out {root} already exists and is not empty; pass --resume to continue its "
+                         "run, --force to replace it, or choose another --out")
+
+
+def last_evaluated(files: RunFiles) -> int | None:
+    """The step count of the last row of ``eval.csv``, or None when nothing was evaluated yet."""
+    rows = list(csv.DictReader(files.eval.open())) if files.eval.exists() else []
+    return int(rows[-1]["timesteps"]) if rows else None
+
+
+def next_multiple(steps: int, every: int) -> int:
+    """The first multiple of ``every`` after ``steps`` (never, for ``every`` <= 0)."""
+    return (steps // every + 1) * every if every > 0 else 1 << 62
+
+
+def mean_or_blank(values: Any) -> float | str:
+    """The mean rounded to 4 places, or "" (an empty CSV cell) for no values."""
+    values = list(values)
+    return round(float(np.mean(values)), 4) if values else ""
+
+
+def truncate_csv(path: Path, timesteps: int) -> None:
+    """Drop the rows of a log written after ``timesteps`` (the checkpoint a resumed run restarts from)."""
+    if not path.exists():
+        return
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        columns, rows = reader.fieldnames or [], [r for r in reader if int(r["timesteps"]) <= timesteps]
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:
+    """Append ``row`` to the CSV log at ``path`` (with a header line when the file is new)."""
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+        if new:
+            writer.writeheader()
+        writer.writerow(row)

@@ -1,0 +1,53 @@
+"""Self-play training with sb3-contrib's MaskablePPO (``goboom train``) and the ``ppo:`` agent.
+
+=================  ==========================================================================
+module             what it holds
+=================  ==========================================================================
+:mod:`.loop`       :func:`train`: one run read top to bottom (resume, warm start, learn, save)
+:mod:`.model`      the vectorised self-play envs, the MaskablePPO model, the device, ``save_model``
+:mod:`.callbacks`  one SB3 callback per concern: progress logs, league snapshots, checkpoints,
+                   evaluation (imports stable-baselines3, so it is loaded by :func:`train` only)
+:mod:`.agent`      :func:`load_ppo_agent`, the ``ppo:`` agent (numpy only: no torch needed to play)
+=================  ==========================================================================
+
+The model file format and the metadata every trained policy carries are
+:mod:`goboom_env.training.model_files`'s; the run folder is :mod:`goboom_env.training.run_folder`'s.
+Importing this package imports neither torch nor stable-baselines3.
+"""
+
+from __future__ import annotations
+
+from goboom_env.training.model_files import (
+    ACTOR_NAME,
+    META_NAME,
+    average_policies,
+    check_compatible,
+    export_policy,
+    load_actor,
+    model_metadata,
+    read_metadata,
+)
+from goboom_env.training.run_folder import RunFiles
+from goboom_env.training.sb3.agent import PPOAgent, load_ppo_agent
+from goboom_env.training.sb3.loop import train
+from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, resolve_device, save_model
+
+__all__ = [
+    "ACTOR_NAME",
+    "META_NAME",
+    "PPOAgent",
+    "RunFiles",
+    "average_policies",
+    "build_model",
+    "check_compatible",
+    "export_policy",
+    "frozen_actor",
+    "load_actor",
+    "load_ppo_agent",
+    "make_vec_env",
+    "model_metadata",
+    "read_metadata",
+    "resolve_device",
+    "save_model",
+    "train",
+]

@@ -1,0 +1,43 @@
+"""The ``ppo:`` agent: a saved model zip (``goboom train``, ``goboom train-fast``) or a shipped model, played in numpy.
+
+Loading needs neither torch nor stable-baselines3: the zip's numpy actor
+(:mod:`goboom_env.training.model_files`) is all that plays, after the one compatibility check that every
+trained-policy loader makes (:func:`~goboom_env.training.model_files.check_compatible`).
+"""
+
+from __future__ import annotations
+
+from goboom_env.agents import spec_bool
+from goboom_env.config import GameConfig
+from goboom_env.models import model_path
+from goboom_env.observation import observation_size
+from goboom_env.training.model_files import check_compatible, load_actor, read_metadata
+from goboom_env.training.numpy_actor import SnapshotAgent
+
+
+class PPOAgent(SnapshotAgent):
+    """A trained model as a :class:`~goboom_env.agents.Policy` (greedy over the legal actions by default)."""
+
+
+def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None = None,
+                   deterministic: bool | None = None) -> PPOAgent:
+    """The ``ppo:PATH`` agent spec: a model saved by ``goboom train`` or a shipped model's name
+    (``ppo:classic4``, see :mod:`goboom_env.models`), checked against ``config``.
+
+    It plays the most probable legal action, or samples from the masked policy when
+    ``deterministic=False`` (``ppo:path=m.zip,deterministic=false``); by default, as the model's
+    metadata says (greedy unless :func:`~goboom_env.training.model_files.export_policy` recorded otherwise)."""
+    if not path:
+        raise ValueError("the ppo agent needs a model path: ppo:path/to/model.zip")
+    if not isinstance(path, str):
+        raise ValueError(f"the ppo agent's path must be a file path, got {path!r}")
+    name, path = path, str(model_path(path))
+    meta = read_metadata(path)
+    check_compatible(meta, config, path)
+    deterministic = meta.get("deterministic", True) if deterministic is None else spec_bool("deterministic",
+                                                                                              deterministic)
+    actor = load_actor(path)
+    if actor.input_size != observation_size(config.num_players):
+        raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but observations of "
+                         f"{config.num_players} players have {observation_size(config.num_players)}")
+    return PPOAgent(f"ppo:{name}", actor, seed, deterministic=deterministic)

@@ -1,0 +1,175 @@
+"""``goboom train``: one self-play MaskablePPO run, read top to bottom in :func:`train`.
+
+Build the game config, the vectorised :class:`~goboom_env.training.selfplay.SelfPlayEnv` copies and the
+model (or resume one from its last checkpoint), attach the callbacks (:mod:`.callbacks`: progress logs,
+league snapshots, checkpoints, periodic evaluation), learn, save, evaluate, plot. The run folder's files
+and rules are :mod:`goboom_env.training.run_folder`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import sys
+import time
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+from goboom_env.config import GameConfig
+from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+from goboom_env.training import privileged
+from goboom_env.training.config import TrainArgs
+from goboom_env.training.learning_curve import plot_learning_curve
+from goboom_env.training.model_files import check_compatible, model_metadata, read_metadata
+from goboom_env.training.numpy_actor import FrozenMlp, load_snapshot
+from goboom_env.training.run_folder import (
+    RunFiles,
+    append_csv,
+    check_run_folder_rule,
+    last_evaluated,
+    start_run_folder,
+    truncate_csv,
+)
+from goboom_env.training.sb3.model import build_model, make_vec_env, ppo_hyperparameters, resolve_device, save_model
+
+
+def train(args: TrainArgs, command: str | None = None) -> Path:
+    """Run (or resume) one self-play training run; returns the path of the final model. ``command`` (the
+    command line) is appended to ``commands.txt`` in the run folder, the exact history of a resumed run.
+
+    Every argument, the run folder and the device are checked before any work, and nothing is written
+    to the run folder until the environments and the model are built, so a refused invocation leaves no
+    trace. A KeyboardInterrupt (Ctrl-C) during learning saves a checkpoint that ``--resume`` continues
+    from, then propagates."""
+    args.validate()
+    config = args.game_config()
+    files = RunFiles(args.out)
+    checkpoint = _check_run_folder(args, config, files)
+    import torch
+
+    device = resolve_device(args.device)
+    torch.set_num_threads(args.threads)
+    start = read_metadata(checkpoint)["timesteps"] if checkpoint else 0
+    vec_env = make_vec_env(args, config, seed_offset=start)
+    try:
+        model = _resume(args, files, checkpoint, vec_env, device) if checkpoint else build_model(
+            args, vec_env, str(files.tensorboard), device)
+        start_run_folder(args, files, command)
+        if not checkpoint and args.bc_games > 0:
+            warm_start(model, args, config, files)
+        remaining = args.timesteps - model.num_timesteps
+        if remaining > 0:
+            try:
+                model.learn(remaining, callback=_callbacks(args, config, files), progress_bar=args.progress,
+                            reset_num_timesteps=checkpoint is None, tb_log_name="ppo")
+            except KeyboardInterrupt:
+                _save_interrupted(model, args, config, files, start)
+                raise
+        save_model(model, files.model, model_metadata(config, args, model.num_timesteps))
+    finally:
+        _close_envs(vec_env, failing=sys.exc_info()[0] is not None)
+    if args.eval_every >= 0 and last_evaluated(files) != model.num_timesteps:
+        spec = f"ppo:{files.model}"
+        results = evaluate_vs_baselines(config, spec, args.eval_opponents, args.eval_games, seed=args.seed,
+                                        episode=args.episode)
+        row = win_rate_columns(results, spec)
+        append_csv(files.eval, {"timesteps": model.num_timesteps, **row}, ["timesteps", *row])
+        if not files.best.exists():
+            shutil.copyfile(files.model, files.best)
+    plot_learning_curve(files)
+    return files.model
+
+
+def _close_envs(vec_env: Any, failing: bool) -> None:
+    """Close the environments; while an exception propagates (Ctrl-C also stops subprocess workers, whose pipes
+    then break), a failing close must not hide it."""
+    try:
+        vec_env.close()
+    except (EOFError, OSError):
+        if not failing:
+            raise
+
+
+def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles, start: int) -> None:
+    """After Ctrl-C: save a checkpoint of the steps learnt since ``start`` and say how to continue."""
+    steps = model.num_timesteps
+    if steps <= start:
+        return
+    path = save_model(model, files.checkpoints / f"model_{steps}.zip", model_metadata(config, args, steps))
+    print(f"goboom train: interrupted at step {steps}; saved {path}; continue with --resume --out {files.root}",
+          file=sys.stderr, flush=True)
+
+
+def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
+    """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or mix configs."""
+    check_run_folder_rule(files.root, resume=args.resume, force=args.force)
+    if not args.resume:
+        return None
+    checkpoint = files.latest_checkpoint()
+    if checkpoint is None:
+        raise ValueError(f"--resume: no checkpoint (model_STEPS.zip) in {files.checkpoints}")
+    meta = read_metadata(checkpoint)
+    check_compatible(meta, config, checkpoint)
+    with zipfile.ZipFile(checkpoint) as zf:
+        members = set(zf.namelist())
+    if not {"data", "policy.pth"} <= members:
+        raise ValueError(f"--resume: {checkpoint} is a play-only model (just the metadata and the actor, as "
+                         "exported or averaged); it has no critic or optimizer state to continue training from")
+    saved = meta.get("train_args") or {}
+    if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
+        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
+    if bool(saved.get("privileged_critic", False)) != args.privileged_critic:
+        raise ValueError(f"--resume: privileged_critic={args.privileged_critic} differs from the checkpoint's "
+                         f"{bool(saved.get('privileged_critic', False))}")
+    return checkpoint
+
+
+def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, device: str = "cpu") -> Any:
+    """Load the checkpoint with the current PPO settings, cut the logs back to it, refill the snapshot pool."""
+    from sb3_contrib import MaskablePPO
+
+    try:
+        model = MaskablePPO.load(checkpoint, env=vec_env, device=device,
+                                 tensorboard_log=str(files.tensorboard), **ppo_hyperparameters(args))
+    except (zipfile.BadZipFile, zlib.error, KeyError, EOFError, OSError, RuntimeError, ValueError,
+            pickle.UnpicklingError) as exc:
+        raise ValueError(f"--resume: cannot load the checkpoint {checkpoint}: {exc!r}") from exc
+    kept = [(step, path) for step, path in files.snapshot_files() if step <= model.num_timesteps][-args.pool_size:]
+    states = []
+    for step, path in kept:
+        try:
+            state = load_snapshot(path)
+            FrozenMlp.from_state(state)
+            states.append((f"snapshot@{step}", state))
+        except ValueError as exc:
+            raise ValueError(f"--resume: the league snapshot {path} is damaged ({exc})") from exc
+    for log in (files.progress, files.eval):  # rows written after the checkpoint are replayed
+        truncate_csv(log, model.num_timesteps)
+    for name, state in states:
+        vec_env.env_method("add_snapshot", name, state)
+    return model
+
+
+def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles) -> dict[str, Any]:
+    """Behaviour-clone ``args.bc_teacher`` into a fresh model (:mod:`goboom_env.training.imitation`); writes
+    ``bc.json``."""
+    from goboom_env.training.imitation import clone, collect
+
+    started = time.perf_counter()
+    hidden = privileged.HiddenEncoder(config) if args.privileged_critic else None
+    data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden)
+    stats = clone(model, data, epochs=args.bc_epochs, seed=args.seed)
+    report = {"teacher": args.bc_teacher, "games": args.bc_games, "decisions": len(data), **stats,
+              "seconds": round(time.perf_counter() - started, 1)}
+    (files.root / "bc.json").write_text(json.dumps(report, indent=1))
+    return report
+
+
+def _callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> Any:
+    """The run's callbacks (imported here: they subclass stable-baselines3's, which needs torch)."""
+    from goboom_env.training.sb3.callbacks import make_callbacks
+
+    return make_callbacks(args, config, files)

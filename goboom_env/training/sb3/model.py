@@ -1,0 +1,117 @@
+"""The SB3 side of ``goboom train``: the vectorised self-play envs, the MaskablePPO model, its device and model file.
+
+:func:`save_model` writes an ordinary SB3 zip plus the members every trained policy carries
+(:mod:`goboom_env.training.model_files`): the metadata and the numpy actor (:func:`frozen_actor`), so the
+``ppo:`` agent plays it without torch. Torch, stable-baselines3 and sb3-contrib are imported inside the
+functions that need them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from goboom_env.config import GameConfig
+from goboom_env.training import privileged
+from goboom_env.training.config import TrainArgs, parse_opponents, sb3_ppo_kwargs
+from goboom_env.training.model_files import ACTOR_NAME, META_NAME, write_atomically
+from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.selfplay import SelfPlayEnv
+
+
+def frozen_actor(model: Any) -> FrozenMlp:
+    """The numpy copy of a MaskablePPO MlpPolicy's actor (hidden layers + action head)."""
+    import torch.nn as nn
+
+    policy = model.policy
+    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)] + [policy.action_net]
+    layers = [(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()) for m in linears]
+    activation = {nn.Tanh: "tanh", nn.ReLU: "relu"}.get(policy.activation_fn)
+    if activation is None:
+        raise ValueError(f"unsupported activation {policy.activation_fn.__name__}; use Tanh or ReLU")
+    return FrozenMlp(layers, activation)
+
+
+def save_model(model: Any, path: str | Path, metadata: dict[str, Any]) -> Path:
+    """``model.save(path)`` plus the metadata and numpy actor members (see the module docstring).
+
+    The file is written whole and then renamed into place, so an interrupted save never leaves a damaged
+    model or checkpoint behind."""
+    buf = io.BytesIO()
+    model.save(buf)
+    actor = io.BytesIO()
+    save_snapshot(actor, frozen_actor(model).state())
+    with zipfile.ZipFile(buf, "a") as zf:
+        zf.writestr(META_NAME, json.dumps(metadata, indent=1))
+        zf.writestr(ACTOR_NAME, actor.getvalue())
+    return write_atomically(Path(path), buf.getvalue())
+
+
+def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> Any:
+    """``n_envs`` self-play envs in a Dummy/SubprocVecEnv with episode statistics (VecMonitor); a resumed
+    run passes its step count as ``seed_offset`` so that it does not replay the first run's deals."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    opponents = parse_opponents(args.opponents)
+
+    def factory(rank: int) -> Any:
+        def make() -> SelfPlayEnv:
+            return SelfPlayEnv(config, opponents, episode=args.episode, reward=args.reward, seat=args.seat,
+                               seed=_env_seed(args.seed, seed_offset, rank), pool_size=args.pool_size,
+                               privileged=args.privileged_critic, shaping=args.shaping, gamma=args.gamma)
+        return make
+
+    fns = [factory(i) for i in range(args.n_envs)]
+    vec = SubprocVecEnv(fns, start_method="fork") if args.vec_env == "subproc" else DummyVecEnv(fns)
+    return VecMonitor(vec)
+
+
+def _env_seed(seed: int, offset: int, rank: int) -> int:
+    return int(np.random.SeedSequence([seed, offset, rank]).generate_state(1)[0])
+
+
+def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None, device: str = "cpu") -> Any:
+    """A fresh MaskablePPO with the arguments' hyperparameters (and the privileged critic when asked)."""
+    from sb3_contrib import MaskablePPO
+
+    policy: Any = "MlpPolicy"
+    policy_kwargs: dict[str, Any] = {"net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)}}
+    if args.privileged_critic:
+        policy = privileged.policy_class()
+        policy_kwargs["public_dim"] = vec_env.get_attr("public_dim", [0])[0]
+    return MaskablePPO(policy, vec_env, seed=args.seed, device=device, verbose=0,
+                       tensorboard_log=tensorboard, policy_kwargs=policy_kwargs, **ppo_hyperparameters(args))
+
+
+def ppo_hyperparameters(args: TrainArgs) -> dict[str, Any]:
+    """The PPO settings of the arguments (also applied when a run resumes, so they may change)."""
+    return {"n_steps": args.n_steps, **sb3_ppo_kwargs(args)}
+
+
+def resolve_device(spec: str) -> str:
+    """The torch device of ``--device``: ``auto`` picks the GPU when torch sees one; asking for a GPU that torch
+    cannot use (none present, a CPU-only torch, an index past the last GPU) is a ValueError, not a CPU run."""
+    import torch
+
+    if spec == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(spec)
+    except RuntimeError as exc:
+        raise ValueError(f"--device {spec!r} is not a torch device; use cpu, cuda, cuda:N or auto") from exc
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"--device {spec}: torch sees no CUDA GPU here; use --device cpu (or auto)")
+        if device.index is not None and device.index >= count:
+            raise ValueError(f"--device {spec}: torch sees {count} CUDA GPU(s), numbered 0..{count - 1}")
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"--device {spec}: the MPS backend is not available here; use --device cpu (or auto)")
+    elif device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"--device {spec!r} is not supported; use cpu, cuda, cuda:N or auto")
+    return spec

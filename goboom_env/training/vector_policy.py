@@ -1,0 +1,178 @@
+"""The networks of the fast trainer (``goboom train-fast``): the learner's actor-critic and the batched opponents.
+
+:class:`ActorCritic` is a masked MLP policy and value network in torch (its actor freezes into the numpy
+:class:`~goboom_env.training.numpy_actor.FrozenMlp` that ``ppo:`` plays); a :class:`BatchOpponent` picks
+one action for each of many games at once (``random``, a learner snapshot, or the batched
+``classic-tricks`` heuristic); :class:`SnapshotPool` keeps the league of snapshots.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from goboom_env.cards import NUM_ACTIONS
+from goboom_env.config import GameConfig
+from goboom_env.training.numpy_actor import FrozenMlp
+
+MASKED_LOGIT = -1e8
+"""Logit of an illegal action: its probability is exactly 0 in float32."""
+
+
+
+# -- the network -------------------------------------------------------------------------------------
+
+
+def _mlp(sizes: Sequence[int], out_gain: float) -> Any:
+    """Linear + Tanh layers, orthogonal init (gain sqrt 2, last layer ``out_gain``) as SB3 and CleanRL do."""
+    import torch.nn as nn
+
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
+        linear = nn.Linear(a, b)
+        last = i == len(sizes) - 2
+        nn.init.orthogonal_(linear.weight, out_gain if last else np.sqrt(2))
+        nn.init.zeros_(linear.bias)
+        layers += [linear] if last else [linear, nn.Tanh()]
+    return nn.Sequential(*layers)
+
+
+def _torch_module() -> type:
+    import torch.nn as nn
+
+    return nn.Module
+
+
+class ActorCritic(_torch_module()):  # type: ignore[misc]
+    """SB3's MlpPolicy shape: separate actor and critic MLPs with Tanh; the actor is what ``ppo:`` plays."""
+
+    def __init__(self, obs_dim: int, net_arch: Sequence[int]) -> None:
+        super().__init__()
+        self.actor = _mlp([obs_dim, *net_arch, NUM_ACTIONS], 0.01)
+        self.critic = _mlp([obs_dim, *net_arch, 1], 1.0)
+
+    def masked_logits(self, obs: Any, mask: Any) -> Any:
+        """Action logits with the illegal ones at :data:`MASKED_LOGIT` (``mask`` is bool)."""
+        import torch
+
+        return torch.where(mask, self.actor(obs), torch.full((), MASKED_LOGIT))
+
+    def act(self, obs: Any, mask: Any) -> tuple[Any, Any, Any]:
+        """Sample legal actions (Gumbel-max over the masked logits); returns actions, log-probs, values."""
+        import torch
+
+        logits = self.masked_logits(obs, mask)
+        noise = -torch.log(-torch.log(torch.rand_like(logits).clamp_(1e-12, 1.0)))
+        actions = torch.argmax(logits + noise, dim=1)
+        logp = torch.log_softmax(logits, dim=1).gather(1, actions[:, None])[:, 0]
+        return actions, logp, self.critic(obs)[:, 0]
+
+    def evaluate(self, obs: Any, mask: Any, actions: Any) -> tuple[Any, Any, Any]:
+        """Log-probs of ``actions``, entropies of the masked policies and values (for the PPO loss)."""
+        import torch
+
+        logp_all = torch.log_softmax(self.masked_logits(obs, mask), dim=1)
+        probs = logp_all.exp()
+        entropy = -(probs * torch.where(mask, logp_all, torch.zeros(()))).sum(1)
+        return logp_all.gather(1, actions[:, None])[:, 0], entropy, self.critic(obs)[:, 0]
+
+    def frozen(self) -> FrozenMlp:
+        """The numpy copy of the actor (what snapshots and the play-only model hold)."""
+        import torch.nn as nn
+
+        linears = [m for m in self.actor if isinstance(m, nn.Linear)]
+        return FrozenMlp([(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy())
+                          for m in linears], "tanh")
+
+
+# -- batched opponents ---------------------------------------------------------------------------------
+
+
+class BatchOpponent(Protocol):
+    """Plays the seats to move of a batch of games: ``actions[i]`` for ``obs[i]`` with legal ``mask[i]``."""
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+
+def sample_masked(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One action per row from softmax(logits) restricted to ``mask`` (Gumbel-max)."""
+    noisy = np.where(mask.astype(bool), logits + rng.gumbel(size=logits.shape), -np.inf)
+    return np.argmax(noisy, axis=1)
+
+
+class RandomOpponent:
+    """Uniform over the legal actions."""
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return sample_masked(np.zeros(mask.shape, np.float32), mask, rng)
+
+
+class SnapshotOpponent:
+    """A frozen copy of the learner that samples from its masked policy (as the league of ``goboom train``)."""
+
+    def __init__(self, net: FrozenMlp) -> None:
+        self.net = net
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return sample_masked(self.net.logits(obs), mask, rng)
+
+
+class ClassicTricksOpponent:
+    """``classic-tricks`` (:class:`goboom_env.agents.ClassicTricksAgent`) on a batch of observations.
+
+    The same decoding of the observation and the same scores as the scalar agent, computed for every card
+    at once: follow with the lowest card that wins the trick; otherwise play the card that keeps the most
+    unseen cards followable (``kept``), on the lead minus the unseen cards that could follow it, plus a
+    hundredth of its points. Ties are broken at random, as the scalar agent does."""
+
+    def __init__(self, config: GameConfig) -> None:
+        from goboom_env.cards import CLASSIC_POINTS, MATCH_MASKS
+        from goboom_env.observation import layout
+
+        if not config.is_classic:
+            raise ValueError("the batched heuristic opponent plays classic Go Boom only; use learner, self or "
+                             "random for the jokers variant")
+        self.n = config.num_players
+        self.decks = config.num_decks
+        self.slices = layout(self.n)
+        self.match = np.array([[(MATCH_MASKS[c] >> x) & 1 for x in range(52)] for c in range(52)], np.float32)
+        self.points = np.array(CLASSIC_POINTS[:52], np.float32) / 100.0
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        sl, faces = self.slices, np.arange(52)
+        hand = np.rint(obs[:, sl["hand"]][:, :52] * self.decks)
+        unseen = self.decks - hand - np.rint(obs[:, sl["seen"]][:, :52] * self.decks)
+        led_block = obs[:, sl["led"]][:, :52] > 0
+        leading = ~led_block.any(1)
+        led = np.where(leading, -1, led_block.argmax(1))
+        trick = obs[:, sl["trick"]].reshape(len(obs), self.n, -1)[:, :, :52] > 0
+        played = np.where(trick.any(2), trick.argmax(2), -1)
+        same_suit = (played >= 0) & (played // 13 == led[:, None] // 13)
+        best = np.maximum(np.where(same_suit, played, -1).max(1), led)
+        cover = hand @ self.match  # per face x: own cards that x matches
+        kept = (unseen * (cover > 0)).sum(1, keepdims=True) - (unseen * (cover == 1)) @ self.match.T
+        follow = unseen @ self.match.T
+        score = kept + self.points - np.where(leading[:, None], follow, 0.0)
+        legal = mask[:, :52].astype(bool)
+        noisy = np.where(legal, score + rng.random(score.shape) * 1e-6, -np.inf)
+        choice = noisy.argmax(1)
+        wins = legal & ~leading[:, None] & (faces // 13 == led[:, None] // 13) & (faces > best[:, None])
+        choice = np.where(wins.any(1), wins.argmax(1), choice)  # the lowest winning card
+        return np.where(legal.any(1), choice, NUM_ACTIONS - 1)
+
+
+class SnapshotPool:
+    """The learner's snapshots; each game that draws ``self`` is given one of the last ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.names: list[str] = []
+        self.nets: list[SnapshotOpponent] = []
+
+    def add(self, name: str, net: FrozenMlp) -> None:
+        self.names.append(name)
+        self.nets.append(SnapshotOpponent(net))
+        del self.names[:-self.size], self.nets[:-self.size]

@@ -1,0 +1,292 @@
+"""The state and the steps of one fast self-play run (``goboom train-fast``): collect, per-seat GAE, PPO update.
+
+:class:`Trainer` holds the batched engine, the seat plan, the network, the optimizer, the snapshot league
+and the counters; :meth:`Trainer.iteration` is one ``collect -> seat_gae -> update``. :func:`warm_start`
+behaviour-clones a teacher into a fresh network first; :func:`save_play_only` writes the model zip that
+``ppo:`` plays (:mod:`goboom_env.training.model_files`).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from goboom_env.config import GameConfig
+from goboom_env.training.model_files import write_play_only
+from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.vector_policy import ActorCritic, ClassicTricksOpponent, RandomOpponent, SnapshotPool
+from goboom_env.training.vector_rollout import (
+    HEURISTIC,
+    LEARNER,
+    RANDOM,
+    SNAPSHOTS,
+    Batch,
+    Pending,
+    Rollout,
+    SeatPlan,
+    build_batch,
+    parse_pool,
+    seat_gae,
+)
+
+if TYPE_CHECKING:
+    from goboom_env.training.vector_ppo import VectorArgs
+
+
+def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:
+    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes)."""
+    import io
+
+    buf = io.BytesIO()
+    save_snapshot(buf, net.frozen().state())
+    return write_play_only(path, {**metadata, "deterministic": True, "trainer": "vector"}, buf.getvalue())
+
+
+class Trainer:
+    """The state of one run: engine, seat plan, network, optimizer, snapshots and counters."""
+
+    def __init__(self, args: VectorArgs, config: GameConfig, seed_offset: int = 0) -> None:
+        import torch
+
+        from goboom_env.vector import VectorGame
+
+        self.args = args
+        self.config = config
+        self.n = config.num_players
+        seeds = np.random.SeedSequence([args.seed, seed_offset]).generate_state(3)
+        self.rng = np.random.default_rng(seeds[0])
+        torch.manual_seed(int(seeds[1]))
+        self.game = VectorGame(config, num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode,
+                               reward=args.reward, autoreset=True, check=False)
+        obs, self.mask, self.seat = self.game.reset()
+        self.obs = np.asarray(obs, np.float32)
+        self.obs_dim = self.obs.shape[1]
+        self.plan = SeatPlan(parse_pool(args.opponents), args.num_envs, self.n, self.rng)
+        self.snapshots = SnapshotPool(args.pool_size)
+        self.random = RandomOpponent()
+        self.heuristic = ClassicTricksOpponent(config) if HEURISTIC in self.plan.specs else None
+        self.net = ActorCritic(self.obs_dim, args.net_arch)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5)
+        self.pending = Pending.empty(args.num_envs, self.n, self.obs_dim, np.float32)
+        self.steps = 0
+        self.episodes = 0
+        self.train_s = 0.0
+        self.ep_return = np.zeros((args.num_envs, self.n), np.float32)
+        self.ep_len = np.zeros(args.num_envs, np.int64)
+        self.results: dict[str, list[float]] = {spec: [] for spec in self.plan.specs if spec != LEARNER}
+        self.lengths: list[int] = []
+
+    def start(self) -> None:
+        """Draw the first seat plan (after the snapshot pool holds the step-0 learner)."""
+        if not self.snapshots.nets:
+            self.snapshot()
+        self.plan.redraw(np.ones(self.args.num_envs, bool), len(self.snapshots.nets))
+
+    def snapshot(self) -> None:
+        self.snapshots.add(f"snapshot@{self.steps}", self.net.frozen())
+
+    # -- one rollout -----------------------------------------------------------------------------------
+
+    def collect(self) -> Rollout:
+        """Play ``num_steps`` engine calls; the learner's seats sample from the network, the others from
+        their opponent; returns the rollout (and counts the learner decisions in :attr:`steps`)."""
+        import torch
+
+        args, plan = self.args, self.plan
+        num_envs = args.num_envs
+        rows = np.arange(num_envs)
+        roll = Rollout.empty(args.num_steps, num_envs, self.n, self.obs_dim, np.float32)
+        for t in range(args.num_steps):
+            obs, mask, seat = self.obs, self.mask.view(bool), self.seat
+            learner = plan.learner[rows, seat]
+            roll.obs[t], roll.mask[t], roll.seat[t], roll.learner[t] = obs, mask, seat, learner
+            actions = np.zeros(num_envs, np.int64)
+            mine = np.flatnonzero(learner)
+            if len(mine):
+                with torch.no_grad():
+                    a, logp, value = self.net.act(torch.from_numpy(obs[mine]), torch.from_numpy(mask[mine]))
+                actions[mine] = roll.action[t, mine] = a.numpy()
+                roll.logp[t, mine] = logp.numpy()
+                roll.value[t, mine] = value.numpy()
+            self._opponents_act(obs, mask, ~learner, actions)
+            obs, mask8, seat, rewards, done = self.game.step(actions)
+            self.obs, self.mask, self.seat = np.asarray(obs, np.float32), mask8, seat
+            roll.reward[t], roll.done[t] = rewards, done
+            self.steps += len(mine)
+            self._episode_stats(rewards, done)
+        return roll
+
+    def _opponents_act(self, obs: np.ndarray, mask: np.ndarray, theirs: np.ndarray, actions: np.ndarray) -> None:
+        """Fill ``actions`` for the games whose mover is an opponent, one batched call per opponent."""
+        plan = self.plan
+        for k, spec in enumerate(plan.specs):
+            games = np.flatnonzero(theirs & (plan.kind == k))
+            if not len(games):
+                continue
+            if spec == RANDOM:
+                actions[games] = self.random.act(obs[games], mask[games], self.rng)
+            elif spec == HEURISTIC:
+                actions[games] = self.heuristic.act(obs[games], mask[games], self.rng)
+            elif spec == SNAPSHOTS:
+                for j in np.unique(plan.snapshot[games]):
+                    sub = games[plan.snapshot[games] == j]
+                    actions[sub] = self.snapshots.nets[j].act(obs[sub], mask[sub], self.rng)
+
+    def _episode_stats(self, rewards: np.ndarray, done: np.ndarray) -> None:
+        """Episode returns of the learner seats per pool entry; new seat plans for the finished games."""
+        self.ep_return += rewards
+        self.ep_len += 1
+        finished = np.flatnonzero(done)
+        for b in finished:
+            spec = self.plan.spec_of(b)
+            if spec != LEARNER:
+                seat = int(np.flatnonzero(self.plan.learner[b])[0])
+                self.results[spec].append(float(self.ep_return[b, seat] > 0))
+            self.lengths.append(int(self.ep_len[b]))
+        self.episodes += len(finished)
+        self.ep_return[finished] = 0.0
+        self.ep_len[finished] = 0
+        self.plan.redraw(done, len(self.snapshots.nets))
+
+    # -- one update -----------------------------------------------------------------------------------
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus); returns the last epoch's
+        mean losses and diagnostics."""
+        import torch
+
+        args = self.args
+        obs = torch.from_numpy(np.asarray(batch.obs, np.float32))
+        mask = torch.from_numpy(batch.mask)
+        action = torch.from_numpy(batch.action)
+        old_logp = torch.from_numpy(batch.logp)
+        adv_all = torch.from_numpy(batch.advantage)
+        ret = torch.from_numpy(batch.ret.astype(np.float32))
+        size = len(batch)
+        stats: dict[str, list[float]] = {}
+        for _ in range(args.n_epochs):
+            stats = {k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")}
+            order = torch.from_numpy(self.rng.permutation(size))
+            for start in range(0, size, args.minibatch_size):
+                idx = order[start:start + args.minibatch_size]
+                logp, entropy, value = self.net.evaluate(obs[idx], mask[idx], action[idx])
+                log_ratio = logp - old_logp[idx]
+                ratio = log_ratio.exp()
+                adv = adv_all[idx]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv
+                clipped = ratio.clamp(1 - args.clip_range, 1 + args.clip_range)
+                policy_loss = torch.max(-adv * ratio, -adv * clipped).mean()
+                value_loss = 0.5 * ((value - ret[idx]) ** 2).mean()
+                loss = policy_loss - args.ent_coef * entropy.mean() + args.vf_coef * value_loss
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), args.max_grad_norm)
+                self.optimizer.step()
+                with torch.no_grad():
+                    stats["policy_loss"].append(policy_loss.item())
+                    stats["value_loss"].append(value_loss.item())
+                    stats["entropy"].append(entropy.mean().item())
+                    stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
+                    stats["clip_fraction"].append(((ratio - 1).abs() > args.clip_range).float().mean().item())
+        out = {k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}
+        var = float(np.var(batch.ret))
+        with torch.no_grad():
+            predicted = np.concatenate([self.net.critic(obs[i:i + 8192])[:, 0].numpy()
+                                        for i in range(0, size, 8192)]) if size else np.zeros(0)
+        out["explained_variance"] = float(1 - np.var(batch.ret - predicted) / var) if var > 0 else float("nan")
+        return out
+
+    def iteration(self) -> dict[str, float]:
+        """One rollout, per-seat GAE and one PPO update; returns the update's statistics."""
+        roll = self.collect()
+        gae = seat_gae(roll.value, roll.reward, roll.done, roll.seat, roll.learner, self.args.gamma,
+                       self.args.gae_lambda, self.pending)
+        batch, self.pending = build_batch(roll, gae, self.pending)
+        stats = self.update(batch) if len(batch) else {}
+        return {**stats, "batch": len(batch), "pending": int(self.pending.active.sum())}
+
+    # -- saving ------------------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything :meth:`load_state_dict` needs to resume (open decisions are dropped)."""
+        return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(), "steps": self.steps,
+                "episodes": self.episodes, "train_s": self.train_s,
+                "snapshots": [(name, snap.net.state())
+                              for name, snap in zip(self.snapshots.names, self.snapshots.nets)]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state["net"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        for group in self.optimizer.param_groups:  # the learning rate of this invocation wins
+            group["lr"] = self.args.learning_rate
+        self.steps, self.episodes, self.train_s = int(state["steps"]), int(state["episodes"]), float(state["train_s"])
+        for name, snap in state["snapshots"]:
+            self.snapshots.add(name, FrozenMlp.from_state(snap))
+
+
+# -- warm start -----------------------------------------------------------------------------------------
+
+
+def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256) -> Any:
+    """:func:`goboom_env.training.imitation.collect` for the ``classic-tricks`` teacher, played on the batched engine:
+    every decision of ``games`` finished hands (observation, mask, move and the mover's win reward)."""
+    from goboom_env.training.imitation import Demonstrations
+    from goboom_env.vector import VectorGame
+
+    rng = np.random.default_rng(seed)
+    num_envs = max(1, min(num_envs, games))
+    game = VectorGame(config, num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
+    teacher = ClassicTricksOpponent(config)
+    obs, mask, seat = game.reset()
+    steps: list[tuple[np.ndarray, ...]] = []
+    finished = 0
+    while finished < games:
+        action = teacher.act(obs, mask, rng)
+        steps.append((obs.astype(np.float16), mask.astype(bool), seat.copy(), action))
+        obs, mask, seat, reward, done = game.step(action)
+        steps[-1] += (reward.copy(), done.copy())
+        finished += int(done.sum())
+    o, m, s, a, r, d = (np.stack(x) for x in zip(*steps))
+    # with zero values, gamma = lambda = 1 the per-seat advantage is the mover's final reward of its hand
+    out = seat_gae(np.zeros(s.shape, np.float32), r, d, s, np.ones(s.shape, bool), 1.0, 1.0)
+    last_end = np.where(d.any(0), len(d) - 1 - np.argmax(d[::-1], axis=0), -1)  # per game: its last hand's end
+    t, b = np.nonzero(np.arange(len(d))[:, None] <= last_end[None, :])  # decisions of finished hands only
+    return Demonstrations(o[t, b], m[t, b], a[t, b].astype(np.int64), out.advantages[t, b])
+
+
+def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
+               batch_size: int = 512, learning_rate: float = 1e-3) -> dict[str, Any]:
+    """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
+    squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
+    engine when the teacher is the classic heuristic, :func:`collect_batched`)."""
+    import torch
+
+    from goboom_env.training.imitation import collect
+
+    started = time.perf_counter()
+    if config.is_classic and teacher in ("heuristic", "classic-tricks"):
+        data = collect_batched(config, games, seed=seed)
+    else:
+        data = collect(config, teacher, games, seed=seed)
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    obs = torch.from_numpy(data.obs.astype(np.float32))
+    mask, actions, returns = (torch.from_numpy(a) for a in (data.masks, data.actions, data.returns))
+    rng = np.random.default_rng(seed)
+    loss_sum = agree = 0.0
+    for _ in range(epochs):
+        loss_sum = agree = 0.0
+        for idx in np.array_split(rng.permutation(len(data)), max(1, len(data) // batch_size)):
+            i = torch.from_numpy(idx)
+            logp, _, value = net.evaluate(obs[i], mask[i], actions[i])
+            loss = -logp.mean() + 0.5 * ((value - returns[i]) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                loss_sum += loss.item() * len(idx)
+                agree += (net.masked_logits(obs[i], mask[i]).argmax(1) == actions[i]).sum().item()
+    return {"teacher": teacher, "games": games, "decisions": len(data), "bc_loss": loss_sum / len(data),
+            "bc_agreement": agree / len(data), "seconds": round(time.perf_counter() - started, 1)}
