@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
-from conftest import deck_for
+from conftest import aec_steps, deck_for, random_legal
 from pettingzoo.test import api_test, render_test, seed_test
 
 import goboom_env
@@ -56,12 +56,8 @@ def test_registry_make() -> None:
 
 def _random_steps(env: object, rng: np.random.Generator, steps: int) -> list[tuple]:
     """Play up to ``steps`` random legal actions; returns what each step observed."""
-    trace = []
-    for agent in env.agent_iter(max_iter=steps):
-        obs, reward, term, trunc, info = env.last()
-        trace.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(), reward, term, str(info)))
-        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    return trace
+    return [(s.agent, s.observation["observation"].tobytes(), s.observation["action_mask"].tobytes(), s.reward,
+             s.terminated, str(s.info)) for s in aec_steps(env, random_legal(rng), steps)]
 
 
 @pytest.mark.parametrize("fields", API_CONFIGS, ids=API_IDS)
@@ -276,24 +272,23 @@ def _episode_totals(env: object, seed: int, illegal_at: int | None) -> tuple[dic
     agent's total reward as read from ``last()``, and the offender."""
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
-    totals = dict.fromkeys(env.possible_agents, 0.0)
     offender, decision = None, 0
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, _ = env.last()
-        totals[agent] += reward
-        if term or trunc:
-            env.step(None)
-            continue
-        mask = obs["action_mask"]
-        if decision == illegal_at:
-            offender = agent
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # PettingZoo warns about the illegal move
-                env.step(int(np.flatnonzero(mask == 0)[0]))
-            assert all(env.terminations.values()) and all(env.truncations.values())
-        else:
-            env.step(int(rng.choice(np.flatnonzero(mask))))
+
+    def choose(observation: dict[str, np.ndarray]) -> int:
+        nonlocal offender, decision
         decision += 1
+        if decision - 1 == illegal_at:
+            offender = env.agent_selection
+            return int(np.flatnonzero(observation["action_mask"] == 0)[0])
+        return random_legal(rng)(observation)
+
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PettingZoo warns about the illegal move
+        for step in aec_steps(env, choose):
+            totals[step.agent] += step.reward
+            if offender is not None:  # the illegal move ended every agent's episode
+                assert step.terminated and step.truncated
     return totals, offender
 
 

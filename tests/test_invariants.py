@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import MATRIX, config_id
+from conftest import MATRIX, config_id, play_aec, random_legal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -228,20 +228,18 @@ def play_env_game(config: GameConfig, reward: str, episode: str, seed: int) -> t
     env.reset(seed=seed)
     raw = env.unwrapped
     rng = np.random.default_rng(seed)
-    totals = dict.fromkeys(env.possible_agents, 0.0)
-    for agent in env.agent_iter(max_iter=MAX_STEPS * 5):
-        obs, reward_value, term, trunc, _ = env.last()
-        totals[agent] += reward_value
-        if term or trunc:
-            env.step(None)
-            continue
+
+    def checked_random(observation: dict[str, np.ndarray]) -> int:
+        """A random legal action, after checking the mask against the engine's legal actions."""
         hand = raw.match.hand
-        mask = obs["action_mask"]
-        assert agent == f"player_{hand.current}"
+        mask = observation["action_mask"]
+        assert env.agent_selection == f"player_{hand.current}"
         assert np.flatnonzero(mask).tolist() == hand.legal_actions() and mask.any()
         other = env.possible_agents[(hand.current + 1) % config.num_players]
         assert not raw.observe(other)["action_mask"].any()
-        env.step(int(rng.choice(np.flatnonzero(mask))))
+        return random_legal(rng)(observation)
+
+    totals = play_aec(env, checked_random, max_iter=MAX_STEPS * 5)
     assert all(raw.terminations.values()) and not env.agents
     return [totals[a] for a in env.possible_agents], raw.match
 
