@@ -1,7 +1,14 @@
-"""Baseline agents: legality over many games in every config, determinism, hand-built heuristic
-scenarios, the information each seat may use (R4.1) and the search agent's blindness to hidden cards."""
+"""Baseline agents: legality over many games in every config, determinism, the Policy protocol and the
+agent registry (names, entry points), hand-built heuristic scenarios, the information each seat may use
+(R4.1) and the search agent's blindness to hidden cards."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,12 +20,18 @@ from goboom_env.agents import (
     AGENTS,
     BEST_HEURISTIC,
     HEURISTICS,
+    Agent,
+    Policy,
     RandomAgent,
     TableDecoder,
     baselines,
+    known_agents,
     make_agent,
     parse_spec,
+    register_agent,
+    registry,
     spec_bool,
+    unregister_agent,
 )
 from goboom_env.cards import DRAW_OR_PASS, JOKER, code_of, deck_faces, face_of
 from goboom_env.info import PlayerView, observe
@@ -156,15 +169,162 @@ def test_a_path_with_an_equals_sign_is_written_as_path_option(monkeypatch: pytes
     assert parse_spec("flag:path=10") == ("flag", {"path": "10"})  # a path stays text, even when it looks numeric
 
 
+# -- the Policy protocol and the registry --------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["classic", "jokers"])
+def test_every_built_in_agent_satisfies_the_policy_protocol(variant: str) -> None:
+    config = GameConfig(variant=variant)
+    for spec in [*baselines(config), "heuristic", "mc:budget=2"]:
+        agent = make_agent(spec, config, 0)
+        assert isinstance(agent, Policy), spec
+        assert isinstance(agent.needs_view, bool) and agent.name
+    assert not make_agent("random", config).needs_view and make_agent("mc", config).needs_view
+
+
+class Bare:
+    """An agent that forgot ``reseed`` and ``needs_view``."""
+
+    name = "bare"
+
+    def act(self, observation: dict, view: object = None) -> int:
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+class FirstLegal(Agent):
+    """The smallest complete agent: the Agent base class supplies needs_view and reseed."""
+
+    name = "first-legal"
+
+    def act(self, observation: dict, view: object = None) -> int:
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+@pytest.fixture
+def registered() -> Iterator[list[str]]:
+    """Names registered by a test, unregistered after it."""
+    names: list[str] = []
+    yield names
+    for name in names:
+        unregister_agent(name)
+
+
+def test_register_agent_adds_a_name_to_specs(registered: list[str]) -> None:
+    register_agent("first-legal", FirstLegal)
+    registered.append("first-legal")
+    agent = make_agent("first-legal", GameConfig(), 0)
+    assert isinstance(agent, Policy) and not agent.needs_view
+    assert "first-legal" in known_agents()
+    with pytest.raises(ValueError, match="'first-legal' is already registered; pass replace=True"):
+        register_agent("first-legal", RandomAgent)
+    register_agent("first-legal", RandomAgent, replace=True)
+    assert make_agent("first-legal", GameConfig(), 0).name == "random"
+
+
+def test_unregister_agent_removes_the_name() -> None:
+    register_agent("short-lived", FirstLegal)
+    unregister_agent("short-lived")
+    assert "short-lived" not in known_agents()
+    with pytest.raises(ValueError, match="no agent named 'short-lived' is registered"):
+        unregister_agent("short-lived")
+
+
+@pytest.mark.parametrize("name", ["", "a:b", "a,b", "a=b", "-a", "two words", 3])
+def test_register_agent_refuses_a_name_a_spec_cannot_hold(name: object) -> None:
+    with pytest.raises(ValueError, match="agent name must be"):
+        register_agent(name, FirstLegal)  # type: ignore[arg-type]
+
+
+def test_register_agent_refuses_a_factory_that_is_not_callable() -> None:
+    with pytest.raises(TypeError, match="factory of agent 'x' must be callable"):
+        register_agent("x", "goboom_env.somewhere:loader")  # type: ignore[arg-type]
+
+
+def test_an_agent_without_the_whole_protocol_is_refused(registered: list[str]) -> None:
+    register_agent("bare", lambda config, seed: Bare())
+    registered.append("bare")
+    with pytest.raises(TypeError, match=r"'bare' made a Bare without needs_view, reseed: an agent needs name, "
+                                        r"needs_view, act, reseed .*subclass goboom_env.agents.Agent"):
+        make_agent("bare", GameConfig())
+
+
+def test_an_unknown_agent_lists_every_known_one_entry_points_included() -> None:
+    with pytest.raises(ValueError, match=r"unknown agent 'ppp' in spec 'ppp:x.zip'; known agents: \[.*'mc'.*'ppo'.*"
+                                         r"'random', 'rllib'\]"):
+        make_agent("ppp:x.zip", GameConfig())
+
+
+def _install_plugin(root: Path, entry_points: dict[str, str], module: str = "") -> None:
+    """A distribution ``goboom-plugin`` on ``root`` (a sys.path folder) declaring ``entry_points`` in the
+    ``goboom_env.agents`` group, with ``plugin_agents.py`` holding ``module``."""
+    info = root / "goboom_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: goboom-plugin\nVersion: 1.0\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[goboom_env.agents]\n{lines}")
+    (root / "plugin_agents.py").write_text(textwrap.dedent(module))
+
+
+def test_a_third_party_agent_is_found_through_its_entry_point(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    _install_plugin(tmp_path, {"plugin-first": "plugin_agents:make", "plugin-moved": "plugin_gone:make",
+                               "plugin-needs-more": "plugin_needy:make", "plugin-typo": "plugin_agents:mkae"},
+                    """
+                    from goboom_env.agents import Agent
+
+                    class First(Agent):
+                        name = "plugin-first"
+
+                        def act(self, observation, view=None):
+                            return int(observation["action_mask"].nonzero()[0][0])
+
+                    def make(config, seed=None, greedy: bool = True):
+                        agent = First(config, seed)
+                        agent.greedy = greedy
+                        return agent
+                    """)
+    (tmp_path / "plugin_needy.py").write_text("import not_installed_anywhere_xyz\nmake = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_LOADED", {})
+    assert {"plugin-first", "plugin-moved"} <= set(known_agents())
+    agent = make_agent("plugin-first:greedy=no", GameConfig(), 0)
+    assert (agent.name, agent.greedy) == ("plugin-first", False)  # bool options are parsed as for built-ins
+    with pytest.raises(ImportError, match="entry point plugin-moved = 'plugin_gone:make' of goboom-plugin names "
+                                          "a module that does not exist"):
+        make_agent("plugin-moved", GameConfig())
+    with pytest.raises(ImportError, match=r"plugin-typo = 'plugin_agents:mkae' .* names nothing importable"):
+        make_agent("plugin-typo", GameConfig())
+    with pytest.raises(ValueError, match="agent 'plugin-needs-more' needs an optional dependency that is "
+                                         "missing: No module named 'not_installed_anywhere_xyz'"):
+        make_agent("plugin-needs-more", GameConfig())
+
+
+def test_the_agents_layer_loads_no_training_code_until_a_learned_agent_is_named() -> None:
+    """``ppo`` and ``rllib`` are entry points: listing and making the baselines imports neither
+    goboom_env.training nor torch nor ray."""
+    code = textwrap.dedent("""
+        import sys
+        from goboom_env import GameConfig
+        from goboom_env.agents import known_agents, make_agent
+        assert {"ppo", "rllib"} <= set(known_agents())
+        make_agent("heuristic", GameConfig(), 0)
+        loaded = {m.split(".")[0] for m in sys.modules} | set(sys.modules)
+        print(sorted(loaded & {"torch", "ray", "stable_baselines3", "goboom_env.training", "goboom_env.cli"}))
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 def test_search_agent_needs_its_view() -> None:
     config = GameConfig()
-    match = Match(config, np.random.default_rng(0))
     agent = make_agent("mc:budget=4", config, 0)
     assert agent.needs_view
-    obs = observe(match, match.hand.current)
-    if obs["action_mask"].sum() > 1:
-        with pytest.raises(ValueError, match="needs the seat's PlayerView"):
-            agent.act(obs)
+    (hand,) = _mid_game_states(config, 1, seed=3)  # two or more legal actions: the search must run
+    obs = observe(hand, hand.current)
+    with pytest.raises(ValueError, match="needs the seat's PlayerView"):
+        agent.act(obs)
+    assert obs["action_mask"][agent.act(obs, PlayerView.of(hand, hand.current))] == 1
 
 
 @pytest.mark.parametrize("config", MATRIX, ids=config_id)
@@ -245,8 +405,9 @@ def _jokers_state(p0: list[str], p1_size: int, upcard: str = "7H") -> Hand:
 def test_jokers_shed_plays_points_and_keeps_the_joker() -> None:
     hand = _jokers_state(["2H", "KH", "JK", "2S", "3S", "4S", "5S"], p1_size=7)
     assert hand.top == face_of("7H")
-    assert _act("jokers-shed", hand) == "KH"
-    assert _act("jokers-boom", hand) in ("KH", "2H")
+    assert _act("jokers-shed", hand) == "KH"  # points + 3 per own follow-up: KH 10 + 3*1 = 13, 2H 2 + 3*2 = 8
+    # jokers-boom also takes 2 per unseen card matching: KH 13 - 2*13 = -13, 2H 8 - 2*12 = -16
+    assert _act("jokers-boom", hand) == "KH"
 
 
 def test_jokers_boom_booms_when_an_opponent_is_about_to_go_out() -> None:
