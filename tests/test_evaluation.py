@@ -1,5 +1,5 @@
-"""Tournaments: reproducibility (also across processes), seat rotation, duplicate deals, tables,
-ratings, and the best heuristic beating random 1-vs-3 (goboom_env.evaluation.tournament, goboom_env.evaluation.ratings)."""
+"""Tournaments: reproducibility (also across processes), seat rotation, duplicate deals, tables, ratings,
+and the best heuristic beating random 1-vs-3 (goboom_env.evaluation.tournament, goboom_env.evaluation.ratings)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import time
 import numpy as np
 import pytest
 
-from goboom_env.evaluation.ratings import copy_names, rating_table
-from goboom_env.evaluation.report import pairwise_rows, write_report
-from goboom_env.evaluation.tournament import GameRecord, TournamentResult, run_pairwise, run_tournament, seat_specs
 from goboom_env import GameConfig
 from goboom_env.agents import AGENTS, RandomAgent, make_agent
 from goboom_env.cards import faces_of_codes
+from goboom_env.evaluation.ratings import copy_names, rating_table
+from goboom_env.evaluation.report import pairwise_rows, write_report
+from goboom_env.evaluation.tournament import GameRecord, TournamentResult, run_pairwise, run_tournament
 
 CLASSIC4 = GameConfig(variant="classic", num_players=4)
 JOKERS3 = GameConfig(variant="jokers", num_players=3)
@@ -46,9 +46,11 @@ def test_results_do_not_depend_on_the_number_of_processes() -> None:
 def test_seats_rotate_between_games() -> None:
     result = run_tournament(CLASSIC4, AGENTS4, 8, seed=1, progress=False)
     assert result.games[0].seats == tuple(AGENTS4)
-    for g in result.games:
-        assert g.seats == seat_specs(AGENTS4, g.index)
+    assert result.games[1].seats == ("random", "heuristic", "random", "classic-cover")
+    assert result.games[2].seats == ("classic-cover", "random", "heuristic", "random")
+    for g in result.games:  # game i moves every agent i seats on: agent k sits in seat (k + i) mod 4
         assert g.seats == tuple(AGENTS4[(s - g.index) % 4] for s in range(4))
+        assert g.seats.index("heuristic") == g.index % 4
     assert len({g.deck for g in result.games}) == 8  # without duplicate every game has its own deal
 
 
