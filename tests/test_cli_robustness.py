@@ -282,13 +282,18 @@ def test_without_out_every_run_gets_a_new_folder(tmp_path: Path) -> None:
     assert all((p / "report.md").is_file() for p in runs)
 
 
+def help_words(text: str) -> str:
+    """A ``--help`` text as one line of words, without the frames drawn around its option groups."""
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", text).split())
+
+
 def test_evaluate_help_states_the_folder_rule() -> None:
     done = subprocess.run([*GOBOOM, "evaluate", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    text = " ".join(done.stdout.split())
+    text = help_words(done.stdout)
     assert "an existing non-empty one is refused unless --force" in text and "--force" in text
 
 
-TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--batch-size", "128",
+TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--minibatch-size", "128",
               "--n-epochs", "1", "--net-arch", "16", "--eval-every", "-1", "--no-progress"]
 
 
@@ -310,7 +315,7 @@ def test_train_follows_the_same_folder_rule(tmp_path: Path) -> None:
     assert replaced.returncode == 0, replaced.stderr
     assert not (out / "notes.txt").exists() and (out / "model.zip").is_file()
     shown = subprocess.run([*GOBOOM, "train", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert "Replace an existing non-empty --out" in " ".join(shown.stdout.split())
+    assert "Replace an existing non-empty --out" in help_words(shown.stdout)
 
 
 def test_a_closed_pipe_still_saves_the_results(tmp_path: Path) -> None:
@@ -324,6 +329,17 @@ def test_a_closed_pipe_still_saves_the_results(tmp_path: Path) -> None:
 
 
 # -- optional dependencies ------------------------------------------------------------------------------
+
+
+def _without(*modules: str) -> str:
+    """Python code after which importing any of ``modules`` fails as if it were not installed: a finder that
+    refuses them, so that they are absent from ``sys.modules`` too (tyro looks there for torch)."""
+    return ("import sys, importlib.abc\n"
+            "class Blocked(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name.partition('.')[0] in {modules!r}:\n"
+            "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+            "sys.meta_path.insert(0, Blocked())\n")
 
 
 def _blocked(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -351,8 +367,8 @@ def test_a_missing_extra_names_the_install_command(tmp_path: Path, command: str,
 
 
 def test_play_needs_no_extra(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['matplotlib'] = sys.modules['torch'] = None;"
-                           " from goboom_env.cli import main; sys.exit(main(sys.argv[1:]))", "play", "--seed", "1"],
+    done = subprocess.run([sys.executable, "-c", _without("matplotlib", "torch") +
+                           "from goboom_env.cli import main; sys.exit(main(sys.argv[1:]))", "play", "--seed", "1"],
                           cwd=tmp_path, env=CHECKOUT, capture_output=True, text=True, input="quit\n", timeout=60)
     assert done.returncode == 0 and "game abandoned." in done.stdout
 

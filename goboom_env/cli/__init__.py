@@ -1,6 +1,8 @@
-"""The one command-line entry point, ``goboom``: sub-commands from the evaluation and training packages.
+"""The one command-line entry point, ``goboom``: one module of this package per sub-command.
 
-Each sub-command lives next to the code it drives and is registered here by module name; only the
+Each sub-command module defines ``main(argv, prog) -> int`` (its options are a settings dataclass, parsed by
+:mod:`goboom_env.cli.options`) and calls the library functions of :mod:`goboom_env.evaluation` and
+:mod:`goboom_env.training`. It is registered here by module name; only the
 module of the sub-command that runs is imported, so ``goboom --help`` works even where an optional
 extra (torch, ray) is not installed. Before that import, the modules of the extra the sub-command
 needs are looked up (not imported): a missing one is reported with the ``pip install`` line that
@@ -20,14 +22,16 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from goboom_env import __version__
+
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
-    # name: (module that defines add_parser(subparsers) and run(args), one-line help, extra it needs)
+    # name: (module that defines main(argv, prog) -> int, one-line help, extra it needs)
     "play": ("goboom_env.cli.play", "play a game in the terminal against baseline agents", None),
     "evaluate": ("goboom_env.cli.evaluate", "run a tournament between agents and write a report", "eval"),
     "train": ("goboom_env.cli.train", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),
-    "train-rllib": ("goboom_env.training.rllib_cli", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
+    "train-rllib": ("goboom_env.cli.train_rllib", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
     "train-fast": ("goboom_env.cli.train_fast", "train a PPO agent by self-play on the batched engine (fast)", "train"),
-    "demo": ("goboom_env.training.demo", "train a small agent on the default configuration and evaluate it", "train"),
+    "demo": ("goboom_env.cli.demo", "train a small agent on the default configuration and evaluate it", "train"),
 }
 
 EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -64,16 +68,15 @@ def install_hint(command: str, module: str, extra: str) -> str:
             f'installed; install it with: pip install "goboom-env[{extra}]"')
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``goboom`` argument parser. Only the module of ``command`` (the sub-command about to run) is
-    imported, so that no command pays for another one's imports; the others are listed by name and help."""
-    parser = argparse.ArgumentParser(prog="goboom", description="Go Boom RL environment tools.")
+def build_parser() -> argparse.ArgumentParser:
+    """The ``goboom`` argument parser: ``--version`` and the list of sub-commands (each parses its own options,
+    so that no command pays for another one's imports)."""
+    parser = argparse.ArgumentParser(prog="goboom", description="Go Boom RL environment tools.",
+                                     epilog="Run goboom COMMAND --help for the options of a command.")
+    parser.add_argument("--version", action="version", version=f"goboom-env {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module_name, help_text, _) in SUBCOMMANDS.items():
-        if name != command:
-            sub.add_parser(name, help=help_text)
-            continue
-        importlib.import_module(module_name).add_parser(sub, name, help_text)
+    for name, (_, help_text, _) in SUBCOMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
@@ -82,13 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else ""
     try:
-        extra = SUBCOMMANDS[command][2] if command else None
+        if not command:
+            build_parser().parse_args(argv)  # --help, --version or an unknown command: argparse exits
+            return 2
+        module_name, _, extra = SUBCOMMANDS[command]
         module = missing_module(extra) if extra else None
         if extra and module:  # the command's whole extra, not just the one module found missing first
             print(install_hint(command, module, extra), file=sys.stderr)
             return 2
-        args = build_parser(command or None).parse_args(argv)
-        return int(args.run(args) or 0)
+        return int(importlib.import_module(module_name).main(argv[1:], f"goboom {command}") or 0)
     except KeyboardInterrupt:
         if threading.current_thread() is threading.main_thread():  # over: a second Ctrl-C must not cut the exit
             signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -7,19 +7,21 @@ piped: ``printf 'draw\\n7D\\n' | goboom play --seed 3``; the game stops when the
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import Any, TextIO
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
 
 import numpy as np
 
-from goboom_env.cli.evaluate import add_config_arguments, config_from_args, seat_agents
 from goboom_env.agents import make_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, face_of, pretty
+from goboom_env.cli.options import parse, seat_agents
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
 from goboom_env.info import PlayerView, observe
 from goboom_env.render import describe_event, render_text
+from goboom_env.training.config import GameArgs
 
 DRAW_WORDS = {"draw", "pass", "d", "p"}
 QUIT_WORDS = {"quit", "q", "exit"}
@@ -27,31 +29,30 @@ QUIT = -1
 """What :meth:`TerminalGame._ask` returns when the player quits."""
 
 
-def add_parser(subparsers: Any, name: str, help_text: str) -> argparse.ArgumentParser:
-    """Register ``goboom play``."""
-    parser = subparsers.add_parser(name, help=help_text, description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_config_arguments(parser)
-    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    parser.add_argument("--opponents", nargs="+", default=["heuristic"], metavar="SPEC",
-                        help="agent spec per other seat, the last one repeated (default: heuristic)")
-    parser.add_argument("--episode", choices=("hand", "match"), default="hand",
-                        help="play one hand or a whole match (default hand)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the agents")
-    parser.set_defaults(run=run)
-    return parser
+@dataclass
+class PlayArgs(GameArgs):
+    """The options of ``goboom play`` (the game fields, then your seat and the opponents)."""
+
+    seat: int = 0
+    """Your seat."""
+    opponents: list[str] = field(default_factory=lambda: ["heuristic"])
+    """Agent spec per other seat, the last one repeated."""
+    seed: int | None = None
+    """Seed of the deal and the agents (default: a fresh one)."""
 
 
-def run(args: argparse.Namespace) -> int:
+def main(argv: Sequence[str], prog: str = "goboom play") -> int:
     """Play a game on stdin/stdout: 0 when it ends or on quit, 1 when the input ends first, 2 on bad options."""
     try:
-        config = config_from_args(args)
+        args = parse(PlayArgs, argv, prog, __doc__)
+        args.validate()
+        config = args.game_config()
         if not 0 <= args.seat < config.num_players:
             raise ValueError(f"--seat must be in 0..{config.num_players - 1}, got {args.seat}")
         specs = seat_agents(args.opponents, config.num_players - 1)
         game = TerminalGame(config, args.seat, specs, args.seed, args.episode)
     except ValueError as exc:
-        print(f"goboom play: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     return game.play(sys.stdin, sys.stdout)
 

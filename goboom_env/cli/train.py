@@ -1,48 +1,35 @@
-"""``goboom train``: self-play MaskablePPO training (arguments in :class:`goboom_env.training.config.TrainArgs`).
+"""``goboom train``: self-play MaskablePPO training (options: :class:`goboom_env.training.config.TrainArgs`).
 
 Example::
 
     goboom train --variant classic --players 4 --timesteps 2000000 --n-envs 8 --out runs/classic4
-    goboom train --config run.toml --out runs/x          # TOML keys = the flags' field names
+    goboom train --config run.toml --out runs/x          # TOML keys = the options' field names
     goboom train --out runs/classic4 --resume --timesteps 3000000
 """
 
 from __future__ import annotations
 
-import argparse
-import shlex
 import sys
+from collections.abc import Sequence
 
-from goboom_env.training.config import TrainArgs, add_arguments, from_namespace
-
-
-def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
-    """Register the ``train`` sub-command."""
-    parser = subparsers.add_parser(name, help=help_text, description=(TrainArgs.__doc__ or "").strip(),
-                                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_arguments(parser)
-    parser.set_defaults(run=run)
-    return parser
+from goboom_env.cli.options import command_line, parse
+from goboom_env.training.config import TrainArgs
 
 
-def run(args: argparse.Namespace) -> int:
-    """Parse the merged arguments, train, print where the model went."""
+def main(argv: Sequence[str], prog: str = "goboom train") -> int:
+    """Parse the options, train, print where the model went; 2 on a bad option or setting."""
     try:
-        train_args = from_namespace(args)
-    except ValueError as exc:
-        print(f"goboom train: error: {exc}", file=sys.stderr)
-        return 2
-    from goboom_env.training.sb3 import RunFiles, train
+        args = parse(TrainArgs, argv, prog, __doc__)
+        args.validate()
+        from goboom_env.training.sb3 import RunFiles, train
 
-    try:
-        path = train(train_args, command="goboom " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+        path = train(args, command=command_line(prog, argv))
     except ValueError as exc:
-        print(f"goboom train: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    files = RunFiles(train_args.out)
+    files = RunFiles(args.out)
     print(f"model: {path}")
     if files.eval.exists():
         print(f"evaluation: {files.eval}")
     print(f"learning curve: {files.curve}")
     return 0
-

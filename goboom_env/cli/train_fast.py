@@ -1,4 +1,5 @@
-"""``goboom train-fast``: self-play PPO on the batched engine (arguments in :class:`goboom_env.training.vector_ppo.VectorArgs`).
+"""``goboom train-fast``: self-play PPO on the batched engine (options:
+:class:`goboom_env.training.vector_ppo.VectorArgs`; the PPO settings have the names of ``goboom train``).
 
 Example::
 
@@ -12,36 +13,23 @@ progress.csv, eval.csv, tensorboard/); the models load as ``ppo:PATH``.
 
 from __future__ import annotations
 
-import argparse
-import shlex
 import sys
+from collections.abc import Sequence
 
-from goboom_env.training.config import add_arguments, from_namespace
+from goboom_env.cli.options import command_line, parse
 from goboom_env.training.vector_ppo import VectorArgs
 
 
-def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
-    """Register the ``train-fast`` sub-command."""
-    parser = subparsers.add_parser(name, help=help_text, description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser, VectorArgs)
-    parser.set_defaults(run=run)
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """Parse the merged arguments, train, print where the model went."""
+def main(argv: Sequence[str], prog: str = "goboom train-fast") -> int:
+    """Parse the options, train, print where the model went; 2 on a bad option or setting."""
     try:
-        train_args = from_namespace(args, VectorArgs)
-    except ValueError as exc:
-        print(f"goboom train-fast: error: {exc}", file=sys.stderr)
-        return 2
-    from goboom_env.training.vector_ppo import train
+        args = parse(VectorArgs, argv, prog, __doc__)
+        args.validate()
+        from goboom_env.training.vector_ppo import train
 
-    try:
-        path = train(train_args, command="goboom " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+        path = train(args, command=command_line(prog, argv))
     except ValueError as exc:
-        print(f"goboom train-fast: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     root = path.parent
     print(f"model: {path}")

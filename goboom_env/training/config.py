@@ -1,23 +1,32 @@
-"""Training arguments of ``goboom train``: one dataclass, a docstring per field (= ``--help``), CleanRL style.
+"""The settings of every command: one dataclass per run kind, a docstring per field (= ``--help``).
 
-Values come from three layers, later ones winning: the defaults below, a TOML file
-(``--config run.toml``, keys = field names, e.g. ``timesteps = 2000000``) and the command line.
+* :class:`GameArgs` holds every :class:`~goboom_env.config.GameConfig` field under its own name (plus the
+  episode unit): ``goboom play``, ``evaluate``, ``train``, ``train-fast``, ``train-rllib`` and
+  ``demo`` all build on it, so a ``--config`` file or an option means the same thing to each of them.
+* :class:`PPOArgs` adds the reward and the PPO settings the three trainers share, with the same names and units (steps,
+  never iterations) everywhere; :func:`sb3_ppo_kwargs` and :func:`rllib_ppo_kwargs` are the one place they
+  are translated into Stable-Baselines3's and RLlib's own parameter names.
+* :class:`TrainArgs` (``goboom train``) and :class:`RLlibArgs` (``goboom train-rllib``) add what only their
+  backend needs (``goboom train-fast`` has ``VectorArgs`` next to its trainer).
+
+Values come in layers, later ones winning: the defaults below, a ``--config`` file (TOML, or JSON for a
+``.json`` file; keys = field names, e.g. ``num_players = 3``), a ``--preset`` and the command line
+(:mod:`goboom_env.cli.options` builds the command line from these dataclasses). In Python, build the
+dataclass directly, or read a file with :func:`load_config_file`.
 """
 
 from __future__ import annotations
 
-import argparse
-import ast
 import dataclasses
-import inspect
-import itertools
+import json
 import os
+import socket
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goboom_env.config import GameConfig
+from goboom_env.config import PRESETS, GameConfig
 from goboom_env.env import EPISODES, REWARDS
 
 VEC_ENVS = ("dummy", "subproc")
@@ -26,50 +35,124 @@ SEAT_MODES = ("rotate", "random")
 
 @dataclass
 class GameArgs:
-    """The game a training run plays: shared by ``goboom train`` and ``goboom train-rllib``."""
+    """The game a command plays: every GameConfig field (RULES.md) and the episode unit."""
 
     variant: str = "classic"
     """Rule system: classic (R1) or jokers (R2)."""
-    players: int = 4
-    """Number of seats (2..12)."""
-    scoring: str | None = None
-    """Classic scoring: standard or reverse (default: the variant's own)."""
+    num_players: int = 4
+    """Number of seats, 2..12 (--players for short)."""
+    hand_size: int = 7
+    """Cards dealt to each player."""
+    num_decks: int | None = None
+    """52-card decks (default: classic 1, or 2 for 7+ players; jokers 1)."""
     num_jokers: int | None = None
-    """Jokers variant: number of jokers (0 = aces mode, R2.8)."""
+    """Jokers variant: jokers in the deck (default 2; 0 = aces mode, R2.8)."""
+    scoring: str | None = None
+    """Classic: standard (R1.11) or reverse (R1.12); jokers: penalty (default: the variant's own)."""
+    target_score: int | None = None
+    """Classic: match end score (default 200 standard, 100 reverse)."""
+    rounds: int | None = None
+    """Jokers: rounds in a match (default one per player)."""
     after_joker: str = "match"
-    """Jokers variant: match (R2.6) or any."""
+    """Jokers: match (R2.6) or any (anything may follow a joker)."""
     episode: str = "hand"
     """Episode unit: hand (one deal) or match (a whole game)."""
-    reward: str = "win"
-    """Reward: win (zero-sum +1 / -1/(n-1)) or points (centred hand points / 100)."""
 
     def game_config(self) -> GameConfig:
         """The GameConfig these arguments choose (validated: a bad field raises ValueError)."""
-        fields: dict[str, Any] = {"variant": self.variant, "num_players": self.players}
-        if self.scoring is not None:
-            fields["scoring"] = self.scoring
-        if self.num_jokers is not None:
-            fields["num_jokers"] = self.num_jokers
-        if self.variant == "jokers":
-            fields["after_joker"] = self.after_joker
-        return GameConfig.from_dict(fields)
+        names = {f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra"}
+        return GameConfig.from_dict({n: getattr(self, n) for n in names if getattr(self, n) is not None})
 
     def validate_game(self) -> None:
         """Raise ValueError naming the first bad game field (or any field of the wrong type)."""
         check_field_types(dataclasses.asdict(self), type(self), "the arguments")
         self.game_config()
         check_choice("episode", self.episode, EPISODES)
-        check_choice("reward", self.reward, REWARDS)
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field (subclasses check their own fields too)."""
+        self.validate_game()
 
 
 @dataclass
-class TrainArgs(GameArgs):
-    """Everything one MaskablePPO self-play run needs; saved as ``args.json`` in the run folder."""
+class PPOArgs(GameArgs):
+    """The PPO settings every trainer shares: same names, same units (learner steps, never iterations)."""
+
+    reward: str = "win"
+    """Reward: win (zero-sum +1 / -1/(n-1)) or points (centred hand points / 100)."""
+    learning_rate: float = 5e-4
+    """Adam learning rate."""
+    n_epochs: int = 6
+    """Optimisation passes over each rollout."""
+    minibatch_size: int = 1024
+    """Learner decisions per gradient step."""
+    gamma: float = 0.995
+    """Discount factor (per decision of the seat)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    ent_coef: float = 0.001
+    """Entropy bonus coefficient."""
+    vf_coef: float = 0.5
+    """Value loss coefficient."""
+    clip_range: float = 0.2
+    """PPO clip range."""
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the policy and of the (separate) value network."""
+    snapshot_every: int = 100_000
+    """Add a frozen copy of the learner to the opponent pool every this many steps."""
+    checkpoint_every: int = 100_000
+    """Save a resumable checkpoint every this many steps."""
+
+    def validate_ppo(self) -> None:
+        """Raise ValueError naming the first bad PPO setting."""
+        check_choice("reward", self.reward, REWARDS)
+        for name in ("n_epochs", "minibatch_size", "snapshot_every", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("learning_rate", "clip_range"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+        for name in ("ent_coef", "vf_coef"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.net_arch or any(h < 1 for h in self.net_arch):
+            raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        self.validate_ppo()
+
+
+def sb3_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
+    """The shared PPO settings under Stable-Baselines3's names (``MaskablePPO(**...)``; the network goes
+    into ``policy_kwargs`` as ``net_arch``)."""
+    return {"learning_rate": args.learning_rate, "batch_size": args.minibatch_size, "n_epochs": args.n_epochs,
+            "gamma": args.gamma, "gae_lambda": args.gae_lambda, "ent_coef": args.ent_coef,
+            "vf_coef": args.vf_coef, "clip_range": args.clip_range}
+
+
+def rllib_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
+    """The shared PPO settings under RLlib's names (``PPOConfig().training(**...)``; the network goes into
+    ``DefaultModelConfig(fcnet_hiddens=...)``)."""
+    return {"lr": args.learning_rate, "minibatch_size": args.minibatch_size, "num_epochs": args.n_epochs,
+            "gamma": args.gamma, "lambda_": args.gae_lambda, "entropy_coeff": args.ent_coef,
+            "vf_loss_coeff": args.vf_coef, "clip_param": args.clip_range}
+
+
+@dataclass
+class TrainArgs(PPOArgs):
+    """Everything one MaskablePPO self-play run (``goboom train``) needs; saved as ``args.json`` in the run folder."""
 
     timesteps: int = 200_000
     """Learner decisions to train for (SB3 timesteps)."""
     n_envs: int = 16
     """Parallel environments (one batched policy call serves all of them)."""
+    n_steps: int = 1024
+    """Rollout length per environment between updates."""
     vec_env: str = "dummy"
     """Vectorisation: dummy (one process, fastest on few cores) or subproc."""
     seed: int = 0
@@ -80,8 +163,6 @@ class TrainArgs(GameArgs):
     opponents: list[str] = field(default_factory=lambda: ["random=1", "heuristic=4", "self=1"])
     """Opponent pool as SPEC=WEIGHT items; SPEC is an agent spec (random, heuristic, mc:budget=20, ppo:PATH)
     or `self` for the snapshots of the learner. Each episode draws one entry for all opponent seats."""
-    snapshot_every: int = 100_000
-    """Add a frozen copy of the learner to the opponent pool every this many steps."""
     pool_size: int = 8
     """Keep at most this many (most recent) snapshots in the pool."""
     seat: str = "rotate"
@@ -92,24 +173,6 @@ class TrainArgs(GameArgs):
     """Agent spec whose moves the warm start imitates."""
     bc_epochs: int = 4
     """Passes over the teacher's decisions in the warm start."""
-    learning_rate: float = 5e-4
-    """Adam learning rate."""
-    n_steps: int = 1024
-    """Rollout length per environment between updates."""
-    batch_size: int = 1024
-    """Minibatch size."""
-    n_epochs: int = 6
-    """Optimisation epochs per rollout."""
-    gamma: float = 0.995
-    """Discount factor."""
-    gae_lambda: float = 0.95
-    """GAE lambda."""
-    ent_coef: float = 0.001
-    """Entropy bonus coefficient."""
-    clip_range: float = 0.2
-    """PPO clip range."""
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    """Hidden layer sizes of the policy and value networks."""
     shaping: float = 0.0
     """Potential-based reward shaping: this x (opponents' mean hand size - own hand size) as the potential
     (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
@@ -122,8 +185,6 @@ class TrainArgs(GameArgs):
     """Games per baseline in each periodic evaluation (1-vs-(n-1), seat-rotated, duplicate)."""
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     """Baselines of the periodic evaluation; the last one picks the best model."""
-    checkpoint_every: int = 100_000
-    """Save a resumable checkpoint every this many steps."""
     out: str = "runs/ppo"
     """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
     resume: bool = False
@@ -139,15 +200,14 @@ class TrainArgs(GameArgs):
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         self.validate_game()
+        self.validate_ppo()
         check_choice("vec_env", self.vec_env, VEC_ENVS)
         check_choice("seat", self.seat, SEAT_MODES)
-        for name in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games"):
+        for name in ("timesteps", "n_envs", "n_steps", "pool_size", "eval_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not self.shaping >= 0:
             raise ValueError(f"shaping must be >= 0, got {self.shaping}")
-        if not self.net_arch or any(h < 1 for h in self.net_arch):
-            raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
         parse_opponents(self.opponents)
         if self.eval_every >= 0 and not self.eval_opponents:
             raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
@@ -168,6 +228,99 @@ class TrainArgs(GameArgs):
                 make_agent(spec, config, 0)
             except ValueError as exc:
                 raise ValueError(f"{option}: {exc}") from None
+
+
+@dataclass
+class RLlibArgs(PPOArgs):
+    """Everything one RLlib self-play run (``goboom train-rllib``) needs; saved in ``goboom.json`` of the run folder."""
+
+    learning_rate: float = 3e-4
+    n_epochs: int = 4
+    minibatch_size: int = 500
+    ent_coef: float = 0.01
+    vf_coef: float = 1.0
+    snapshot_every: int = 20_000
+    checkpoint_every: int = 40_000
+    timesteps: int = 200_000
+    """Stop once this many env steps (decisions of any seat) have been sampled."""
+    num_env_runners: int = 1
+    """Ray actors that sample episodes (0 = sample in the driver process)."""
+    num_envs_per_env_runner: int = 16
+    """Environments stepped together (one batched forward pass) inside each env runner."""
+    train_batch_size: int = 4000
+    """Env steps sampled per training iteration."""
+    league_size: int = 4
+    """Frozen snapshot slots that play the non-learner seats."""
+    self_play: float = 0.5
+    """Probability that a non-learner seat is played by main itself instead of a snapshot."""
+    out: str = "runs/rllib"
+    """Run folder: checkpoints/, policy/, goboom.json, progress.csv, tensorboard/."""
+    resume: bool = False
+    """Continue the run in --out from its latest checkpoint (same arguments)."""
+    address: str | None = None
+    """Ray cluster to join (e.g. auto or HOST:6379); default: start a local Ray instance."""
+    num_cpus: int | None = None
+    """CPUs of the local Ray instance (default: all); ignored with --address."""
+    seed: int = 0
+    """Seed of the networks and the environments (league matchmaking draws from the random episode ids)."""
+    eval_games: int = 0
+    """After training, play this many games 1-vs-(n-1) against random and against heuristic (0 = skip)."""
+    progress: bool = True
+    """Show a live progress display."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        self.validate_ppo()
+        for name in ("timesteps", "train_batch_size", "league_size", "num_envs_per_env_runner"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("num_env_runners", "eval_games"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.minibatch_size > self.train_batch_size:
+            raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
+                             f"({self.train_batch_size})")
+        if not 0.0 <= self.self_play <= 1.0:
+            raise ValueError(f"self_play must be a probability in [0, 1], got {self.self_play}")
+        if self.num_cpus is not None and self.num_cpus < 1:
+            raise ValueError(f"num_cpus must be >= 1, got {self.num_cpus}")
+        if self.address is not None:
+            cluster_endpoint(self.address)
+
+
+def cluster_endpoint(address: str) -> tuple[str, int] | None:
+    """The (host, port) of a ``--address`` (``HOST:PORT``, ``[IPv6]:PORT`` or Ray Client's
+    ``ray://HOST:PORT``); None for ``auto``, which Ray looks up itself. Raises ValueError otherwise."""
+    if address == "auto":
+        return None
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"address must be auto, HOST:PORT or ray://HOST:PORT (port 1..65535), got {address!r}")
+    return host, int(port)
+
+
+CONNECT_TIMEOUT_S = 5.0
+"""How long :func:`probe` waits for a TCP connection to a cluster's address."""
+
+
+def probe(address: str, timeout: float = CONNECT_TIMEOUT_S, shown: str | None = None) -> None:
+    """Raise ValueError unless a TCP connection to ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``)
+    opens within ``timeout`` seconds: ``ray.init`` retries an unreachable address for minutes
+    without a word. ``shown`` is how the message names the address (default ``repr(address)``)."""
+    endpoint = cluster_endpoint(address)
+    if endpoint is None:
+        raise ValueError("probe needs HOST:PORT; Ray looks up 'auto' itself")
+    try:
+        socket.create_connection(endpoint, timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(f"no Ray cluster reachable at --address {shown or repr(address)}: {exc}; "
+                         "check the address, or start the cluster with `ray start --head`") from exc
+
+
+# -- checks shared by every settings class ---------------------------------------------------------------
 
 
 def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[str, Any]:
@@ -255,68 +408,51 @@ def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
 
 
-def field_docs(cls: type) -> dict[str, str]:
-    """The docstring under each dataclass field, inherited ones included (the source of ``--help``)."""
-    docs: dict[str, str] = {}
-    for klass in reversed([k for k in cls.__mro__ if dataclasses.is_dataclass(k)]):
-        body = ast.parse(inspect.getsource(klass)).body[0].body  # type: ignore[attr-defined]
-        for node, nxt in itertools.pairwise(body):
-            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-                    and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)):
-                docs[node.target.id] = " ".join(str(nxt.value.value).split())
-    return docs
+# -- settings files and presets ----------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type = TrainArgs) -> None:
-    """One ``--flag`` per dataclass field; unset flags stay absent so TOML values can fill them."""
-    docs = field_docs(cls)
-    parser.add_argument("--config", type=Path, help="TOML file with any of the fields below")
-    for f in dataclasses.fields(cls):
-        flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        kind = f.type if isinstance(f.type, str) else f.type.__name__
-        help_text = f"{docs.get(f.name, '')} (default: {default})"
-        common = {"dest": f.name, "default": argparse.SUPPRESS, "help": help_text}
-        if kind == "bool":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
-        elif kind.startswith("list[int]"):
-            parser.add_argument(flag, type=int, nargs="+", **common)
-        elif kind.startswith("list"):
-            parser.add_argument(flag, nargs="+", **common)
-        else:
-            parser.add_argument(flag, type=_CASTS[kind], **common)
-
-
-_CASTS = {"int": int, "float": float, "str": str, "str | None": str, "int | None": int}
-
-
-def from_namespace(ns: argparse.Namespace, cls: type = TrainArgs) -> Any:
-    """Defaults, then the TOML file of ``--config``, then the flags given on the command line."""
-    values: dict[str, Any] = {}
-    config_path = getattr(ns, "config", None)
-    if config_path is not None:
-        values.update(load_toml(config_path, cls))
-    names = {f.name for f in dataclasses.fields(cls)}
-    values.update(check_field_types({k: v for k, v in vars(ns).items() if k in names}, cls, "the command line"))
-    args = cls(**values)
-    args.validate()
-    return args
-
-
-def load_toml(path: Path, cls: type = TrainArgs) -> dict[str, Any]:
-    """The fields of a TOML file; unknown keys are an error naming the allowed ones."""
+def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
+    """The fields of a settings file for ``cls``: TOML, or JSON when the name ends in ``.json``. Unknown keys
+    and values of the wrong type are a ValueError naming the key and the file."""
     path = Path(path)
+    kind = "JSON" if path.suffix == ".json" else "TOML"
     if not path.is_file():
         raise ValueError(f"config file {path} does not exist")
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"config file {path} is not valid TOML: {exc}") from exc
-    except OSError as exc:
-        raise ValueError(f"cannot read config file {path}: {exc.strerror}") from exc
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read config file {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        data = json.loads(text) if kind == "JSON" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"config file {path} is not valid {kind}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {path} must hold a table of settings, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
         raise ValueError(f"unknown keys {unknown} in {path}; allowed: {sorted(names)}")
     return check_field_types(data, cls, str(path))
+
+
+def preset_fields(name: str) -> dict[str, Any]:
+    """The GameConfig fields of a named preset; ValueError naming the choices for an unknown one."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+    return dict(PRESETS[name])
+
+
+def build_args(cls: type, config: str | Path | None = None, preset: str | None = None, **fields: Any) -> Any:
+    """An instance of the settings class ``cls``: its defaults, then the file ``config``, then the ``preset``,
+    then ``fields`` (later wins). Not validated: call ``validate()`` (the trainers do)."""
+    values: dict[str, Any] = {}
+    if config is not None:
+        values.update(load_config_file(config, cls))
+    if preset is not None:
+        values.update(preset_fields(preset))
+    values.update(fields)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(f"unknown settings {unknown} for {cls.__name__}")
+    return cls(**values)

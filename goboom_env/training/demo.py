@@ -1,4 +1,4 @@
-"""``goboom demo`` (= ``make demo``): train a small agent on the default game and evaluate it.
+"""The demo behind ``goboom demo`` (= ``make demo``): train a small agent on the default game and evaluate it.
 
 The default configuration is classic Go Boom for 4 players (R1), one hand per episode. The demo
 clones the heuristic (warm start, :mod:`goboom_env.training.imitation`), trains with the fast self-play trainer
@@ -11,15 +11,18 @@ the report (``report.md`` plus one JSON per tournament in the run folder).
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
-import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
+from goboom_env.training.config import GameArgs
 from goboom_env.training.vector_ppo import VectorArgs
+
+GAME_FIELDS = tuple(f.name for f in dataclasses.fields(GameArgs))
 
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
 """Training games: three in four put the learner in one seat against three batched heuristics, the rest
@@ -27,55 +30,55 @@ are parameter-shared self-play (all four seats learn)."""
 DEMO_TIMESTEPS = 1_500_000
 
 
-def add_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
-    """Register the ``demo`` sub-command."""
-    parser = subparsers.add_parser(name, help=help_text, description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--timesteps", type=int, default=DEMO_TIMESTEPS,
-                        help=f"PPO training steps (learner decisions, default: {DEMO_TIMESTEPS})")
-    parser.add_argument("--bc-games", type=int, default=3000,
-                        help="warm start: hands of the heuristic to imitate before PPO, 0 = off (default: 3000)")
-    parser.add_argument("--games", type=int, default=4000,
-                        help="evaluation games per baseline, rounded up to whole duplicate deals (default: 4000)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="run folder (default: runs/demo-<date>-<time>, never an existing one)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of training and evaluation (default: 0)")
-    parser.add_argument("--no-progress", dest="progress", action="store_false", help="hide the progress bars")
-    parser.set_defaults(run=run)
-    return parser
+@dataclass
+class DemoArgs(GameArgs):
+    """The options of ``goboom demo``: the game (classic, 4 players by default) and a short budget."""
+
+    timesteps: int = DEMO_TIMESTEPS
+    """PPO training steps (learner decisions)."""
+    bc_games: int = 3000
+    """Warm start: hands of the heuristic to imitate before PPO (0 = off)."""
+    games: int = 4000
+    """Evaluation games per baseline, rounded up to whole duplicate deals."""
+    out: str | None = None
+    """Run folder (default: runs/demo-<date>-<time>, never an existing one)."""
+    seed: int = 0
+    """Seed of training and evaluation."""
+    progress: bool = True
+    """Show the progress bars."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        if self.timesteps < 1 or self.games < 1 or self.bc_games < 0:
+            raise ValueError("--timesteps and --games must be >= 1, --bc-games >= 0")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Train, evaluate, print the table and the report path."""
-    if args.timesteps < 1 or args.games < 1 or args.bc_games < 0:
-        print("goboom demo: error: --timesteps and --games must be >= 1, --bc-games >= 0", file=sys.stderr)
-        return 2
-    out = args.out or Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
+def run_demo(args: DemoArgs) -> Path:
+    """Train, evaluate, print the table; returns the path of ``report.md``. ValueError on bad settings or an
+    existing run folder (checked before any work)."""
+    args.validate()
+    config = args.game_config()
+    out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     if out.exists():
-        print(f"goboom demo: error: {out} already exists; choose another --out", file=sys.stderr)
-        return 2
+        raise ValueError(f"{out} already exists; choose another --out")
     from goboom_env.training.vector_ppo import train
 
-    config = GameConfig()
-    train_args = VectorArgs(timesteps=args.timesteps, bc_games=args.bc_games, seed=args.seed,
-                            opponents=list(DEMO_OPPONENTS), checkpoint_every=250_000, eval_every=-1, out=str(out),
-                            progress=args.progress)
-    try:
-        train_args.validate()
-        print(f"Training PPO (fast self-play trainer) on classic Go Boom, 4 players, for {args.timesteps} steps "
-              f"-> {out}")
-        started = time.perf_counter()
-        model = train(train_args)
-    except ValueError as exc:
-        print(f"goboom demo: error: {exc}", file=sys.stderr)
-        return 2
+    opponents = DEMO_OPPONENTS if config.variant == "classic" else ["learner=1"]  # the batched heuristic is classic
+    train_args = VectorArgs(**{f: getattr(args, f) for f in GAME_FIELDS}, timesteps=args.timesteps,
+                            bc_games=args.bc_games, seed=args.seed, opponents=list(opponents),
+                            checkpoint_every=250_000, eval_every=-1, out=str(out), progress=args.progress)
+    train_args.validate()
+    print(f"Training PPO (fast self-play trainer) on {config.variant} Go Boom, {config.num_players} players, "
+          f"for {args.timesteps} steps -> {out}")
+    started = time.perf_counter()
+    model = train(train_args)
     train_s = time.perf_counter() - started
     print(f"Trained in {train_s:.0f} s. Evaluating against the baselines ({args.games} games each)...")
     rows = evaluate(config, model, ["random", "heuristic"], args.games, args.seed + 1, out, args.progress)
     report = write_report(out, config, model, rows, args.timesteps, train_s)
     print(format_table(rows, config.num_players))
-    print(f"report: {report}")
-    return 0
+    return report
 
 
 def evaluate(config: GameConfig, model: Path, baselines: list[str], games: int, seed: int, out: Path,
@@ -114,10 +117,11 @@ def write_report(out: Path, config: GameConfig, model: Path, rows: list[dict[str
     records = ", ".join(f"eval_vs_{r['opponent']}.json" for r in rows)
     text = [
         "# goboom demo report", "",
-        f"Model `{model}`: PPO (`goboom train-fast`), classic Go Boom, {config.num_players} players, "
+        f"Model `{model}`: PPO (`goboom train-fast`), {config.variant} Go Boom, {config.num_players} players, "
         f"{timesteps} training steps in {train_s:.0f} s.", "",
-        "Evaluation: the model in one seat against three copies of each baseline, seats rotated, duplicate deals;"
-        " a win rate whose 95% CI lies above 1/4 beats the baseline.", "",
+        f"Evaluation: the model in one seat against {config.num_players - 1} copies of each baseline, seats "
+        f"rotated, duplicate deals; a win rate whose 95% CI lies above 1/{config.num_players} beats the baseline.",
+        "",
         "```", format_table(rows, config.num_players), "```", "",
         f"Tournament records: {records}; learning curve: learning_curve.png.", "",
     ]

@@ -1,0 +1,136 @@
+"""The options of every ``goboom`` command, built by tyro from the settings dataclasses.
+
+Each command describes its options as one dataclass whose field docstrings are the ``--help`` texts (the
+game fields come from :class:`goboom_env.training.config.GameArgs`, so ``--variant``, ``--num-players``
+(or ``--players``), ``--hand-size`` ... mean the same to every command). :func:`parse` adds the two options
+every command shares:
+
+* ``--config FILE``: a TOML file (JSON for a ``.json`` file) whose keys are the field names, e.g.
+  ``num_players = 3`` or ``timesteps = 2000000``;
+* ``--preset NAME``: a named game configuration (``goboom_env.config.PRESETS``).
+
+Later layers win: the defaults, then the file, then the preset, then the options given. A bad option is one
+line on stderr (``goboom train: error: ...``) and exit code 2, as argparse does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import io
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+from goboom_env.config import PRESETS
+from goboom_env.training.config import build_args
+
+T = TypeVar("T")
+
+ALIASES = {"--players": "--num-players"}
+"""Short spellings of options every command has."""
+CONFIG_HELP = "TOML file (JSON if its name ends in .json) of settings; keys = field names, e.g. num_players = 3"
+PRESET_HELP = f"start from a named game configuration: {', '.join(sorted(PRESETS))}"
+
+
+class UsageError(ValueError):
+    """A bad command line: the one-line message says which option and why."""
+
+
+def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None = None) -> T:
+    """The ``cls`` instance that ``argv`` describes (defaults < ``--config`` < ``--preset`` < options).
+
+    ``--help`` prints the help and exits 0 (SystemExit); a bad option raises :class:`UsageError`; the
+    values are not validated here (call ``validate()``)."""
+    config, preset, rest = _config_and_preset(argv, prog)
+    default = build_args(cls, config=config, preset=preset)
+    wrapper = _wrapper(cls)
+    parsed = _tyro_cli(wrapper, rest if "-h" not in argv and "--help" not in argv else ["--help"], prog,
+                       description, wrapper(config=config, preset=preset, args=default))
+    return parsed.args
+
+
+def run_command(prog: str, body: Callable[[], int]) -> int:
+    """``body()``, with a ValueError (a bad option or setting) printed as ``PROG: error: ...`` and exit code 2."""
+    try:
+        return body()
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def command_line(prog: str, argv: Sequence[str]) -> str:
+    """The command as a user would type it again (saved with run folders and reports)."""
+    import shlex
+
+    return " ".join([prog, *(shlex.quote(a) for a in argv)])
+
+
+def seat_agents(specs: list[str], num_players: int) -> list[str]:
+    """One spec per seat: the given specs, the last one repeated to fill the remaining seats."""
+    if len(specs) > num_players:
+        raise ValueError(f"{len(specs)} agents given for {num_players} seats: give at most one spec per seat")
+    return list(specs) + [specs[-1]] * (num_players - len(specs))
+
+
+def _config_and_preset(argv: Sequence[str], prog: str) -> tuple[Path | None, str | None, list[str]]:
+    """``--config`` and ``--preset`` read first (they set the defaults the other options override)."""
+    pre = argparse.ArgumentParser(prog=prog, add_help=False, exit_on_error=False)
+    pre.add_argument("--config", type=Path, default=None)
+    pre.add_argument("--preset", default=None)
+    try:
+        known, _ = pre.parse_known_args(list(argv))
+    except argparse.ArgumentError as exc:
+        raise UsageError(str(exc)) from None
+    if known.preset is not None and known.preset not in PRESETS:
+        raise UsageError(f"unknown preset {known.preset!r}; choose one of {sorted(PRESETS)}")
+    return known.config, known.preset, list(argv)
+
+
+def _wrapper(cls: type) -> type:
+    """A dataclass holding ``--config``, ``--preset`` and the fields of ``cls`` without a prefix."""
+    import tyro
+
+    fields: list[Any] = [
+        ("args", Annotated[cls, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="")]),
+        ("config", Annotated[Path | None, tyro.conf.arg(help=CONFIG_HELP, metavar="FILE")], None),
+        ("preset", Annotated[Literal[tuple(sorted(PRESETS))] | None,  # type: ignore[valid-type]
+                             tyro.conf.arg(help=PRESET_HELP)], None),
+    ]
+    return dataclasses.make_dataclass(f"{cls.__name__}Options", fields)
+
+
+def _tyro_cli(wrapper: type, argv: Sequence[str], prog: str, description: str | None, default: Any) -> Any:
+    """tyro's parse of ``argv``, with its error panel turned into one :class:`UsageError` line."""
+    import tyro
+
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            return tyro.cli(wrapper, args=_spelled_out(argv), prog=prog, description=description, default=default)
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        raise UsageError(_first_line(captured.getvalue()) or "bad command line") from None
+
+
+def _spelled_out(argv: Sequence[str]) -> list[str]:
+    """``argv`` with the short spellings of :data:`ALIASES` replaced by the options they stand for."""
+    out = []
+    for arg in argv:
+        name, sep, value = arg.partition("=")
+        out.append(ALIASES.get(name, name) + sep + value)
+    return out
+
+
+_BOX = re.compile(r"^[\s│╭╮╰╯─|+\-]*|[\s│╭╮╰╯─|+\-]*$")
+
+
+def _first_line(panel: str) -> str:
+    """The message of tyro's error panel: its first line of text under the title, box drawing removed."""
+    lines = [_BOX.sub("", line) for line in panel.splitlines()]
+    lines = [line for line in lines if line]
+    return lines[1] if len(lines) > 1 else (lines[0] if lines else "")

@@ -1,0 +1,69 @@
+"""``goboom train-rllib``: multi-agent self-play PPO on Ray RLlib (options:
+:class:`goboom_env.training.config.RLlibArgs`; the PPO settings have the names and units of ``goboom train``).
+
+This module imports no Ray, so ``goboom --help`` stays fast; the training itself lives in
+:mod:`goboom_env.training.rllib_train` and is imported when the command runs. Examples::
+
+    goboom train-rllib --players 4 --timesteps 500000 --num-env-runners 2 --out runs/rllib4
+    goboom train-rllib --address auto --num-env-runners 16 --out runs/big     # an existing cluster
+    goboom train-rllib --out runs/rllib4 --resume --timesteps 1000000
+    goboom train-rllib --measure-sampling 4000 --num-env-runners 2            # env steps/s, no training
+    goboom evaluate --players 4 --agents rllib:runs/rllib4 heuristic --games 2000 --duplicate
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from goboom_env.cli.options import parse
+from goboom_env.training.config import RLlibArgs, cluster_endpoint, probe
+
+
+@dataclass
+class RLlibCommand(RLlibArgs):
+    """The options of ``goboom train-rllib``: the run's settings and one measuring mode."""
+
+    measure_sampling: int = 0
+    """Instead of training, sample this many env steps per env runner and print env steps/s (0 = train)."""
+
+
+def main(argv: Sequence[str], prog: str = "goboom train-rllib") -> int:
+    """Train (or measure sampling speed), print where the policy went; 2 on bad options."""
+    try:
+        ns = parse(RLlibCommand, argv, prog, __doc__)
+        ns.validate()
+        if ns.measure_sampling < 0:
+            raise ValueError(f"--measure-sampling must be >= 0, got {ns.measure_sampling}")
+        if ns.address is not None and cluster_endpoint(ns.address) is not None:
+            probe(ns.address)  # before the slow Ray import; training checks again (auto included)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    args = RLlibArgs(**{name: getattr(ns, name) for name in RLlibArgs.__dataclass_fields__})
+    from goboom_env.training import rllib_train
+
+    try:
+        if ns.measure_sampling:
+            print(json.dumps(rllib_train.measure_sampling(args, ns.measure_sampling)))
+            return 0
+        run_dir = rllib_train.train(args)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"policy: {run_dir / 'policy'} (agent spec rllib:{run_dir})")
+    print(f"checkpoints: {run_dir / 'checkpoints'}  tensorboard: {run_dir / 'tensorboard'}")
+    if args.eval_games:
+        _print_eval(run_dir)
+    return 0
+
+
+def _print_eval(run_dir: Path) -> None:
+    data = json.loads((run_dir / "eval.json").read_text())
+    for opponent, rows in data.items():
+        for row in rows:
+            print(f"vs {opponent}: {row['agent']:>24}  win rate {row['win_rate']:.3f} "
+                  f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]  games {row['games']}")
