@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE_TESTS = ["test_rules.py", "test_config.py", "test_env_api.py", "test_golden_vectors.py", "test_invariants.py",
-              "test_observation.py", "test_playthroughs.py", "test_serialization.py", "test_agents.py"]
+              "test_observation.py", "test_playthroughs.py", "test_serialization.py", "test_agents.py",
+              "test_observation_reference.py", "test_env_outputs.py", "test_action_types.py", "test_packaging.py"]
 """Test files that need only the core dependencies (no extra)."""
 SOURCES = ["pyproject.toml", "README.md", "LICENSE", "goboom_env"]
 
