@@ -228,13 +228,23 @@ def _field_names() -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra")
 
 
+def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
+    """``value`` as a Python int (see :func:`as_int`) if it is an integer in ``lo..hi`` (no upper
+    bound when ``hi`` is None); otherwise ValueError naming ``name`` and the allowed range.
+
+    >>> check_int("games", np.int64(3), 1)
+    3
+    """
+    number = as_int(value)
+    if number is None or number < lo or (hi is not None and number > hi):
+        allowed = f"in {lo}..{hi}" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
+    return number
+
+
 def _check_int(config: GameConfig, name: str, lo: int, hi: int) -> None:
     """Check that field ``name`` is an integer in ``lo..hi``; store it as a Python int."""
-    value = getattr(config, name)
-    number = as_int(value)
-    if number is None or not lo <= number <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-    object.__setattr__(config, name, number)
+    object.__setattr__(config, name, check_int(name, getattr(config, name), lo, hi))
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[str, ...], where: str = "") -> None:

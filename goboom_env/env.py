@@ -137,12 +137,11 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
-from goboom_env.engine import IllegalActionError, Match, action_type_error, score_deltas, win_rewards
-from goboom_env.observation import ObservationEncoder
+from goboom_env.engine import IllegalActionError, Match, action_type_error
+from goboom_env.observation import ObservationEncoder, observe
 from goboom_env.render import render_text
+from goboom_env.scoring import EPISODES, REWARDS, end_hand, points_rewards, win_rewards
 
-EPISODES = ("hand", "match")
-REWARDS = ("win", "points")
 _OPTION_KEYS = {"deck", "dealer"}
 
 
@@ -272,21 +271,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.agent_selection = self.agents[self.match.hand.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """The seat-relative observation of ``agent`` and its action mask (zeros off-turn)."""
-        seat = self.agent_name_mapping[agent]
-        match = self.match
-        try:
-            hand = match.hand
-        except AttributeError:  # no match yet (a try costs nothing on this hot path)
-            raise RuntimeError("call reset() before observe()") from None
-        mask = bytearray(NUM_ACTIONS)  # set bit by bit, then wrapped as int8 without a copy
-        if seat == hand.current and not self.terminations.get(agent, True):  # finished agents: no mask
-            legal = hand.legal_mask()
-            while legal:
-                low = legal & -legal
-                mask[low.bit_length() - 1] = 1
-                legal ^= low
-        return {"observation": self.encoder.encode(hand, seat, match), "action_mask": np.frombuffer(mask, np.int8)}
+        """The seat-relative observation of ``agent`` and its action mask (zeros off-turn and once
+        the agent is terminated): :func:`goboom_env.observation.observe`."""
+        if self.match is None:
+            raise RuntimeError("call reset() before observe()")
+        finished = self.terminations.get(agent, True)
+        return observe(self.match, self.agent_name_mapping[agent], self.encoder, finished=finished)
 
     def last(self, observe: bool = True) -> tuple:
         """The observation, reward, termination, truncation and info of the agent to act."""
@@ -314,12 +304,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         except IllegalActionError as exc:
             raise IllegalActionError(f"{agent}: {exc}") from None
         self._cumulative_rewards[agent] = 0.0
-        # Rewards are non-zero only after a hand ends; clearing and accumulating all-zero rewards
-        # on every other step would change nothing, so both are skipped then (a hot-path saving).
+        # Rewards are non-zero only after a hand ends; clearing all-zero rewards on every other step
+        # would change nothing, so it is skipped then (a hot-path saving), and so is accumulating.
         if self._rewards_set:
-            rewards = self.rewards
-            for a in rewards:
-                rewards[a] = 0.0
+            self._clear_rewards()
             self._rewards_set = False
         if hand.over:
             self._end_hand()
@@ -331,34 +319,23 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.render()
 
     def _end_hand(self) -> None:
-        match = self.match
-        hand = match.hand
-        n = self.config.num_players
-        points = hand.hand_points()
+        """Hand rewards, then the episode's end (:func:`goboom_env.scoring.end_hand` decides it)."""
+        hand = self.match.hand
         if self.reward_mode == "points":
-            self._set_rewards(points_rewards(self.config, hand.winner, points))
-        if self.episode == "hand":
-            winners = hand.winners()
-            if self.reward_mode == "win":
-                self._set_rewards(win_rewards(n, winners))
-            self._finish({"winners": winners, "hand_points": points})
+            self._set_rewards(points_rewards(self.config, hand.winner, hand.hand_points()))
+        result = end_hand(self.match, self.episode)
+        if result is None:
             return
-        result = match.finish_hand()
-        if match.over:
-            if self.reward_mode == "win":
-                self._set_rewards(win_rewards(n, match.winners))
-            self._finish({"winners": list(match.winners), "scores": list(match.scores),
-                          "hands": match.hands_played, "last_hand_winners": list(result.winners)})
+        if self.reward_mode == "win":
+            self._set_rewards(win_rewards(self.config.num_players, result.winners))
+        for a in self.agents:
+            self.terminations[a] = True
+            self.infos[a] = result.info()
 
     def _set_rewards(self, values: list[float]) -> None:
         for a, v in zip(self.agents, values):
             self.rewards[a] = float(v)
         self._rewards_set = True
-
-    def _finish(self, info: dict[str, Any]) -> None:
-        for a in self.agents:
-            self.terminations[a] = True
-            self.infos[a] = dict(info)
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -384,9 +361,5 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return self.match.to_dict()
 
 
-def points_rewards(config: GameConfig, winner: int | None, points: list[int]) -> list[float]:
-    """The ``reward="points"`` signal of one hand: centred gains / 100 (see Rewards)."""
-    deltas = score_deltas(config, winner, points)
-    gains = deltas if config.scoring == "standard" else [-d for d in deltas]
-    mean = sum(gains) / len(gains)
-    return [(g - mean) / 100.0 for g in gains]
+
+__all__ = ["EPISODES", "REWARDS", "IntegerActionWrapper", "env", "make_config", "points_rewards", "raw_env"]

@@ -15,21 +15,21 @@ consistent with the view, the hidden cards dealt at random. Its sampling choices
   card is equally likely in every hidden place. This keeps sampling exact and fast; the price
   is that a search agent does not use what those inferences would tell it.
 
-:func:`observe` returns exactly what ``raw_env.observe`` returns for the seat, without the
-PettingZoo wrapper, so tournaments run on the engine directly.
+:func:`observe` (from :mod:`goboom_env.observation`, re-exported here) returns exactly what
+``raw_env.observe`` returns for the seat, without the PettingZoo wrapper, so tournaments run on the
+engine directly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
-from goboom_env.cards import JOKER, NUM_ACTIONS, NUM_FACES, deck_faces, faces_in
+from goboom_env.cards import JOKER, NUM_FACES, deck_faces, faces_in
 from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import Hand, Match, Phase
-from goboom_env.observation import ObservationEncoder
+from goboom_env.observation import action_mask, encoder_for, observe
 
 
 @dataclass(frozen=True, eq=True)
@@ -155,28 +155,6 @@ class PlayerView:
             turns=self.turns, top=self.top, match_face=self.match_face, passes=self.passes,
             winner=out[-1] if out else None, blocked=self.phase == Phase.OVER and not out,
         )
-
-
-@lru_cache(maxsize=64)
-def encoder_for(config: GameConfig) -> ObservationEncoder:
-    """The (cached) observation encoder of a configuration."""
-    return ObservationEncoder(config)
-
-
-def action_mask(hand: Hand, seat: int) -> np.ndarray:
-    """The env's ``action_mask`` of ``seat``: its legal actions when it is to move, else zeros."""
-    mask = np.zeros(NUM_ACTIONS, np.int8)
-    if seat == hand.current and not hand.over:
-        mask[faces_in(hand.legal_mask())] = 1
-    return mask
-
-
-def observe(state: Match | Hand, seat: int) -> dict[str, np.ndarray]:
-    """Exactly what ``raw_env.observe`` returns for ``seat`` (vector + action mask), from the engine."""
-    match = state if isinstance(state, Match) else None
-    hand = match.hand if match is not None else state
-    encoder = encoder_for(hand.config)
-    return {"observation": encoder.encode(hand, seat, match), "action_mask": action_mask(hand, seat)}
 
 
 __all__ = ["PlayerView", "action_mask", "encoder_for", "observe"]

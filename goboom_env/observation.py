@@ -32,16 +32,13 @@ block                      size          meaning (values)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import lru_cache
 
 import numpy as np
 
-from goboom_env.cards import JOKER, NUM_FACES
+from goboom_env.cards import JOKER, NUM_ACTIONS, NUM_FACES
 from goboom_env.config import MAX_PLAYERS, GameConfig
-from goboom_env.engine import PASSED, Hand
-
-if TYPE_CHECKING:
-    from goboom_env.engine import Match
+from goboom_env.engine import PASSED, Hand, Match
 
 OBSERVATION_VERSION = 1
 """Bumped whenever the layout changes; saved models record it."""
@@ -173,3 +170,37 @@ class ObservationEncoder:
     def describe(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """The named blocks of an observation vector (views), for debugging and tests."""
         return {name: vector[sl] for name, sl in self.slices.items()}
+
+
+@lru_cache(maxsize=64)
+def encoder_for(config: GameConfig) -> ObservationEncoder:
+    """The (cached) observation encoder of a configuration."""
+    return ObservationEncoder(config)
+
+
+def action_mask(hand: Hand, seat: int, finished: bool = False) -> np.ndarray:
+    """The ``action_mask`` of ``seat`` (int8, 54): its legal actions when it is to move, else zeros
+    (zeros too once the hand is over, or when ``finished`` says the seat's episode has ended)."""
+    mask = bytearray(NUM_ACTIONS)  # set bit by bit, then wrapped as int8 without a copy
+    if seat == hand.current and not finished:
+        legal = hand.legal_mask()  # 0 once the hand is over
+        while legal:
+            low = legal & -legal
+            mask[low.bit_length() - 1] = 1
+            legal ^= low
+    return np.frombuffer(mask, np.int8)
+
+
+def observe(state: Match | Hand, seat: int, encoder: ObservationEncoder | None = None,
+            finished: bool = False) -> dict[str, np.ndarray]:
+    """What ``raw_env.observe`` returns for ``seat``: ``{"observation": vector, "action_mask": mask}``.
+
+    The one observe + mask function: the env, :class:`goboom_env.info.PlayerView` users, the
+    tournament and the trainers all call it. ``state`` is a :class:`Match` (scores and progress
+    filled in) or a bare :class:`Hand`; ``encoder`` defaults to the cached one of its configuration.
+    """
+    match = state if isinstance(state, Match) else None
+    hand = match.hand if match is not None else state
+    if encoder is None:
+        encoder = encoder_for(hand.config)
+    return {"observation": encoder.encode(hand, seat, match), "action_mask": action_mask(hand, seat, finished)}

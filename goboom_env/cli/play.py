@@ -14,13 +14,15 @@ from typing import TextIO
 
 import numpy as np
 
-from goboom_env.agents import make_agent
+from goboom_env.agents import Observation, make_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, face_of, pretty
 from goboom_env.cli.options import parse, seat_agents
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
-from goboom_env.info import PlayerView, observe
+from goboom_env.game_loop import play_hand
+from goboom_env.info import PlayerView
 from goboom_env.render import describe_event, render_text
+from goboom_env.scoring import end_hand
 from goboom_env.training.config import GameArgs
 
 DRAW_WORDS = {"draw", "pass", "d", "p"}
@@ -76,39 +78,26 @@ class TerminalGame:
         """Run the game to its end; see :func:`run` for the exit codes."""
         who = ", ".join(f"P{s}={name}" for s, name in sorted(self.names.items()))
         print(f"You are P{self.seat}. Opponents: {who}.", file=out)
-        shown = 0
-        while True:
-            hand = self.match.hand
-            while not hand.over:
-                if hand.current == self.seat:
-                    shown = self._show_events(hand.events, shown, out)
-                    action = self._ask(inp, out)
-                    if action is None:
-                        print("input ended before the end of the game.", file=out)
-                        return 1
-                    if action == QUIT:
-                        print("game abandoned.", file=out)
-                        return 0
-                else:
-                    action = self._agent_move(hand.current)
-                hand.apply(action)
-            shown = self._show_events(hand.events, shown, out)
-            print(render_text(hand, self.match, self.seat), file=out)
-            if self.episode == "hand":
-                print(_winners_line(hand.winners(), self.seat, "hand"), file=out)
-                return 0
-            result = self.match.finish_hand()
-            shown = 0
-            print(f"hand scores: {list(result.score_deltas)}; totals: {self.match.scores}", file=out)
-            if self.match.over:
-                print(_winners_line(self.match.winners, self.seat, "match"), file=out)
-                return 0
-            print(f"--- next hand, dealer P{self.match.hand.dealer} ---", file=out)
-
-    def _agent_move(self, seat: int) -> int:
-        agent = self.agents[seat]
-        view = PlayerView.of(self.match, seat) if agent.needs_view else None
-        return int(agent.act(observe(self.match, seat), view))
+        self.shown = 0
+        human = _Human(self, inp, out)
+        agents = [self.agents.get(s, human) for s in range(self.config.num_players)]
+        try:
+            while True:
+                hand = play_hand(self.match, agents)
+                self.shown = self._show_events(hand.events, self.shown, out)
+                print(render_text(hand, self.match, self.seat), file=out)
+                result = end_hand(self.match, self.episode)
+                if self.episode == "match":
+                    self.shown = 0
+                    scored = self.match.results[-1]
+                    print(f"hand scores: {list(scored.score_deltas)}; totals: {self.match.scores}", file=out)
+                if result is not None:
+                    print(_winners_line(list(result.winners), self.seat, self.episode), file=out)
+                    return 0
+                print(f"--- next hand, dealer P{self.match.hand.dealer} ---", file=out)
+        except _GameStoppedError as stop:
+            print(stop.message, file=out)
+            return stop.code
 
     def _ask(self, inp: TextIO, out: TextIO) -> int | None:
         """Read moves until a legal one (its action id); :data:`QUIT` on quit, None at the end of input."""
@@ -143,6 +132,39 @@ class TerminalGame:
         for event in events[shown:]:
             print(f"  {describe_event(event)}", file=out)
         return len(events)
+
+
+class _GameStoppedError(Exception):
+    """The human quit (exit code 0) or the input ended (exit code 1) before the end of the game."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _Human:
+    """The human's seat as a :class:`~goboom_env.agents.Policy`: shows what happened since its last
+    turn, then reads a legal move from the input (the decision loop asks it like any agent)."""
+
+    name = "you"
+    needs_view = False
+
+    def __init__(self, game: TerminalGame, inp: TextIO, out: TextIO) -> None:
+        self.game, self.inp, self.out = game, inp, out
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        game = self.game
+        game.shown = game._show_events(game.match.hand.events, game.shown, self.out)
+        action = game._ask(self.inp, self.out)
+        if action is None:
+            raise _GameStoppedError(1, "input ended before the end of the game.")
+        if action == QUIT:
+            raise _GameStoppedError(0, "game abandoned.")
+        return action
+
+    def reseed(self, seed: int | None) -> None:
+        """Nothing to restart: the moves come from the input."""
 
 
 def parse_move(text: str) -> int:

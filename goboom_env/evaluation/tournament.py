@@ -32,15 +32,15 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
-from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import code_of, deck_faces
-from goboom_env.config import GameConfig
-from goboom_env.engine import IllegalActionError, Match, score_deltas
-from goboom_env.info import PlayerView, observe
+from goboom_env.config import GameConfig, check_int
+from goboom_env.engine import IllegalActionError, Match
+from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
+from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
+from goboom_env.game_loop import play_episode
+from goboom_env.scoring import EPISODES
 
-EPISODES = ("hand", "match")
 TABLE_KEYS = ("agent", "games", "wins", "win_rate", "ci_low", "ci_high", "mean_points")
 
 
@@ -199,30 +199,12 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
     faces = deck_faces(config.num_decks, config.num_jokers)
     deck = [faces[i] for i in rng.permutation(len(faces))]
     match = Match(config, rng, deck, dealer)
-    needs_view = [a.needs_view for a in agents]
-    totals = [0] * n
-    while True:
-        hand = match.hand
-        while not hand.over:
-            seat = hand.current
-            view = PlayerView.of(match, seat) if needs_view[seat] else None
-            action = agents[seat].act(observe(match, seat), view)
-            try:
-                hand.apply(action)
-            except IllegalActionError as exc:
-                raise IllegalActionError(f"agent {seats[seat]!r} in seat {seat} (game {index}): {exc}") from None
-        if episode == "hand":
-            totals = score_deltas(config, hand.winner, hand.hand_points())
-            winners, hands = hand.winners(), 1
-            left = hand.hand_points()
-            break
-        match.finish_hand()
-        if match.over:
-            totals, winners, hands = list(match.scores), match.winners, match.hands_played
-            left = [-s for s in totals] if config.scoring == "standard" else totals
-            break
-    return GameRecord(index, deal, tuple(seats), tuple(winners), tuple(totals), hands,
-                      _placing(winners, left), dealer, "".join(code_of(f) for f in deck))
+    try:
+        result = play_episode(match, agents, episode)
+    except IllegalActionError as exc:
+        raise IllegalActionError(f"game {index}, seats {list(seats)}: {exc}") from None
+    return GameRecord(index, deal, tuple(seats), result.winners, result.points, result.hands,
+                      _placing(result.winners, result.standing), dealer, "".join(code_of(f) for f in deck))
 
 
 def _placing(winners: Sequence[int], badness: Sequence[int]) -> tuple[int, ...]:
@@ -323,7 +305,7 @@ def run_tournament(
     on Linux up to Python 3.13); where they are spawned, a script calling this at import level needs
     the usual ``if __name__ == "__main__":`` guard. An agent's error, or Ctrl-C, stops every worker at
     once and is raised here (the games played so far are dropped)."""
-    _check_args(config, agents, games, seed, processes, episode)
+    games, seed, processes = _check_args(config, agents, games, seed, processes, episode)
     n = config.num_players
     total = -(-games // n) * n if duplicate else games
     agents = list(agents)
@@ -355,16 +337,12 @@ def run_pairwise(
 
 
 def _check_args(config: GameConfig, agents: Sequence[str], games: int, seed: int, processes: int,
-                episode: str) -> None:
+                episode: str) -> tuple[int, int, int]:
+    """Every argument checked; returns games, seed and processes as Python ints."""
     if not isinstance(config, GameConfig):
         raise ValueError(f"config must be a GameConfig, got {type(config).__name__}")
     if isinstance(agents, str) or len(agents) != config.num_players:
         raise ValueError(f"agents must list one spec per seat: {config.num_players} specs, got {agents!r}")
-    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-        raise ValueError(f"games must be a positive integer, got {games!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise ValueError(f"processes must be a positive integer, got {processes!r}")
     if episode not in EPISODES:
         raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+    return check_int("games", games, 1), check_int("seed", seed, 0), check_int("processes", processes, 1)

@@ -6,7 +6,8 @@ cross-entropy over the legal actions, the critic learns the hand's win reward of
 lets PPO start from the teacher's level and spend the budget on improving on it.
 
 Data comes from games played on the engine with the teacher in every seat (R3: every decision of
-every seat is one sample), observations exactly as the env builds them (:func:`goboom_env.info.observe`).
+every seat is one sample), played by :func:`goboom_env.game_loop.play_episode`, so observations are
+exactly what the env builds (:func:`goboom_env.observation.observe`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import numpy as np
 
 from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
-from goboom_env.engine import Match, win_rewards
-from goboom_env.info import PlayerView, observe
+from goboom_env.engine import Match
+from goboom_env.game_loop import Decision, play_episode
+from goboom_env.scoring import win_rewards
 from goboom_env.training.privileged import HiddenEncoder
 
 
@@ -44,24 +46,21 @@ def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
     n = config.num_players
     agents = [make_agent(teacher, config, seed * 100 + s) for s in range(n)]
     obs, masks, actions, returns = [], [], [], []
+    movers: list[int] = []
+
+    def record(decision: Decision) -> None:
+        vector = decision.observation["observation"]
+        if hidden is not None:
+            vector = np.concatenate([vector, hidden.encode(decision.hand, decision.seat)])
+        obs.append(vector.astype(np.float16))
+        masks.append(decision.observation["action_mask"].astype(bool))
+        actions.append(int(decision.action))
+        movers.append(decision.seat)
+
     for _ in range(games):
-        match = Match(config, rng)
-        hand = match.hand
-        movers = []
-        while not hand.over:
-            seat = hand.current
-            observation = observe(match, seat)
-            view = PlayerView.of(match, seat) if agents[seat].needs_view else None
-            action = int(agents[seat].act(observation, view))
-            vector = observation["observation"]
-            if hidden is not None:
-                vector = np.concatenate([vector, hidden.encode(hand, seat)])
-            obs.append(vector.astype(np.float16))
-            masks.append(observation["action_mask"].astype(bool))
-            actions.append(action)
-            movers.append(seat)
-            hand.apply(action)
-        reward = win_rewards(n, hand.winners())
+        movers.clear()
+        result = play_episode(Match(config, rng), agents, "hand", record)
+        reward = win_rewards(n, result.winners)
         returns.extend(reward[s] for s in movers)
     return Demonstrations(np.stack(obs), np.stack(masks), np.array(actions, np.int64),
                           np.array(returns, np.float32))
