@@ -8,16 +8,14 @@ file that happens to share a shipped model's name, write it as a path (``ppo:./c
 
 from __future__ import annotations
 
-from importlib.resources import as_file, files
 from pathlib import Path
 
 __all__ = ["model_path", "shipped_models"]
 
 
 def _folder() -> Path:
-    """This folder on disk (the package is installed as plain files, never zipped, so the path stays valid)."""
-    with as_file(files(__name__)) as folder:
-        return Path(folder)
+    """This folder on disk (pip installs the package as plain files, so the models are files next to this one)."""
+    return Path(__file__).resolve().parent
 
 
 def shipped_models() -> list[str]:
