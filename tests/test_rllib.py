@@ -4,7 +4,6 @@ checkpointed, resumed and benchmarked with the tournament runner."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import pickle
@@ -16,7 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+pytest.importorskip("torch")  # the rllib extra
+pytest.importorskip("ray.rllib")
 import torch
+from conftest import play_aec
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
@@ -25,13 +28,21 @@ from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from goboom_env import GameConfig, IllegalActionError
 from goboom_env.agents import make_agent
 from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, deck_faces, face_of
+from goboom_env.cli import train_rllib as train_rllib_command
 from goboom_env.engine import win_rewards
 from goboom_env.env import raw_env
 from goboom_env.observation import observation_size
-from goboom_env.training import rllib_cli
+from goboom_env.training.config import RLlibArgs
+from goboom_env.training.model_files import model_metadata
 from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
-from goboom_env.training.rllib_policy import MAIN_MODULE, MaskedPPOTorchRLModule, RLlibAgent, load_rllib_agent, module_path
-from goboom_env.training.rllib_train import LEAGUE_PREFIX, LeagueMapping
+from goboom_env.training.rllib_league import LEAGUE_PREFIX, LeagueMapping
+from goboom_env.training.rllib_policy import (
+    MAIN_MODULE,
+    MaskedPPOTorchRLModule,
+    RLlibAgent,
+    load_rllib_agent,
+    module_path,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -236,14 +247,22 @@ def one_observation(legal: list[int], num_players: int = 4) -> dict[str, np.ndar
     return {"observation": np.zeros(observation_size(num_players), np.float32), "action_mask": mask}
 
 
+def save_policy(module: RLModule, folder: Path, config: GameConfig, metadata_in: Path | None = None) -> None:
+    """Save ``module`` in ``folder`` with the ``goboom.json`` that ``goboom train-rllib`` writes beside a policy
+    (in ``metadata_in``, the folder itself by default)."""
+    module.save_to_path(folder)
+    (metadata_in or folder).joinpath("goboom.json").write_text(json.dumps(model_metadata(config)))
+
+
 def test_loader_finds_policy_folders_and_plays_greedy_or_sampled(tmp_path):
     """``rllib:`` accepts an exported module folder, a run folder (``policy/``) and an algorithm
     checkpoint layout; greedy play is the arg-max over the *legal* actions only (R3.2)."""
     module = build_module()
     ordered_logits(module)
-    module.save_to_path(tmp_path / "run" / "policy")
-    module.save_to_path(tmp_path / "ckpt" / "learner_group" / "learner" / "rl_module" / MAIN_MODULE)
     config = GameConfig(num_players=4)
+    save_policy(module, tmp_path / "run" / "policy", config)
+    save_policy(module, tmp_path / "ckpt" / "learner_group" / "learner" / "rl_module" / MAIN_MODULE, config,
+                metadata_in=tmp_path / "ckpt")
     for spec in (f"rllib:{tmp_path / 'run'}", f"rllib:{tmp_path / 'run' / 'policy'}", f"rllib:{tmp_path / 'ckpt'}"):
         agent = make_agent(spec, config, seed=0)
         assert isinstance(agent, RLlibAgent) and agent.needs_view is False
@@ -262,7 +281,8 @@ def test_loader_takes_a_path_relative_to_the_working_directory(tmp_path, monkeyp
     URI without a scheme), so the loader resolves it first."""
     module = build_module()
     ordered_logits(module)
-    module.save_to_path(tmp_path / "runs" / "x" / "policy")
+    run = tmp_path / "runs" / "x"
+    save_policy(module, run / "policy", GameConfig(num_players=4), metadata_in=run)
     monkeypatch.chdir(tmp_path)
     for spec in ("rllib:runs/x", "rllib:runs/x/policy", "rllib:path=./runs/../runs/x,greedy=false"):
         agent = make_agent(spec, GameConfig(num_players=4), seed=0)
@@ -276,20 +296,43 @@ def test_loader_errors_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match="needs a path"):
         load_rllib_agent(GameConfig(), 0, "")
     build_module(num_players=4).save_to_path(tmp_path / "policy")
-    with pytest.raises(ValueError, match="num_players=3"):
-        make_agent(f"rllib:{tmp_path}", GameConfig(num_players=3), seed=0)
+    with pytest.raises(ValueError, match=r"has no goboom\.json beside it"):
+        make_agent(f"rllib:{tmp_path}", GameConfig(num_players=4), seed=0)
+
+
+def test_loader_refuses_a_policy_trained_for_another_game(tmp_path):
+    """The one compatibility check of ``ppo:`` and ``rllib:``: a classic 4-player policy does not load into a
+    jokers 4-player game (same observation size), nor into 3 players, nor with another observation layout,
+    nor with damaged metadata."""
+    save_policy(build_module(num_players=4), tmp_path / "policy", GameConfig(num_players=4))
+    spec = f"rllib:{tmp_path}"
+    assert isinstance(make_agent(spec, GameConfig(num_players=4), seed=0), RLlibAgent)
+    with pytest.raises(ValueError, match=r"different game configuration \(.*variant: model 'classic' vs requested "
+                                         r"'jokers'"):
+        make_agent(spec, GameConfig(variant="jokers", num_players=4), seed=0)
+    with pytest.raises(ValueError, match="num_players: model 4 vs requested 3"):
+        make_agent(spec, GameConfig(num_players=3), seed=0)
+    file = tmp_path / "policy" / "goboom.json"
+    meta = json.loads(file.read_text())
+    file.write_text(json.dumps({**meta, "observation_version": meta["observation_version"] + 1}))
+    with pytest.raises(ValueError, match=f"observation layout version {meta['observation_version'] + 1}"):
+        make_agent(spec, GameConfig(num_players=4), seed=0)
+    file.write_text(json.dumps({**meta, "config": "classic"}))
+    with pytest.raises(ValueError, match=r"goboom\.json is damaged .*has no game configuration \('config' object\)"):
+        make_agent(spec, GameConfig(num_players=4), seed=0)
+    file.write_text("{")
+    with pytest.raises(ValueError, match=r"goboom\.json is damaged: not readable JSON"):
+        make_agent(spec, GameConfig(num_players=4), seed=0)
 
 
 def test_loaded_agent_plays_whole_games_legally(tmp_path):
-    build_module(num_players=3).save_to_path(tmp_path / "policy")
     config = GameConfig(variant="jokers", num_players=3)
+    save_policy(build_module(num_players=3), tmp_path / "policy", config)
     agent = make_agent(f"rllib:{tmp_path}", config, seed=1)
     env = raw_env(config=config)
     for seed in range(3):
         env.reset(seed=seed)
-        for _ in env.agent_iter():
-            obs, _, terminated, _, _ = env.last()
-            env.step(None if terminated else agent.act(obs))  # raw_env raises on an illegal action
+        play_aec(env, agent.act)  # raw_env raises on an illegal action
 
 
 # -- league matchmaking ---------------------------------------------------------------------------
@@ -322,11 +365,8 @@ def test_league_mapping_is_consistent_per_episode_and_spreads_the_learner_seat()
 
 
 def train_rllib(*argv: str) -> int:
-    """Run ``goboom train-rllib ARGV`` in-process through the sub-command's own parser."""
-    parser = argparse.ArgumentParser(prog="goboom")
-    rllib_cli.add_parser(parser.add_subparsers(), "train-rllib", "train on RLlib")
-    ns = parser.parse_args(["train-rllib", *argv])
-    return ns.run(ns)
+    """Run ``goboom train-rllib ARGV`` in-process."""
+    return train_rllib_command.main(list(argv), "goboom train-rllib")
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -392,7 +432,7 @@ def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path,
     monkeypatch.setattr(rllib_train, "build_config", lambda args: Config())
     monkeypatch.setattr(rllib_train, "_start_league", crash)
     run = tmp_path / "run"
-    args = rllib_cli.RLlibArgs(out=str(run), progress=False)
+    args = RLlibArgs(out=str(run), progress=False)
     with pytest.raises(RuntimeError, match="worker died"):
         rllib_train.train(args)
     assert not run.exists()
@@ -409,7 +449,7 @@ def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path,
 # -- training on a local Ray instance (slow) ------------------------------------------------------
 
 TINY = ["--num-envs-per-env-runner", "2", "--train-batch-size", "256", "--minibatch-size", "128",
-        "--num-epochs", "1", "--hidden", "32", "--league-size", "2", "--snapshot-every", "1",
+        "--n-epochs", "1", "--net-arch", "32", "--league-size", "2", "--snapshot-every", "1",
         "--checkpoint-every", "1", "--num-cpus", "2", "--seed", "3", "--no-progress"]
 
 
@@ -434,7 +474,8 @@ def test_train_checkpoint_resume_and_benchmark(tmp_path):
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["iter_000001", "iter_000002"]
     assert any((run / "tensorboard").iterdir())
     meta = json.loads((run / "goboom.json").read_text())
-    assert meta["game"] == GameConfig(num_players=4).to_dict() and meta["iteration"] == 2
+    assert meta["config"] == GameConfig(num_players=4).to_dict() and meta["iteration"] == 2
+    assert meta["timesteps"] >= 512 and meta["train_args"]["league_size"] == 2
     # iteration 2 copied main into league_0 (round robin) right before the checkpoint; league_1
     # holds main as it was after iteration 1, and main has trained since
     modules = run / "checkpoints" / "iter_000002" / "learner_group" / "learner" / "rl_module"
@@ -450,10 +491,20 @@ def test_train_checkpoint_resume_and_benchmark(tmp_path):
 
     config = GameConfig(num_players=4)
     spec = f"rllib:{run}"
-    result = run_tournament(config, [spec, "random", "random", "random"], 8, seed=1, duplicate=True, progress=False)
-    table = {row["agent"]: row for row in result.table()}
-    assert table[spec]["games"] == 8 and table["random"]["games"] == 24
-    assert sum(row["wins"] for row in table.values()) == pytest.approx(8)
+    run_tournament(config, [spec, "random", "random", "random"], 8, seed=1, duplicate=True, progress=False)
+    # the exported policy is the last checkpoint's main module, carries the run's metadata, and plays its argmax
+    latest = run / "checkpoints" / "iter_000003" / "learner_group" / "learner" / "rl_module" / MAIN_MODULE
+    exported, trained = module_weights(run / "policy"), module_weights(latest)
+    assert exported.keys() == trained.keys() and all(np.array_equal(exported[k], trained[k]) for k in trained)
+    assert json.loads((run / "policy" / "goboom.json").read_text()) == json.loads((run / "goboom.json").read_text())
+    agent = make_agent(spec, config, seed=0)
+    batch = observation_batch(32)
+    with torch.no_grad():
+        logits = RLModule.from_checkpoint(latest).forward_inference({Columns.OBS: dict(batch)})
+    for i, best in enumerate(logits[Columns.ACTION_DIST_INPUTS].argmax(1).tolist()):
+        assert agent.act({"observation": batch[OBS_KEY][i].numpy(), "action_mask": batch[MASK_KEY][i].numpy()}) == best
+    with pytest.raises(ValueError, match="variant: model 'classic' vs requested 'jokers'"):
+        make_agent(spec, GameConfig(variant="jokers", num_players=4), seed=0)
 
 
 @pytest.mark.slow
@@ -479,15 +530,13 @@ def test_cli_trains_in_the_driver_with_a_relative_out_and_evaluates(tmp_path, mo
     agent = make_agent("rllib:runs/rllib3", config, seed=0)
     env = raw_env(config=config)
     env.reset(seed=0)
-    for _ in env.agent_iter():
-        obs, _, terminated, _, _ = env.last()
-        env.step(None if terminated else agent.act(obs))
+    play_aec(env, agent.act)  # raw_env raises on an illegal action
 
 
 def test_core_package_sb3_path_and_cli_module_do_not_import_ray():
     """``ray[rllib]`` is an optional extra: the env, the agents registry, the SB3 training path and
     the ``train-rllib`` command's argument module import without it (``goboom --help`` stays fast)."""
-    code = ("import sys, goboom_env, goboom_env.agents, goboom_env.training.sb3, goboom_env.training.rllib_cli; "
+    code = ("import sys, goboom_env, goboom_env.agents, goboom_env.training.sb3, goboom_env.cli.train_rllib; "
             "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -499,7 +548,7 @@ def test_measure_sampling_and_the_cpu_check(tmp_path):
     """``--measure-sampling`` reports env steps/s without training; asking for more env runners than
     the local Ray instance has CPUs fails with a message instead of waiting forever."""
     base = [sys.executable, "-m", "goboom_env.cli", "train-rllib", "--num-cpus", "2", "--num-envs-per-env-runner", "2",
-            "--hidden", "16", "--no-progress"]
+            "--net-arch", "16", "--no-progress"]
     done = subprocess.run([*base, "--measure-sampling", "200", "--num-env-runners", "0", "--out", str(tmp_path / "a")],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

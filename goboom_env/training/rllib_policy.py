@@ -7,7 +7,11 @@ the PPO loss and greedy play only ever see legal actions.
 
 :func:`load_rllib_agent` is what ``make_agent("rllib:PATH", config, seed)`` calls: it loads the
 trained ``main`` module from an exported policy folder, a run folder or a full algorithm
-checkpoint, without starting Ray, and wraps it in the project's Policy protocol.
+checkpoint, without starting Ray, and wraps it in the project's Policy protocol. It first reads the
+policy's ``goboom.json`` (the metadata every trained policy carries,
+:func:`goboom_env.training.model_files.model_metadata`) and refuses, with
+:func:`~goboom_env.training.model_files.check_compatible`, a policy trained for another variant,
+player count, rule or observation layout, exactly as the ``ppo:`` loader does.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from goboom_env.config import GameConfig
 from goboom_env.observation import observation_size
+from goboom_env.training.model_files import check_compatible, metadata_problem
 from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY
 
 MAIN_MODULE = "main"
@@ -34,7 +39,8 @@ MAIN_MODULE = "main"
 POLICY_DIR = "policy"
 """Sub-folder of a run folder holding the exported ``main`` module."""
 METADATA_FILE = "goboom.json"
-"""Game configuration and training settings saved next to an exported policy."""
+"""The policy's metadata (:func:`goboom_env.training.model_files.model_metadata` plus the RLlib run's
+``episode``, ``reward``, ``iteration`` and ``checkpoint``), saved in the run folder and in ``policy/``."""
 
 
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
@@ -112,13 +118,23 @@ def module_path(path: str | Path) -> Path:
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The ``goboom.json`` saved with a policy (searched from the module folder upwards), or {}."""
+    """The ``goboom.json`` saved with the policy at ``path`` (searched from the module folder up to the run
+    folder), checked against the metadata schema; ValueError when there is none or it is damaged."""
     folder = module_path(path)
-    for parent in [folder, *folder.parents][:6]:
-        meta = parent / METADATA_FILE
-        if meta.is_file():
-            return json.loads(meta.read_text())
-    return {}
+    for parent in [folder, *folder.parents][:7]:  # up to the run folder of checkpoints/iter_N/.../main
+        file = parent / METADATA_FILE
+        if file.is_file():
+            try:
+                meta = json.loads(file.read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ValueError(f"{file} is damaged: not readable JSON ({exc})") from exc
+            problem = metadata_problem(meta)
+            if problem:
+                raise ValueError(f"{file} is damaged or from an older goboom-env: it {problem}")
+            return meta
+    raise ValueError(f"the RLlib policy at {str(folder)!r} has no {METADATA_FILE} beside it or in the folders above, "
+                     "so the game it was trained for is unknown; `goboom train-rllib` writes one into the run "
+                     "folder and into policy/")
 
 
 class RLlibAgent:
@@ -162,20 +178,18 @@ class RLlibAgent:
 def load_rllib_agent(config: GameConfig, seed: int | None = None, path: str = "", greedy: bool = True) -> RLlibAgent:
     """The ``rllib:PATH`` agent (``rllib:path=PATH,greedy=false`` samples instead of argmax).
 
-    Raises ValueError when ``path`` holds no policy or the policy was trained for a different
-    observation size (number of players) than ``config``.
+    Raises ValueError when ``path`` holds no policy, when its metadata is missing or damaged, or when the
+    policy was trained for another game than ``config`` (variant, player count, any rule) or another
+    observation layout version.
     """
     if not path:
         raise ValueError("the rllib agent needs a path: rllib:path/to/run_or_checkpoint")
+    check_compatible(read_metadata(path), config, f"the RLlib policy at {path!r}")
     module = RLModule.from_checkpoint(module_path(path))
     space = module.observation_space
     trained = space[OBS_KEY].shape[0] if isinstance(space, gym.spaces.Dict) else None
     wanted = observation_size(config.num_players)
     if trained != wanted:
-        meta = read_metadata(path)
-        players = meta.get("game", {}).get("num_players", "?")
-        raise ValueError(
-            f"the RLlib policy at {path!r} was trained for observations of size {trained} "
-            f"(num_players={players}); this game (num_players={config.num_players}) needs {wanted}"
-        )
+        raise ValueError(f"the RLlib policy at {path!r} is damaged: its module reads observations of size "
+                         f"{trained}, but {config.num_players}-player observations have {wanted}")
     return RLlibAgent(module, greedy=greedy, seed=seed, name="rllib")
