@@ -32,6 +32,9 @@ T = TypeVar("T")
 
 ALIASES = {"--players": "--num-players"}
 """Short spellings of options every command has."""
+RENAMED = {"--lr": "--learning-rate", "--entropy-coeff": "--ent-coef", "--clip-param": "--clip-range",
+           "--hidden": "--net-arch", "--num-epochs": "--n-epochs", "--batch-size": "--minibatch-size"}
+"""Former PPO option names (of train-rllib, and --batch-size of train): refused with the name to use instead."""
 CONFIG_HELP = "TOML file (JSON if its name ends in .json) of settings; keys = field names, e.g. num_players = 3"
 PRESET_HELP = f"start from a named game configuration: {', '.join(sorted(PRESETS))}"
 
@@ -40,17 +43,17 @@ class UsageError(ValueError):
     """A bad command line: the one-line message says which option and why."""
 
 
-def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None = None) -> T:
-    """The ``cls`` instance that ``argv`` describes (defaults < ``--config`` < ``--preset`` < options).
+def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None = None,
+          defaults: T | None = None) -> T:
+    """The ``cls`` instance that ``argv`` describes (defaults < ``--config`` < ``--preset`` < options);
+    ``defaults``, an instance of ``cls``, replaces the class's own defaults (the scripts in ``training/``).
 
     ``--help`` prints the help and exits 0 (SystemExit); a bad option raises :class:`UsageError`; the
     values are not validated here (call ``validate()``)."""
-    config, preset, rest = _config_and_preset(argv, prog)
-    default = build_args(cls, config=config, preset=preset)
+    config, preset = _config_and_preset(argv, prog)
+    default = build_args(cls, config=config, preset=preset, base=defaults)
     wrapper = _wrapper(cls)
-    parsed = _tyro_cli(wrapper, rest if "-h" not in argv and "--help" not in argv else ["--help"], prog,
-                       description, wrapper(config=config, preset=preset, args=default))
-    return parsed.args
+    return _tyro_cli(wrapper, argv, prog, description, wrapper(config=config, preset=preset, args=default)).args
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:
@@ -76,9 +79,9 @@ def seat_agents(specs: list[str], num_players: int) -> list[str]:
     return list(specs) + [specs[-1]] * (num_players - len(specs))
 
 
-def _config_and_preset(argv: Sequence[str], prog: str) -> tuple[Path | None, str | None, list[str]]:
+def _config_and_preset(argv: Sequence[str], prog: str) -> tuple[Path | None, str | None]:
     """``--config`` and ``--preset`` read first (they set the defaults the other options override)."""
-    pre = argparse.ArgumentParser(prog=prog, add_help=False, exit_on_error=False)
+    pre = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False, exit_on_error=False)
     pre.add_argument("--config", type=Path, default=None)
     pre.add_argument("--preset", default=None)
     try:
@@ -87,7 +90,7 @@ def _config_and_preset(argv: Sequence[str], prog: str) -> tuple[Path | None, str
         raise UsageError(str(exc)) from None
     if known.preset is not None and known.preset not in PRESETS:
         raise UsageError(f"unknown preset {known.preset!r}; choose one of {sorted(PRESETS)}")
-    return known.config, known.preset, list(argv)
+    return known.config, known.preset
 
 
 def _wrapper(cls: type) -> type:
@@ -118,10 +121,14 @@ def _tyro_cli(wrapper: type, argv: Sequence[str], prog: str, description: str | 
 
 
 def _spelled_out(argv: Sequence[str]) -> list[str]:
-    """``argv`` with the short spellings of :data:`ALIASES` replaced by the options they stand for."""
+    """``argv`` with the short spellings of :data:`ALIASES` replaced by the options they stand for; a former
+    name (:data:`RENAMED`) is a UsageError naming the new one."""
     out = []
     for arg in argv:
         name, sep, value = arg.partition("=")
+        if name in RENAMED:
+            raise UsageError(f"{name} is now {RENAMED[name]}: every trainer names its PPO settings alike "
+                             "(see --help)")
         out.append(ALIASES.get(name, name) + sep + value)
     return out
 

@@ -442,10 +442,12 @@ def preset_fields(name: str) -> dict[str, Any]:
     return dict(PRESETS[name])
 
 
-def build_args(cls: type, config: str | Path | None = None, preset: str | None = None, **fields: Any) -> Any:
-    """An instance of the settings class ``cls``: its defaults, then the file ``config``, then the ``preset``,
-    then ``fields`` (later wins). Not validated: call ``validate()`` (the trainers do)."""
-    values: dict[str, Any] = {}
+def build_args(cls: type, config: str | Path | None = None, preset: str | None = None, base: Any = None,
+               **fields: Any) -> Any:
+    """An instance of the settings class ``cls``: its defaults (or the values of ``base``, an instance), then
+    the file ``config``, then the ``preset``, then ``fields`` (later wins). Not validated: call ``validate()``
+    (the trainers do)."""
+    values: dict[str, Any] = {} if base is None else {f.name: getattr(base, f.name) for f in dataclasses.fields(cls)}
     if config is not None:
         values.update(load_config_file(config, cls))
     if preset is not None:
