@@ -83,14 +83,14 @@ def run_demo(args: DemoArgs) -> Path:
 
 def evaluate(config: GameConfig, model: Path, baselines: list[str], games: int, seed: int, out: Path,
              progress: bool) -> list[dict[str, Any]]:
-    """One 1-vs-(n-1) duplicate tournament per baseline; the model's table row of each."""
-    from goboom_env.evaluation.tournament import run_tournament
+    """One 1-vs-(n-1) duplicate tournament per baseline
+    (:func:`~goboom_env.evaluation.baselines.evaluate_vs_baselines`), saved as ``eval_vs_BASELINE.json``;
+    the model's table row of each."""
+    from goboom_env.evaluation.baselines import evaluate_vs_baselines
 
     spec = f"ppo:{model}"
     rows = []
-    for baseline in baselines:
-        result = run_tournament(config, [spec] + [baseline] * (config.num_players - 1), games, seed=seed,
-                                duplicate=True, progress=progress)
+    for baseline, result in evaluate_vs_baselines(config, spec, baselines, games, seed=seed, progress=progress).items():
         result.to_json(out / f"eval_vs_{baseline}.json")
         table = {r["agent"]: r for r in result.table()}
         rows.append({"opponent": baseline, **table[spec], "opponent_win_rate": table[baseline]["win_rate"],
