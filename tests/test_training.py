@@ -25,6 +25,7 @@ from goboom_env import GameConfig
 from goboom_env.agents import make_agent
 from goboom_env.cli.options import parse as parse_options
 from goboom_env.env import raw_env
+from goboom_env.observation import observation_size
 from goboom_env.training.config import TrainArgs, parse_opponents
 from goboom_env.training.imitation import clone, collect
 from goboom_env.training.model_files import (
@@ -302,12 +303,14 @@ def test_privileged_critic_with_shaping_trains_resumes_and_plays(tmp_path: Path)
     switched = goboom("train", *[f for f in flags if f != "--privileged-critic"], "--timesteps", "2048", "--resume")
     assert switched.returncode == 2 and "privileged_critic=False differs" in switched.stderr
     jokers = GameConfig(variant="jokers", num_players=4)
-    averaged = average_policies(sorted((out / "checkpoints").glob("*.zip")), tmp_path / "avg.zip")
-    from goboom_env.evaluation.tournament import run_tournament
-
-    mine = run_tournament(jokers, [f"ppo:{averaged}", "heuristic", "heuristic", "heuristic"], 8,
-                          progress=False).table()[0]
-    assert mine["agent"] == f"ppo:{averaged}" and mine["games"] == 8  # the averaged model played every game
+    checkpoints = sorted((out / "checkpoints").glob("*.zip"))
+    averaged = load_actor(average_policies(checkpoints, tmp_path / "avg.zip"))
+    actors = [load_actor(path) for path in checkpoints]
+    assert len(actors) >= 2 and averaged.input_size == observation_size(4)  # the actor never reads the hidden cards
+    for i, (w, b) in enumerate(averaged.layers):
+        np.testing.assert_allclose(w, np.mean([a.layers[i][0] for a in actors], axis=0), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(b, np.mean([a.layers[i][1] for a in actors], axis=0), rtol=1e-5, atol=1e-7)
+    play_legally(make_agent(f"ppo:{tmp_path / 'avg.zip'}", jokers, seed=0), jokers, games=3)
 
 
 def test_train_rejects_bad_arguments_with_exit_code_2(tmp_path: Path) -> None:
@@ -465,14 +468,21 @@ def test_shipped_models_load_and_play_legally(name: str, variant: str) -> None:
     play_legally(make_agent(f"ppo:{name}", config, seed=0), config, games=3)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name, variant", [("classic4", "classic"), ("jokers4", "jokers")])
-def test_shipped_models_still_beat_random(name: str, variant: str) -> None:
-    """A regression check of the shipped agents (goboom_env/models/README.md has the full 20,000-game evaluations)."""
+SHIPPED_GAMES = json.loads((ROOT / "tests" / "data" / "shipped_models_tournament.json").read_text())
+"""Fixed-seed duplicate tournaments of the shipped models (40 games against each baseline, seed 7): every
+game's seats, deal, winners, points and placings, as the models play them."""
+
+
+@pytest.mark.parametrize("matchup", sorted(SHIPPED_GAMES))
+def test_shipped_models_play_their_recorded_games(matchup: str) -> None:
+    """A shipped model (loaded by ``ppo:NAME``) plays exactly the recorded games: any change to the model file,
+    its loader, the observation or the rules shows up as a different game."""
     from goboom_env.evaluation.tournament import run_tournament
 
-    config = GameConfig(variant=variant, num_players=4)
-    spec = f"ppo:{name}"
-    mine = run_tournament(config, [spec, "random", "random", "random"], 2000, seed=7, duplicate=True,
-                          progress=False).table()[0]
-    assert mine["agent"] == spec and mine["ci_low"] > 0.25
+    name, baseline = matchup.split("/")
+    config = GameConfig(variant={"classic4": "classic", "jokers4": "jokers"}[name], num_players=4)
+    recorded = SHIPPED_GAMES[matchup]
+    result = run_tournament(config, [f"ppo:{name}"] + [baseline] * 3, len(recorded), seed=7, duplicate=True,
+                            progress=False)
+    played = [{key: game[key] for key in recorded[0]} for game in json.loads(json.dumps(result.to_dict()["games"]))]
+    assert played == recorded
