@@ -237,9 +237,14 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
     """
     number = as_int(value)
     if number is None or number < lo or (hi is not None and number > hi):
-        allowed = f"in {lo}..{hi}" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
+        raise ValueError(f"{name} must be {_integer_range(lo, hi)}, got {value!r}")
     return number
+
+
+def _integer_range(lo: int, hi: int | None) -> str:
+    if hi is not None:
+        return f"an integer in {lo}..{hi}"
+    return {0: "a non-negative integer", 1: "a positive integer"}.get(lo, f"an integer >= {lo}")
 
 
 def _check_int(config: GameConfig, name: str, lo: int, hi: int) -> None:

@@ -129,9 +129,10 @@ def test_raw_env_illegal_action_names_agent_action_and_legal_actions() -> None:
     deck = deck_for(cfg, [["5H", "KC"], ["2C", "3D"], ["9H", "4S"]], ["7C", "8S", "JH"], dealer=2)
     env = goboom_env.raw_env(config=cfg)
     env.reset(options={"deck": deck, "dealer": 2})
-    with pytest.raises(IllegalActionError, match=r"player_0: action 53 is not legal .* legal actions: \[11, 29\]"):
-        env.step(53)
-    assert isinstance(IllegalActionError("x"), ValueError)
+    before = env.state_dict()
+    with pytest.raises(ValueError, match=r"player_0: action 53 is not legal .* legal actions: \[11, 29\]") as caught:
+        env.step(53)  # callers may catch it as the ValueError it is
+    assert type(caught.value) is IllegalActionError and env.state_dict() == before
     env.step(face_of("5H"))
     with pytest.raises(IllegalActionError, match=r"player_1: action 0 is not legal .* legal actions: \[53\]"):
         env.step(face_of("2C"))
@@ -152,6 +153,29 @@ def test_wrapped_env_illegal_action_ends_the_game_with_minus_one() -> None:
         env.step(illegal)
     assert all(env.terminations.values())
     assert env.rewards[offender] == -1 and all(env.rewards[a] == 0 for a in env.agents if a != offender)
+    assert not env.unwrapped.match.hand.over  # ended by the wrapper, not by the rules: no agent may act
+    assert all(not env.observe(a)["action_mask"].any() for a in env.possible_agents)
+
+
+def test_step_clears_a_hands_rewards_with_the_aec_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rewards of a finished hand are cleared by ``AECEnv._clear_rewards`` on the next step."""
+    seen: list[dict[str, float]] = []
+    clear = goboom_env.raw_env._clear_rewards
+
+    def recording_clear(self: goboom_env.raw_env) -> None:
+        seen.append(dict(self.rewards))
+        clear(self)
+
+    monkeypatch.setattr(goboom_env.raw_env, "_clear_rewards", recording_clear)
+    env = goboom_env.raw_env(variant="jokers", num_players=3, episode="match", reward="points")
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    while env.match.hands_played == 0:
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    paid = dict(env.rewards)
+    assert any(paid.values()) and seen == []
+    env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    assert seen == [paid] and not any(env.rewards.values())
 
 
 def test_wrapped_env_rejects_actions_outside_the_action_space() -> None:

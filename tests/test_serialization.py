@@ -64,6 +64,31 @@ def test_hand_round_trip_continues_identically(config: GameConfig) -> None:
             assert restored.events == original.events and restored.hand_points() == original.hand_points()
 
 
+def rebuilt(hand: Hand) -> Hand:
+    """``hand`` rebuilt through :meth:`Hand.from_state` from its public attributes and its cards."""
+    return Hand.from_state(
+        hand.config, dealer=hand.dealer, hands=[hand.hand_faces(s) for s in range(hand.n)],
+        stock=hand.stock[::-1], seen=hand.seen, drawn=hand.drawn, events=hand.events, current=hand.current,
+        phase=hand.phase, trick=hand.trick, leader=hand.leader, led=hand.led, best_face=hand.best_face,
+        best_seat=hand.best_seat, turns=hand.turns, top=hand.top, match_face=hand.match_face,
+        passes=hand.passes, winner=hand.winner, blocked=hand.blocked,
+    )
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_from_state_builds_the_same_hand_as_dealing_and_playing(config: GameConfig) -> None:
+    """The one constructor of a mid-game hand (used by from_dict and by PlayerView.sample_hand) gives a
+    hand equal to the one the engine played to that point, and it plays on identically."""
+    rng = np.random.default_rng(29)
+    for game in range(6):
+        hand = Match(config, rng).hand
+        advance(hand, game * 3, game)
+        copy_ = rebuilt(hand)
+        assert copy_.to_dict() == hand.to_dict() and copy_.sizes == hand.sizes and copy_.masks == hand.masks
+        assert copy_.stock is not hand.stock and copy_.events is not hand.events  # nothing shared
+        assert finish(copy_, game) == finish(hand, game)
+
+
 @pytest.mark.parametrize("config", CONFIGS, ids=config_id)
 def test_match_round_trip_continues_identically(config: GameConfig) -> None:
     rng = np.random.default_rng(23)
