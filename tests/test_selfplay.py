@@ -204,10 +204,28 @@ def test_illegal_action_ends_the_episode_with_minus_one() -> None:
     env = SelfPlayEnv(CLASSIC, [("random", 1.0)], seed=0)
     env.reset()
     illegal = int(np.flatnonzero(~env.action_masks())[0])
+    before = dict(env.aec.terminations)
     _, reward, terminated, _, info = env.step(illegal)
     assert (reward, terminated, info["illegal_action"]) == (-1.0, True, illegal)
+    assert env.aec.terminations == before  # the AEC env's own state is never written from outside
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
+    env.reset()
+    assert env.action_masks().any()  # the next episode starts as usual
+
+
+def test_self_play_env_uses_only_the_public_api_of_the_aec_env() -> None:
+    """No ``aec._name`` access in the self-play env: PettingZoo's private bookkeeping may change between
+    releases; the env reads ``rewards``, ``terminations``, ``infos``, ``observe`` and ``step`` instead."""
+    import ast
+    import inspect
+
+    from goboom_env.training import selfplay
+
+    private = [node.attr for node in ast.walk(ast.parse(inspect.getsource(selfplay)))
+               if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+               and "aec" in ast.unparse(node.value)]
+    assert private == []
 
 
 def test_same_seed_same_episodes() -> None:
