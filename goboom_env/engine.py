@@ -8,6 +8,15 @@ Two layers:
 * :class:`Match` is a game of several hands with scoring (R1.11, R1.12, R2.11, R2.12) and
   dealer rotation (R1.2, R2.2); randomness comes from a ``numpy.random.Generator`` passed in.
 
+Around it: :mod:`goboom_env.events` (the typed events a hand logs), :mod:`goboom_env.scoring` (the
+scoring rules and episode results) and :mod:`goboom_env.savestate` (reading saved states back).
+
+Why this module is one file of over 600 lines: :class:`Hand` is the single mutator of a deal, and the
+classic (R1) and jokers (R2) steps share its state, its helpers (``_give``, ``_take``, ``_go_out``) and
+its legality cache. Splitting the two rule systems into mixins or modules would spread one object's
+state over several files (RLCard's dealer/player/judger split shows the cost), so the rules of a deal
+stay together and everything that is not a rule lives in the modules above.
+
 Actions follow R3.1: ``0..52`` play a card of that face, ``53`` = DRAW_OR_PASS. A ten-line game::
 
     >>> import numpy as np

@@ -82,8 +82,7 @@ class ObservationEncoder:
         self.size = observation_size(n)
         s = {k: v.start for k, v in self.slices.items()}
         self._off = s
-        copies = np.full(NUM_FACES, 1.0 / config.num_decks, np.float32)
-        copies[JOKER] = 1.0 / max(config.num_jokers, 1)
+        copies = (1.0 / face_copies(config)).astype(np.float32)
         self._inv_copies = copies
         self._score_scale = float(config.target_score or 100)
         inv_deck = 1.0 / config.deck_size
@@ -103,6 +102,11 @@ class ObservationEncoder:
         # the start of each relative seat's row in the trick block, per observing seat
         self._trick_rows = [[(rel, other, s["trick"] + rel * NUM_FACES) for rel, other in enumerate(rot)]
                             for rot in self._rot]
+        self._units = {name: 1.0 for name in ("led", "trick", "trick_passed", "leader", "top", "match",
+                                               "to_move", "dealer")}
+        self._units |= {"hand": face_copies(config), "seen": face_copies(config), "hand_sizes": config.deck_size,
+                        "drawn": config.deck_size, "stock": config.deck_size, "passes": n}
+        """What one level of each counting block is worth, as the factor that turns a value back into it."""
         self.low = np.zeros(self.size, np.float32)
         self.high = np.ones(self.size, np.float32)
         self.high[self.slices["scores"]] = np.inf
@@ -170,6 +174,23 @@ class ObservationEncoder:
     def describe(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """The named blocks of an observation vector (views), for debugging and tests."""
         return {name: vector[sl] for name, sl in self.slices.items()}
+
+    def counts(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """The blocks that count something, decoded back to integers (int64): cards per face
+        (``hand``, ``seen``), the one-hot blocks (``led``, ``trick``, ``trick_passed``, ``leader``, ``top``,
+        ``match``, ``to_move``, ``dealer``), cards per relative seat (``hand_sizes``, ``drawn``), the stock
+        size (``stock``) and the pass count (``passes``). The inverse of :meth:`encode` for decoders such
+        as the heuristic agents' table, so that no decoder repeats the scales."""
+        vec = np.asarray(vector, np.float64)
+        return {name: np.rint(vec[self.slices[name]] * self._units[name]).astype(np.int64) for name in self._units}
+
+
+def face_copies(config: GameConfig) -> np.ndarray:
+    """Per face, the copies in the deck (float64): what the per-face blocks ``hand`` and ``seen`` are
+    divided by. The joker counts at least once, so that aces mode (no jokers, R2.8) never divides by 0."""
+    copies = np.full(NUM_FACES, float(config.num_decks))
+    copies[JOKER] = float(max(config.num_jokers, 1))
+    return copies
 
 
 @lru_cache(maxsize=64)

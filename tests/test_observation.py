@@ -158,3 +158,27 @@ def test_r4_1_env_observation_ignores_hidden_cards() -> None:
     assert np.array_equal(after["observation"], before["player_2"]["observation"])
     assert np.array_equal(after["action_mask"], before["player_2"]["action_mask"])
     assert not np.array_equal(env.observe("player_0")["observation"], before["player_0"]["observation"])
+
+
+@pytest.mark.parametrize("config", LEAK_CONFIGS, ids=config_id)
+def test_counts_decodes_what_the_engine_holds(config: GameConfig) -> None:
+    """``ObservationEncoder.counts`` turns every counting block back into the engine's integers."""
+    rng = np.random.default_rng(41)
+    enc = ObservationEncoder(config)
+    n = config.num_players
+    for _ in range(4):
+        match = Match(config, rng)
+        hand = match.hand
+        for _ in random_hand_steps(hand, rng):
+            for seat in range(n):
+                got = enc.counts(enc.encode(hand, seat, match))
+                rotate = [(seat + k) % n for k in range(n)]
+                assert got["hand"].tolist() == list(hand.counts[seat]) and got["seen"].tolist() == list(hand.seen)
+                assert got["hand_sizes"].tolist() == [hand.sizes[s] for s in rotate]
+                assert got["drawn"].tolist() == [hand.drawn[s] for s in rotate]
+                assert (got["stock"][0], got["passes"][0]) == (len(hand.stock), hand.passes)
+                assert got["dealer"].tolist() == [int(s == hand.dealer) for s in rotate]
+                assert got["to_move"].tolist() == [int(s == hand.current and not hand.over) for s in rotate]
+                if not hand.classic:
+                    assert (np.flatnonzero(got["top"]).tolist(), np.flatnonzero(got["match"]).tolist()) == (
+                        [hand.top], [hand.match_face])

@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from goboom_env.cards import JOKER, NUM_FACES
+from goboom_env.cards import NUM_FACES
 from goboom_env.config import GameConfig
 from goboom_env.engine import Hand
+from goboom_env.observation import face_copies
 
 
 def hidden_size(num_players: int) -> int:
@@ -37,9 +38,7 @@ class HiddenEncoder:
 
     def __init__(self, config: GameConfig) -> None:
         self.n = config.num_players
-        copies = np.full(NUM_FACES, float(config.num_decks), np.float32)
-        copies[JOKER] = float(max(config.num_jokers, 1))
-        self.scale = 1.0 / copies
+        self.scale = 1.0 / face_copies(config).astype(np.float32)  # the scale of the observation's hand block
         self.size = hidden_size(self.n)
 
     def encode(self, hand: Hand, seat: int) -> np.ndarray:
