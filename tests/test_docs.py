@@ -64,11 +64,11 @@ BUDGETS = {
 keeps a later ``--resume --timesteps`` above the first run's budget."""
 
 TINY_FLAGS = {
-    "train": ["--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1", "--net-arch", "16",
+    "train": ["--n-envs", "2", "--n-steps", "64", "--minibatch-size", "64", "--n-epochs", "1", "--net-arch", "16",
               "--bc-games", "20", "--eval-every", "0", "--eval-games", "8", "--checkpoint-every", "128",
               "--snapshot-every", "128", "--no-progress"],
     "train-rllib": ["--num-envs-per-env-runner", "2", "--train-batch-size", "128", "--minibatch-size", "64",
-                    "--num-epochs", "1", "--hidden", "16", "--league-size", "2", "--num-cpus", "2",
+                    "--n-epochs", "1", "--net-arch", "16", "--league-size", "2", "--num-cpus", "2",
                     "--no-progress"],
     "train-fast": ["--num-envs", "8", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
                    "--net-arch", "16", "--threads", "1", "--eval-every", "0", "--eval-games", "8",
@@ -76,6 +76,11 @@ TINY_FLAGS = {
     "evaluate": ["--no-progress"],
 }
 """Flags appended to ``goboom CMD`` lines: small networks and batches (the last flag wins)."""
+
+SCRIPTS = {"training/train_sb3.py": "train", "training/train_fast.py": "train-fast",
+           "training/train_rllib.py": "train-rllib", "evaluation/evaluate.py": "evaluate"}
+"""The runnable scripts and the command whose options (and budgets) they take: ``python SCRIPT ...`` lines
+are shrunk as that command's lines are, and run from the checkout."""
 
 SLOW_MARKERS = ("goboom train", "goboom demo", "runs/", ".learn(")
 """A block that contains one of these trains or uses a trained run: slow tier."""
@@ -132,13 +137,16 @@ OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "2>&1"}
 
 
 def shrink(line: str) -> str:
-    """A ``goboom`` command line with its budget flags divided and :data:`TINY_FLAGS` appended."""
-    if not line.startswith("goboom "):
+    """A ``goboom`` command line (or a ``python SCRIPT`` line of :data:`SCRIPTS`) with its budget flags divided
+    and :data:`TINY_FLAGS` appended."""
+    words = shlex.split(line, comments=True) if line.startswith(("goboom ", "python ")) else []
+    if not words or (words[0] == "python" and (len(words) < 2 or words[1] not in SCRIPTS)):
         return line
-    words = shlex.split(line, comments=True)
     cut = next((i for i, word in enumerate(words) if word in OPERATORS), len(words))
     words, rest = words[:cut], words[cut:]
-    command = words[1]
+    command = SCRIPTS[words[1]] if words[0] == "python" else words[1]
+    if words[0] == "python":
+        words[1] = str(ROOT / words[1])
     for flag, (divisor, floor, append) in BUDGETS.get(command, {}).items():
         if flag in words:
             at = words.index(flag) + 1
@@ -214,6 +222,9 @@ def test_budget_rewriting() -> None:
     assert shrink("printf 'draw\\n' | goboom play --seed 3") == "printf 'draw\\n' | goboom play --seed 3"
     assert LEARN_CALL.sub(".learn(8", "model.learn(200_000)") == "model.learn(8)"
     assert shrink("goboom evaluate --games 5000 | head -2") == "goboom evaluate --games 10 --no-progress | head -2"
+    assert shrink("python training/train_sb3.py --timesteps 20000 --out runs/s").startswith(
+        f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --n-envs 2")
+    assert shrink("python other.py --timesteps 20000") == "python other.py --timesteps 20000"
 
 
 @pytest.mark.parametrize("module", [goboom_env.cards, goboom_env.config, goboom_env.engine])
