@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from goboom_env.cards import ACES_MASK, JOKER_BIT, faces_in
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import DRAW_BIT, Hand
 from goboom_env.info import PlayerView
 
@@ -38,8 +38,7 @@ class MonteCarloAgent:
 
     def __init__(self, config: GameConfig, seed: int | None = None, budget: int = 64,
                  rollout: str = "greedy") -> None:
-        if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
-            raise ValueError(f"budget must be an integer in 1..{MAX_BUDGET} (rollouts per move), got {budget!r}")
+        budget = check_int("budget", budget, 1, MAX_BUDGET)  # rollouts per move
         if rollout not in PLAYOUTS:
             raise ValueError(f"rollout must be one of {sorted(PLAYOUTS)}, got {rollout!r}")
         self.config = config

@@ -19,7 +19,7 @@ import numpy as np
 
 from goboom_env.agents import Policy
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, as_int
 from goboom_env.env import raw_env
 from goboom_env.training.league import OpponentPool
 from goboom_env.training.privileged import HiddenEncoder
@@ -92,9 +92,10 @@ class SelfPlayEnv(gym.Env):
         seat = options.pop("seat", None)
         if seat is None:
             seat = self._next_seat()
-        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < self.n:
+        index = as_int(seat)
+        if index is None or not 0 <= index < self.n:
             raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
-        self.seat = int(seat)
+        self.seat = index
         self.opponent = options.pop("opponent", None) or self.pool.sample()
         self._opponent_agent = self.pool.agent(self.opponent)  # kept even if the pool drops it mid-episode
         self.aec.reset(seed=None if seed is None else seed + 7, options=options or None)
