@@ -109,6 +109,15 @@ def test_settings_files_are_toml_or_json_with_the_field_names(tmp_path: Path) ->
         load_config_file(tmp_path / "c.json", EvaluateArgs)
 
 
+def test_a_runs_saved_arguments_are_a_config_file(tmp_path: Path) -> None:
+    run = TrainArgs(variant="jokers", num_players=3, num_jokers=0, timesteps=5000, net_arch=[64], out="runs/x",
+                    opponents=["random=1", "self=2"], learning_rate=1e-3)
+    saved = tmp_path / "args.json"
+    saved.write_text(json.dumps(dataclasses.asdict(run)))  # what the run folder keeps
+    again = parse(TrainArgs, ["--config", str(saved), "--out", "runs/y"], "goboom train")
+    assert again == dataclasses.replace(run, out="runs/y")
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["train", "--timesteps", "many"], "goboom train: error: Error parsing --timesteps: invalid literal"),
     (["evaluate", "--bogus", "1"], "goboom evaluate: error: Unrecognized options: --bogus"),
