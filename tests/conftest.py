@@ -34,14 +34,31 @@ optional dependency (torch, stable-baselines3, ray) fails instead of being skipp
 for a missing extra. Without it, ``pip install -e ".[dev]" && pytest`` runs the core tests and skips the rest."""
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collectreport(report: pytest.CollectReport) -> None:
-    """Under :data:`EVERY_EXTRA`, turn a test module skipped while it is collected (``pytest.importorskip`` at
-    its top, the only module-wide skip in this suite) into a collection error."""
+def _as_missing_extra_error(report: pytest.CollectReport | pytest.TestReport) -> None:
+    """Turn a skipped report into a failure that says ``make test`` expects every extra."""
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = f"{reason}: GOBOOM_TEST_EVERY_EXTRA=1 (make test) expects every extra to be installed"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[pytest.CollectReport]:
+    """Under :data:`EVERY_EXTRA`, a test module skipped while it is collected (``pytest.importorskip`` at its
+    top, the only module-wide skip in this suite) is a collection error."""
+    report = yield
     if EVERY_EXTRA and report.skipped:
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        report.outcome = "failed"
-        report.longrepr = f"{reason}: GOBOOM_TEST_EVERY_EXTRA=1 (make test) expects every extra to be installed"
+        _as_missing_extra_error(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[pytest.TestReport]:
+    """Under :data:`EVERY_EXTRA`, a test skipped by ``pytest.importorskip`` inside it is a failure."""
+    report = yield
+    if EVERY_EXTRA and report.skipped and "could not import" in str(report.longrepr):
+        _as_missing_extra_error(report)
+    return report
+
 
 CLASSIC_MATRIX: list[GameConfig] = [
     GameConfig(variant="classic", num_players=n, scoring=s)

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytest.importorskip("sb3_contrib")  # the train extra: the fixtures train and save a model
+
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
 from goboom_env.observation import observation_size
