@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -32,9 +32,6 @@ from goboom_env.training.vector_rollout import (
     seat_gae,
 )
 
-if TYPE_CHECKING:
-    from goboom_env.training.vector_ppo import VectorArgs
-
 
 def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:
     """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes)."""
@@ -48,7 +45,9 @@ def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Pa
 class Trainer:
     """The state of one run: engine, seat plan, network, optimizer, snapshots and counters."""
 
-    def __init__(self, args: VectorArgs, config: GameConfig, seed_offset: int = 0) -> None:
+    def __init__(self, args: Any, config: GameConfig, seed_offset: int = 0) -> None:
+        """``args`` is the run's :class:`~goboom_env.training.vector_ppo.VectorArgs` (not imported here: the run
+        module imports this one)."""
         import torch
 
         from goboom_env.vector import VectorGame
