@@ -31,7 +31,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
@@ -47,7 +47,9 @@ from goboom_env.training.run_folder import (
     truncate_csv,
 )
 from goboom_env.training.vector_rollout import HEURISTIC, parse_pool
-from goboom_env.training.vector_trainer import Trainer, save_play_only, warm_start
+
+if TYPE_CHECKING:  # the trainer needs torch (the train extra): imported when a run starts
+    from goboom_env.training.vector_trainer import Trainer
 
 
 @dataclass
@@ -155,6 +157,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
 
     from goboom_env.training.learning_curve import plot_learning_curve
     from goboom_env.training.model_files import check_compatible, model_metadata
+    from goboom_env.training.vector_trainer import Trainer, save_play_only, warm_start
 
     args.validate()
     torch.set_num_threads(args.threads)
@@ -239,6 +242,8 @@ def _check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> 
 
 def _evaluate(trainer: Trainer, model: Path, files: Any, writer: Any, best: float, meta: dict[str, Any]) -> float:
     """Tournaments of the current actor against the baselines (:func:`evaluate_vs_baselines`); keeps the best."""
+    from goboom_env.training.vector_trainer import save_play_only
+
     args = trainer.args
     save_play_only(trainer.net, model, meta)
     spec = f"ppo:{model}"
