@@ -34,6 +34,7 @@ from goboom_env.agents import (
     unregister_agent,
 )
 from goboom_env.cards import DRAW_OR_PASS, JOKER, code_of, deck_faces, face_of
+from goboom_env.game_loop import Decision, play_hand
 from goboom_env.info import PlayerView, observe
 from goboom_env.search import MonteCarloAgent
 
@@ -43,21 +44,18 @@ def play_checked(config: GameConfig, specs: list[str], games: int, seed: int) ->
     action sequence of each game."""
     rng = np.random.default_rng(seed)
     agents = [make_agent(spec, config, seed + s) for s, spec in enumerate(specs)]
-    sequences = []
+    sequences: list[list[int]] = []
+
+    def check(decision: Decision) -> None:
+        seat, action = decision.seat, decision.action
+        assert type(action) is int
+        assert decision.observation["action_mask"][action] == 1, (
+            f"{specs[seat]} played illegal {action} in {config_id(config)}")
+        sequences[-1].append(action)
+
     for _ in range(games):
-        match = Match(config, rng)
-        hand = match.hand
-        actions = []
-        while not hand.over:
-            seat = hand.current
-            obs = observe(match, seat)
-            view = PlayerView.of(match, seat) if agents[seat].needs_view else None
-            action = agents[seat].act(obs, view)
-            assert type(action) is int
-            assert obs["action_mask"][action] == 1, f"{specs[seat]} played illegal {action} in {config_id(config)}"
-            hand.apply(action)
-            actions.append(action)
-        sequences.append(actions)
+        sequences.append([])
+        play_hand(Match(config, rng), agents, check)
     return sequences
 
 
