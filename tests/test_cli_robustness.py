@@ -383,14 +383,14 @@ def test_the_command_list_needs_no_extra(tmp_path: Path) -> None:
 
 
 def test_an_optional_module_imported_late_is_reported_too(monkeypatch, capsys) -> None:
-    def late(args: object) -> int:
+    def late(*args: object) -> int:
         raise ModuleNotFoundError("No module named 'ray.rllib'", name="ray.rllib")
 
     monkeypatch.setattr("goboom_env.cli.evaluate.run", late)
     assert main(["evaluate"]) == 2
     assert 'pip install "goboom-env[rllib]"' in capsys.readouterr().err
 
-    def broken(args: object) -> int:
+    def broken(*args: object) -> int:
         raise ModuleNotFoundError("No module named 'nosuch'", name="nosuch")
 
     monkeypatch.setattr("goboom_env.cli.evaluate.run", broken)

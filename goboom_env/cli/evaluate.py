@@ -45,8 +45,8 @@ class EvaluateArgs(GameArgs):
 
     agents: list[str] = field(default_factory=list)
     """Agent spec per seat (random, heuristic, classic-tricks, mc:budget=64, ppo:PATH, rllib:PATH, ...); the
-    last one fills the remaining seats; default: heuristic then random. With --pairwise: the agents to compare
-    (default: every baseline of the variant)."""
+    last one fills the remaining seats; none given = heuristic then random. With --pairwise: the agents to
+    compare (none given = every baseline of the variant)."""
     games: int = 1000
     """Games per tournament."""
     duplicate: bool = False
@@ -58,8 +58,8 @@ class EvaluateArgs(GameArgs):
     seed: int = 0
     """Tournament seed."""
     out: Path | None = None
-    """Output folder, created; an existing non-empty one is refused unless --force (default: a new
-    results/eval-<date>-<time>)."""
+    """Output folder, created; an existing non-empty one is refused unless --force; None = a new
+    results/eval-<date>-<time>."""
     force: bool = False
     """Replace an existing non-empty --out folder."""
     progress: bool = True

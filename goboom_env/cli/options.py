@@ -36,7 +36,7 @@ RENAMED = {"--lr": "--learning-rate", "--entropy-coeff": "--ent-coef", "--clip-p
            "--hidden": "--net-arch", "--num-epochs": "--n-epochs", "--batch-size": "--minibatch-size"}
 """Former PPO option names (of train-rllib, and --batch-size of train): refused with the name to use instead."""
 CONFIG_HELP = "TOML file (JSON if its name ends in .json) of settings; keys = field names, e.g. num_players = 3"
-PRESET_HELP = f"start from a named game configuration: {', '.join(sorted(PRESETS))}"
+PRESET_HELP = "start from a named game configuration (goboom_env.config.PRESETS)"
 
 
 class UsageError(ValueError):

@@ -19,10 +19,10 @@ from goboom_env.cards import DRAW_OR_PASS, code_of, face_of, pretty
 from goboom_env.cli.options import parse, seat_agents
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
+from goboom_env.episode import end_hand
 from goboom_env.game_loop import play_hand
 from goboom_env.info import PlayerView
 from goboom_env.render import describe_event, render_text
-from goboom_env.scoring import end_hand
 from goboom_env.training.config import GameArgs
 
 DRAW_WORDS = {"draw", "pass", "d", "p"}
@@ -40,7 +40,7 @@ class PlayArgs(GameArgs):
     opponents: list[str] = field(default_factory=lambda: ["heuristic"])
     """Agent spec per other seat, the last one repeated."""
     seed: int | None = None
-    """Seed of the deal and the agents (default: a fresh one)."""
+    """Seed of the deal and the agents; None = a fresh one."""
 
 
 def main(argv: Sequence[str], prog: str = "goboom play") -> int:

@@ -44,15 +44,15 @@ class GameArgs:
     hand_size: int = 7
     """Cards dealt to each player."""
     num_decks: int | None = None
-    """52-card decks (default: classic 1, or 2 for 7+ players; jokers 1)."""
+    """52-card decks; None = the rules' count (classic: 2 for 7+ players, else 1; jokers: 1)."""
     num_jokers: int | None = None
-    """Jokers variant: jokers in the deck (default 2; 0 = aces mode, R2.8)."""
+    """Jokers variant: jokers in the deck, 0 = aces mode (R2.8); None = 2."""
     scoring: str | None = None
-    """Classic: standard (R1.11) or reverse (R1.12); jokers: penalty (default: the variant's own)."""
+    """Classic: standard (R1.11) or reverse (R1.12); jokers: penalty; None = the variant's own."""
     target_score: int | None = None
-    """Classic: match end score (default 200 standard, 100 reverse)."""
+    """Classic: match end score; None = 200 (standard) or 100 (reverse)."""
     rounds: int | None = None
-    """Jokers: rounds in a match (default one per player)."""
+    """Jokers: rounds in a match; None = one per player."""
     after_joker: str = "match"
     """Jokers: match (R2.6) or any (anything may follow a joker)."""
     episode: str = "hand"

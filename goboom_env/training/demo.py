@@ -41,7 +41,7 @@ class DemoArgs(GameArgs):
     games: int = 4000
     """Evaluation games per baseline, rounded up to whole duplicate deals."""
     out: str | None = None
-    """Run folder (default: runs/demo-<date>-<time>, never an existing one)."""
+    """Run folder, never an existing one; None = runs/demo-<date>-<time>."""
     seed: int = 0
     """Seed of training and evaluation."""
     progress: bool = True
