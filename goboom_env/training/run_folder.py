@@ -81,6 +81,34 @@ def check_run_folder_rule(root: Path, *, resume: bool, force: bool) -> None:
                          "run, --force to replace it, or choose another --out")
 
 
+def checkpoint_to_resume(args: Any, root: Path, latest: Any, name: str, folder: Path) -> Path | None:
+    """The output-folder rule (:func:`check_run_folder_rule`), then with ``args.resume`` the newest checkpoint
+    (``latest()``); ValueError naming the checkpoint ``name`` pattern and ``folder`` when there is none."""
+    check_run_folder_rule(root, resume=args.resume, force=args.force)
+    if not args.resume:
+        return None
+    checkpoint = latest()
+    if checkpoint is None:
+        raise ValueError(f"--resume: no checkpoint ({name}) in {folder}")
+    return checkpoint
+
+
+def check_same_network(args: Any, saved: dict[str, Any]) -> None:
+    """A resumed run keeps its network: ValueError when ``args.net_arch`` differs from the checkpoint's
+    ``train_args`` (``saved``)."""
+    if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
+        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
+
+
+def best_win_rate(path: Path, baseline: str) -> float:
+    """The best ``win_rate/BASELINE`` in the ``eval.csv`` at ``path`` so far (-1 when there is none)."""
+    if not path.exists():
+        return -1.0
+    rows = list(csv.DictReader(path.open()))
+    key = f"win_rate/{baseline}"
+    return max((float(r[key]) for r in rows if r.get(key)), default=-1.0)
+
+
 def last_evaluated(files: RunFiles) -> int | None:
     """The step count of the last row of ``eval.csv``, or None when nothing was evaluated yet."""
     rows = list(csv.DictReader(files.eval.open())) if files.eval.exists() else []

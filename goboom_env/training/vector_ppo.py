@@ -24,7 +24,6 @@ module                     what it holds
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 import sys
@@ -39,7 +38,9 @@ from goboom_env.training.config import PPOArgs, check_output_folder
 from goboom_env.training.run_folder import (
     RunFiles,
     append_csv,
-    check_run_folder_rule,
+    best_win_rate,
+    check_same_network,
+    checkpoint_to_resume,
     last_evaluated,
     mean_or_blank,
     next_multiple,
@@ -186,7 +187,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
     next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
     next_eval = next_multiple(trainer.steps, args.eval_every) if args.eval_every > 0 else 1 << 62
-    best = _best_so_far(files.eval, args.eval_opponents[-1])
+    best = best_win_rate(files.eval, args.eval_opponents[-1])
     try:
         while trainer.steps < args.timesteps and not 0 < args.time_limit <= trainer.train_s:
             started, before = time.perf_counter(), trainer.steps
@@ -228,15 +229,9 @@ def _check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> 
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or change the network."""
     import torch
 
-    check_run_folder_rule(paths.root, resume=args.resume, force=args.force)
-    if not args.resume:
-        return None
-    latest = paths.latest_state()
-    if latest is None:
-        raise ValueError(f"--resume: no checkpoint (state_*.pt) in {paths.files.checkpoints}")
-    saved = torch.load(latest, weights_only=False)["meta"].get("train_args") or {}
-    if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
-        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
+    latest = checkpoint_to_resume(args, paths.root, paths.latest_state, "state_*.pt", paths.files.checkpoints)
+    if latest is not None:
+        check_same_network(args, torch.load(latest, weights_only=False)["meta"].get("train_args") or {})
     return latest
 
 
@@ -288,10 +283,3 @@ def _progress_bar(args: VectorArgs, start: int) -> Any:
 
     return tqdm(total=args.timesteps, initial=min(start, args.timesteps), unit="step", disable=not args.progress,
                 dynamic_ncols=True, desc="fast PPO")
-
-
-def _best_so_far(path: Path, opponent: str) -> float:
-    if not path.exists():
-        return -1.0
-    rows = list(csv.DictReader(path.open()))
-    return max((float(r[f"win_rate/{opponent}"]) for r in rows if r.get(f"win_rate/{opponent}")), default=-1.0)

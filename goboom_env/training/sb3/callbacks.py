@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import csv
 import shutil
 import time
 from collections import defaultdict, deque
@@ -33,7 +32,7 @@ from goboom_env.training.config import TrainArgs, parse_opponents
 from goboom_env.training.league import SELF
 from goboom_env.training.model_files import model_metadata
 from goboom_env.training.numpy_actor import save_snapshot
-from goboom_env.training.run_folder import RunFiles, append_csv, mean_or_blank, next_multiple
+from goboom_env.training.run_folder import RunFiles, append_csv, best_win_rate, mean_or_blank, next_multiple
 from goboom_env.training.sb3.model import frozen_actor, save_model
 
 PROGRESS_COLUMNS = [
@@ -163,10 +162,7 @@ class TournamentEvalCallback(BaseCallback):
     def _on_training_start(self) -> None:
         every = self.args.eval_every
         self.next = next_multiple(self.num_timesteps, every) if every > 0 else -1
-        if self.files.eval.exists():
-            rows = list(csv.DictReader(self.files.eval.open()))
-            key = f"win_rate/{self.args.eval_opponents[-1]}"
-            self.best = max((float(r[key]) for r in rows if r.get(key)), default=-1.0)
+        self.best = best_win_rate(self.files.eval, self.args.eval_opponents[-1])
 
     def _on_step(self) -> bool:
         if self.next > 0 and self.num_timesteps >= self.next:

@@ -28,7 +28,8 @@ from goboom_env.training.numpy_actor import FrozenMlp, load_snapshot
 from goboom_env.training.run_folder import (
     RunFiles,
     append_csv,
-    check_run_folder_rule,
+    check_same_network,
+    checkpoint_to_resume,
     last_evaluated,
     start_run_folder,
     truncate_csv,
@@ -105,12 +106,9 @@ def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: Ru
 
 def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or mix configs."""
-    check_run_folder_rule(files.root, resume=args.resume, force=args.force)
-    if not args.resume:
-        return None
-    checkpoint = files.latest_checkpoint()
+    checkpoint = checkpoint_to_resume(args, files.root, files.latest_checkpoint, "model_STEPS.zip", files.checkpoints)
     if checkpoint is None:
-        raise ValueError(f"--resume: no checkpoint (model_STEPS.zip) in {files.checkpoints}")
+        return None
     meta = read_metadata(checkpoint)
     check_compatible(meta, config, checkpoint)
     with zipfile.ZipFile(checkpoint) as zf:
@@ -119,8 +117,7 @@ def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> P
         raise ValueError(f"--resume: {checkpoint} is a play-only model (just the metadata and the actor, as "
                          "exported or averaged); it has no critic or optimizer state to continue training from")
     saved = meta.get("train_args") or {}
-    if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
-        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
+    check_same_network(args, saved)
     if bool(saved.get("privileged_critic", False)) != args.privileged_critic:
         raise ValueError(f"--resume: privileged_critic={args.privileged_critic} differs from the checkpoint's "
                          f"{bool(saved.get('privileged_critic', False))}")
