@@ -239,7 +239,8 @@ def test_a_folder_that_refuses_the_staging_copy_fails_before_any_game(tmp_path: 
         mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "mkdir", refuse)
-    monkeypatch.setattr("goboom_env.evaluation.tournament.run_tournament", lambda *a, **k: pytest.fail("games were played"))
+    monkeypatch.setattr("goboom_env.evaluation.tournament.run_tournament",
+                        lambda *a, **k: pytest.fail("games were played"))
     code = main(["evaluate", "--games", "10", "--out", str(tmp_path / "results")])
     err = capsys.readouterr().err
     assert code == 2
