@@ -101,7 +101,7 @@ def _repo_files(*folders: str) -> set[str]:
 def test_sdist_carries_what_the_tests_need(dist: Path) -> None:
     with tarfile.open(_one(dist, "*.tar.gz")) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    missing = _repo_files("tests", "docs", "goboom_env/models") - names
+    missing = _repo_files("tests", "docs", "goboom_env/models", "training", "evaluation", "benchmarks") - names
     assert not missing, sorted(missing)
     assert {"tests/conftest.py", "tests/data/hands.json", "pyproject.toml", "README.md", "LICENSE"} <= names
 
