@@ -23,6 +23,10 @@ for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the s
 **Buffers are reused**: ``reset`` and ``step`` return views of arrays owned by the
 ``VectorGame`` and overwritten by the next call; copy what you keep (a rollout buffer usually does).
 
+**Holding games**: :meth:`VectorGame.step_some` moves only the chosen games and leaves the others
+exactly as they are (for loops where games wait for different seats, such as the opponents' turns
+before the learner's).
+
 **Randomness**: each game has its own splitmix64 stream seeded from ``seed`` via
 ``numpy.random.SeedSequence``; it draws the dealer of every new game and the deck of every deal that
 ``reset(decks=...)`` does not fix (the next hands of a match, autoreset games). It is not
