@@ -486,3 +486,29 @@ def test_shipped_models_play_their_recorded_games(matchup: str) -> None:
                             progress=False)
     played = [{key: game[key] for key in recorded[0]} for game in json.loads(json.dumps(result.to_dict()["games"]))]
     assert played == recorded
+
+
+def test_evaluate_vs_baselines_meets_every_baseline_on_the_same_deals() -> None:
+    """One tournament per baseline, the agent in one seat and the baseline in every other, seats rotating over
+    the same duplicate deals for every baseline; the eval.csv columns are the agent's rows."""
+    from goboom_env.evaluation.baselines import agent_rows, evaluate_vs_baselines, win_rate_columns
+
+    results = evaluate_vs_baselines(CLASSIC, "ppo:classic4", ["random", "heuristic"], 8, seed=3)
+    assert list(results) == ["random", "heuristic"]
+    games = {b: result.to_dict()["games"] for b, result in results.items()}
+    for baseline, played in games.items():
+        assert len(played) == 8 and all(sorted(g["seats"]).count("ppo:classic4") == 1 for g in played)
+        assert {s for g in played for s in g["seats"]} == {"ppo:classic4", baseline}
+        assert [g["seats"].index("ppo:classic4") for g in played[:4]] == [0, 1, 2, 3]  # seats rotate per deal
+    assert [g["deck"] for g in games["random"]] == [g["deck"] for g in games["heuristic"]]
+    for baseline, row in agent_rows(results, "ppo:classic4").items():
+        wins = sum(w for g in games[baseline] for w in win_shares(g, "ppo:classic4"))
+        assert row["agent"] == "ppo:classic4" and row["games"] == 8 and row["win_rate"] == pytest.approx(wins / 8)
+    columns = win_rate_columns(results, "ppo:classic4")
+    assert sorted(columns) == sorted(f"{k}/{b}" for k in ("win_rate", "ci_low", "ci_high") for b in games)
+    assert all(columns[f"ci_low/{b}"] <= columns[f"win_rate/{b}"] <= columns[f"ci_high/{b}"] for b in games)
+
+
+def win_shares(game: dict, agent: str) -> list[float]:
+    """The agent's share of a recorded game's win (1/k when k seats share it)."""
+    return [1 / len(game["winners"]) for seat in game["winners"] if game["seats"][seat] == agent]
