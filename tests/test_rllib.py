@@ -446,6 +446,23 @@ def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path,
     assert (run / "progress.csv").exists()
 
 
+def test_resume_refuses_another_game_before_ray_starts(tmp_path, monkeypatch):
+    """``--resume`` continues a run with the game it was started with: another variant is refused, naming
+    the difference, before Ray or any training starts."""
+    from goboom_env.training import rllib_train
+
+    def no_ray(args: object) -> bool:
+        raise AssertionError("Ray was started")
+
+    monkeypatch.setattr(rllib_train, "init_ray", no_ray)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "goboom.json").write_text(json.dumps(model_metadata(GameConfig(num_players=4))))
+    args = RLlibArgs(out=str(run), resume=True, progress=False, variant="jokers")
+    with pytest.raises(ValueError, match=r"--resume: the run .*variant: model 'classic' vs requested 'jokers'"):
+        rllib_train.train(args)
+
+
 # -- training on a local Ray instance (slow) ------------------------------------------------------
 
 TINY = ["--num-envs-per-env-runner", "2", "--train-batch-size", "256", "--minibatch-size", "128",

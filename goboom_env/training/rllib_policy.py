@@ -124,17 +124,22 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     for parent in [folder, *folder.parents][:7]:  # up to the run folder of checkpoints/iter_N/.../main
         file = parent / METADATA_FILE
         if file.is_file():
-            try:
-                meta = json.loads(file.read_text())
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ValueError(f"{file} is damaged: not readable JSON ({exc})") from exc
-            problem = metadata_problem(meta)
-            if problem:
-                raise ValueError(f"{file} is damaged or from an older goboom-env: it {problem}")
-            return meta
+            return read_metadata_file(file)
     raise ValueError(f"the RLlib policy at {str(folder)!r} has no {METADATA_FILE} beside it or in the folders above, "
                      "so the game it was trained for is unknown; `goboom train-rllib` writes one into the run "
                      "folder and into policy/")
+
+
+def read_metadata_file(file: Path) -> dict[str, Any]:
+    """One ``goboom.json``, checked against the metadata schema; ValueError naming the file when it is damaged."""
+    try:
+        meta = json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{file} is damaged: not readable JSON ({exc})") from exc
+    problem = metadata_problem(meta)
+    if problem:
+        raise ValueError(f"{file} is damaged or from an older goboom-env: it {problem}")
+    return meta
 
 
 class RLlibAgent:

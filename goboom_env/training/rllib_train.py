@@ -32,9 +32,10 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from goboom_env.training.config import RLlibArgs, cluster_endpoint, probe, rllib_ppo_kwargs
+from goboom_env.training.model_files import check_compatible
 from goboom_env.training.rllib_env import GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib_league import LeagueMapping, LeagueMetricsCallback, league_ids, snapshot
-from goboom_env.training.rllib_policy import MAIN_MODULE, MaskedPPOTorchRLModule
+from goboom_env.training.rllib_policy import MAIN_MODULE, METADATA_FILE, MaskedPPOTorchRLModule, read_metadata_file
 from goboom_env.training.rllib_run import ProgressLog, latest_checkpoint, run_folder, save, summary
 
 # -- the RLlib configuration ----------------------------------------------------------------------
@@ -128,6 +129,8 @@ def train(args: RLlibArgs) -> Path:
         raise ValueError(f"--out {str(run)!r} is a file, not a run folder")
     if run.exists() and any(run.iterdir()) and not args.resume:
         raise ValueError(f"run folder {str(run)!r} is not empty; pass --resume to continue it or choose another --out")
+    if args.resume and (run / METADATA_FILE).is_file():  # the run goes on with the game it was started with
+        check_compatible(read_metadata_file(run / METADATA_FILE), args.game_config(), f"--resume: the run {str(run)!r}")
     started_ray = init_ray(args)
     with ExitStack() as stack:
         if started_ray:
