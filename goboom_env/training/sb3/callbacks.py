@@ -4,7 +4,7 @@
   and TensorBoard (``selfplay/``) row per rollout.
 * :class:`LeagueSnapshotCallback`: every ``snapshot_every`` steps a frozen copy of the learner joins the
   opponent pool of every env (and ``snapshots/``).
-* :class:`CheckpointCallback`: every ``checkpoint_every`` steps a full model with its metadata in
+* :class:`RunCheckpointCallback`: every ``checkpoint_every`` steps a full model with its metadata in
   ``checkpoints/model_STEPS.zip``, what ``--resume`` continues from. SB3's own ``CheckpointCallback``
   does not fit: it counts calls, not steps (so a resumed run would drift off the step grid), names files
   ``*_steps.zip`` and saves a bare SB3 zip without the metadata and numpy actor that ``ppo:`` and
@@ -47,7 +47,7 @@ def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> Call
     return CallbackList([
         ProgressCallback(files, [spec for spec, _ in parse_opponents(args.opponents)]),
         LeagueSnapshotCallback(files, args.snapshot_every),
-        CheckpointCallback(files, args, config),
+        RunCheckpointCallback(files, args, config),
         TournamentEvalCallback(files, args, config),
     ])
 
@@ -128,7 +128,7 @@ class LeagueSnapshotCallback(BaseCallback):
         save_snapshot(self.files.snapshots / f"{name.replace('@', '_')}.npz", state)
 
 
-class CheckpointCallback(BaseCallback):
+class RunCheckpointCallback(BaseCallback):
     """Every ``args.checkpoint_every`` steps the full model with its metadata, as ``checkpoints/model_STEPS.zip``."""
 
     def __init__(self, files: RunFiles, args: TrainArgs, config: GameConfig) -> None:
