@@ -1,7 +1,8 @@
 """The rule-based agents: each decodes the observation vector into a :class:`Table` and applies its rule.
 
-They read only the observation (decoded with :func:`goboom_env.observation.layout`), so they also work
-as opponents inside the PettingZoo env. Ties are broken with the agent's seeded generator.
+They read only the observation (decoded by the observation encoder itself,
+:meth:`goboom_env.observation.ObservationEncoder.counts`), so they also work as opponents inside the
+PettingZoo env. Ties are broken with the agent's seeded generator.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from goboom_env.cards import (
 )
 from goboom_env.config import GameConfig
 from goboom_env.info import PlayerView
-from goboom_env.observation import layout
+from goboom_env.observation import encoder_for
 
 # -- the observation decoded for rule-based agents ------------------------------------------
 
@@ -53,36 +54,30 @@ class Table:
 
 
 class TableDecoder:
-    """Turns observation vectors of one configuration into :class:`Table` objects."""
+    """Turns observation vectors of one configuration into :class:`Table` objects, through the
+    encoder's own decoding (:meth:`~goboom_env.observation.ObservationEncoder.counts`)."""
 
     def __init__(self, config: GameConfig) -> None:
         self.n = config.num_players
-        self.slices = layout(self.n)
-        self.copies = np.full(NUM_FACES, float(config.num_decks))
-        self.copies[JOKER] = float(max(config.num_jokers, 1))
+        self.encoder = encoder_for(config)
         self.total = np.full(NUM_FACES, config.num_decks, np.int64)
         self.total[JOKER] = config.num_jokers
-        self.deck_size = config.deck_size
 
     def decode(self, observation: Observation) -> Table:
         """Decode one observation dict (as returned by ``raw_env.observe``)."""
-        vec = np.asarray(observation["observation"], np.float64)
-        sl = self.slices
-        hand = np.rint(vec[sl["hand"]] * self.copies).astype(np.int64)
-        seen = np.rint(vec[sl["seen"]] * self.copies).astype(np.int64)
-        led = _one_hot(vec[sl["led"]])
+        counts = self.encoder.counts(observation["observation"])
+        hand = counts["hand"]
+        led = _one_hot(counts["led"])
         best = led
         if led >= 0:
-            for row in vec[sl["trick"]].reshape(self.n, NUM_FACES):
+            for row in counts["trick"].reshape(self.n, NUM_FACES):
                 face = _one_hot(row)
                 if face // 13 == led // 13 and face > best:  # R1.7: only the led suit wins
                     best = face
         return Table(
-            hand=hand, unseen=self.total - hand - seen,
+            hand=hand, unseen=self.total - hand - counts["seen"],
             legal=np.flatnonzero(observation["action_mask"]).tolist(),
-            sizes=np.rint(vec[sl["hand_sizes"]] * self.deck_size).astype(np.int64),
-            stock=round(float(vec[sl["stock"]][0]) * self.deck_size),
-            led=led, best=best,
+            sizes=counts["hand_sizes"], stock=int(counts["stock"][0]), led=led, best=best,
         )
 
 
