@@ -138,9 +138,10 @@ from pettingzoo.utils.wrappers import BaseWrapper
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import IllegalActionError, Match, action_type_error
+from goboom_env.episode import EPISODES, end_hand
 from goboom_env.observation import ObservationEncoder, observe
 from goboom_env.render import render_text
-from goboom_env.scoring import EPISODES, REWARDS, end_hand, points_rewards, win_rewards
+from goboom_env.scoring import REWARDS, points_rewards, win_rewards
 
 _OPTION_KEYS = {"deck", "dealer"}
 
@@ -319,7 +320,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.render()
 
     def _end_hand(self) -> None:
-        """Hand rewards, then the episode's end (:func:`goboom_env.scoring.end_hand` decides it)."""
+        """Hand rewards, then the episode's end (:func:`goboom_env.episode.end_hand` decides it)."""
         hand = self.match.hand
         if self.reward_mode == "points":
             self._set_rewards(points_rewards(self.config, hand.winner, hand.hand_points()))

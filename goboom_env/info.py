@@ -29,6 +29,7 @@ import numpy as np
 from goboom_env.cards import JOKER, NUM_FACES, deck_faces, faces_in
 from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import Hand, Match, Phase
+from goboom_env.events import Event
 from goboom_env.observation import action_mask, encoder_for, observe
 
 
@@ -61,7 +62,7 @@ class PlayerView:
     """Jokers: top of the discard pile (52 = joker); -1 in classic."""
     match_face: int
     passes: int
-    events: tuple[tuple, ...]
+    events: tuple[Event, ...]
     """The public event log of the hand (every engine event is public, R4.1)."""
     buried: int
     """Jokers buried at the bottom of the stock at the turn-up (R2.3), public."""

@@ -3,7 +3,8 @@
 Each field is read with its type and range, then the state is checked to hold together (every card
 of the deck exactly once, a phase, trick and pile that fit the variant, scores that add up); anything
 else raises ValueError naming the field. :meth:`Hand.from_dict` and :meth:`Match.from_dict` are the
-entry points; this module is their reader, kept apart from the rules in :mod:`goboom_env.engine`.
+entry points; this module is their reader, kept apart from the rules in :mod:`goboom_env.engine`: it
+returns checked fields, and the engine builds the hand from them (:meth:`Hand.from_state`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,21 @@ from typing import Any
 
 import numpy as np
 
-from goboom_env.cards import JOKER, JOKERS_POINTS, MATCH_MASKS, NUM_FACES, card_text, code_of, code_or_none, face_of
+from goboom_env.cards import (
+    CLASSIC_POINTS,
+    JOKER,
+    JOKERS_POINTS,
+    MATCH_MASKS,
+    NUM_FACES,
+    card_text,
+    code_of,
+    code_or_none,
+    face_of,
+)
 from goboom_env.config import GameConfig, as_int
-from goboom_env.engine import NOT_PLAYED, PASSED, Hand, HandResult, Phase, check_deck
 from goboom_env.events import Event, EventKind, fields_of, make_event
-from goboom_env.scoring import match_winners, score_deltas
+from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, check_deck
+from goboom_env.scoring import HandResult, match_winners, score_deltas
 
 _LEAD, _FOLLOW, _DISCARD, _OVER = Phase
 
@@ -141,13 +152,20 @@ def _read_trick_entry(r: _Reader, field: str, raw: Any) -> int:
     raise r.error(field, f"must be a card code, {NOT_PLAYED} (not played yet) or {PASSED} (passed), got {raw!r}")
 
 
-def read_hand(data: Any) -> Hand:
-    """The hand saved in ``data`` (see :meth:`Hand.from_dict`); ValueError naming the first bad field."""
+def read_hand(data: Any) -> dict[str, Any]:
+    """The hand saved in ``data`` as the arguments of :meth:`Hand.from_state` (see :meth:`Hand.from_dict`);
+    ValueError naming the first bad field."""
     state = _read_hand(data)
     seen = bytearray(NUM_FACES)
     for face in state.pop("seen"):
         seen[face] += 1
-    return Hand.from_state(seen=seen, **state)
+    return {"seen": seen, **state}
+
+
+def _hand_points(state: dict[str, Any]) -> tuple[int, ...]:
+    """Points of the cards left in each hand of a read hand state (R1.10 classic, R2.11 jokers)."""
+    points = CLASSIC_POINTS if state["config"].is_classic else JOKERS_POINTS
+    return tuple(sum(points[f] for f in faces) for faces in state["hands"])
 
 
 def _read_hand(data: Any) -> dict[str, Any]:
@@ -357,7 +375,7 @@ def _ints_and_names(value: Any) -> bool:
 
 def read_match(data: Any) -> dict[str, Any]:
     """The attributes of the match saved in ``data`` (see :meth:`Match.from_dict`), typed, then checked
-    against the hands it records."""
+    against the hands it records; ``"hand"`` holds the arguments of :meth:`Hand.from_state`."""
     r = _Reader(data, "match state", _MATCH_FIELDS)
     config = r.config()
     n = config.num_players
@@ -367,8 +385,8 @@ def read_match(data: Any) -> dict[str, Any]:
     winners = [r.seat(f"winners[{i}]", n, raw=w) for i, w in enumerate(r.items("winners"))]
     over = r.flag("over")
     hand = read_hand(data["hand"])
-    if hand.config != config:
-        raise r.error("hand", f"is a hand of another configuration: {hand.config} vs the match's {config}")
+    if hand["config"] != config:
+        raise r.error("hand", f"is a hand of another configuration: {hand['config']} vs the match's {config}")
     totals = [0] * n
     for i, result in enumerate(results):
         if match_winners(config, totals, i):
@@ -384,10 +402,10 @@ def read_match(data: Any) -> dict[str, Any]:
                                  f"{len(results)} hand(s), got {winners} and {over}")
     if over:
         last = results[-1]
-        if not hand.over or (hand.dealer, hand.winner, hand.blocked, tuple(hand.hand_points())) != (
+        if hand["phase"] != _OVER or (hand["dealer"], hand["winner"], hand["blocked"], _hand_points(hand)) != (
                 last.dealer, last.winner, last.blocked, last.hand_points):
             raise r.error("hand", "must be the last finished hand once the match is over")
-    elif results and hand.dealer != (results[-1].dealer + 1) % n:
+    elif results and hand["dealer"] != (results[-1].dealer + 1) % n:
         raise r.error("hand", f"dealer must be {(results[-1].dealer + 1) % n}, one left of the last hand's (R1.2)")
     return {"config": config, "rng": rng, "scores": scores, "results": results, "over": over,
             "winners": winners, "hand": hand}

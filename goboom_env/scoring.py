@@ -3,24 +3,18 @@
 * :func:`score_deltas` and :func:`match_winners` are the scoring rules a :class:`~goboom_env.engine.Match`
   applies after every hand.
 * :func:`win_rewards` and :func:`points_rewards` turn winners and hand points into the env's rewards.
-* :func:`end_hand` is the one place that decides what a finished hand means for an *episode*: one
-  hand (``episode="hand"``) or a whole match (``episode="match"``). The env, the tournament and the
-  decision loop (:mod:`goboom_env.game_loop`) all call it, so the three cannot disagree.
+* :class:`HandResult` records how one hand of a match ended and what it did to the scores.
+
+What a finished hand means for an RL episode (one hand or a whole match) is :mod:`goboom_env.episode`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from goboom_env.config import GameConfig
 
-if TYPE_CHECKING:
-    from goboom_env.engine import Match
-
-EPISODES = ("hand", "match")
-"""What one episode is: a single hand or a whole match."""
 REWARDS = ("win", "points")
 """The env's reward modes (see the Rewards section of :mod:`goboom_env.env`)."""
 
@@ -70,54 +64,16 @@ def points_rewards(config: GameConfig, winner: int | None, points: Sequence[int]
 
 
 @dataclass(frozen=True)
-class EpisodeResult:
-    """How an episode (one hand, or a whole match) ended."""
+class HandResult:
+    """How one hand ended and what it did to the scores."""
 
-    episode: str
-    """``"hand"`` or ``"match"``."""
+    winner: int | None
+    """Seat that went out, or None for a blocked round (R2.10)."""
+    blocked: bool
     winners: tuple[int, ...]
-    """Hand: who went out, or the fewest points after a blocked round (R2.10); match: R1.11, R1.12, R2.12."""
-    points: tuple[int, ...]
-    """Per seat: what the scoring added to its total over the episode (a match: the final scores)."""
-    hands: int
-    """Hands played in the episode."""
+    """Hand winners: the one who went out, or the lowest hand points after a blocked round."""
     hand_points: tuple[int, ...]
-    """Points left in each hand at the end of the last hand (R1.10, R2.11)."""
-    last_hand_winners: tuple[int, ...]
-    """The winners of the last hand (the episode's winners when it is one hand)."""
-    standing: tuple[int, ...]
-    """Per seat, lower is better: hand points left (a hand), or the final score with the sign that
-    makes a lower value better (a match). Ranks the seats that did not win."""
-
-    def info(self) -> dict[str, Any]:
-        """The env's ``infos`` entry at the end of the episode."""
-        if self.episode == "hand":
-            return {"winners": list(self.winners), "hand_points": list(self.hand_points)}
-        return {"winners": list(self.winners), "scores": list(self.points), "hands": self.hands,
-                "last_hand_winners": list(self.last_hand_winners)}
-
-
-def end_hand(match: Match, episode: str) -> EpisodeResult | None:
-    """Settle the finished current hand of ``match``; the result once the episode is over, else None.
-
-    ``episode="hand"``: the episode ends with the hand, and the match is left as it is (no hand is
-    scored or dealt, so the match's generator draws nothing). ``episode="match"``: the hand is scored
-    with :meth:`Match.finish_hand`, which deals the next hand unless the match is over.
-    """
-    if episode not in EPISODES:
-        raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
-    hand = match.hand
-    if not hand.over:
-        raise RuntimeError("end_hand() called while the hand is still being played")
-    if episode == "hand":
-        points = tuple(hand.hand_points())
-        winners = tuple(hand.winners())
-        deltas = tuple(score_deltas(match.config, hand.winner, points))
-        return EpisodeResult("hand", winners, deltas, 1, points, winners, points)
-    result = match.finish_hand()
-    if not match.over:
-        return None
-    scores = tuple(match.scores)
-    standing = tuple(-s for s in scores) if match.config.scoring == "standard" else scores
-    return EpisodeResult("match", tuple(match.winners), scores, match.hands_played, result.hand_points,
-                         result.winners, standing)
+    """Points left in each hand (R1.10 / R2.11)."""
+    score_deltas: tuple[int, ...]
+    """What each seat added to its total (R1.11, R1.12, R2.11)."""
+    dealer: int

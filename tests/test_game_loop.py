@@ -1,4 +1,4 @@
-"""The decision loop (goboom_env.game_loop) and episode results (goboom_env.scoring.end_hand): what
+"""The decision loop (goboom_env.game_loop) and episode results (goboom_env.episode.end_hand): what
 the hook sees, what one hand or one match leaves behind, and agreement with the env's end of episode."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from conftest import config_id
 import goboom_env
 from goboom_env import GameConfig, IllegalActionError, Match
 from goboom_env.agents import RandomAgent
+from goboom_env.episode import end_hand
 from goboom_env.game_loop import Decision, play_episode, play_hand
 from goboom_env.observation import observe
-from goboom_env.scoring import end_hand, win_rewards
+from goboom_env.scoring import win_rewards
 
 CONFIGS = [
     GameConfig(variant="classic", num_players=4),

@@ -36,10 +36,10 @@ from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import code_of, deck_faces
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import IllegalActionError, Match
+from goboom_env.episode import EPISODES
 from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.game_loop import play_episode
-from goboom_env.scoring import EPISODES
 
 TABLE_KEYS = ("agent", "games", "wins", "win_rate", "ci_low", "ci_high", "mean_points")
 

@@ -1,0 +1,59 @@
+"""The vocabulary of a hand's state, shared by the engine and the saved-state reader: the
+:class:`Phase` of a hand, the trick markers, and the deck check (RULES.md R0.5, R1, R2).
+
+It sits below :mod:`goboom_env.engine` and :mod:`goboom_env.savestate`, so that the reader can check
+a saved hand without importing the engine that builds it.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections import Counter
+from collections.abc import Sequence
+
+from goboom_env.cards import card_text, deck_faces
+from goboom_env.config import GameConfig
+
+
+class Phase(enum.IntEnum):
+    """Where a hand stands: who does what next."""
+
+    LEAD = 0
+    """Classic: the player to move leads a new trick with any card (R1.4, R1.8)."""
+    FOLLOW = 1
+    """Classic: the player to move follows the led card or draws (R1.5, R1.6)."""
+    DISCARD = 2
+    """Jokers: the player to move matches the match card, booms, draws or passes (R2.5-R2.7)."""
+    OVER = 3
+    """Somebody went out (R1.9, R2.9) or the round is blocked (R2.10)."""
+
+
+NOT_PLAYED = -1
+"""``Hand.trick`` entry of a seat that has not had its turn in the current trick yet."""
+PASSED = -2
+"""``Hand.trick`` entry of a seat that drew without matching and passed (R1.6)."""
+
+
+@functools.lru_cache(maxsize=64)
+def deck_multiset(num_decks: int, num_jokers: int) -> tuple[int, ...]:
+    """:func:`~goboom_env.cards.deck_faces` (already sorted) as a cached tuple: every deal shuffles and
+    checks it."""
+    return tuple(deck_faces(num_decks, num_jokers))
+
+
+def check_deck(config: GameConfig, deck: Sequence[int]) -> None:
+    """Raise ValueError unless ``deck`` holds exactly the configuration's cards (as faces)."""
+    expected = list(deck_multiset(config.num_decks, config.num_jokers))
+    try:
+        got = sorted(map(int, deck))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"deck must be a list of card faces or codes: {exc}") from exc
+    if got != expected:
+        missing = sorted((Counter(expected) - Counter(got)).elements())
+        extra = sorted((Counter(got) - Counter(expected)).elements())
+        raise ValueError(
+            f"deck is not the configured multiset of {len(expected)} cards "
+            f"({config.num_decks} deck(s), {config.num_jokers} joker(s)): got {len(got)} cards; "
+            f"missing {[card_text(f) for f in missing][:10]}, unexpected {[card_text(f) for f in extra][:10]}"
+        )
