@@ -22,12 +22,12 @@ from goboom_env.config import GameConfig
 from goboom_env.training.config import (
     GameArgs,
     PPOArgs,
-    RLlibArgs,
     TrainArgs,
     load_config_file,
     rllib_ppo_kwargs,
     sb3_ppo_kwargs,
 )
+from goboom_env.training.rllib_args import RLlibArgs
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {"play": PlayArgs, "evaluate": EvaluateArgs, "train": TrainArgs, "train-rllib": RLlibCommand,

@@ -33,7 +33,8 @@ def test_the_folders_hold_only_scripts() -> None:
 
 def test_written_out_settings_are_the_command_defaults() -> None:
     from goboom_env.cli.evaluate import EvaluateArgs
-    from goboom_env.training.config import RLlibArgs, TrainArgs
+    from goboom_env.training.config import TrainArgs
+    from goboom_env.training.rllib_args import RLlibArgs
 
     assert settings_of("training/train_sb3.py") == TrainArgs()
     assert settings_of("training/train_rllib.py") == RLlibArgs()

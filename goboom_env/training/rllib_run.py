@@ -18,8 +18,8 @@ from typing import Any
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
 
-from goboom_env.training.config import RLlibArgs
 from goboom_env.training.model_files import model_metadata
+from goboom_env.training.rllib_args import RLlibArgs
 from goboom_env.training.rllib_policy import MAIN_MODULE, METADATA_FILE, POLICY_DIR
 
 # -- run folder -----------------------------------------------------------------------------------

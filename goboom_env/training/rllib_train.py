@@ -31,8 +31,9 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from goboom_env.training.config import RLlibArgs, cluster_endpoint, probe, rllib_ppo_kwargs
+from goboom_env.training.config import rllib_ppo_kwargs
 from goboom_env.training.model_files import check_compatible
+from goboom_env.training.rllib_args import RLlibArgs, cluster_endpoint, probe
 from goboom_env.training.rllib_env import GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib_league import LeagueMapping, LeagueMetricsCallback, league_ids, snapshot
 from goboom_env.training.rllib_policy import MAIN_MODULE, METADATA_FILE, MaskedPPOTorchRLModule, read_metadata_file
@@ -81,7 +82,7 @@ def build_config(args: RLlibArgs) -> PPOConfig:
 
 def check_reachable(address: str) -> None:
     """Raise ValueError unless the cluster at ``address`` accepts a connection within seconds
-    (:func:`goboom_env.training.config.probe`); ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the
+    (:func:`goboom_env.training.rllib_args.probe`); ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the
     cluster started on this machine)."""
     if cluster_endpoint(address) is not None:
         probe(address)
