@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env.agents.heuristics import HEURISTIC_AGENTS, HEURISTICS, make_heuristic
+from goboom_env.agents.ismcts import ISMCTSAgent
 from goboom_env.agents.policy import POLICY_MEMBERS, Policy, RandomAgent, missing_members
 from goboom_env.config import GameConfig
 from goboom_env.search import MonteCarloAgent
@@ -32,6 +33,7 @@ AGENTS: dict[str, AgentFactory] = {
     **HEURISTIC_AGENTS,
     "heuristic": make_heuristic,
     "mc": MonteCarloAgent,
+    "ismcts": ISMCTSAgent,
 }
 """The agents registered in this process, by name (entry points are not listed here)."""
 

@@ -1,0 +1,189 @@
+"""The search baseline ``ismcts:iters=N``: single-observer information-set Monte-Carlo tree search.
+
+SO-ISMCTS (Cowling, Powley and Whitehouse, "Information Set Monte Carlo Tree Search", IEEE TCIAIG
+2012) searches one tree over the moves of every seat, as seen from the searching seat's
+information set. Each iteration:
+
+1. *determinize*: deal the hidden cards at random, consistently with the seat's
+   :class:`~goboom_env.info.PlayerView` and with what the public events prove
+   (:mod:`goboom_env.agents.determinize`: a player who drew could not follow, R1.6, R2.7);
+2. *select*: from the root, follow the tree while every legal move of the determinization has a
+   child, picking the child with the best UCB1 score, where a child's exploration term counts the
+   iterations in which it was *available* (legal), not its parent's visits;
+3. *expand*: add one untried legal move;
+4. *roll out*: play the hand to its end with the variant's best heuristic for every seat
+   (:mod:`goboom_env.agents.rollout`: ``classic-tricks`` or ``jokers-boom``);
+5. *back up*: each node on the path adds the result of the seat that chose its move (each seat
+   maximises its own result: a share of the hand's win, 1/k among k winners, minus 0.001 per point
+   left in its hand so that lost hands still rank moves).
+
+The move played is the root's most visited child. Options (``ismcts:iters=200,c=0.7``):
+
+* ``iters``: iterations per decision (default 200);
+* ``ms``: a time limit per decision in milliseconds; with it the search stops at whichever budget
+  runs out first (``iters`` is unlimited when only ``ms`` is given). A time limit makes the moves
+  depend on the machine's speed, so only an iteration budget is reproducible;
+* ``c``: the UCB exploration constant (default 0.7);
+* ``rollout``: ``heuristic`` (default) or ``random``;
+* ``infer``: use the public inferences when dealing hidden cards (default true; ``infer=no`` deals
+  them uniformly, as :meth:`PlayerView.sample_hand` does).
+
+A decision with one legal move is played at once. The agent sees only the observation and its
+view; it optimises the current hand, also in ``episode="match"`` games.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import numpy as np
+
+from goboom_env.agents.determinize import Determinizer
+from goboom_env.agents.policy import Observation
+from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move
+from goboom_env.config import GameConfig, check_int
+from goboom_env.engine import Hand
+from goboom_env.hand_state import Phase
+from goboom_env.info import PlayerView
+
+MAX_ITERS = 10_000_000
+DEFAULT_ITERS = 200
+POINTS_WEIGHT = 1e-3
+"""Per point held at the end of a rollout, subtracted from a seat's result."""
+ROLLOUTS = ("heuristic", "random")
+
+
+class Node:
+    """A move in the tree: who made it, and the statistics of the iterations through it."""
+
+    __slots__ = ("available", "children", "seat", "total", "visits")
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        """The seat that chose this move (whose result it accumulates)."""
+        self.visits = 0
+        self.available = 0
+        """Iterations in which this move was legal when its parent was reached."""
+        self.total = 0.0
+        self.children: dict[int, Node] = {}
+
+
+class ISMCTSAgent:
+    """Single-observer information-set MCTS with heuristic rollouts (see the module docstring)."""
+
+    needs_view = True
+
+    def __init__(self, config: GameConfig, seed: int | None = None, iters: int | None = None,
+                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True) -> None:
+        if iters is not None:
+            iters = check_int("iters", iters, 1, MAX_ITERS)
+        if ms is not None:
+            ms = _positive("ms", ms)
+        c = _positive("c", c, allow_zero=True)
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {list(ROLLOUTS)}, got {rollout!r}")
+        if not isinstance(infer, bool):
+            raise ValueError(f"infer must be true or false, got {infer!r}")
+        self.config = config
+        self.iters = iters if iters is not None else (MAX_ITERS if ms is not None else DEFAULT_ITERS)
+        self.ms = ms
+        self.c = c
+        self.infer = infer
+        self.move: Move = HEURISTIC_MOVES[config.variant] if rollout == "heuristic" else random_move
+        options = [f"iters={self.iters}"] if iters is not None or ms is None else []
+        options += [f"ms={ms:g}"] if ms is not None else []
+        options += [f"c={c:g}"] if c != 0.7 else []
+        options += [f"rollout={rollout}"] if rollout != "heuristic" else []
+        options += ["infer=no"] if not infer else []
+        self.name = "ismcts:" + ",".join(options)
+        self.reseed(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the search's generator (runners call this before each game)."""
+        self._rng = random.Random(int(np.random.default_rng(seed).integers(2**63)))
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        """The most visited move of the root after the search."""
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if not legal:
+            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
+        if len(legal) == 1:
+            return int(legal[0])
+        if view is None:
+            raise ValueError(f"{self.name} needs the seat's PlayerView (needs_view=True): pass act(obs, view)")
+        root = self.search(view)
+        return max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
+
+    def search(self, view: PlayerView) -> Node:
+        """Run the iterations from ``view`` and return the root of the tree."""
+        determinizer = Determinizer(view, self.infer)
+        root = Node(-1)
+        rng = self._rng
+        deadline = None if self.ms is None else time.perf_counter() + self.ms / 1000.0
+        for i in range(self.iters):
+            if deadline is not None and i and time.perf_counter() >= deadline:
+                break
+            self._iterate(root, determinizer.sample(rng), rng)
+        return root
+
+    def _iterate(self, root: Node, hand: Hand, rng: random.Random) -> None:
+        """One determinized descent, expansion, rollout and back-up."""
+        path = []
+        node = root
+        c = self.c
+        while hand.phase != Phase.OVER:
+            legal = hand.legal_mask()
+            children = node.children
+            untried = []
+            best, best_score = None, -math.inf
+            rest = legal
+            while rest:
+                low = rest & -rest
+                action = low.bit_length() - 1
+                rest ^= low
+                child = children.get(action)
+                if child is None:
+                    untried.append(action)
+                    continue
+                child.available += 1
+                if not untried:
+                    score = child.total / child.visits + c * math.sqrt(math.log(child.available) / child.visits)
+                    if score > best_score:
+                        best, best_score = action, score
+            if untried:
+                action = untried[int(rng.random() * len(untried))] if len(untried) > 1 else untried[0]
+                child = Node(hand.current)
+                child.available = 1
+                children[action] = child
+                hand.apply(action)
+                path.append(child)
+                break
+            node = children[best]
+            hand.apply(best)
+            path.append(node)
+        if hand.phase != Phase.OVER:
+            play_out(hand, self.move, rng)
+        results = _results(hand)
+        for node in path:
+            node.visits += 1
+            node.total += results[node.seat]
+
+
+def _results(hand: Hand) -> list[float]:
+    """Each seat's result of a finished hand: its share of the win minus a little per point held."""
+    winners = hand.winners()
+    share = 1.0 / len(winners)
+    points = hand.hand_points()
+    return [(share if seat in winners else 0.0) - POINTS_WEIGHT * points[seat] for seat in range(hand.n)]
+
+
+def _positive(name: str, value: object, allow_zero: bool = False) -> float:
+    """A positive (or, with ``allow_zero``, non-negative) finite number, else ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
+    return number
