@@ -1,7 +1,10 @@
 """The decision loop (goboom_env.game_loop) and episode results (goboom_env.episode.end_hand): what
-the hook sees, what one hand or one match leaves behind, and agreement with the env's end of episode."""
+the hook sees, what one hand or one match leaves behind, and agreement with the env's end of episode;
+and the integer check the loop's callers (tournaments, agents) use for their arguments."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ from conftest import config_id
 import goboom_env
 from goboom_env import GameConfig, IllegalActionError, Match
 from goboom_env.agents import RandomAgent
+from goboom_env.config import check_int
 from goboom_env.episode import end_hand
 from goboom_env.game_loop import Decision, play_episode, play_hand
 from goboom_env.observation import observe
@@ -118,3 +122,30 @@ def test_the_env_ends_an_episode_as_the_loop_does(config: GameConfig, episode: s
             totals[agent] += reward
     assert all(env.terminations.values()) and env.infos["player_0"] == result.info()
     assert list(totals.values()) == win_rewards(config.num_players, result.winners)
+
+
+def test_module_example_runs() -> None:
+    import doctest
+
+    import goboom_env.game_loop
+
+    failures, tried = doctest.testmod(goboom_env.game_loop)
+    assert tried > 0 and failures == 0
+
+
+@pytest.mark.parametrize("value, expected", [(3, 3), (np.int8(3), 3), (np.array(3), 3)])
+def test_check_int_takes_every_integer_type(value: object, expected: int) -> None:
+    got = check_int("games", value, 1)
+    assert got == expected and type(got) is int
+
+
+@pytest.mark.parametrize("value, lo, hi, message", [
+    (True, 0, None, "seed must be a non-negative integer, got True"),
+    (2.0, 1, None, "seed must be a positive integer, got 2.0"),
+    ("3", 1, 5, "seed must be an integer in 1..5, got '3'"),
+    (0, 1, None, "seed must be a positive integer, got 0"),
+    (1, 2, None, "seed must be an integer >= 2, got 1"),
+])
+def test_check_int_names_the_argument_and_the_range(value: object, lo: int, hi: int | None, message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        check_int("seed", value, lo, hi)
