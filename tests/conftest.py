@@ -60,6 +60,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     return report
 
 
+def needs_extra_of(command: str) -> None:
+    """Skip a test of ``goboom COMMAND`` when the extra that command needs is not installed (the command would
+    only print its install hint); under :data:`EVERY_EXTRA` that skip is a failure like any other."""
+    from goboom_env.cli import SUBCOMMANDS, missing_module
+
+    extra = SUBCOMMANDS[command][2] if command in SUBCOMMANDS else None
+    module = missing_module(extra) if extra else None
+    if module:
+        pytest.importorskip(module)  # fails to import: the standard "could not import" skip
+
+
 CLASSIC_MATRIX: list[GameConfig] = [
     GameConfig(variant="classic", num_players=n, scoring=s)
     for n in (2, 3, 4, 6, 7, 12)

@@ -17,6 +17,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import needs_extra_of
 
 import goboom_env.evaluation.report
 from goboom_env.cli import EXTRAS, SUBCOMMANDS, extra_modules, main
@@ -299,6 +300,7 @@ TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--n-envs", "2", "--n-ste
 
 
 def test_train_follows_the_same_folder_rule(tmp_path: Path) -> None:
+    needs_extra_of("train")
     out = tmp_path / "run"
     out.mkdir()
     (out / "notes.txt").write_text("not a run, but not empty")
@@ -360,6 +362,7 @@ def _blocked(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     ("train", "matplotlib", "train"),  # the command's extra, which includes the eval extra
 ])
 def test_a_missing_extra_names_the_install_command(tmp_path: Path, command: str, module: str, extra: str) -> None:
+    needs_extra_of(command)  # the rest of the command's extra is there: only the blocked module is missing
     done = _blocked(module, command, "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr == (f"goboom {command}: error: this command needs the optional dependency {module!r}, "

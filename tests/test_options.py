@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import needs_extra_of
 
 from goboom_env import __version__
 from goboom_env.cli import main
@@ -126,6 +127,7 @@ def test_a_runs_saved_arguments_are_a_config_file(tmp_path: Path) -> None:
     (["train-rllib", "--hidden", "32"], "goboom train-rllib: error: --hidden is now --net-arch"),
 ])
 def test_a_bad_command_line_is_one_line_and_exit_code_2(argv: list[str], message: str, capsys) -> None:
+    needs_extra_of(argv[0])
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1, err
@@ -135,6 +137,7 @@ def test_version_and_help_list_every_command() -> None:
     done = subprocess.run([sys.executable, "-m", "goboom_env.cli", "--version"], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)
     assert done.returncode == 0 and done.stdout == f"goboom-env {__version__}\n"
+    needs_extra_of("train")
     shown = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train", "--help"], capture_output=True,
                            text=True, timeout=60, cwd=ROOT)
     assert shown.returncode == 0
