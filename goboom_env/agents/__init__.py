@@ -21,6 +21,7 @@ spec               variant    idea (details in each class docstring)
 ``jokers-boom``    jokers     times booms (hit a player about to go out), plays cards the others can hardly match
 ``heuristic``      both       alias of the strongest heuristic of the config's variant (:data:`BEST_HEURISTIC`)
 ``mc:budget=N``    both       determinized Monte-Carlo search (:mod:`goboom_env.search`), N rollouts a move
+``ismcts:iters=N`` both       information-set Monte-Carlo tree search (:mod:`~goboom_env.agents.ismcts`)
 ``ppo:PATH``       both       a MaskablePPO model (an entry point into ``goboom_env.training``)
 ``rllib:PATH``     both       an RLlib checkpoint (an entry point into ``goboom_env.training``)
 =================  =========  ==========================================================================
@@ -29,7 +30,9 @@ More agents: :func:`register_agent` in this process, or an entry point in the ``
 group of an installed distribution (how ``ppo`` and ``rllib`` are found, loaded only when used, so
 this package never imports the training code or its libraries). Modules: :mod:`~goboom_env.agents.policy`
 (the protocol, the base class, ``random``), :mod:`~goboom_env.agents.heuristics` (the rule-based
-agents), :mod:`~goboom_env.agents.registry` (specs, names, entry points).
+agents), :mod:`~goboom_env.agents.ismcts` with :mod:`~goboom_env.agents.determinize` and
+:mod:`~goboom_env.agents.rollout` (the tree search, its deals and playouts),
+:mod:`~goboom_env.agents.registry` (specs, names, entry points).
 """
 
 from goboom_env.agents.heuristics import (
