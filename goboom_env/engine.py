@@ -13,7 +13,7 @@ Around it: :mod:`goboom_env.hand_state` (the phases, trick markers and deck chec
 (reading saved states back, every field checked) and, above it, :mod:`goboom_env.episode` (what a
 finished hand means for an episode).
 
-Why this module is one file of over 600 lines: :class:`Hand` is the single mutator of a deal, and the
+Why this module is one file of nearly 600 lines: :class:`Hand` is the single mutator of a deal, and the
 classic (R1) and jokers (R2) steps share its state, its helpers (``_give``, ``_take``, ``_go_out``) and
 its legality cache. Splitting the two rule systems into mixins or modules would spread one object's
 state over several files (RLCard's dealer/player/judger split shows the cost), so the rules of a deal
