@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import itertools
 import random
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -348,3 +351,10 @@ def test_ismcts_needs_its_view() -> None:
     hand = next(h for h in random_states(config, 1, seed=71) if len(h.legal_actions()) > 1)
     with pytest.raises(ValueError, match="needs the seat's PlayerView"):
         make_agent(SMALL, config, 0).act(observe(hand, hand.current))
+
+
+def test_search_time_benchmark_runs_end_to_end() -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "search_time.py"
+    out = subprocess.run([sys.executable, str(script), "--agent", "ismcts:iters=4", "--variant", "jokers",
+                          "--hands", "2"], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "ismcts:iters=4 jokers 4p, 2 hands:" in out and "ms CPU" in out

@@ -42,7 +42,7 @@ import numpy as np
 
 from goboom_env.agents.determinize import Determinizer
 from goboom_env.agents.policy import Observation
-from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move
+from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move, seen_mask
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand
 from goboom_env.hand_state import Phase
@@ -76,7 +76,8 @@ class ISMCTSAgent:
     needs_view = True
 
     def __init__(self, config: GameConfig, seed: int | None = None, iters: int | None = None,
-                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True) -> None:
+                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True,
+                 guided: bool = True) -> None:
         if iters is not None:
             iters = check_int("iters", iters, 1, MAX_ITERS)
         if ms is not None:
@@ -91,12 +92,14 @@ class ISMCTSAgent:
         self.ms = ms
         self.c = c
         self.infer = infer
+        self.guided = guided
         self.move: Move = HEURISTIC_MOVES[config.variant] if rollout == "heuristic" else random_move
         options = [f"iters={self.iters}"] if iters is not None or ms is None else []
         options += [f"ms={ms:g}"] if ms is not None else []
         options += [f"c={c:g}"] if c != 0.7 else []
         options += [f"rollout={rollout}"] if rollout != "heuristic" else []
         options += ["infer=no"] if not infer else []
+        options += ["guided=no"] if not guided else []
         self.name = "ismcts:" + ",".join(options)
         self.reseed(seed)
 
@@ -153,7 +156,7 @@ class ISMCTSAgent:
                     if score > best_score:
                         best, best_score = action, score
             if untried:
-                action = untried[int(rng.random() * len(untried))] if len(untried) > 1 else untried[0]
+                action = untried[0] if len(untried) == 1 else self._expansion(hand, untried, rng)
                 child = Node(hand.current)
                 child.available = 1
                 children[action] = child
@@ -169,6 +172,15 @@ class ISMCTSAgent:
         for node in path:
             node.visits += 1
             node.total += results[node.seat]
+
+
+    def _expansion(self, hand: Hand, untried: list[int], rng: random.Random) -> int:
+        """The untried move to add: the rollout policy's own choice while it is untried, else a random one."""
+        if self.guided:
+            preferred = self.move(hand, seen_mask(hand), rng)
+            if preferred in untried:
+                return preferred
+        return untried[int(rng.random() * len(untried))]
 
 
 def _results(hand: Hand) -> list[float]:
