@@ -10,7 +10,8 @@ information set. Each iteration:
 2. *select*: from the root, follow the tree while every legal move of the determinization has a
    child, picking the child with the best UCB1 score, where a child's exploration term counts the
    iterations in which it was *available* (legal), not its parent's visits;
-3. *expand*: add one untried legal move;
+3. *expand*: add one untried legal move: the rollout policy's choice while it is untried, so that
+   every seat's likeliest move is in the tree first, else a random one;
 4. *roll out*: play the hand to its end with the variant's best heuristic for every seat
    (:mod:`goboom_env.agents.rollout`: ``classic-tricks`` or ``jokers-boom``);
 5. *back up*: each node on the path adds the result of the seat that chose its move (each seat
@@ -76,8 +77,7 @@ class ISMCTSAgent:
     needs_view = True
 
     def __init__(self, config: GameConfig, seed: int | None = None, iters: int | None = None,
-                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True,
-                 guided: bool = True) -> None:
+                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True) -> None:
         if iters is not None:
             iters = check_int("iters", iters, 1, MAX_ITERS)
         if ms is not None:
@@ -92,14 +92,12 @@ class ISMCTSAgent:
         self.ms = ms
         self.c = c
         self.infer = infer
-        self.guided = guided
         self.move: Move = HEURISTIC_MOVES[config.variant] if rollout == "heuristic" else random_move
         options = [f"iters={self.iters}"] if iters is not None or ms is None else []
         options += [f"ms={ms:g}"] if ms is not None else []
         options += [f"c={c:g}"] if c != 0.7 else []
         options += [f"rollout={rollout}"] if rollout != "heuristic" else []
         options += ["infer=no"] if not infer else []
-        options += ["guided=no"] if not guided else []
         self.name = "ismcts:" + ",".join(options)
         self.reseed(seed)
 
@@ -137,8 +135,8 @@ class ISMCTSAgent:
         node = root
         c = self.c
         while hand.phase != Phase.OVER:
-            legal = hand.legal_mask()
             children = node.children
+            legal = hand.legal_mask()
             untried = []
             best, best_score = None, -math.inf
             rest = legal
@@ -173,13 +171,11 @@ class ISMCTSAgent:
             node.visits += 1
             node.total += results[node.seat]
 
-
     def _expansion(self, hand: Hand, untried: list[int], rng: random.Random) -> int:
         """The untried move to add: the rollout policy's own choice while it is untried, else a random one."""
-        if self.guided:
-            preferred = self.move(hand, seen_mask(hand), rng)
-            if preferred in untried:
-                return preferred
+        preferred = self.move(hand, seen_mask(hand), rng)
+        if preferred in untried:
+            return preferred
         return untried[int(rng.random() * len(untried))]
 
 
