@@ -54,6 +54,9 @@ DEFAULT_ITERS = 200
 POINTS_WEIGHT = 1e-3
 """Per point held at the end of a rollout, subtracted from a seat's result."""
 ROLLOUTS = ("heuristic", "random")
+MOVER_SHIFT = 6
+ACTION_BITS = (1 << MOVER_SHIFT) - 1
+"""A child's key is ``seat << MOVER_SHIFT | action`` (actions are 0..53)."""
 
 
 class Node:
@@ -69,6 +72,9 @@ class Node:
         """Iterations in which this move was legal when its parent was reached."""
         self.total = 0.0
         self.children: dict[int, Node] = {}
+        """By ``seat << MOVER_SHIFT | action``: the same public history can leave different seats to move
+        in different deals (in classic, who wins a trick depends on the card a draw turned up), so each
+        mover has its own children."""
 
 
 class ISMCTSAgent:
@@ -115,7 +121,8 @@ class ISMCTSAgent:
         if view is None:
             raise ValueError(f"{self.name} needs the seat's PlayerView (needs_view=True): pass act(obs, view)")
         root = self.search(view)
-        return max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
+        best = max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
+        return best & ACTION_BITS
 
     def search(self, view: PlayerView) -> Node:
         """Run the iterations from ``view`` and return the root of the tree."""
@@ -136,6 +143,7 @@ class ISMCTSAgent:
         c = self.c
         while hand.phase != Phase.OVER:
             children = node.children
+            mover = hand.current << MOVER_SHIFT
             legal = hand.legal_mask()
             untried = []
             best, best_score = None, -math.inf
@@ -144,7 +152,7 @@ class ISMCTSAgent:
                 low = rest & -rest
                 action = low.bit_length() - 1
                 rest ^= low
-                child = children.get(action)
+                child = children.get(mover | action)
                 if child is None:
                     untried.append(action)
                     continue
@@ -152,17 +160,17 @@ class ISMCTSAgent:
                 if not untried:
                     score = child.total / child.visits + c * math.sqrt(math.log(child.available) / child.visits)
                     if score > best_score:
-                        best, best_score = action, score
+                        best, best_score = mover | action, score
             if untried:
                 action = untried[0] if len(untried) == 1 else self._expansion(hand, untried, rng)
                 child = Node(hand.current)
                 child.available = 1
-                children[action] = child
+                children[mover | action] = child
                 hand.apply(action)
                 path.append(child)
                 break
             node = children[best]
-            hand.apply(best)
+            hand.apply(best & ACTION_BITS)
             path.append(node)
         if hand.phase != Phase.OVER:
             play_out(hand, self.move, rng)
