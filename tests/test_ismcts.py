@@ -18,9 +18,9 @@ from conftest import MATRIX, config_id, make_hand, play
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, Table, make_agent
 from goboom_env.agents.determinize import Determinizer, hidden_constraints
-from goboom_env.agents.ismcts import ISMCTSAgent
+from goboom_env.agents.ismcts import ACTION_BITS, MOVER_SHIFT, ISMCTSAgent
 from goboom_env.agents.rollout import HEURISTIC_MOVES, play_out, seen_mask
-from goboom_env.cards import ACES_MASK, JOKER, JOKER_BIT, MATCH_MASKS, face_of
+from goboom_env.cards import ACES_MASK, JOKER, JOKER_BIT, MATCH_MASKS, code_of, face_of
 from goboom_env.game_loop import Decision, play_hand
 from goboom_env.hand_state import PASSED
 from goboom_env.info import PlayerView, observe
@@ -358,3 +358,29 @@ def test_search_time_benchmark_runs_end_to_end() -> None:
     out = subprocess.run([sys.executable, str(script), "--agent", "ismcts:iters=4", "--variant", "jokers",
                           "--hands", "2"], capture_output=True, text=True, timeout=120, check=True).stdout
     assert "ismcts:iters=4 jokers 4p, 2 hands:" in out and "ms CPU" in out
+
+
+def test_each_seat_to_move_has_its_own_children() -> None:
+    """In classic the same public moves can leave different seats to move (after a lead, a draw's card
+    decides the trick and so the next leader): the tree keeps their moves apart, so one seat's results
+    never back up into another's."""
+    config = GameConfig(variant="classic", num_players=3)
+    hands = [["2C", "9C"], ["3H", "4H"], ["3S", "4S"]]
+    stock = ["KC", "5H", "QC", "5S"]
+    in_play = {c for h in hands for c in h} | set(stock)
+    hand = Hand.from_dict({
+        "config": config.to_dict(), "dealer": 2, "hands": hands, "stock": stock,
+        "seen": [code_of(f) for f in range(52) if code_of(f) not in in_play], "drawn": [0, 0, 0], "events": [],
+        "current": 0, "phase": "LEAD", "trick": [-1, -1, -1], "leader": -1, "led": None, "best_face": None,
+        "best_seat": -1, "turns": 0, "top": None, "match_face": None, "passes": 0, "winner": None, "blocked": False,
+    })  # after 2C, when both must draw, whoever draws KC wins the trick and leads: seat 1 or seat 2
+    root = ISMCTSAgent(config, seed=0, iters=400).search(PlayerView.of(hand, 0))
+    movers_by_action: dict[tuple[int, int], set[int]] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for key, child in node.children.items():
+            assert child.seat == key >> MOVER_SHIFT
+            movers_by_action.setdefault((id(node), key & ACTION_BITS), set()).add(child.seat)
+            stack.append(child)
+    assert any(len(movers) > 1 for movers in movers_by_action.values())
