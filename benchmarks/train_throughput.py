@@ -49,13 +49,14 @@ def measure(variant: str, vec_env: str, n_envs: int, steps: int, rollout: int) -
     return steps / wall, steps / cpu
 
 
-def measure_fast(variant: str, steps: int, threads: int) -> tuple[float, float]:
+def measure_fast(variant: str, steps: int, threads: int, precision: str) -> tuple[float, float]:
     """Steps per second of the fast trainer's iterations (rollout, GAE, update) after one warm-up iteration."""
     import torch
 
-    from goboom_env.training.vector_ppo import Trainer, VectorArgs
+    from goboom_env.training.vector_ppo import VectorArgs
+    from goboom_env.training.vector_trainer import Trainer
 
-    args = VectorArgs(variant=variant, threads=threads, progress=False)
+    args = VectorArgs(variant=variant, threads=threads, precision=precision, progress=False)
     torch.set_num_threads(threads)
     trainer = Trainer(args, args.game_config())
     trainer.start()
@@ -80,29 +81,36 @@ def main() -> None:
     parser.add_argument("--fast", action="store_true", help="add rows for the fast trainer (goboom train-fast)")
     parser.add_argument("--fast-steps", type=int, default=131072, help="timed learner steps per fast row")
     parser.add_argument("--fast-threads", type=int, nargs="+", default=[1], help="torch threads of the fast rows")
+    parser.add_argument("--fast-precision", nargs="+", default=["fp32", "bf16"], choices=["fp32", "bf16"],
+                        help="number formats of the fast rows' matrix products (bf16 is emulated, slow, on CPUs "
+                             "without native bfloat16)")
     parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args()
     rows = []
-    print(f"{'trainer':<10} {'vec_env':<8} {'n_envs':>6} {'threads':>7} {'steps/s':>8} {'cpu steps/s':>11}")
+    print(f"{'trainer':<10} {'vec_env':<8} {'n_envs':>6} {'threads':>7} {'precision':>9} {'steps/s':>8} "
+          f"{'cpu steps/s':>11}")
     for vec in args.vec:
         for n in args.envs:
             wall, cpu = measure(args.variant, vec, n, args.steps, args.rollout)
             rows.append({"trainer": "sb3", "variant": args.variant, "vec_env": vec, "n_envs": n, "threads": 1,
-                         "steps_per_s": round(wall), "cpu_steps_per_s": round(cpu)})
-            print(f"{'sb3':<10} {vec:<8} {n:>6} {1:>7} {wall:>8.0f} {cpu:>11.0f}", flush=True)
+                         "precision": "fp32", "steps_per_s": round(wall), "cpu_steps_per_s": round(cpu)})
+            print(f"{'sb3':<10} {vec:<8} {n:>6} {1:>7} {'fp32':>9} {wall:>8.0f} {cpu:>11.0f}", flush=True)
     if args.fast:
         for threads in args.fast_threads:
-            wall, cpu = measure_fast(args.variant, args.fast_steps, threads)
-            envs = VectorArgs().num_envs
-            rows.append({"trainer": "fast", "variant": args.variant, "vec_env": "vector", "n_envs": envs,
-                         "threads": threads, "steps_per_s": round(wall), "cpu_steps_per_s": round(cpu)})
-            print(f"{'fast':<10} {'vector':<8} {envs:>6} {threads:>7} {wall:>8.0f} {cpu:>11.0f}", flush=True)
+            for precision in args.fast_precision:
+                wall, cpu = measure_fast(args.variant, args.fast_steps, threads, precision)
+                envs = VectorArgs().num_envs
+                rows.append({"trainer": "fast", "variant": args.variant, "vec_env": "vector", "n_envs": envs,
+                             "threads": threads, "precision": precision, "steps_per_s": round(wall),
+                             "cpu_steps_per_s": round(cpu)})
+                print(f"{'fast':<10} {'vector':<8} {envs:>6} {threads:>7} {precision:>9} {wall:>8.0f} {cpu:>11.0f}",
+                      flush=True)
     default = next((r for r in rows if r["trainer"] == "sb3" and r["vec_env"] == "dummy" and r["n_envs"] == 16), None)
     for row in rows:
         if row["trainer"] == "fast" and default is not None:
             row["ratio_vs_sb3_default"] = round(row["steps_per_s"] / default["steps_per_s"], 2)
             row["cpu_ratio_vs_sb3_default"] = round(row["cpu_steps_per_s"] / default["cpu_steps_per_s"], 2)
-            print(f"fast ({row['threads']} thread(s)) / sb3 default (dummy, 16 envs): "
+            print(f"fast ({row['threads']} thread(s), {row['precision']}) / sb3 default (dummy, 16 envs): "
                   f"{row['ratio_vs_sb3_default']:.2f}x wall, {row['cpu_ratio_vs_sb3_default']:.2f}x CPU time")
     if args.json:
         with open(args.json, "w") as fh:

@@ -191,6 +191,7 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     ("variant", "jokers", "classic Go Boom only"),
     ("num_players", 13, "num_players"),
     ("net_arch", [], "net_arch"),
+    ("precision", "fp16", "precision must be one of auto, fp32, bf16"),
 ])
 def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: str, value: object,
                                                          message: str) -> None:
@@ -198,6 +199,47 @@ def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: s
     with pytest.raises(ValueError, match=message):
         train(tiny_args(tmp_path / "x", **{**opponents, field: value}))
     assert not (tmp_path / "x").exists()
+
+
+def test_auto_precision_is_bf16_exactly_where_the_cpu_has_native_bfloat16() -> None:
+    from goboom_env.training.vector_policy import resolve_precision
+
+    native = torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    assert resolve_precision("auto") == ("bf16" if native else "fp32")
+    assert resolve_precision("fp32") == "fp32" and resolve_precision("bf16") == "bf16"
+
+
+def test_bf16_networks_compute_in_bfloat16_and_return_float32_close_to_fp32() -> None:
+    torch.manual_seed(0)
+    net = ActorCritic(40, [64, 64], "bf16")
+    obs = (torch.rand(256, 40) < 0.2).float()
+    mask = torch.rand(256, NUM_ACTIONS) < 0.3
+    mask[:, 0] = True
+    actions = torch.zeros(256, dtype=torch.long)
+    logp16, entropy16, value16 = net.evaluate(obs, mask, actions)
+    net.bf16 = False
+    logp32, entropy32, value32 = net.evaluate(obs, mask, actions)
+    assert logp16.dtype == entropy16.dtype == value16.dtype == torch.float32
+    assert not torch.equal(logp16, logp32)  # the products really ran in bfloat16
+    torch.testing.assert_close(logp16, logp32, atol=0.02, rtol=0.02)
+    torch.testing.assert_close(value16, value32, atol=0.02, rtol=0.02)
+    torch.testing.assert_close(entropy16, entropy32, atol=0.02, rtol=0.02)
+    logp16.sum().backward()  # gradients reach the float32 weights
+    assert all(p.grad is None or p.grad.dtype == torch.float32 for p in net.parameters())
+    assert net.actor[0].weight.grad is not None
+
+
+def test_precision_changes_the_run_and_each_precision_is_reproducible(tmp_path: Path) -> None:
+    def weights(name: str, precision: str) -> np.ndarray:
+        out = tmp_path / name
+        from goboom_env.training.model_files import load_actor
+
+        train(tiny_args(out, timesteps=400, opponents=["learner=1"], precision=precision))
+        return np.concatenate([a.ravel() for layer in load_actor(out / "model.zip").layers for a in layer])
+
+    bf16_a, bf16_b, fp32 = weights("a", "bf16"), weights("b", "bf16"), weights("c", "fp32")
+    np.testing.assert_array_equal(bf16_a, bf16_b)
+    assert not np.array_equal(bf16_a, fp32)
 
 
 def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:

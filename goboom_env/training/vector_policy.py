@@ -22,6 +22,16 @@ MASKED_LOGIT = -1e8
 """Logit of an illegal action: its probability is exactly 0 in float32."""
 
 
+def resolve_precision(precision: str) -> str:
+    """``fp32`` or ``bf16`` for a ``--precision`` choice (``auto``, ``fp32`` or ``bf16``): ``auto`` is bf16
+    where the CPU multiplies bfloat16 matrices natively (oneDNN: AVX512-BF16 or AMX), else fp32, where
+    bf16 would be emulated and slower."""
+    import torch
+
+    if precision != "auto":
+        return precision
+    return "bf16" if torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32"
+
 
 # -- the network -------------------------------------------------------------------------------------
 
@@ -49,16 +59,29 @@ def _torch_module() -> type:
 class ActorCritic(_torch_module()):  # type: ignore[misc]
     """SB3's MlpPolicy shape: separate actor and critic MLPs with Tanh; the actor is what ``ppo:`` plays."""
 
-    def __init__(self, obs_dim: int, net_arch: Sequence[int]) -> None:
+    def __init__(self, obs_dim: int, net_arch: Sequence[int], precision: str = "fp32") -> None:
         super().__init__()
         self.actor = _mlp([obs_dim, *net_arch, NUM_ACTIONS], 0.01)
         self.critic = _mlp([obs_dim, *net_arch, 1], 1.0)
+        self.bf16 = precision == "bf16"
+
+    def _run(self, net: Any, obs: Any) -> Any:
+        """``net(obs)`` as float32; with bf16 the matrix products run in bfloat16 (autocast) while the
+        weights, their gradients and everything after the last layer (softmax, losses) stay float32."""
+        import torch
+
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            return net(obs).float()
 
     def masked_logits(self, obs: Any, mask: Any) -> Any:
         """Action logits with the illegal ones at :data:`MASKED_LOGIT` (``mask`` is bool)."""
         import torch
 
-        return torch.where(mask, self.actor(obs), torch.full((), MASKED_LOGIT))
+        return torch.where(mask, self._run(self.actor, obs), torch.full((), MASKED_LOGIT))
+
+    def values(self, obs: Any) -> Any:
+        """The critic's value of each observation."""
+        return self._run(self.critic, obs)[:, 0]
 
     def act(self, obs: Any, mask: Any) -> tuple[Any, Any, Any]:
         """Sample legal actions (Gumbel-max over the masked logits); returns actions, log-probs, values."""
@@ -68,7 +91,7 @@ class ActorCritic(_torch_module()):  # type: ignore[misc]
         noise = -torch.log(-torch.log(torch.rand_like(logits).clamp_(1e-12, 1.0)))
         actions = torch.argmax(logits + noise, dim=1)
         logp = torch.log_softmax(logits, dim=1).gather(1, actions[:, None])[:, 0]
-        return actions, logp, self.critic(obs)[:, 0]
+        return actions, logp, self.values(obs)
 
     def evaluate(self, obs: Any, mask: Any, actions: Any) -> tuple[Any, Any, Any]:
         """Log-probs of ``actions``, entropies of the masked policies and values (for the PPO loss)."""
@@ -77,7 +100,7 @@ class ActorCritic(_torch_module()):  # type: ignore[misc]
         logp_all = torch.log_softmax(self.masked_logits(obs, mask), dim=1)
         probs = logp_all.exp()
         entropy = -(probs * torch.where(mask, logp_all, torch.zeros(()))).sum(1)
-        return logp_all.gather(1, actions[:, None])[:, 0], entropy, self.critic(obs)[:, 0]
+        return logp_all.gather(1, actions[:, None])[:, 0], entropy, self.values(obs)
 
     def frozen(self) -> FrozenMlp:
         """The numpy copy of the actor (what snapshots and the play-only model hold)."""
