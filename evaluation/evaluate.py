@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from goboom_env.cli.evaluate import EvaluateArgs
-from goboom_env.cli.options import parse, run_command, seat_agents
+from goboom_env.cli.options import run_script, seat_agents
 
 SETTINGS = EvaluateArgs(
     # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------
@@ -32,16 +32,14 @@ SETTINGS = EvaluateArgs(
 )
 
 
-def main(argv: list[str]) -> int:
-    """Read the options over :data:`SETTINGS`, play the tournament, save and print the report."""
+def main(args: EvaluateArgs) -> None:
+    """Play the tournament the settings read over :data:`SETTINGS` describe, save and print the report."""
     from rich.console import Console
 
     from goboom_env.evaluation.outdir import StagedFolder, fresh_folder
     from goboom_env.evaluation.report import print_tables, write_report
     from goboom_env.evaluation.tournament import run_pairwise, run_tournament
 
-    args = parse(EvaluateArgs, argv, "evaluate.py", __doc__, defaults=SETTINGS)
-    args.validate()
     config = args.game_config()
     options = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes, "episode": args.episode,
                "progress": args.progress}
@@ -52,11 +50,11 @@ def main(argv: list[str]) -> int:
             pairwise = run_pairwise(config, list(dict.fromkeys(args.agents)), args.games, **options)
         else:
             result = run_tournament(config, seat_agents(args.agents, config.num_players), args.games, **options)
-        report = write_report(folder, result, pairwise, command="python evaluation/evaluate.py " + " ".join(argv))
+        command = "python evaluation/evaluate.py " + " ".join(sys.argv[1:])
+        report = write_report(folder, result, pairwise, command=command)
     print_tables(result, pairwise, Console())
     print(f"report written to {staged.out / report.name}")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(run_command("evaluate.py", lambda: main(sys.argv[1:])))
+    sys.exit(run_script(main, SETTINGS, __doc__))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from goboom_env.cli.options import parse, run_command
+from goboom_env.cli.options import run_script
 from goboom_env.training.vector_ppo import VectorArgs
 
 SETTINGS = VectorArgs(
@@ -48,15 +48,12 @@ SETTINGS = VectorArgs(
 )
 
 
-def main(argv: list[str]) -> int:
-    """Read the options over :data:`SETTINGS`, train, print where the model went."""
+def main(args: VectorArgs) -> None:
+    """Train with the settings read over :data:`SETTINGS`, print where the model went."""
     from goboom_env.training.vector_ppo import train
 
-    args = parse(VectorArgs, argv, "train_fast.py", __doc__, defaults=SETTINGS)
-    args.validate()
     print(f"model: {train(args)}")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(run_command("train_fast.py", lambda: main(sys.argv[1:])))
+    sys.exit(run_script(main, SETTINGS, __doc__))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from goboom_env.cli.options import parse, run_command
+from goboom_env.cli.options import run_script
 from goboom_env.training.rllib_args import RLlibArgs
 
 SETTINGS = RLlibArgs(
@@ -47,16 +47,13 @@ SETTINGS = RLlibArgs(
 )
 
 
-def main(argv: list[str]) -> int:
-    """Read the options over :data:`SETTINGS`, train, print where the policy went."""
+def main(args: RLlibArgs) -> None:
+    """Train with the settings read over :data:`SETTINGS`, print where the policy went."""
     from goboom_env.training import rllib_train
 
-    args = parse(RLlibArgs, argv, "train_rllib.py", __doc__, defaults=SETTINGS)
-    args.validate()
     run = rllib_train.train(args)
     print(f"policy: {run / 'policy'} (agent spec rllib:{run})")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(run_command("train_rllib.py", lambda: main(sys.argv[1:])))
+    sys.exit(run_script(main, SETTINGS, __doc__))

@@ -23,12 +23,21 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from goboom_env.config import PRESETS
 from goboom_env.training.config import build_args
 
 T = TypeVar("T")
+
+
+class Settings(Protocol):
+    """A settings dataclass of a command: ``validate()`` raises ValueError naming the first bad field."""
+
+    def validate(self) -> None: ...
+
+
+S = TypeVar("S", bound=Settings)
 
 ALIASES = {"--players": "--num-players"}
 """Short spellings of options every command has."""
@@ -63,6 +72,42 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+
+
+def run_script(body: Callable[[S], object], settings: S, description: str | None) -> int:
+    """Run a script of ``training/`` or ``evaluation/``: the options of ``sys.argv`` (those of the command it
+    mirrors) read over ``settings``, validated, then ``body(args)``; 0, or 2 on a bad option or setting
+    (one line ``SCRIPT: error: ...`` on stderr)."""
+    prog = Path(sys.argv[0]).name
+
+    def run() -> int:
+        args = parse(type(settings), sys.argv[1:], prog, description, defaults=settings)
+        args.validate()
+        body(args)
+        return 0
+
+    return run_command(prog, run)
+
+
+def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[str], prog: str,
+                  description: str | None) -> int:
+    """A PPO training command: parse and validate ``cls`` from ``argv``, ``train(args, command_line)``
+    (the model's path), print where the model, the evaluations and the learning curve went; 2 on a bad
+    option or setting."""
+    from goboom_env.training.run_folder import RunFiles
+
+    def run() -> int:
+        args = parse(cls, argv, prog, description)
+        args.validate()
+        model = train(args, command_line(prog, argv))
+        files = RunFiles(model.parent)
+        print(f"model: {model}")
+        if files.eval.exists():
+            print(f"evaluation: {files.eval}")
+        print(f"learning curve: {files.curve}")
+        return 0
+
+    return run_command(prog, run)
 
 
 def command_line(prog: str, argv: Sequence[str]) -> str:

@@ -9,27 +9,20 @@ Example::
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from goboom_env.cli.options import command_line, parse
+from goboom_env.cli.options import train_command
 from goboom_env.training.config import TrainArgs
 
 
 def main(argv: Sequence[str], prog: str = "goboom train") -> int:
     """Parse the options, train, print where the model went; 2 on a bad option or setting."""
-    try:
-        args = parse(TrainArgs, argv, prog, __doc__)
-        args.validate()
-        from goboom_env.training.sb3 import RunFiles, train
+    return train_command(TrainArgs, _train, argv, prog, __doc__)
 
-        path = train(args, command=command_line(prog, argv))
-    except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    files = RunFiles(args.out)
-    print(f"model: {path}")
-    if files.eval.exists():
-        print(f"evaluation: {files.eval}")
-    print(f"learning curve: {files.curve}")
-    return 0
+
+def _train(args: TrainArgs, command: str) -> Path:
+    """The SB3 trainer, imported when the command runs (it needs torch)."""
+    from goboom_env.training.sb3 import train
+
+    return train(args, command=command)

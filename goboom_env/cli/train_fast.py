@@ -13,27 +13,12 @@ progress.csv, eval.csv, tensorboard/); the models load as ``ppo:PATH``.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
-from goboom_env.cli.options import command_line, parse
-from goboom_env.training.vector_ppo import VectorArgs
+from goboom_env.cli.options import train_command
+from goboom_env.training.vector_ppo import VectorArgs, train
 
 
 def main(argv: Sequence[str], prog: str = "goboom train-fast") -> int:
     """Parse the options, train, print where the model went; 2 on a bad option or setting."""
-    try:
-        args = parse(VectorArgs, argv, prog, __doc__)
-        args.validate()
-        from goboom_env.training.vector_ppo import train
-
-        path = train(args, command=command_line(prog, argv))
-    except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    root = path.parent
-    print(f"model: {path}")
-    if (root / "eval.csv").exists():
-        print(f"evaluation: {root / 'eval.csv'}")
-    print(f"learning curve: {root / 'learning_curve.png'}")
-    return 0
+    return train_command(VectorArgs, train, argv, prog, __doc__)
