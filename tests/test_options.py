@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from goboom_env.training.config import (
     GameArgs,
     PPOArgs,
     TrainArgs,
+    check_bounds,
     load_config_file,
     rllib_ppo_kwargs,
     sb3_ppo_kwargs,
@@ -117,6 +119,26 @@ def test_a_runs_saved_arguments_are_a_config_file(tmp_path: Path) -> None:
     saved.write_text(json.dumps(dataclasses.asdict(run)))  # what the run folder keeps
     again = parse(TrainArgs, ["--config", str(saved), "--out", "runs/y"], "goboom train")
     assert again == dataclasses.replace(run, out="runs/y")
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("minibatch_size", 0, "minibatch_size must be >= 1, got 0"),
+    ("learning_rate", 0.0, "learning_rate must be > 0, got 0.0"),
+    ("gamma", 1.5, "gamma must be in (0, 1], got 1.5"),
+    ("gae_lambda", float("nan"), "gae_lambda must be in (0, 1], got nan"),
+    ("ent_coef", -0.1, "ent_coef must be >= 0, got -0.1"),
+])
+def test_each_numeric_setting_is_checked_against_its_rule(field: str, value: float, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        dataclasses.replace(PPOArgs(), **{field: value}).validate()
+    PPOArgs().validate()
+    check_bounds(PPOArgs(gamma=1.0, ent_coef=0.0), "in (0, 1]", "gamma")  # a bound itself is allowed
+
+
+def test_the_fast_trainer_names_the_one_bad_count() -> None:
+    args = vector_args()(bc_games=-1)
+    with pytest.raises(ValueError, match=re.escape("bc_games must be >= 0, got -1")):
+        args.validate()
 
 
 @pytest.mark.parametrize(("argv", "message"), [

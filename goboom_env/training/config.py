@@ -22,6 +22,7 @@ import dataclasses
 import json
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,18 +107,10 @@ class PPOArgs(GameArgs):
     def validate_ppo(self) -> None:
         """Raise ValueError naming the first bad PPO setting."""
         check_choice("reward", self.reward, REWARDS)
-        for name in ("n_epochs", "minibatch_size", "snapshot_every", "checkpoint_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("learning_rate", "clip_range"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("gamma", "gae_lambda"):
-            if not 0 < getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
-        for name in ("ent_coef", "vf_coef"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        check_bounds(self, ">= 1", "n_epochs", "minibatch_size", "snapshot_every", "checkpoint_every")
+        check_bounds(self, "> 0", "learning_rate", "clip_range")
+        check_bounds(self, "in (0, 1]", "gamma", "gae_lambda")
+        check_bounds(self, ">= 0", "ent_coef", "vf_coef")
         if not self.net_arch or any(h < 1 for h in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
 
@@ -203,11 +196,8 @@ class TrainArgs(PPOArgs):
         self.validate_ppo()
         check_choice("vec_env", self.vec_env, VEC_ENVS)
         check_choice("seat", self.seat, SEAT_MODES)
-        for name in ("timesteps", "n_envs", "n_steps", "pool_size", "eval_games"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not self.shaping >= 0:
-            raise ValueError(f"shaping must be >= 0, got {self.shaping}")
+        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps", "pool_size", "eval_games")
+        check_bounds(self, ">= 0", "shaping")
         parse_opponents(self.opponents)
         if self.eval_every >= 0 and not self.eval_opponents:
             raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
@@ -310,6 +300,25 @@ def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
     if not any(w > 0 for _, w in out):
         raise ValueError(f"opponents must give at least one positive weight, got {items}")
     return out
+
+
+BOUNDS: dict[str, Callable[[Any], bool]] = {
+    ">= 1": lambda v: v >= 1,
+    ">= 0": lambda v: v >= 0,
+    ">= -1": lambda v: v >= -1,
+    "> 0": lambda v: v > 0,
+    "in (0, 1]": lambda v: 0 < v <= 1,
+}
+"""The numeric rules of the settings, keyed by the words their error message uses (NaN breaks every one)."""
+
+
+def check_bounds(args: object, rule: str, *names: str) -> None:
+    """Raise ValueError ``NAME must be RULE, got VALUE`` for the first field of ``args`` among ``names``
+    whose value breaks ``rule`` (a key of :data:`BOUNDS`)."""
+    for name in names:
+        value = getattr(args, name)
+        if not BOUNDS[rule](value):
+            raise ValueError(f"{name} must be {rule}, got {value}")
 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
-from goboom_env.training.config import PPOArgs
+from goboom_env.training.config import PPOArgs, check_bounds
 
 
 @dataclass
@@ -55,19 +55,15 @@ class RLlibArgs(PPOArgs):
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         self.validate_ppo()
-        for name in ("timesteps", "train_batch_size", "league_size", "num_envs_per_env_runner"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("num_env_runners", "eval_games"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        check_bounds(self, ">= 1", "timesteps", "train_batch_size", "league_size", "num_envs_per_env_runner")
+        check_bounds(self, ">= 0", "num_env_runners", "eval_games")
         if self.minibatch_size > self.train_batch_size:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
                              f"({self.train_batch_size})")
         if not 0.0 <= self.self_play <= 1.0:
             raise ValueError(f"self_play must be a probability in [0, 1], got {self.self_play}")
-        if self.num_cpus is not None and self.num_cpus < 1:
-            raise ValueError(f"num_cpus must be >= 1, got {self.num_cpus}")
+        if self.num_cpus is not None:
+            check_bounds(self, ">= 1", "num_cpus")
         if self.address is not None:
             cluster_endpoint(self.address)
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
-from goboom_env.training.config import PPOArgs, check_output_folder
+from goboom_env.training.config import PPOArgs, check_bounds, check_output_folder
 from goboom_env.training.run_folder import (
     RunFiles,
     append_csv,
@@ -115,17 +115,12 @@ class VectorArgs(PPOArgs):
         self.validate_game()
         check_output_folder(self.out)
         self.validate_ppo()
-        for name in ("timesteps", "num_envs", "num_steps", "pool_size", "eval_games", "threads"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.bc_games < 0 or not self.time_limit >= 0:
-            raise ValueError(f"bc_games and time_limit must be >= 0, got {self.bc_games}, {self.time_limit}")
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "pool_size", "eval_games", "threads")
+        check_bounds(self, ">= 0", "bc_games", "time_limit")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
-        if not self.max_grad_norm > 0:
-            raise ValueError(f"max_grad_norm must be > 0, got {self.max_grad_norm}")
-        if self.eval_every < -1:
-            raise ValueError(f"eval_every must be >= -1, got {self.eval_every}")
+        check_bounds(self, "> 0", "max_grad_norm")
+        check_bounds(self, ">= -1", "eval_every")
         if any(spec == HEURISTIC for spec, _ in parse_pool(self.opponents)) and self.variant != "classic":
             raise ValueError("opponents: the batched heuristic plays classic Go Boom only (variant is "
                              f"{self.variant!r}); use learner, self or random")
