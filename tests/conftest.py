@@ -84,6 +84,15 @@ JOKERS_MATRIX: list[GameConfig] = [
 ]
 """Jokers 3 and 4 players x {2 jokers, aces mode, after_joker="any"}."""
 MATRIX = CLASSIC_MATRIX + JOKERS_MATRIX
+RULE_CONFIGS: list[GameConfig] = [
+    GameConfig(variant="classic", num_players=3),
+    GameConfig(variant="classic", num_players=7, scoring="reverse"),
+    GameConfig(variant="jokers", num_players=3),
+    GameConfig(variant="jokers", num_players=4, num_jokers=0),
+    GameConfig(variant="jokers", num_players=4, after_joker="any"),
+]
+"""One configuration per rule option (both scorings, two decks, jokers, aces mode, after_joker="any"): the
+short matrix of the tests too slow for :data:`MATRIX`."""
 
 
 def config_id(config: GameConfig) -> str:
@@ -106,16 +115,22 @@ def deck_for(
     if len(hands) != n or any(len(h) != size for h in hands):
         raise ValueError(f"need {n} hands of {size} cards, got sizes {[len(h) for h in hands]}")
     dealt = [hands[(dealer + 1 + i) % n][i // n] for i in range(n * size)]
-    used = Counter(face_of(c) for c in [*dealt, *stock])
+    return [*dealt, *stock, *rest_of_deck(config, [*dealt, *stock])]
+
+
+def rest_of_deck(config: GameConfig, used: Sequence[str]) -> list[str]:
+    """The codes of the deck that ``used`` leaves, in face order; ValueError when ``used`` holds a card
+    more often than the deck does."""
+    counts = Counter(face_of(c) for c in used)
     rest = []
     for face in deck_faces(config.num_decks, config.num_jokers):
-        if used[face]:
-            used[face] -= 1
+        if counts[face]:
+            counts[face] -= 1
         else:
             rest.append(code_of(face))
-    if +used:
-        raise ValueError(f"cards used more often than the deck holds: {sorted(code_of(f) for f in +used)}")
-    return [*dealt, *stock, *rest]
+    if +counts:
+        raise ValueError(f"cards used more often than the deck holds: {sorted(code_of(f) for f in +counts)}")
+    return rest
 
 
 def make_hand(
@@ -139,15 +154,7 @@ def jokers_state(
     discard pile and match card; every other card of the deck is out of play (seen), via
     :meth:`Hand.from_dict`. ``match`` defaults to ``top`` (it must differ when ``top`` is a joker)."""
     n = config.num_players
-    in_play = Counter(face_of(c) for c in [*(c for h in hands for c in h), *stock])
-    seen = []
-    for face in deck_faces(config.num_decks, config.num_jokers):
-        if in_play[face]:
-            in_play[face] -= 1
-        else:
-            seen.append(code_of(face))
-    if +in_play:
-        raise ValueError(f"cards used more often than the deck holds: {sorted(code_of(f) for f in +in_play)}")
+    seen = rest_of_deck(config, [*(c for h in hands for c in h), *stock])
     data = {
         "config": config.to_dict(), "dealer": (current - 1) % n if dealer is None else dealer,
         "hands": [list(h) for h in hands], "stock": list(stock), "seen": seen, "drawn": [0] * n,

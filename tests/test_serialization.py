@@ -9,18 +9,10 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from conftest import config_id
+from conftest import RULE_CONFIGS, config_id
 
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.engine import event_to_json
-
-CONFIGS = [
-    GameConfig(variant="classic", num_players=3),
-    GameConfig(variant="classic", num_players=7, scoring="reverse"),
-    GameConfig(variant="jokers", num_players=4),
-    GameConfig(variant="jokers", num_players=3, num_jokers=0),
-    GameConfig(variant="jokers", num_players=4, after_joker="any"),
-]
 
 
 def through_json(data: dict) -> dict:
@@ -48,7 +40,7 @@ def finish(hand: Hand, seed: int) -> list[tuple]:
     return trace
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
 def test_hand_round_trip_continues_identically(config: GameConfig) -> None:
     rng = np.random.default_rng(17)
     for game in range(8):
@@ -75,7 +67,7 @@ def rebuilt(hand: Hand) -> Hand:
     )
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
 def test_from_state_builds_the_same_hand_as_dealing_and_playing(config: GameConfig) -> None:
     """The one constructor of a mid-game hand (used by from_dict and by PlayerView.sample_hand) gives a
     hand equal to the one the engine played to that point, and it plays on identically."""
@@ -89,7 +81,7 @@ def test_from_state_builds_the_same_hand_as_dealing_and_playing(config: GameConf
         assert finish(copy_, game) == finish(hand, game)
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
 def test_match_round_trip_continues_identically(config: GameConfig) -> None:
     rng = np.random.default_rng(23)
     match = Match(config, rng)
@@ -223,20 +215,6 @@ HAND_CORRUPTIONS: list[tuple[str, Callable[[], dict], Callable[[dict], object], 
 ]
 
 
-@pytest.mark.parametrize(
-    ("name", "make", "corrupt", "message"), HAND_CORRUPTIONS, ids=[c[0] for c in HAND_CORRUPTIONS]
-)
-def test_malformed_hand_data_raises_value_error(
-    name: str, make: Callable[[], dict], corrupt: Callable[[dict], object], message: str
-) -> None:
-    data = make()
-    Hand.from_dict(copy.deepcopy(data))  # the uncorrupted state loads
-    corrupt(data)
-    with pytest.raises(ValueError, match=message) as caught:
-        Hand.from_dict(data)
-    assert str(caught.value).startswith("malformed hand state: ")
-
-
 def test_hand_state_that_is_not_a_dict() -> None:
     with pytest.raises(ValueError, match="malformed hand state: expected a dict with keys"):
         Hand.from_dict([1, 2])  # type: ignore[arg-type]
@@ -298,17 +276,20 @@ MATCH_CORRUPTIONS: list[tuple[str, Callable[[], dict], Callable[[dict], object],
 ]
 
 
-@pytest.mark.parametrize(
-    ("name", "make", "corrupt", "message"), MATCH_CORRUPTIONS, ids=[c[0] for c in MATCH_CORRUPTIONS]
-)
-def test_malformed_match_data_raises_value_error(
-    name: str, make: Callable[[], dict], corrupt: Callable[[dict], object], message: str
+@pytest.mark.parametrize(("state", "make", "corrupt", "message"), [
+    *(pytest.param(Hand, *case[1:], id=f"hand-{case[0]}") for case in HAND_CORRUPTIONS),
+    *(pytest.param(Match, *case[1:], id=f"match-{case[0]}") for case in MATCH_CORRUPTIONS),
+])
+def test_malformed_saved_state_raises_value_error(
+    state: type[Hand] | type[Match], make: Callable[[], dict], corrupt: Callable[[dict], object], message: str
 ) -> None:
     data = make()
-    Match.from_dict(copy.deepcopy(data))  # the uncorrupted state loads
+    state.from_dict(copy.deepcopy(data))  # the uncorrupted state loads
     corrupt(data)
-    with pytest.raises(ValueError, match=message):
-        Match.from_dict(data)
+    with pytest.raises(ValueError, match=message) as caught:
+        state.from_dict(data)
+    kinds = ("hand",) if state is Hand else ("match", "hand")  # a match passes on its hand's own message
+    assert str(caught.value).startswith(tuple(f"malformed {kind} state" for kind in kinds))
 
 
 def test_copy_is_independent() -> None:

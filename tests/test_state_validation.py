@@ -10,7 +10,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from conftest import MATRIX, config_id
+from conftest import MATRIX, RULE_CONFIGS, config_id
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,20 +66,12 @@ def test_every_reached_state_loads_back_unchanged_many_games(config: GameConfig)
 
 # -- mutations of saved states ---------------------------------------------------------------------------
 
-MUTATION_CONFIGS = [
-    GameConfig(variant="classic", num_players=3),
-    GameConfig(variant="classic", num_players=7, scoring="reverse"),
-    GameConfig(variant="jokers", num_players=3),
-    GameConfig(variant="jokers", num_players=4, num_jokers=0),
-    GameConfig(variant="jokers", num_players=4, after_joker="any"),
-]
-
 
 @cache
 def _saved_states() -> tuple[tuple[str, str], ...]:
     """JSON of saved hands and matches from several configs and phases (hand ends included)."""
     out = []
-    for i, config in enumerate(MUTATION_CONFIGS):
+    for i, config in enumerate(RULE_CONFIGS):
         for saved_match, saved_hand in _reached_states(config, games=1, seed=i, every=7):
             out.append(("hand", json.dumps(saved_hand)))
             out.append(("match", json.dumps(saved_match)))
@@ -252,7 +244,7 @@ def _some_saved_states(kind: str) -> list[dict]:
     """Per mutation config: the first saved state, one from the middle, and the first finished hand."""
     states = [json.loads(text) for k, text in _saved_states() if k == kind]
     out = []
-    for config in MUTATION_CONFIGS:
+    for config in RULE_CONFIGS:
         own = [s for s in states if s["config"] == config.to_dict()]
         over = [s for s in own if (s["phase"] if kind == "hand" else s["hand"]["phase"]) == "OVER"]
         out += [own[0], own[len(own) // 2], over[0]]
