@@ -361,26 +361,30 @@ def _act(spec: str, hand: Hand) -> str:
 CLASSIC4 = GameConfig(variant="classic", num_players=4)
 
 
+def _follow(spec: str, hands: list[list[str]]) -> str:
+    """What ``spec`` plays in seat 1 of a classic 4-player hand dealt by P3, after P0 leads its first card (R1.4)."""
+    hand = make_hand(CLASSIC4, hands, dealer=3)
+    play(hand, hands[0][0])
+    return _act(spec, hand)
+
+
 def test_classic_tricks_wins_the_trick_with_its_lowest_winning_card() -> None:
-    # dealer 3: P0 leads 7H (R1.4); P1 can follow with 9H, QH or 7S and wins with 9H (R1.7)
-    hand = make_hand(CLASSIC4, [["7H", "2C", "3C", "4C", "5C", "6C", "8C"],
-                                ["9H", "QH", "7S", "2D", "3D", "4D", "5D"],
-                                ["2S", "3S", "4S", "5S", "6S", "8S", "9S"],
-                                ["2H", "3H", "4H", "5H", "6H", "8H", "TH"]], dealer=3)
-    play(hand, "7H")
-    assert _act("classic-tricks", hand) == "9H"
+    # P0 leads 7H; P1 can follow with 9H, QH or 7S and wins with 9H (R1.7)
+    hands = [["7H", "2C", "3C", "4C", "5C", "6C", "8C"],
+             ["9H", "QH", "7S", "2D", "3D", "4D", "5D"],
+             ["2S", "3S", "4S", "5S", "6S", "8S", "9S"],
+             ["2H", "3H", "4H", "5H", "6H", "8H", "TH"]]
+    assert _follow("classic-tricks", hands) == "9H"
     # cover ignores the trick: it keeps 7S (its only spade) and sheds QH (more points than 9H, same cover)
-    assert _act("classic-cover", hand) == "QH"
+    assert _follow("classic-cover", hands) == "QH"
 
 
 def test_classic_cover_keeps_a_flexible_hand() -> None:
     # led 5H: P1 may follow with 5C or 5D; 8C still covers clubs after 5C goes, nothing covers diamonds
-    hand = make_hand(CLASSIC4, [["5H", "2S", "3S", "4S", "6S", "7S", "8S"],
-                                ["5C", "8C", "5D", "KS", "AS", "QS", "JS"],
-                                ["2C", "3C", "4C", "6C", "7C", "9C", "TC"],
-                                ["2H", "3H", "4H", "6H", "7H", "8H", "9H"]], dealer=3)
-    play(hand, "5H")
-    assert _act("classic-cover", hand) == "5C"
+    assert _follow("classic-cover", [["5H", "2S", "3S", "4S", "6S", "7S", "8S"],
+                                     ["5C", "8C", "5D", "KS", "AS", "QS", "JS"],
+                                     ["2C", "3C", "4C", "6C", "7C", "9C", "TC"],
+                                     ["2H", "3H", "4H", "6H", "7H", "8H", "9H"]]) == "5C"
 
 
 def test_classic_tricks_leads_the_card_others_can_hardly_follow() -> None:

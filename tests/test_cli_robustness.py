@@ -81,13 +81,20 @@ def interrupt(proc: subprocess.Popen, times: int = 1, *, whole_group: bool = Tru
         else:
             os.kill(proc.pid, signal.SIGINT)
         time.sleep(0.05)
+    err = stderr_once_ended(proc, 5, "Ctrl-C")
+    return time.monotonic() - sent, err
+
+
+def stderr_once_ended(proc: subprocess.Popen, seconds: float, cause: str) -> str:
+    """The stderr of ``proc`` once it ends; the test fails (the process group killed) when it still runs
+    ``seconds`` after ``cause``."""
     try:
-        _, err = proc.communicate(timeout=5)
+        _, err = proc.communicate(timeout=seconds)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        pytest.fail("still running 5 s after Ctrl-C")
-    return time.monotonic() - sent, err
+        pytest.fail(f"still running {seconds} s after {cause}")
+    return err
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -180,12 +187,7 @@ def test_a_killed_worker_stops_the_run_instead_of_hanging(tmp_path: Path) -> Non
     wait_for_workers(proc, 2)
     worker = next(pid for pid in group_members(proc.pid) if pid != proc.pid)
     os.kill(worker, signal.SIGKILL)  # as the out-of-memory killer would
-    try:
-        _, err = proc.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail("still running 10 s after a worker was killed")
+    err = stderr_once_ended(proc, 10, "a worker was killed")
     assert proc.returncode == 1 and "Traceback" not in err
     assert err.splitlines() == ["goboom evaluate: error: a worker process ended with exit code -9 (killed, e.g. for "
                                 "lack of memory?) before finishing its games; the tournament was stopped"]
