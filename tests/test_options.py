@@ -135,10 +135,18 @@ def test_each_numeric_setting_is_checked_against_its_rule(field: str, value: flo
     check_bounds(PPOArgs(gamma=1.0, ent_coef=0.0), "in (0, 1]", "gamma")  # a bound itself is allowed
 
 
-def test_the_fast_trainer_names_the_one_bad_count() -> None:
-    args = vector_args()(bc_games=-1)
-    with pytest.raises(ValueError, match=re.escape("bc_games must be >= 0, got -1")):
-        args.validate()
+@pytest.mark.parametrize("trainer", ["train", "train-fast"])
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"bc_games": -1}, "bc_games must be >= 0, got -1"),
+    ({"eval_every": -2}, "eval_every must be >= -1, got -2"),
+    ({"pool_size": 0}, "pool_size must be >= 1, got 0"),
+    ({"eval_opponents": []}, "eval_opponents must name at least one agent spec"),
+])
+def test_both_self_play_trainers_check_pool_warm_start_and_evaluation(trainer: str, changes: dict,
+                                                                        message: str) -> None:
+    cls = TrainArgs if trainer == "train" else vector_args()
+    with pytest.raises(ValueError, match=re.escape(message)):
+        cls(**changes).validate()
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -137,7 +137,43 @@ def rllib_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
 
 
 @dataclass
-class TrainArgs(PPOArgs):
+class SelfPlayArgs(PPOArgs):
+    """The settings both PPO self-play trainers (``goboom train`` and ``goboom train-fast``) share: the snapshot
+    pool, the warm start, the periodic evaluation and how the run folder is used."""
+
+    pool_size: int = 8
+    """Keep at most this many (most recent) snapshots in the pool."""
+    bc_games: int = 5000
+    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off)."""
+    bc_teacher: str = "heuristic"
+    """Agent spec whose moves the warm start imitates."""
+    bc_epochs: int = 4
+    """Passes over the teacher's decisions in the warm start."""
+    eval_every: int = 250_000
+    """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
+    eval_games: int = 2000
+    """Games per baseline in each periodic evaluation (1-vs-(n-1), seat-rotated, duplicate)."""
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
+    """Baselines of the periodic evaluation; the last one picks the best model."""
+    resume: bool = False
+    """Continue the run in --out from its latest checkpoint (same arguments)."""
+    force: bool = False
+    """Replace an existing non-empty --out: its old files are deleted when the new run starts. Without it
+    (or --resume) such a folder is refused."""
+    progress: bool = True
+    """Show a progress bar."""
+
+    def validate_self_play(self) -> None:
+        """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
+        check_bounds(self, ">= 1", "pool_size", "eval_games")
+        check_bounds(self, ">= 0", "bc_games")
+        check_bounds(self, ">= -1", "eval_every")
+        if self.eval_every >= 0 and not self.eval_opponents:
+            raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
+
+
+@dataclass
+class TrainArgs(SelfPlayArgs):
     """Everything one MaskablePPO self-play run (``goboom train``) needs; saved as ``args.json`` in the run folder."""
 
     timesteps: int = 200_000
@@ -156,37 +192,16 @@ class TrainArgs(PPOArgs):
     opponents: list[str] = field(default_factory=lambda: ["random=1", "heuristic=4", "self=1"])
     """Opponent pool as SPEC=WEIGHT items; SPEC is an agent spec (random, heuristic, mc:budget=20, ppo:PATH)
     or `self` for the snapshots of the learner. Each episode draws one entry for all opponent seats."""
-    pool_size: int = 8
-    """Keep at most this many (most recent) snapshots in the pool."""
     seat: str = "rotate"
     """Learner seat per episode: rotate (next seat each episode) or random."""
-    bc_games: int = 5000
-    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off)."""
-    bc_teacher: str = "heuristic"
-    """Agent spec whose moves the warm start imitates."""
-    bc_epochs: int = 4
-    """Passes over the teacher's decisions in the warm start."""
     shaping: float = 0.0
     """Potential-based reward shaping: this x (opponents' mean hand size - own hand size) as the potential
     (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
     privileged_critic: bool = False
     """Let the value network (only) see the hidden cards during training: lower-variance advantages;
     the actor, the only part ever played, still sees just the observation (training/privileged.py)."""
-    eval_every: int = 250_000
-    """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
-    eval_games: int = 2000
-    """Games per baseline in each periodic evaluation (1-vs-(n-1), seat-rotated, duplicate)."""
-    eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
-    """Baselines of the periodic evaluation; the last one picks the best model."""
     out: str = "runs/ppo"
     """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
-    resume: bool = False
-    """Continue the run in --out from its latest checkpoint (same arguments)."""
-    force: bool = False
-    """Replace an existing non-empty --out: its old files are deleted when the new run starts. Without it
-    (or --resume) such a folder is refused."""
-    progress: bool = True
-    """Show a progress bar."""
     threads: int = 1
     """Torch CPU threads (1 is fastest for small networks on a shared machine)."""
 
@@ -196,11 +211,10 @@ class TrainArgs(PPOArgs):
         self.validate_ppo()
         check_choice("vec_env", self.vec_env, VEC_ENVS)
         check_choice("seat", self.seat, SEAT_MODES)
-        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps", "pool_size", "eval_games")
+        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps")
         check_bounds(self, ">= 0", "shaping")
         parse_opponents(self.opponents)
-        if self.eval_every >= 0 and not self.eval_opponents:
-            raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
+        self.validate_self_play()
         self.check_agent_specs()
         check_output_folder(self.out)
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
-from goboom_env.training.config import PPOArgs, check_bounds, check_output_folder
+from goboom_env.training.config import SelfPlayArgs, check_bounds, check_output_folder
 from goboom_env.training.run_folder import (
     RunFiles,
     append_csv,
@@ -57,14 +57,18 @@ if TYPE_CHECKING:  # the trainer needs torch (the train extra): imported when a 
 
 
 @dataclass
-class VectorArgs(PPOArgs):
-    """Everything one fast self-play run needs; saved as ``args.json`` in the run folder. The PPO settings
-    (:class:`~goboom_env.training.config.PPOArgs`) have the names and units of ``goboom train``."""
+class VectorArgs(SelfPlayArgs):
+    """Everything one fast self-play run needs; saved as ``args.json`` in the run folder. The PPO, pool,
+    warm-start and evaluation settings (:class:`~goboom_env.training.config.SelfPlayArgs`) have the names
+    and units of ``goboom train``."""
 
     n_epochs: int = 2
     ent_coef: float = 0.003
     snapshot_every: int = 250_000
     checkpoint_every: int = 500_000
+    bc_games: int = 0
+    eval_every: int = 500_000
+    eval_games: int = 1000
     timesteps: int = 2_000_000
     """Learner decisions to train for."""
     time_limit: float = 0.0
@@ -85,42 +89,22 @@ class VectorArgs(PPOArgs):
     """Opponent pool as SPEC=WEIGHT items, one draw per game and episode: `learner` (all seats are the
     learner), `self` (the other seats are a snapshot of the learner), `random` or `heuristic` (classic-tricks,
     classic only)."""
-    pool_size: int = 8
-    """Keep at most this many (most recent) snapshots."""
-    bc_games: int = 0
-    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off)."""
-    bc_teacher: str = "heuristic"
-    """Agent spec whose moves the warm start imitates."""
-    bc_epochs: int = 4
-    """Passes over the teacher's decisions in the warm start."""
     max_grad_norm: float = 0.5
     """Gradient norm clipping."""
-    eval_every: int = 500_000
-    """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
-    eval_games: int = 1000
-    """Games per baseline in each evaluation (1-vs-(n-1), seat-rotated, duplicate)."""
-    eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
-    """Baselines of the evaluation; the last one picks the best model."""
     out: str = "runs/fast"
     """Run folder: model.zip, best_model.zip, checkpoints/, progress.csv, eval.csv, tensorboard/."""
-    resume: bool = False
-    """Continue the run in --out from its latest checkpoint."""
-    force: bool = False
-    """Replace a non-empty --out (without it such a folder is refused unless --resume)."""
-    progress: bool = True
-    """Show a progress bar."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         check_output_folder(self.out)
         self.validate_ppo()
-        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "pool_size", "eval_games", "threads")
-        check_bounds(self, ">= 0", "bc_games", "time_limit")
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
+        self.validate_self_play()
+        check_bounds(self, ">= 0", "time_limit")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
-        check_bounds(self, ">= -1", "eval_every")
         if any(spec == HEURISTIC for spec, _ in parse_pool(self.opponents)) and self.variant != "classic":
             raise ValueError("opponents: the batched heuristic plays classic Go Boom only (variant is "
                              f"{self.variant!r}); use learner, self or random")
