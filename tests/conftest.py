@@ -215,6 +215,31 @@ def ctrl_c_once_started(args: Sequence[str], started: Path, cwd: Path, timeout: 
     return proc.returncode, stderr
 
 
+def tiny_train_args(**changes: Any) -> Any:
+    """The ``TrainArgs`` of a ``goboom train`` run small enough for a test (256 steps, 2 environments, a small
+    network, random opponents, no progress bar); ``changes`` replace fields."""
+    import dataclasses
+
+    from goboom_env.training.config import TrainArgs
+
+    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1, net_arch=[32, 32],
+                     opponents=["random=1"], progress=False)
+    return dataclasses.replace(args, **changes)
+
+
+def save_untrained_model(args: Any, config: GameConfig, path: Path, timesteps: int = 0) -> Path:
+    """A MaskablePPO model freshly built for ``args`` and ``config`` (untrained: cheap, and as complete a file
+    as a trained one), saved at ``path`` with its metadata."""
+    from goboom_env.training.model_files import model_metadata
+    from goboom_env.training.sb3.model import build_model, make_vec_env, save_model
+
+    vec = make_vec_env(args, config)
+    try:
+        return save_model(build_model(args, vec, None), path, model_metadata(config, args, timesteps))
+    finally:
+        vec.close()
+
+
 class AECStep(NamedTuple):
     """What ``env.last()`` shows the agent about to act, as :func:`aec_steps` yields it."""
 

@@ -14,41 +14,31 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import save_untrained_model, tiny_train_args
 
 pytest.importorskip("sb3_contrib")  # the train extra: the fixtures train and save a model
 
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
 from goboom_env.observation import observation_size
-from goboom_env.training.model_files import ACTOR_NAME, META_NAME, export_policy, model_metadata
+from goboom_env.training.model_files import ACTOR_NAME, META_NAME, export_policy
 from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
 from goboom_env.training.run_folder import RunFiles
 from goboom_env.training.sb3 import load_ppo_agent, train
-from goboom_env.training.sb3.model import build_model, make_vec_env, save_model
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASSIC = GameConfig(variant="classic", num_players=4)
 
 
 def tiny_args(tmp: Path, **changes: object) -> object:
-    from goboom_env.training.config import TrainArgs
-
-    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1, net_arch=[16],
-                     opponents=["random=1"], progress=False, bc_games=0, eval_every=-1, out=str(tmp / "run"))
-    for key, value in changes.items():
-        setattr(args, key, value)
-    return args
+    return tiny_train_args(**{"net_arch": [16], "bc_games": 0, "eval_every": -1, "out": str(tmp / "run"), **changes})
 
 
 @pytest.fixture(scope="module")
 def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real (untrained) saved model: cheap, and as complete as a trained one."""
     tmp = tmp_path_factory.mktemp("model")
-    args = tiny_args(tmp)
-    vec = make_vec_env(args, CLASSIC)
-    path = save_model(build_model(args, vec, None), tmp / "m.zip", model_metadata(CLASSIC, args, 64))
-    vec.close()
-    return path
+    return save_untrained_model(tiny_args(tmp), CLASSIC, tmp / "m.zip", timesteps=64)
 
 
 def members(path: Path) -> dict[str, bytes]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import tiny_train_args
 
 pytest.importorskip("torch")  # the train extra
 pytest.importorskip("sb3_contrib")
@@ -30,11 +31,7 @@ CLASSIC2 = GameConfig(variant="classic", num_players=8)  # two decks (R1.1)
 
 
 def tiny_args(**changes: object) -> TrainArgs:
-    args = TrainArgs(variant="jokers", timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1,
-                     net_arch=[32, 32], opponents=["random=1"], progress=False, privileged_critic=True)
-    for key, value in changes.items():
-        setattr(args, key, value)
-    return args
+    return tiny_train_args(**{"variant": "jokers", "privileged_critic": True, **changes})
 
 
 def test_hidden_features_are_the_other_hands_and_the_stock() -> None:

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("torch")  # the train extra
 pytest.importorskip("sb3_contrib")
 import torch
-from conftest import ctrl_c_once_started
+from conftest import ctrl_c_once_started, save_untrained_model, tiny_train_args
 
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
@@ -45,17 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CLASSIC = GameConfig(variant="classic", num_players=4)
 
 
-def tiny_args(**changes: object) -> TrainArgs:
-    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1, net_arch=[32, 32],
-                     opponents=["random=1"], progress=False)
-    for key, value in changes.items():
-        setattr(args, key, value)
-    return args
-
-
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    args = tiny_args()
+    args = tiny_train_args()
     vec = make_vec_env(args, CLASSIC)
     model = build_model(args, vec, None)
     model.learn(128)
@@ -65,7 +57,7 @@ def saved_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_numpy_actor_matches_the_torch_policy() -> None:
-    args = tiny_args()
+    args = tiny_train_args()
     vec = make_vec_env(args, CLASSIC)
     model = build_model(args, vec, None)
     with torch.no_grad():  # perturb the weights so the output layer is not near zero
@@ -128,11 +120,7 @@ def test_exported_policy_is_small_and_plays_like_the_model(saved_model: Path, tm
 
 
 def test_averaged_policy_has_the_mean_weights(saved_model: Path, tmp_path: Path) -> None:
-    args = tiny_args(seed=7)
-    vec = make_vec_env(args, CLASSIC)
-    model = build_model(args, vec, None)
-    other = save_model(model, tmp_path / "other.zip", model_metadata(CLASSIC, args, 64))
-    vec.close()
+    other = save_untrained_model(tiny_train_args(seed=7), CLASSIC, tmp_path / "other.zip", timesteps=64)
     same = load_actor(average_policies([saved_model, saved_model], tmp_path / "same.zip"))
     for (w, b), (w0, b0) in zip(same.layers, load_actor(saved_model).layers):
         np.testing.assert_allclose(w, w0, rtol=1e-6)
@@ -148,17 +136,11 @@ def test_averaged_policy_has_the_mean_weights(saved_model: Path, tmp_path: Path)
 
 
 def test_averaging_refuses_mixed_models(saved_model: Path, tmp_path: Path) -> None:
-    args = tiny_args(net_arch=[16])
-    vec = make_vec_env(args, CLASSIC)
-    narrow = save_model(build_model(args, vec, None), tmp_path / "narrow.zip", model_metadata(CLASSIC, args))
-    vec.close()
+    narrow = save_untrained_model(tiny_train_args(net_arch=[16]), CLASSIC, tmp_path / "narrow.zip")
     with pytest.raises(ValueError, match="another network shape"):
         average_policies([saved_model, narrow], tmp_path / "x.zip")
     three = GameConfig(variant="classic", num_players=3)
-    args3 = tiny_args()
-    vec = make_vec_env(args3, three)
-    other = save_model(build_model(args3, vec, None), tmp_path / "three.zip", model_metadata(three, args3))
-    vec.close()
+    other = save_untrained_model(tiny_train_args(), three, tmp_path / "three.zip")
     with pytest.raises(ValueError, match="another configuration"):
         average_policies([saved_model, other], tmp_path / "y.zip")
     with pytest.raises(ValueError, match="at least one model"):
@@ -196,7 +178,7 @@ def test_behaviour_cloning_copies_the_teacher() -> None:
     assert len(data) == len(data.masks) == len(data.returns) > 60 * 4
     assert all(data.masks[i, a] for i, a in enumerate(data.actions))  # every recorded move was legal
     assert set(np.round(data.returns.astype(float), 4).tolist()) == {1.0, -0.3333}  # the mover's hand win reward
-    args = tiny_args(net_arch=[64, 64])
+    args = tiny_train_args(net_arch=[64, 64])
     vec = make_vec_env(args, CLASSIC)
     model = build_model(args, vec, None)
     before = clone(model, data, epochs=1, learning_rate=0.0)["bc_agreement"]
@@ -375,7 +357,7 @@ def test_config_file_types_on_the_command_line_and_in_python(tmp_path: Path) -> 
     args = parse(["--config", str(toml), "--out", str(tmp_path / "run")])
     assert args.learning_rate == 1.0 and isinstance(args.learning_rate, float) and args.scoring == "reverse"
     with pytest.raises(ValueError, match="n_envs in the arguments must be an integer, got '2'"):
-        tiny_args(n_envs="2").validate()
+        tiny_train_args(n_envs="2").validate()
 
 
 def test_unusable_out_folder_is_refused_before_any_work(tmp_path: Path) -> None:
@@ -397,7 +379,7 @@ def test_out_folder_without_write_permission_is_refused(tmp_path: Path, monkeypa
     monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path and real_access(path, mode))
     with pytest.raises(ValueError, match=f"--out {tmp_path / 'a' / 'run'} is not writable: no write permission "
                                          f"in {tmp_path}"):
-        tiny_args(out=str(tmp_path / "a" / "run")).validate()
+        tiny_train_args(out=str(tmp_path / "a" / "run")).validate()
 
 
 def test_device_must_be_usable(monkeypatch: pytest.MonkeyPatch) -> None:
