@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -51,24 +52,25 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def wait_for_workers(proc: subprocess.Popen, count: int, timeout: float = 30.0) -> None:
+def wait_until_started(proc: subprocess.Popen, started: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Until ``started()`` while ``proc`` runs, then a moment so that ``what`` gets going; fails after
+    ``timeout`` seconds or when ``proc`` ends first."""
+    deadline = time.monotonic() + timeout
+    while not started():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{what} did not start"
+        time.sleep(0.05)
+    time.sleep(0.5)
+
+
+def wait_for_workers(proc: subprocess.Popen, count: int) -> None:
     """Until ``count`` worker processes exist besides ``proc``, then a moment so that they play."""
-    deadline = time.monotonic() + timeout
-    while len(group_members(proc.pid)) < 1 + count:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the workers did not start"
-        time.sleep(0.05)
-    time.sleep(0.5)
+    wait_until_started(proc, lambda: len(group_members(proc.pid)) >= 1 + count, "the workers")
 
 
-def wait_for_games(proc: subprocess.Popen, folder: Path, timeout: float = 30.0) -> None:
+def wait_for_games(proc: subprocess.Popen, folder: Path) -> None:
     """Until the staging folder of the results exists in ``folder`` (the games start next), then a moment."""
-    deadline = time.monotonic() + timeout
-    while not any(p.name.endswith(".partial") for p in folder.iterdir()):
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the games did not start"
-        time.sleep(0.05)
-    time.sleep(0.5)
+    wait_until_started(proc, lambda: any(p.name.endswith(".partial") for p in folder.iterdir()), "the games")
 
 
 def interrupt(proc: subprocess.Popen, times: int = 1, *, whole_group: bool = True) -> tuple[float, str]:
