@@ -11,22 +11,17 @@ tournament in the run folder). The library function is :func:`goboom_env.trainin
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
-from goboom_env.cli.options import parse
-from goboom_env.training.demo import DemoArgs
+from goboom_env.cli.options import parse, run_command
+from goboom_env.training.demo import DemoArgs, run_demo
 
 
 def main(argv: Sequence[str], prog: str = "goboom demo") -> int:
     """Train, evaluate, print the table and the report path; 2 on a bad option or an existing --out."""
-    try:
-        args = parse(DemoArgs, argv, prog, __doc__)
-        from goboom_env.training.demo import run_demo
 
-        report = run_demo(args)
-    except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"report: {report}")
-    return 0
+    def demo() -> int:
+        print(f"report: {run_demo(parse(DemoArgs, argv, prog, __doc__))}")
+        return 0
+
+    return run_command(prog, demo)

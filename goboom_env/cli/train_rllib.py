@@ -14,12 +14,11 @@ This module imports no Ray, so ``goboom --help`` stays fast; the training itself
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from goboom_env.cli.options import parse
+from goboom_env.cli.options import parse, run_command
 from goboom_env.training.rllib_args import RLlibArgs, cluster_endpoint, probe
 
 
@@ -33,27 +32,23 @@ class RLlibCommand(RLlibArgs):
 
 def main(argv: Sequence[str], prog: str = "goboom train-rllib") -> int:
     """Train (or measure sampling speed), print where the policy went; 2 on bad options."""
-    try:
-        ns = parse(RLlibCommand, argv, prog, __doc__)
-        ns.validate()
-        if ns.measure_sampling < 0:
-            raise ValueError(f"--measure-sampling must be >= 0, got {ns.measure_sampling}")
-        if ns.address is not None and cluster_endpoint(ns.address) is not None:
-            probe(ns.address)  # before the slow Ray import; training checks again (auto included)
-    except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(prog, lambda: _train_or_measure(argv, prog))
+
+
+def _train_or_measure(argv: Sequence[str], prog: str) -> int:
+    ns = parse(RLlibCommand, argv, prog, __doc__)
+    ns.validate()
+    if ns.measure_sampling < 0:
+        raise ValueError(f"--measure-sampling must be >= 0, got {ns.measure_sampling}")
+    if ns.address is not None and cluster_endpoint(ns.address) is not None:
+        probe(ns.address)  # before the slow Ray import; training checks again (auto included)
     args = RLlibArgs(**{name: getattr(ns, name) for name in RLlibArgs.__dataclass_fields__})
     from goboom_env.training import rllib_train
 
-    try:
-        if ns.measure_sampling:
-            print(json.dumps(rllib_train.measure_sampling(args, ns.measure_sampling)))
-            return 0
-        run_dir = rllib_train.train(args)
-    except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+    if ns.measure_sampling:
+        print(json.dumps(rllib_train.measure_sampling(args, ns.measure_sampling)))
+        return 0
+    run_dir = rllib_train.train(args)
     print(f"policy: {run_dir / 'policy'} (agent spec rllib:{run_dir})")
     print(f"checkpoints: {run_dir / 'checkpoints'}  tensorboard: {run_dir / 'tensorboard'}")
     if args.eval_games:
