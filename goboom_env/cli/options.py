@@ -10,7 +10,9 @@ every command shares:
 * ``--preset NAME``: a named game configuration (``goboom_env.config.PRESETS``).
 
 Later layers win: the defaults, then the file, then the preset, then the options given. A bad option is one
-line on stderr (``goboom train: error: ...``) and exit code 2, as argparse does.
+line on stderr (``goboom train: error: ...``) and exit code 2, as argparse does (:func:`run_command`; the
+scripts in ``training/`` and ``evaluation/`` run through :func:`run_script`, the PPO training commands through
+:func:`train_command`).
 """
 
 from __future__ import annotations
