@@ -31,6 +31,9 @@ an empty cache directory: the first compiles (no cache), the second loads the ca
 All rows are measured once per round, round-robin, ``--repeat`` rounds (so background
 load hits every row alike), and a row reports its best round. Run ``python benchmarks/throughput.py
 --help``.
+
+One script of about 500 lines so that a benchmark run is one file to read and to copy: every timed
+loop sits next to the others it is compared with.
 """
 
 from __future__ import annotations

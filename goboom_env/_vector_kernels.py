@@ -7,6 +7,10 @@ All kernels take the state arrays in the order of :data:`STATE` and the configur
 (an int64 array indexed by the ``C_*`` constants).
 
 Card sets are uint64 bitmasks (bit ``f`` = face ``f``; bit 53 = DRAW_OR_PASS), as in the engine.
+
+Why one file of about 600 lines: numba compiles and caches the kernels that call each other as one
+unit, and keeping every mirrored rule next to its neighbours makes the statement-for-statement
+comparison with ``engine.py`` a side-by-side read.
 """
 
 from __future__ import annotations
