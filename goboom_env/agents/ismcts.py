@@ -54,6 +54,8 @@ DEFAULT_ITERS = 200
 POINTS_WEIGHT = 1e-3
 """Per point held at the end of a rollout, subtracted from a seat's result."""
 ROLLOUTS = ("heuristic", "random")
+OPTIONS = ("iters", "ms", "c", "rollout", "infer")
+"""The options of an ``ismcts:`` spec."""
 MOVER_SHIFT = 6
 ACTION_BITS = (1 << MOVER_SHIFT) - 1
 """A child's key is ``seat << MOVER_SHIFT | action`` (actions are 0..53)."""
@@ -83,7 +85,11 @@ class ISMCTSAgent:
     needs_view = True
 
     def __init__(self, config: GameConfig, seed: int | None = None, iters: int | None = None,
-                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True) -> None:
+                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True,
+                 **unknown: object) -> None:
+        if unknown:
+            raise ValueError(f"unknown ismcts option(s) {', '.join(sorted(unknown))}; the options are "
+                             f"{', '.join(OPTIONS)}")
         if iters is not None:
             iters = check_int("iters", iters, 1, MAX_ITERS)
         if ms is not None:
