@@ -45,8 +45,8 @@ class EvaluateArgs(GameArgs):
 
     agents: list[str] = field(default_factory=list)
     """Agent spec per seat (random, heuristic, classic-tricks, ismcts:iters=400, mc:budget=64, ppo:classic4,
-    ppo:PATH, rllib:PATH, ...); the last one fills the remaining seats; none given = heuristic then random. With --pairwise: the agents to
-    compare (none given = every baseline of the variant)."""
+    ppo:PATH, rllib:PATH, ...); the last one fills the remaining seats; none given = heuristic then random.
+    With --pairwise: the agents to compare (none given = every baseline of the variant)."""
     games: int = 1000
     """Games per tournament."""
     duplicate: bool = False
