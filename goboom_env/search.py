@@ -31,6 +31,17 @@ POINTS_WEIGHT = 1e-3
 """Per point held at the end of a rollout, subtracted from its result (ranks lost rollouts)."""
 
 
+def moves_to_search(name: str, observation: dict[str, np.ndarray], view: PlayerView | None) -> list[int]:
+    """The legal actions of a search agent's turn (a forced move needs no search, and no view); ValueError
+    when the mask is empty, or when there is a choice to search but no ``view``."""
+    legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+    if not legal:
+        raise ValueError(f"{name}: the action_mask has no legal action (is this seat to move?)")
+    if len(legal) > 1 and view is None:
+        raise ValueError(f"{name} needs the seat's PlayerView (needs_view=True): pass act(obs, view)")
+    return legal
+
+
 class MonteCarloAgent:
     """Determinized Monte-Carlo search; ``budget`` = rollouts per decision, each on a fresh sample."""
 
@@ -54,13 +65,9 @@ class MonteCarloAgent:
 
     def act(self, observation: dict[str, np.ndarray], view: PlayerView | None = None) -> int:
         """The legal action with the best mean rollout result."""
-        legal = np.flatnonzero(observation["action_mask"]).tolist()
-        if not legal:
-            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
+        legal = moves_to_search(self.name, observation, view)
         if len(legal) == 1:
-            return int(legal[0])
-        if view is None:
-            raise ValueError(f"{self.name} needs the seat's PlayerView (needs_view=True): pass act(obs, view)")
+            return legal[0]
         totals = dict.fromkeys(legal, 0.0)
         runs = dict.fromkeys(legal, 0)
         for i in range(max(self.budget, len(legal))):

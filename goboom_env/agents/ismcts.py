@@ -48,6 +48,7 @@ from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand
 from goboom_env.hand_state import Phase
 from goboom_env.info import PlayerView
+from goboom_env.search import moves_to_search
 
 MAX_ITERS = 10_000_000
 DEFAULT_ITERS = 200
@@ -119,13 +120,10 @@ class ISMCTSAgent:
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """The most visited move of the root after the search."""
-        legal = np.flatnonzero(observation["action_mask"]).tolist()
-        if not legal:
-            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
+        legal = moves_to_search(self.name, observation, view)
         if len(legal) == 1:
-            return int(legal[0])
-        if view is None:
-            raise ValueError(f"{self.name} needs the seat's PlayerView (needs_view=True): pass act(obs, view)")
+            return legal[0]
+        assert view is not None  # moves_to_search refuses a choice without a view
         root = self.search(view)
         best = max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
         return best & ACTION_BITS
