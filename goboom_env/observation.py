@@ -107,6 +107,10 @@ class ObservationEncoder:
         self._units |= {"hand": face_copies(config), "seen": face_copies(config), "hand_sizes": config.deck_size,
                         "drawn": config.deck_size, "stock": config.deck_size, "passes": n}
         """What one level of each counting block is worth, as the factor that turns a value back into it."""
+        self._unit_scale = np.zeros(self.size)
+        for name, unit in self._units.items():
+            self._unit_scale[self.slices[name]] = unit
+        """:attr:`_units` laid out over the whole vector (0 outside the counting blocks): one product decodes all."""
         self.low = np.zeros(self.size, np.float32)
         self.high = np.ones(self.size, np.float32)
         self.high[self.slices["scores"]] = np.inf
@@ -181,8 +185,8 @@ class ObservationEncoder:
         ``match``, ``to_move``, ``dealer``), cards per relative seat (``hand_sizes``, ``drawn``), the stock
         size (``stock``) and the pass count (``passes``). The inverse of :meth:`encode` for decoders such
         as the heuristic agents' table, so that no decoder repeats the scales."""
-        vec = np.asarray(vector, np.float64)
-        return {name: np.rint(vec[self.slices[name]] * self._units[name]).astype(np.int64) for name in self._units}
+        ints = np.rint(np.asarray(vector, np.float64) * self._unit_scale).astype(np.int64)
+        return {name: ints[self.slices[name]] for name in self._units}
 
 
 def face_copies(config: GameConfig) -> np.ndarray:
