@@ -27,7 +27,7 @@ GAME_FIELDS = tuple(f.name for f in dataclasses.fields(GameArgs))
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
 """Training games: three in four put the learner in one seat against three batched heuristics, the rest
 are parameter-shared self-play (all four seats learn)."""
-DEMO_TIMESTEPS = 1_500_000
+DEMO_TIMESTEPS = 2_500_000
 
 
 @dataclass
