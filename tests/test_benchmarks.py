@@ -4,6 +4,7 @@ and PettingZoo's own envs need the ``bench`` extra."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import subprocess
@@ -94,3 +95,30 @@ def test_throughput_script_rejects_bad_options() -> None:
     none = subprocess.run([sys.executable, str(SCRIPT), "--only", "no-such-row", "--no-progress"],
                           capture_output=True, text=True, timeout=120)
     assert none.returncode == 2 and "no row matches" in none.stderr
+
+
+@pytest.mark.slow
+def test_learning_curves_script_writes_a_curve_per_trainer(tmp_path: Path) -> None:
+    """``benchmarks/learning_curves.py`` end to end on a tiny budget: the fast trainer's checkpoints are
+    evaluated in wall-clock order and the table, CSV and plot are written (SB3's warm start alone outlasts
+    this budget, so only its folder is checked)."""
+    pytest.importorskip("sb3_contrib")
+    out = tmp_path / "curves"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curves.py"), "--seconds", "20",
+                           "--checkpoint-every", "20000", "40000", "--games", "8", "--out", str(out)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = list(csv.DictReader((out / "curves.csv").open()))
+    fast = [r for r in rows if r["trainer"] == "fast"]
+    assert fast and all(0.0 <= float(r["ci_low"]) <= float(r["win_rate"]) <= float(r["ci_high"]) <= 1.0
+                        for r in rows)
+    seconds = [float(r["seconds"]) for r in fast]
+    assert seconds == sorted(seconds) and [int(r["steps"]) for r in fast] == sorted(int(r["steps"]) for r in fast)
+    assert (out / "sb3" / "args.json").exists() and (out / "curves.png").stat().st_size > 0
+    assert (out / "curves.md").read_text().count("| fast |") == len(fast)
+
+
+def test_learning_curves_script_refuses_a_bad_budget(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curves.py"), "--seconds", "0",
+                           "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "must be positive" in proc.stderr and not (tmp_path / "x").exists()
