@@ -39,7 +39,7 @@ from goboom_env.engine import IllegalActionError, Match
 from goboom_env.episode import EPISODES
 from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
-from goboom_env.game_loop import play_episode
+from goboom_env.game_loop import Decision, play_episode
 
 TABLE_KEYS = ("agent", "games", "wins", "win_rate", "ci_low", "ci_high", "mean_points")
 
@@ -61,6 +61,8 @@ class GameRecord:
     dealer: int
     deck: str
     """The first hand's deck order as card codes, top first (to check duplicate deals)."""
+    decisions: int = 0
+    """Moves made over the whole game (forced ones included): ``decisions / hands`` is its mean hand length."""
 
     def win_shares(self) -> list[float]:
         """Per seat: 1/k if among the k winners, else 0."""
@@ -199,12 +201,18 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
     faces = deck_faces(config.num_decks, config.num_jokers)
     deck = [faces[i] for i in rng.permutation(len(faces))]
     match = Match(config, rng, deck, dealer)
+    moves = [0]
+
+    def count(_: Decision) -> None:
+        moves[0] += 1
+
     try:
-        result = play_episode(match, agents, episode)
+        result = play_episode(match, agents, episode, count)
     except IllegalActionError as exc:
         raise IllegalActionError(f"game {index}, seats {list(seats)}: {exc}") from None
     return GameRecord(index, deal, tuple(seats), result.winners, result.points, result.hands,
-                      _placing(result.winners, result.standing), dealer, "".join(code_of(f) for f in deck))
+                      _placing(result.winners, result.standing), dealer, "".join(code_of(f) for f in deck),
+                      moves[0])
 
 
 def _placing(winners: Sequence[int], badness: Sequence[int]) -> tuple[int, ...]:
