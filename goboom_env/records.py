@@ -1,0 +1,630 @@
+"""Complete game records as JSON Lines: write them while agents play, read them back checked, replay them.
+
+A *game* is one episode (a single hand or a whole match, see :mod:`goboom_env.episode`). Its record
+holds everything needed to see the game again move by move: the rules, who sat where, the deck and
+dealer of every hand, every move with the events it caused, and how the game ended. A record file
+holds one game per line (JSON Lines), so files can be appended to, concatenated and streamed.
+
+One line, pretty-printed (a jokers hand, shortened)::
+
+    {"format": "goboom-record", "version": 1,
+     "config": {"variant": "jokers", "num_players": 3, ...},      # GameConfig.to_dict()
+     "episode": "hand",                                           # or "match"
+     "seats": ["heuristic", "random", "random"],                 # agent spec per seat
+     "meta": {"game": 0, "deal": 0, "seed": 7},                   # free-form, JSON values only
+     "hands": [{
+        "dealer": 2,
+        "deck": ["7S", "JK", ...],                                # the deck order, top first (R0.5)
+        "deal_events": [["bury", "JK"], ["upcard", "9H"]],        # events of the deal itself
+        "moves": [{"seat": 0, "action": 53, "card": "draw", "events": [["draw", 0, 1]]}, ...],
+        "winners": [1], "hand_points": [12, 0, 31], "score_deltas": [12, 0, 31], "scores": [12, 0, 31]}],
+     "result": {"episode": "hand", "winners": [1], "points": [12, 0, 31], "hands": 1, ...,
+                "rewards": [-0.5, 1.0, -0.5]}}
+
+=================  =========================================================================================
+field              meaning
+=================  =========================================================================================
+``format``         always ``"goboom-record"``
+``version``        :data:`VERSION`; a reader refuses versions it does not know
+``config``         the resolved :class:`~goboom_env.config.GameConfig` (``GameConfig.from_dict`` reads it)
+``episode``        ``"hand"`` (one hand) or ``"match"`` (hands until the match ends, R1.11, R1.12, R2.12)
+``seats``          the agent spec playing each seat (``"you"`` for a human in ``goboom play``)
+``meta``           where the game comes from (tournament game index, deal, seed...); not checked
+``hands[].dealer`` the dealer seat of that hand (R1.2, R2.2)
+``hands[].deck``   the hand's deck order as card codes, index 0 = top: ``Hand(config, deck, dealer)``
+                   deals exactly that hand
+``deal_events``    events logged while dealing (jokers: the up-card and any buried joker, R2.3)
+``moves[]``        one decision: ``seat``, ``action`` id (R3.1: 0..52 a card, 53 draw/pass), ``card``
+                   (its card code, or ``"draw"`` for action 53) and the ``events`` it caused, in order
+``winners``        the hand's winners; ``hand_points`` the points left in each hand (R1.10, R2.11)
+``score_deltas``   what the scoring added to each total for that hand; ``scores`` the totals after it
+                   (in a one-hand episode the match is not scored, so ``scores`` equal ``score_deltas``)
+``result``         the :class:`~goboom_env.episode.EpisodeResult` fields, plus ``rewards``: the env's
+                   zero-sum ``reward="win"`` reward of each seat (:func:`goboom_env.scoring.win_rewards`)
+=================  =========================================================================================
+
+Events are written as :func:`goboom_env.events.event_to_json` writes them (cards as codes):
+``["play", 0, "7S"]``, ``["draw", 1, 3]``, ``["pass", 2]``, ``["upcard", "9H"]``, ``["blocked"]``.
+
+The functions:
+
+* :func:`record_episode` plays an episode through :func:`goboom_env.game_loop.play_episode` and returns
+  its result with its :class:`GameRecord`; :class:`Recorder` is the decision hook behind it.
+* :func:`write` appends records to a file (each line whole, in one write; ``append=False`` replaces the
+  file atomically); :func:`dumps_record` / :func:`loads_record` convert one line.
+* :func:`read` reads a file back and checks every field: a bad line raises ValueError naming the file,
+  the line number and the field (``games.jsonl line 3: hands[0].moves[5].action: ...``).
+* :func:`replay` rebuilds the game on the engine, yielding one :class:`ReplayStep` per deal and per move
+  (the hand after it, the running scores); it raises ValueError naming the hand and move when a recorded
+  move is not legal, an event or a result differs from what the engine gives. :func:`verify` runs it to
+  the end and returns the result.
+
+    >>> import numpy as np
+    >>> from goboom_env.agents import RandomAgent
+    >>> from goboom_env.config import GameConfig
+    >>> from goboom_env.engine import Match
+    >>> config = GameConfig(variant="jokers", num_players=3)
+    >>> agents = [RandomAgent(config, seed=s) for s in range(3)]
+    >>> result, record = record_episode(Match(config, np.random.default_rng(1)), agents, "match",
+    ...                                 seats=["random"] * 3)
+    >>> loads_record(dumps_record(record)) == record and verify(record) == result
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from goboom_env.agents.policy import Policy
+from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, face_of
+from goboom_env.config import GameConfig, as_int
+from goboom_env.engine import Hand, IllegalActionError, Match
+from goboom_env.episode import EPISODES, EpisodeResult, end_hand
+from goboom_env.events import Event, EventKind, event_to_json, fields_of, make_event
+from goboom_env.game_loop import Decision, play_episode
+from goboom_env.scoring import score_deltas, win_rewards
+
+FORMAT = "goboom-record"
+"""The ``format`` field of every record."""
+VERSION = 1
+"""The record format version this module writes and reads."""
+DRAW_WORD = "draw"
+"""The ``card`` field of a move with action 53 (draw or pass, R3.1)."""
+
+
+# -- the record types ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Move:
+    """One decision: the seat to move, its action id (R3.1) and the events it caused."""
+
+    seat: int
+    action: int
+    events: tuple[Event, ...]
+
+    @property
+    def card(self) -> str:
+        """The action as people write it: a card code, or ``"draw"`` for action 53."""
+        return DRAW_WORD if self.action == DRAW_OR_PASS else code_of(self.action)
+
+
+@dataclass(frozen=True)
+class HandRecord:
+    """One hand: its deal (deck order, dealer), its moves and how it ended."""
+
+    dealer: int
+    deck: tuple[int, ...]
+    """Faces, index 0 = top of the deck (R0.5)."""
+    deal_events: tuple[Event, ...]
+    moves: tuple[Move, ...]
+    winners: tuple[int, ...]
+    hand_points: tuple[int, ...]
+    score_deltas: tuple[int, ...]
+    scores: tuple[int, ...]
+    """Each seat's total after this hand (a one-hand episode: the hand's score deltas)."""
+
+    def deal(self, config: GameConfig) -> Hand:
+        """The hand as dealt, before the first move."""
+        return Hand(config, self.deck, self.dealer)
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A complete game (one episode): rules, seats, every hand, the result. See the module docstring."""
+
+    config: GameConfig
+    episode: str
+    seats: tuple[str, ...]
+    hands: tuple[HandRecord, ...]
+    result: EpisodeResult
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    """Where the game comes from (tournament game index, deal, seed...): JSON values, not checked."""
+
+    @property
+    def rewards(self) -> list[float]:
+        """The env's zero-sum ``reward="win"`` reward of each seat for this episode."""
+        return win_rewards(self.config.num_players, self.result.winners)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-friendly data (the line :func:`write` writes)."""
+        return {
+            "format": FORMAT, "version": VERSION, "config": self.config.to_dict(), "episode": self.episode,
+            "seats": list(self.seats), "meta": dict(self.meta),
+            "hands": [_hand_to_dict(h) for h in self.hands],
+            "result": _result_to_dict(self.result) | {"rewards": self.rewards},
+        }
+
+
+def _hand_to_dict(hand: HandRecord) -> dict[str, Any]:
+    return {
+        "dealer": hand.dealer, "deck": [code_of(f) for f in hand.deck],
+        "deal_events": [event_to_json(e) for e in hand.deal_events],
+        "moves": [{"seat": m.seat, "action": m.action, "card": m.card, "events": [event_to_json(e) for e in m.events]}
+                  for m in hand.moves],
+        "winners": list(hand.winners), "hand_points": list(hand.hand_points),
+        "score_deltas": list(hand.score_deltas), "scores": list(hand.scores),
+    }
+
+
+def _result_to_dict(result: EpisodeResult) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(result).items()}
+
+
+# -- recording ----------------------------------------------------------------------------------------
+
+
+class Recorder:
+    """Records an episode as it is played: pass :meth:`on_decision` as the decision hook of
+    :func:`goboom_env.game_loop.play_episode`, then call :meth:`finish` with the episode's result.
+
+    The deck of each hand is read from the freshly dealt hand at its first decision (the cards dealt to
+    each seat and the stock, R1.3, R2.3) and checked: dealing that deck again must give the same hand.
+    """
+
+    def __init__(self, match: Match, episode: str, seats: Sequence[str], meta: dict[str, Any] | None = None) -> None:
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+        if len(seats) != match.config.num_players:
+            raise ValueError(f"need one seat name per seat: {match.config.num_players}, got {list(seats)}")
+        if episode == "match" and match.hands_played:
+            raise ValueError("a match episode is recorded from the match's first hand: "
+                             f"{match.hands_played} hand(s) were already played")
+        self.match, self.episode, self.seats = match, episode, tuple(str(s) for s in seats)
+        self.meta = dict(meta or {})
+        self._hands: list[HandRecord] = []
+        self._hand: Hand | None = None
+        self._deck: tuple[int, ...] = ()
+        self._moves: list[tuple[int, int, int]] = []
+        """(seat, action, length of the event log before the action) of the current hand."""
+        self._results_before = len(match.results)
+
+    def on_decision(self, decision: Decision) -> None:
+        """The decision hook: notes the move (its events are read once the hand is over)."""
+        if decision.hand is not self._hand:
+            if self._hand is not None:
+                self._close_hand()
+            self._hand = decision.hand
+            self._deck = deck_of(decision.hand)
+        self._moves.append((decision.seat, int(decision.action), len(decision.hand.events)))
+
+    def _close_hand(self) -> None:
+        hand = self._hand
+        assert hand is not None and hand.over, "a hand is closed only once it is over"
+        events = hand.events
+        starts = [start for _, _, start in self._moves] + [len(events)]
+        moves = tuple(Move(seat, action, tuple(events[starts[i]:starts[i + 1]]))
+                      for i, (seat, action, _) in enumerate(self._moves))
+        scored = len(self.match.results) > self._results_before + len(self._hands)
+        if scored:  # a match episode: Match.finish_hand scored it
+            result = self.match.results[self._results_before + len(self._hands)]
+            deltas, scores = result.score_deltas, tuple(self._scores_after(result.score_deltas))
+        else:  # a one-hand episode: end_hand leaves the match unscored
+            deltas = tuple(_hand_deltas(hand))
+            scores = deltas
+        self._hands.append(HandRecord(hand.dealer, self._deck, tuple(events[:starts[0]]), moves,
+                                      tuple(hand.winners()), tuple(hand.hand_points()), deltas, scores))
+        self._hand, self._moves = None, []
+
+    def _scores_after(self, deltas: Sequence[int]) -> list[int]:
+        before = self._hands[-1].scores if self._hands else (0,) * self.match.config.num_players
+        return [a + b for a, b in zip(before, deltas)]
+
+    def finish(self, result: EpisodeResult) -> GameRecord:
+        """The complete record, once the episode has ended with ``result``."""
+        if self._hand is not None:
+            self._close_hand()
+        return GameRecord(self.match.config, self.episode, self.seats, tuple(self._hands), result, self.meta)
+
+
+def _hand_deltas(hand: Hand) -> list[int]:
+    """What the scoring would add to each total for ``hand`` (a one-hand episode leaves the match unscored)."""
+    return score_deltas(hand.config, hand.winner, hand.hand_points())
+
+
+def record_episode(match: Match, agents: Sequence[Policy], episode: str = "hand", *, seats: Sequence[str] | None = None,
+                   meta: dict[str, Any] | None = None) -> tuple[EpisodeResult, GameRecord]:
+    """Play one episode like :func:`goboom_env.game_loop.play_episode` and record it.
+
+    ``seats`` names each seat's agent in the record (default: the agents' ``name``); ``meta`` is stored
+    as given. The match must be at the start of a hand (no move played yet)."""
+    if match.hand.events and any(e[0] not in (EventKind.UPCARD, EventKind.BURY) for e in match.hand.events):
+        raise ValueError("record_episode needs a hand that has not started: moves were already played")
+    names = list(seats) if seats is not None else [agent.name for agent in agents]
+    recorder = Recorder(match, episode, names, meta)
+    result = play_episode(match, agents, episode, recorder.on_decision)
+    return result, recorder.finish(result)
+
+
+def deck_of(hand: Hand) -> tuple[int, ...]:
+    """The deck order (faces, top first) that deals ``hand``, read from a hand before its first move.
+
+    Card ``i`` of the deck goes to seat ``(dealer + 1 + i) % n`` (R1.3, R2.3); the cards a seat gets are
+    interchangeable, so its cards are listed in ascending order. In jokers Go Boom the up-card and any
+    joker buried under the stock (R2.3) are put back on top of the stock. Raises ValueError when the
+    hand has already been played on, or when dealing the deck found does not give the same hand.
+    """
+    config, n = hand.config, hand.n
+    dealt = [list(hand.hand_faces(s)) for s in range(n)]
+    if any(len(cards) != config.hand_size for cards in dealt) or (
+            not hand.classic and any(e[0] not in (EventKind.UPCARD, EventKind.BURY) for e in hand.events)) or (
+            hand.classic and hand.events):
+        raise ValueError("deck_of needs a hand before its first move")
+    first = (hand.dealer + 1) % n
+    deck = [dealt[(first + i) % n][i // n] for i in range(config.hand_size * n)]
+    stock_top_first = list(reversed(hand.stock))
+    if not hand.classic:
+        buried = sum(1 for e in hand.events if e[0] == EventKind.BURY)
+        # the buried jokers sit at the bottom (the end of the top-first list): lift them back on top
+        rest = stock_top_first[:len(stock_top_first) - buried]
+        stock_top_first = [face for e in hand.events for face in e[1:]] + rest
+    deck += stock_top_first
+    if Hand(config, deck, hand.dealer).to_dict() != hand.to_dict():
+        raise ValueError("the hand cannot be dealt again from its cards (was it played on, or built by hand?)")
+    return tuple(deck)
+
+
+# -- JSON lines ---------------------------------------------------------------------------------------
+
+
+def dumps_record(record: GameRecord) -> str:
+    """One record as one JSON line (no newline at the end)."""
+    return json.dumps(record.to_dict(), separators=(",", ":"))
+
+
+def loads_record(line: str | bytes) -> GameRecord:
+    """One record from its JSON line; ValueError naming the field when it is not a valid record."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+    return from_dict(data)
+
+
+def write(path: str | Path, records: Iterable[GameRecord], *, append: bool = True) -> int:
+    """Write records to ``path``, one line each; returns how many.
+
+    ``append=True`` adds them at the end in a single write of whole lines (a file that does not end with
+    a newline, e.g. after a crash mid-write, is refused rather than joined to the new line);
+    ``append=False`` replaces the file atomically (a temporary file in the same folder, then a rename).
+    """
+    path = Path(path)
+    lines = [dumps_record(r) + "\n" for r in records]
+    text = "".join(lines).encode()
+    if not append:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return len(lines)
+    with path.open("ab+") as fh:
+        if fh.tell() > 0:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                raise ValueError(f"{path} does not end with a newline (a partly written record?); "
+                                 "refusing to append to it")
+        fh.write(text)
+    return len(lines)
+
+
+def read(path: str | Path) -> list[GameRecord]:
+    """Every record of a JSON Lines file (blank lines skipped), each field checked.
+
+    A bad line raises ValueError ``"<path> line <k>: <field>: <problem>"``. The records are not
+    replayed here: :func:`verify` checks that the moves are legal and the results right."""
+    path = Path(path)
+    records = []
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(loads_record(line))
+            except ValueError as exc:
+                raise ValueError(f"{path} line {number}: {exc}") from None
+    return records
+
+
+# -- checked reading ----------------------------------------------------------------------------------
+
+
+class _Fields:
+    """Reads one JSON object, every error naming the field's path (``hands[0].moves[3].seat``)."""
+
+    def __init__(self, data: Any, where: str, names: Sequence[str], optional: Sequence[str] = ()) -> None:
+        self.where = where
+        if not isinstance(data, dict):
+            raise self.error("", f"must be a JSON object, got {type(data).__name__}")
+        missing = [n for n in names if n not in data]
+        if missing:
+            raise self.error(missing[0], "missing")
+        unknown = sorted(set(data) - set(names) - set(optional))
+        if unknown:
+            raise self.error(unknown[0], f"unknown field (known: {', '.join(names)})")
+        self.data = data
+
+    def path(self, name: str | int) -> str:
+        sub = f"[{name}]" if isinstance(name, int) else (f".{name}" if self.where and name else name)
+        return f"{self.where}{sub}" if sub else self.where or "record"
+
+    def error(self, name: str | int, problem: str) -> ValueError:
+        return ValueError(f"{self.path(name)}: {problem}")
+
+    def integer(self, name: str, lo: int, hi: int) -> int:
+        value = as_int(self.data[name])
+        if value is None or not lo <= value <= hi:
+            raise self.error(name, f"must be an integer in {lo}..{hi}, got {self.data[name]!r}")
+        return value
+
+    def items(self, name: str, length: int | None = None) -> list:
+        value = self.data[name]
+        if not isinstance(value, list):
+            raise self.error(name, f"must be a list, got {type(value).__name__}")
+        if length is not None and len(value) != length:
+            raise self.error(name, f"must have {length} entries, got {len(value)}")
+        return value
+
+    def ints(self, name: str, length: int, lo: int = -(10**9), hi: int = 10**9) -> tuple[int, ...]:
+        out = []
+        for i, raw in enumerate(self.items(name, length)):
+            value = as_int(raw)
+            if value is None or not lo <= value <= hi:
+                raise ValueError(f"{self.path(name)}[{i}]: must be an integer in {lo}..{hi}, got {raw!r}")
+            out.append(value)
+        return tuple(out)
+
+    def seats(self, name: str, n: int) -> tuple[int, ...]:
+        seats = []
+        for i, raw in enumerate(self.items(name)):
+            value = as_int(raw)
+            if value is None or not 0 <= value < n:
+                raise ValueError(f"{self.path(name)}[{i}]: must be a seat in 0..{n - 1}, got {raw!r}")
+            seats.append(value)
+        return tuple(seats)
+
+
+def from_dict(data: Any) -> GameRecord:
+    """A :class:`GameRecord` from the JSON data of one line; every field is checked (type, range, cards,
+    consistent lengths), and ValueError names the first bad field."""
+    top = _Fields(data, "", ("format", "version", "config", "episode", "seats", "hands", "result"), ("meta",))
+    if data["format"] != FORMAT:
+        raise top.error("format", f"must be {FORMAT!r}, got {data['format']!r}")
+    if data["version"] != VERSION:
+        raise top.error("version", f"this reader knows version {VERSION}, got {data['version']!r}")
+    try:
+        config = GameConfig.from_dict(data["config"])
+    except (TypeError, ValueError) as exc:
+        raise top.error("config", str(exc)) from None
+    n = config.num_players
+    if data["episode"] not in EPISODES:
+        raise top.error("episode", f"must be one of {list(EPISODES)}, got {data['episode']!r}")
+    seats = top.items("seats", n)
+    if not all(isinstance(s, str) for s in seats):
+        raise top.error("seats", "must be a list of agent specs (strings)")
+    meta = data.get("meta", {})
+    if not isinstance(meta, dict):
+        raise top.error("meta", f"must be a JSON object, got {type(meta).__name__}")
+    hands = top.items("hands")
+    if not hands:
+        raise top.error("hands", "must hold at least one hand")
+    if data["episode"] == "hand" and len(hands) != 1:
+        raise top.error("hands", f"a one-hand episode holds exactly one hand, got {len(hands)}")
+    hand_records = tuple(_read_hand(raw, f"hands[{i}]", config) for i, raw in enumerate(hands))
+    result = _read_result(data["result"], config, data["episode"])
+    return GameRecord(config, data["episode"], tuple(seats), hand_records, result, meta)
+
+
+def _read_hand(data: Any, where: str, config: GameConfig) -> HandRecord:
+    n = config.num_players
+    r = _Fields(data, where, ("dealer", "deck", "deal_events", "moves", "winners", "hand_points",
+                              "score_deltas", "scores"))
+    dealer = r.integer("dealer", 0, n - 1)
+    deck = []
+    for i, code in enumerate(r.items("deck", config.deck_size)):
+        try:
+            deck.append(face_of(code))
+        except ValueError as exc:
+            raise ValueError(f"{r.path('deck')}[{i}]: {exc}") from None
+    try:
+        Hand(config, deck, dealer)
+    except ValueError as exc:
+        raise r.error("deck", str(exc)) from None
+    deal_events = tuple(_read_event(raw, f"{r.path('deal_events')}[{i}]", n)
+                        for i, raw in enumerate(r.items("deal_events")))
+    moves = tuple(_read_move(raw, f"{r.path('moves')}[{i}]", n) for i, raw in enumerate(r.items("moves")))
+    if not moves:
+        raise r.error("moves", "a hand has at least one move")
+    return HandRecord(dealer, tuple(deck), deal_events, moves, r.seats("winners", n), r.ints("hand_points", n, 0),
+                      r.ints("score_deltas", n), r.ints("scores", n))
+
+
+def _read_move(data: Any, where: str, n: int) -> Move:
+    r = _Fields(data, where, ("seat", "action", "card", "events"))
+    seat = r.integer("seat", 0, n - 1)
+    action = r.integer("action", 0, NUM_ACTIONS - 1)
+    expected = DRAW_WORD if action == DRAW_OR_PASS else code_of(action)
+    if data["card"] != expected:
+        raise r.error("card", f"action {action} is {expected!r}, got {data['card']!r}")
+    events = tuple(_read_event(raw, f"{r.path('events')}[{i}]", n) for i, raw in enumerate(r.items("events")))
+    return Move(seat, action, events)
+
+
+def _read_event(raw: Any, where: str, n: int) -> Event:
+    if not isinstance(raw, list) or not raw:
+        raise ValueError(f"{where}: an event must be a list like ['play', 0, '7S'], got {raw!r}")
+    try:
+        kind = EventKind(raw[0])
+    except ValueError:
+        raise ValueError(f"{where}: unknown event kind {raw[0]!r}; kinds: {[k.value for k in EventKind]}") from None
+    names = fields_of(kind)
+    if len(raw) != 1 + len(names):
+        raise ValueError(f"{where}: a {kind.value!r} event has fields {list(names)}, got {raw!r}")
+    values = []
+    for name, value in zip(names, raw[1:]):
+        if name == "face":
+            try:
+                values.append(face_of(value))
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+            continue
+        number = as_int(value)
+        hi = n - 1 if name == "seat" else 10**6
+        lo = 0 if name == "seat" else 1
+        if number is None or not lo <= number <= hi:
+            raise ValueError(f"{where}: {name} must be an integer in {lo}..{hi}, got {value!r}")
+        values.append(number)
+    return make_event(kind, *values)
+
+
+def _read_result(data: Any, config: GameConfig, episode: str) -> EpisodeResult:
+    n = config.num_players
+    r = _Fields(data, "result", ("episode", "winners", "points", "hands", "hand_points", "last_hand_winners",
+                                 "standing", "rewards"))
+    if data["episode"] != episode:
+        raise r.error("episode", f"must equal the record's episode {episode!r}, got {data['episode']!r}")
+    result = EpisodeResult(episode, r.seats("winners", n), r.ints("points", n), r.integer("hands", 1, 10**6),
+                           r.ints("hand_points", n, 0), r.seats("last_hand_winners", n), r.ints("standing", n))
+    rewards = r.items("rewards", n)
+    expected = win_rewards(n, result.winners)
+    if any(not isinstance(v, (int, float)) or abs(v - e) > 1e-9 for v, e in zip(rewards, expected)):
+        raise r.error("rewards", f"must be the win rewards of the winners {list(result.winners)}: {expected}, "
+                                 f"got {rewards}")
+    return result
+
+
+# -- replay -------------------------------------------------------------------------------------------
+
+
+class ReplayStep(NamedTuple):
+    """One step of a replay: the deal of a hand (``move`` is None) or one move, with the state after it."""
+
+    hand_index: int
+    """Which hand of the record (0-based)."""
+    move_index: int | None
+    """Which move of that hand (0-based), or None for the deal."""
+    move: Move | None
+    hand: Hand
+    """The hand after the step (an independent copy: it may be kept)."""
+    events: tuple[Event, ...]
+    """The events of this step (the deal's, or the move's)."""
+    scores: tuple[int, ...]
+    """Each seat's total before the current hand is scored (at the last move of a hand: after it)."""
+
+
+def replay(record: GameRecord) -> Iterator[ReplayStep]:
+    """Play the record again on the engine, one :class:`ReplayStep` per deal and per move.
+
+    Each hand is dealt from its recorded deck and dealer; each recorded move must be the seat to move's
+    legal action and cause exactly the recorded events; each hand must end with its last move with the
+    recorded winners and points, and the episode's result must equal the recorded one (decided by
+    :func:`goboom_env.episode.end_hand`, as when it was played). Anything else raises ValueError naming
+    the hand and the move. Iterate to the end to check the whole record (:func:`verify` does)."""
+    config = record.config
+    match = Match(config, np.random.default_rng(0), record.hands[0].deck, record.hands[0].dealer)
+    result = None
+    for h, recorded in enumerate(record.hands):
+        where = f"hands[{h}]"
+        if result is not None:
+            raise ValueError(f"{where}: the episode was already over after hand {h - 1}")
+        if h > 0:
+            if recorded.dealer != match.hand.dealer:
+                raise ValueError(f"{where}.dealer: the next dealer is P{match.hand.dealer} (R1.2, R2.2), "
+                                 f"the record says P{recorded.dealer}")
+            match.hand = recorded.deal(config)  # the recorded deal replaces the one the match drew
+        hand = match.hand
+        if tuple(hand.events) != recorded.deal_events:
+            raise ValueError(f"{where}.deal_events: dealing gives {_events_text(hand.events)}, "
+                             f"the record says {_events_text(recorded.deal_events)}")
+        scores = tuple(match.scores)
+        yield ReplayStep(h, None, None, hand.copy(), recorded.deal_events, scores)
+        for m, move in enumerate(recorded.moves):
+            yield _replay_move(hand, move, f"{where}.moves[{m}]", h, m, scores)
+        if not hand.over:
+            raise ValueError(f"{where}.moves: the hand is not over after its {len(recorded.moves)} recorded moves")
+        _check_hand_end(hand, recorded, where)
+        result = end_hand(match, record.episode)
+        deltas = match.results[-1].score_deltas if record.episode == "match" else tuple(_hand_deltas(hand))
+        _check_equal(f"{where}.score_deltas", tuple(deltas), recorded.score_deltas)
+        _check_equal(f"{where}.scores", tuple(match.scores) if record.episode == "match" else tuple(deltas),
+                     recorded.scores)
+    if result is None:
+        raise ValueError(f"hands: the match is not over after the {len(record.hands)} recorded hands")
+    _check_equal("result", result, record.result)
+
+
+def _replay_move(hand: Hand, move: Move, where: str, h: int, m: int, scores: tuple[int, ...]) -> ReplayStep:
+    if hand.over:
+        raise ValueError(f"{where}: the hand is already over; this move and any after it are extra")
+    if move.seat != hand.current:
+        raise ValueError(f"{where}.seat: P{hand.current} is to move, the record says P{move.seat}")
+    before = len(hand.events)
+    try:
+        hand.apply(move.action)
+    except IllegalActionError as exc:
+        raise ValueError(f"{where}.action: {move.card} is not legal: {exc}") from None
+    events = tuple(hand.events[before:])
+    if events != move.events:
+        raise ValueError(f"{where}.events: the engine gives {_events_text(events)}, "
+                         f"the record says {_events_text(move.events)}")
+    return ReplayStep(h, m, move, hand.copy(), events, scores)
+
+
+def _check_hand_end(hand: Hand, recorded: HandRecord, where: str) -> None:
+    _check_equal(f"{where}.winners", tuple(hand.winners()), recorded.winners)
+    _check_equal(f"{where}.hand_points", tuple(hand.hand_points()), recorded.hand_points)
+
+
+def _check_equal(where: str, got: Any, recorded: Any) -> None:
+    if got != recorded:
+        raise ValueError(f"{where}: the replay gives {got}, the record says {recorded}")
+
+
+def _events_text(events: Iterable[Event]) -> str:
+    return str([event_to_json(e) for e in events])
+
+
+def verify(record: GameRecord) -> EpisodeResult:
+    """Replay the whole record (see :func:`replay`) and return its result; ValueError where it differs."""
+    for _ in replay(record):
+        pass
+    return record.result
+
+
+__all__ = [
+    "DRAW_WORD", "FORMAT", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder", "ReplayStep", "deck_of",
+    "dumps_record", "from_dict", "loads_record", "read", "record_episode", "replay", "verify", "write",
+]
