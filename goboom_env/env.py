@@ -81,6 +81,25 @@ is its turn; it is all zeros for the others. The agent to move always has at lea
 action (R3.2): when it can only draw or pass, the mask holds just action 53, and it still
 chooses it. Every turn is a decision.
 
+### State
+
+`env.state()` (PettingZoo's optional global state, for centralised critics such as MAPPO's) is one
+`float32` vector of everything, hidden cards included, in `env.state_space`: the observation of seat 0
+(so every per-seat block is by absolute seat), then the blocks nobody else sees. The privileged critic
+of `goboom train --privileged-critic` reads the same encoder, seen from the learner's seat.
+
+| Indices (n = 4)  | Block          | Meaning                                                        |
+|------------------|----------------|----------------------------------------------------------------|
+| 0-516            | observation    | seat 0's observation, as tabled above                          |
+| 517-675          | hands          | seats 1, 2, 3: cards per face, count / copies of the face      |
+| 676-728          | stock          | the cards in the stock per face, same scale                    |
+| 729-781          | stock_top      | the stock's top card, the next card drawn (one-hot)            |
+| 782-785          | phase          | lead, follow, discard, over (one-hot)                          |
+
+The stock is given by its contents and top card, not its whole order (one-hot positions would take
+deck size x 53 entries); `env.state_dict()` holds the exact order. For other player counts use
+`goboom_env.state.state_layout(n)`.
+
 ### Action Space
 
 | Action ID | Action                                                                         |
@@ -142,6 +161,7 @@ from goboom_env.episode import EPISODES, end_hand
 from goboom_env.observation import ObservationEncoder, observe
 from goboom_env.render import render_text
 from goboom_env.scoring import REWARDS, points_rewards, win_rewards
+from goboom_env.state import StateEncoder
 
 _OPTION_KEYS = {"deck", "dealer"}
 
@@ -234,6 +254,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.state_encoder = StateEncoder(self.config)
+        self.state_space = spaces.Box(self.state_encoder.low, self.state_encoder.high, dtype=np.float32)
+        """The space of :meth:`state` (PettingZoo's optional global state)."""
         self._rng = np.random.default_rng()
         self.match: Match | None = None
         self._rewards_set = False
@@ -355,6 +378,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         pass
 
     # -- state ---------------------------------------------------------------------------------
+
+    def state(self) -> np.ndarray:
+        """The global state, hidden cards included, by absolute seat (see State in the module docstring):
+        for centralised critics. :class:`goboom_env.state.StateEncoder` seen from seat 0."""
+        self._require_reset("state")
+        return self.state_encoder.encode(self.match, 0)
 
     def state_dict(self) -> dict[str, Any]:
         """The full engine state (hidden cards included) as JSON-friendly data."""

@@ -20,7 +20,8 @@ observation_module = importlib.import_module("goboom_env.observation")
 
 
 def test_env_docstring_table_matches_layout() -> None:
-    rows = re.findall(r"^\| (\d+)(?:-(\d+))?\s*\| (\w+)\s*\|", env_module.__doc__, re.MULTILINE)
+    section = env_module.__doc__.split("### Observation Space")[1].split("### ")[0]
+    rows = re.findall(r"^\| (\d+)(?:-(\d+))?\s*\| (\w+)\s*\|", section, re.MULTILINE)
     documented = {name: (int(lo), int(hi or lo) + 1) for lo, hi, name in rows}
     actual = {name: (sl.start, sl.stop) for name, sl in layout(4).items()}
     assert documented == actual

@@ -1,4 +1,4 @@
-"""The privileged critic (training/privileged.py): the critic's extra inputs are exactly the hidden cards,
+"""The privileged critic (training/privileged.py): the critic reads the global state (goboom_env.state),
 the actor never reads them (so a trained agent plays on public information only, R4.1), and the option
 trains, saves, exports and resumes like the plain policy."""
 
@@ -14,12 +14,11 @@ import torch
 from stable_baselines3.common.env_checker import check_env
 
 from goboom_env import GameConfig
-from goboom_env.cards import NUM_FACES, deck_faces
-from goboom_env.engine import Hand
+from goboom_env.state import StateEncoder, state_encoder_for, state_size
 from goboom_env.training.config import TrainArgs
 from goboom_env.training.imitation import collect
 from goboom_env.training.model_files import export_policy, model_metadata
-from goboom_env.training.privileged import HiddenEncoder, hidden_size, policy_class
+from goboom_env.training.privileged import critic_encoder, policy_class
 from goboom_env.training.run_folder import RunFiles
 from goboom_env.training.sb3 import load_ppo_agent
 from goboom_env.training.sb3.loop import _check_run_folder
@@ -27,44 +26,25 @@ from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_en
 from goboom_env.training.selfplay import SelfPlayEnv
 
 JOKERS = GameConfig(variant="jokers", num_players=4)
-CLASSIC2 = GameConfig(variant="classic", num_players=8)  # two decks (R1.1)
 
 
 def tiny_args(**changes: object) -> TrainArgs:
     return tiny_train_args(**{"variant": "jokers", "privileged_critic": True, **changes})
 
 
-def test_hidden_features_are_the_other_hands_and_the_stock() -> None:
-    hand = Hand(JOKERS, deck_faces(1, 2), dealer=3)  # the deck in face order, seat 0 dealt first (R1.3)
-    hand.apply(53)  # seat 0 draws one card (R2.7): hands and stock change
-    scale = np.r_[np.ones(52), 0.5]  # per face count / copies; two jokers share face 52
-    blocks = HiddenEncoder(JOKERS).encode(hand, seat=1).reshape(5, NUM_FACES)
-    assert blocks.size == hidden_size(4) == 5 * NUM_FACES
-    for rel in (1, 2, 3):  # relative seats 1..3 of seat 1 are seats 2, 3, 0 (R0.4)
-        np.testing.assert_allclose(blocks[rel - 1], np.frombuffer(hand.counts[(1 + rel) % 4], np.uint8) * scale)
-    assert blocks[2].sum() == 8  # seat 0 holds 7 + 1 drawn cards
-    np.testing.assert_allclose(blocks[3], np.bincount(hand.stock, minlength=NUM_FACES) * scale)
-    assert blocks[4].sum() == 1 and blocks[4][hand.stock[-1]] == 1  # the next card drawn (R0.5)
-    assert blocks.min() >= 0 and blocks.max() <= 1
-
-
-def test_two_decks_scale_to_one() -> None:
-    hand = Hand(CLASSIC2, deck_faces(2, 0), dealer=0)
-    vec = HiddenEncoder(CLASSIC2).encode(hand, seat=0)
-    assert vec.max() <= 1.0 and len(vec) == hidden_size(8)
-    total = vec[:7 * NUM_FACES].sum() * 2 + vec[7 * NUM_FACES:8 * NUM_FACES].sum() * 2
-    assert round(total) == 104 - 7  # every card not in seat 0's hand, hands and stock
-
-
-def test_selfplay_env_appends_the_hidden_cards() -> None:
+def test_selfplay_env_gives_the_critic_the_global_state() -> None:
     plain = SelfPlayEnv(JOKERS, [("random", 1.0)], seed=3)
     env = SelfPlayEnv(JOKERS, [("random", 1.0)], seed=3, privileged=True)
     obs, _ = env.reset()
     ref, _ = plain.reset()
     assert env.public_dim == plain.observation_space.shape[0] == len(ref)
-    assert obs.shape == env.observation_space.shape == (len(ref) + hidden_size(4),)
+    assert obs.shape == env.observation_space.shape == (state_size(4),)
     np.testing.assert_array_equal(obs[:env.public_dim], ref)
-    np.testing.assert_array_equal(obs[env.public_dim:], HiddenEncoder(JOKERS).encode(env.aec.match.hand, env.seat))
+    # the one state encoder: what the env's state() gives, seen from the learner's seat instead of seat 0
+    np.testing.assert_array_equal(obs, StateEncoder(JOKERS).encode(env.aec.match, env.seat))
+    if env.seat == 0:
+        np.testing.assert_array_equal(obs, env.aec.state())
+    assert critic_encoder(JOKERS) is state_encoder_for(JOKERS)
     check_env(env, warn=True)
 
 
@@ -126,10 +106,10 @@ def test_resume_refuses_to_switch_the_critic(tmp_path) -> None:
 
 
 def test_demonstrations_carry_the_hidden_cards_for_the_critic() -> None:
-    enc = HiddenEncoder(JOKERS)
+    enc = critic_encoder(JOKERS)
     data = collect(JOKERS, "heuristic", 5, seed=2, hidden=enc)
     plain = collect(JOKERS, "heuristic", 5, seed=2)
-    assert data.obs.shape[1] == plain.obs.shape[1] + enc.size
+    assert data.obs.shape[1] == plain.obs.shape[1] + enc.hidden_size == enc.size
     np.testing.assert_array_equal(data.obs[:, :plain.obs.shape[1]], plain.obs)
     np.testing.assert_array_equal(data.actions, plain.actions)
 

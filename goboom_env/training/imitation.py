@@ -22,7 +22,7 @@ from goboom_env.config import GameConfig
 from goboom_env.engine import Match
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.scoring import win_rewards
-from goboom_env.training.privileged import HiddenEncoder
+from goboom_env.state import StateEncoder
 
 
 @dataclass
@@ -39,9 +39,10 @@ class Demonstrations:
 
 
 def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
-            hidden: HiddenEncoder | None = None) -> Demonstrations:
+            hidden: StateEncoder | None = None) -> Demonstrations:
     """Play ``games`` hands with ``teacher`` in every seat and record every decision; with ``hidden``,
-    each observation is followed by the mover's hidden features, for a privileged critic."""
+    each observation is followed by the hidden blocks of the global state seen from the mover (the privileged
+    critic's inputs)."""
     rng = np.random.default_rng(seed)
     n = config.num_players
     agents = [make_agent(teacher, config, seed * 100 + s) for s in range(n)]
@@ -51,7 +52,7 @@ def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
     def record(decision: Decision) -> None:
         vector = decision.observation["observation"]
         if hidden is not None:
-            vector = np.concatenate([vector, hidden.encode(decision.hand, decision.seat)])
+            vector = np.concatenate([vector, hidden.hidden(decision.hand, decision.seat)])
         obs.append(vector.astype(np.float16))
         masks.append(decision.observation["action_mask"].astype(bool))
         actions.append(int(decision.action))

@@ -4,9 +4,10 @@ In a card game most of the variance of a hand's outcome comes from cards nobody 
 opponents' hands and the stock order. A critic that sees only the learner's observation must
 average over them, so its advantage estimates are noisy and small differences between moves
 (a percent of win rate) drown. Training is the one place where the hidden state is at hand, so the
-critic gets it: the learner's observation vector is extended with :class:`HiddenEncoder`, and
-:class:`PrivilegedCriticPolicy` feeds the actor only the first ``public_dim`` entries (the env's
-observation, R4.1) while the critic reads the whole vector.
+critic gets it: the learner's vector is the global state seen from its seat,
+:class:`goboom_env.state.StateEncoder` (its observation, then the other hands, the stock and its top card,
+the phase; the encoder of the env's ``state()`` too), and :class:`PrivilegedCriticPolicy` feeds the actor
+only the first ``public_dim`` entries (the env's observation, R4.1) while the critic reads the whole vector.
 
 Only the actor is ever played (snapshots, ``ppo:`` models and exports hold the actor alone), so a
 trained agent never sees hidden information; the critic is thrown away after training. The idea is
@@ -17,41 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from goboom_env.cards import NUM_FACES
 from goboom_env.config import GameConfig
-from goboom_env.engine import Hand
-from goboom_env.observation import face_copies
+from goboom_env.state import StateEncoder, state_encoder_for
 
 
-def hidden_size(num_players: int) -> int:
-    """Length of the :class:`HiddenEncoder` features: the other hands, the stock's cards and its top card."""
-    return (num_players - 1) * NUM_FACES + 2 * NUM_FACES
-
-
-class HiddenEncoder:
-    """Encodes what ``seat`` cannot see, per face and scaled like the ``hand`` block of the observation.
-
-    Blocks: the hand of each other seat in relative order (1 = the seat's left, R0.4), the cards in
-    the stock, and the stock's top card (one-hot; the next card anyone draws, R0.5)."""
-
-    def __init__(self, config: GameConfig) -> None:
-        self.n = config.num_players
-        self.scale = 1.0 / face_copies(config).astype(np.float32)  # the scale of the observation's hand block
-        self.size = hidden_size(self.n)
-
-    def encode(self, hand: Hand, seat: int) -> np.ndarray:
-        """The hidden features of ``hand`` from ``seat``'s point of view."""
-        n, f = self.n, NUM_FACES
-        out = np.zeros(self.size, np.float32)
-        for rel in range(1, n):
-            out[(rel - 1) * f:rel * f] = np.frombuffer(hand.counts[(seat + rel) % n], np.uint8) * self.scale
-        stock = (n - 1) * f
-        if hand.stock:
-            out[stock:stock + f] = np.bincount(hand.stock, minlength=f) * self.scale
-            out[stock + f + hand.stock[-1]] = 1.0
-        return out
+def critic_encoder(config: GameConfig) -> StateEncoder:
+    """The encoder of the privileged critic's inputs: the global state of ``config``'s games."""
+    return state_encoder_for(config)
 
 
 def policy_class() -> type:

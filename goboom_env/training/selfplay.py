@@ -22,17 +22,17 @@ from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.env import raw_env
 from goboom_env.training.league import OpponentPool
-from goboom_env.training.privileged import HiddenEncoder
+from goboom_env.training.privileged import critic_encoder
 
 
 class SelfPlayEnv(gym.Env):
     """Go Boom from one learner seat; the other seats are played by pool opponents inside ``step``.
 
     Observations are the env's observation vectors (a ``Box``); the legal actions come from
-    :meth:`action_masks`. With ``privileged=True`` each vector is followed by the hidden cards
-    (:class:`goboom_env.training.privileged.HiddenEncoder`) for a privileged critic; the actor must read only
-    the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward shaping on the
-    hand-size difference (:meth:`_phi`); ``gamma`` must then be the learner's discount factor.
+    :meth:`action_masks`. With ``privileged=True`` each vector is the global state seen from the learner
+    (:class:`goboom_env.state.StateEncoder`: the observation, then the hidden cards) for a privileged critic;
+    the actor must read only the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward
+    shaping on the hand-size difference (:meth:`_phi`); ``gamma`` must then be the learner's discount factor.
     ``info`` at the end of an episode holds ``winners``, ``won`` (the learner is among them),
     ``seat`` and ``opponent``. ``reset(options=...)`` accepts the AEC env's ``deck`` and
     ``dealer`` plus ``seat`` (the learner's seat) and ``opponent`` (a pool name) for scripted games.
@@ -58,13 +58,11 @@ class SelfPlayEnv(gym.Env):
             config, list(opponents), pool_size=pool_size, seed=seed)
         public = self.aec.observation_space("player_0")["observation"]
         self.public_dim = int(public.shape[0])
-        self.hidden = HiddenEncoder(config) if privileged else None
+        self.hidden = critic_encoder(config) if privileged else None
         if self.hidden is None:
             self.observation_space = public
-        else:  # the privileged critic's extra inputs (goboom_env.training.privileged), in [0, 1] like the hand block
-            low = np.concatenate([public.low, np.zeros(self.hidden.size, np.float32)])
-            high = np.concatenate([public.high, np.ones(self.hidden.size, np.float32)])
-            self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)
+        else:  # the privileged critic's inputs (goboom_env.training.privileged): the global state
+            self.observation_space = gym.spaces.Box(self.hidden.low, self.hidden.high, dtype=np.float32)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.seat_mode = seat
         self.n = config.num_players
@@ -192,7 +190,7 @@ class SelfPlayEnv(gym.Env):
         return self._extend(obs["observation"])
 
     def _extend(self, observation: np.ndarray) -> np.ndarray:
-        """The observation, followed by the hidden cards when the critic is privileged."""
+        """The observation, followed by the hidden blocks of the global state when the critic is privileged."""
         if self.hidden is None:
             return observation
-        return np.concatenate([observation, self.hidden.encode(self.aec.match.hand, self.seat)])
+        return np.concatenate([observation, self.hidden.hidden(self.aec.match.hand, self.seat)])

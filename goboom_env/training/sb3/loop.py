@@ -156,7 +156,7 @@ def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles)
     from goboom_env.training.imitation import clone, collect
 
     started = time.perf_counter()
-    hidden = privileged.HiddenEncoder(config) if args.privileged_critic else None
+    hidden = privileged.critic_encoder(config) if args.privileged_critic else None
     data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden)
     stats = clone(model, data, epochs=args.bc_epochs, seed=args.seed)
     report = {"teacher": args.bc_teacher, "games": args.bc_games, "decisions": len(data), **stats,
