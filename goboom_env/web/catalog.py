@@ -1,0 +1,89 @@
+"""The opponents a page may choose: a list kept on the server, so the page never names a file.
+
+Each choice has an ``id`` (what the page sends: ``heuristic``, ``ismcts:iters=200``, ``ppo:classic4``) and
+the agent spec the server builds it from. Baselines and search agents fit every game of their variant;
+a trained model fits the one configuration it records (its metadata, checked again when the game starts).
+``goboom serve --model DIR`` adds the model files of a folder, offered as ``model:NAME``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from goboom_env.agents import HEURISTICS
+from goboom_env.config import GameConfig
+from goboom_env.models import model_path, shipped_models
+from goboom_env.training.model_files import check_compatible, read_metadata
+
+SEARCH_AGENTS = (("mc:budget=50", "Monte-Carlo search, 50 rollouts a move"),
+                 ("ismcts:iters=200", "ISMCTS, 200 iterations a move"),
+                 ("ismcts:iters=1000", "ISMCTS, 1000 iterations a move (slow)"))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One opponent the page may pick."""
+
+    id: str
+    """What the page sends (never a path)."""
+    spec: str
+    """The agent spec the server makes it from (may hold a path: never sent to the page)."""
+    label: str
+    variant: str | None = None
+    """The variant it plays; None = both."""
+    config: GameConfig | None = None
+    """The one configuration a trained model plays; None = any of its variant."""
+    meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    """A trained model's metadata (what :func:`check_compatible` reads)."""
+
+    def public(self) -> dict[str, Any]:
+        """What the page is told about this choice."""
+        return {"id": self.id, "label": self.label, "variant": self.variant,
+                "config": None if self.config is None else self.config.to_dict()}
+
+
+class Catalog:
+    """The opponents offered by one server: baselines, search agents, the shipped models and ``model_dirs``."""
+
+    def __init__(self, model_dirs: list[Path] | None = None) -> None:
+        choices = [Choice("random", "random", "uniform over the legal moves"),
+                   Choice("heuristic", "heuristic", "the strongest heuristic of the variant")]
+        for variant, names in HEURISTICS.items():
+            choices += [Choice(name, name, f"{variant} heuristic", variant) for name in names]
+        choices += [Choice(spec, spec, label) for spec, label in SEARCH_AGENTS]
+        for name in shipped_models():
+            choices.append(_model_choice(f"ppo:{name}", f"ppo:{name}", model_path(name), "shipped PPO model"))
+        for folder in model_dirs or []:
+            if not folder.is_dir():
+                raise ValueError(f"--model {folder}: not a folder (give a folder that holds model .zip files)")
+            files = sorted(folder.glob("*.zip"))
+            if not files:
+                raise ValueError(f"--model {folder}: the folder holds no model .zip file")
+            for file in files:
+                choices.append(_model_choice(f"model:{file.stem}", f"ppo:{file}", file, f"model {file.name}"))
+        self.choices = {c.id: c for c in choices}
+
+    def public(self) -> list[dict[str, Any]]:
+        """Every choice as the page sees it."""
+        return [c.public() for c in self.choices.values()]
+
+    def spec(self, choice_id: Any, config: GameConfig) -> str:
+        """The agent spec of ``choice_id`` for a game of ``config``; ValueError when it is unknown or does not fit."""
+        choice = self.choices.get(choice_id) if isinstance(choice_id, str) else None
+        if choice is None:
+            raise ValueError(f"unknown opponent {choice_id!r}; choose one of {sorted(self.choices)}")
+        if choice.variant is not None and choice.variant != config.variant:
+            raise ValueError(f"opponent {choice.id!r} plays the {choice.variant} variant, not {config.variant}")
+        if choice.meta is not None:
+            check_compatible(choice.meta, config, choice.id)  # the message names the choice, not its file
+        return choice.spec
+
+
+def _model_choice(choice_id: str, spec: str, path: Path, label: str) -> Choice:
+    """A trained model's choice, with the configuration its metadata records."""
+    meta = read_metadata(path)
+    config = GameConfig.from_dict(meta["config"])
+    return Choice(choice_id, spec, f"{label} ({config.variant}, {config.num_players} players)", config.variant, config,
+                  meta)

@@ -1,0 +1,101 @@
+"""Game records for the page: the records a server saves, and a record turned into replay frames.
+
+Records are those of :mod:`goboom_env.records` (JSON Lines, one game a line). A server started with a
+records folder writes each finished game to its own file there; the page lists them by file name
+(never a path) or sends the text of a record file it opened, and gets back frames: the table after
+the deal and after every move, every hand face up (the page hides the hands of the other seats when
+you watch from one seat), as :func:`goboom_env.records.replay` rebuilds them on the engine.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from goboom_env import records
+from goboom_env.records import GameRecord
+from goboom_env.web.session import GameError, event_view, move_code, table_view
+
+RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.jsonl")
+"""A record file name the server lists and reads: no folder, no path."""
+
+
+def save_game(folder: Path, game_id: str, record: GameRecord) -> Path:
+    """Write one finished game to its own file in ``folder`` (made if missing); returns the file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"game-{time.strftime('%Y%m%d-%H%M%S')}-{game_id}.jsonl"
+    records.write(path, [record], append=False)
+    return path
+
+
+def saved_records(folder: Path | None) -> list[str]:
+    """The record files in ``folder``, newest first (none when the server saves no records)."""
+    if folder is None or not folder.is_dir():
+        return []
+    files = [p for p in folder.iterdir() if p.is_file() and RECORD_NAME.fullmatch(p.name)]
+    return [p.name for p in sorted(files, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)]
+
+
+def read_saved(folder: Path | None, name: str) -> str:
+    """The text of the saved record file ``name``: GameError 404 unless it is one that :func:`saved_records` lists."""
+    if folder is None or not RECORD_NAME.fullmatch(name) or name not in saved_records(folder):
+        raise GameError(404, f"no saved record {name!r} on this server")
+    return (folder / name).read_text(encoding="utf-8")
+
+
+def parse_records(text: str) -> list[GameRecord]:
+    """Every record of a JSON Lines text, each checked; GameError 400 naming the line and the field."""
+    games = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            games.append(records.loads_record(line))
+        except ValueError as exc:
+            raise GameError(400, f"line {number}: {exc}") from None
+    if not games:
+        raise GameError(400, "the record file holds no game (one JSON object a line)")
+    return games
+
+
+def replay_of_text(text: str, game: int = 0) -> dict[str, Any]:
+    """The games of a record file (a summary each) and the frames of game number ``game`` (0-based)."""
+    games = parse_records(text)
+    if not 0 <= game < len(games):
+        raise GameError(400, f"game must be in 0..{len(games) - 1}, got {game}")
+    return {"games": [summary(g) for g in games], "game": game, "frames": frames(games[game])}
+
+
+def summary(record: GameRecord) -> dict[str, Any]:
+    """One line of the page's list of games."""
+    return {"seats": list(record.seats), "episode": record.episode, "config": record.config.to_dict(),
+            "hands": len(record.hands), "winners": list(record.result.winners), "points": list(record.result.points)}
+
+
+def frames(record: GameRecord) -> list[dict[str, Any]]:
+    """The table after the deal of each hand and after each move, every hand face up; GameError 400 when the
+    record does not replay (an illegal move, events or results that differ from the engine's)."""
+    n = record.config.num_players
+    out = []
+    try:
+        for step in records.replay(record):
+            recorded = record.hands[step.hand_index]
+            last = step.move_index == len(recorded.moves) - 1
+            before = record.hands[step.hand_index - 1].scores if step.hand_index else (0,) * n
+            frame = table_view(step.hand, None, reveal=True, names=list(record.seats), with_events=False)
+            frame["hand_number"] = step.hand_index + 1
+            frame["move_number"] = 0 if step.move_index is None else step.move_index + 1
+            frame["moves_in_hand"] = len(recorded.moves)
+            frame["move"] = None if step.move is None else {"seat": step.move.seat,
+                                                            "card": move_code(step.move.action)}
+            frame["step_events"] = [event_view(e) for e in step.events]
+            frame["scores"] = list(recorded.scores if last else before)
+            frame["status"] = "replay"
+            if last and step.hand_index == len(record.hands) - 1:
+                frame["winners"] = list(record.result.winners)
+            out.append(frame)
+    except ValueError as exc:
+        raise GameError(400, f"the record does not replay: {exc}") from None
+    return out

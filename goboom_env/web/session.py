@@ -1,0 +1,284 @@
+"""One game played in the browser: a human in one seat, agents in the others, on the engine's public API.
+
+A :class:`GameSession` owns its :class:`~goboom_env.engine.Match` and its agents, so games never share
+state. The agents move through the one decision loop, :func:`goboom_env.game_loop.play_hand`: the
+human's seat is a policy that stops the loop when it is asked to act, and the loop's decision hook
+takes a picture of the table before each agent move, so the page can show the opponents' moves one by
+one. Every change happens under the session's lock, on a worker thread (the server never runs an agent
+on its event loop).
+
+Seeding matches ``goboom play``: a game with seed ``S`` deals like ``Match(config, default_rng(S))`` and
+the agent in seat ``s`` gets seed ``S + 1 + s``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from goboom_env.agents import Observation, Policy, make_agent
+from goboom_env.cards import DRAW_OR_PASS, code_of, face_of, pretty
+from goboom_env.config import GameConfig
+from goboom_env.engine import PASSED, Hand, Match
+from goboom_env.episode import EpisodeResult, end_hand
+from goboom_env.events import EventKind, describe_event, fields_of
+from goboom_env.game_loop import Decision, play_hand
+from goboom_env.info import PlayerView
+from goboom_env.observation import observe
+from goboom_env.records import GameRecord, Recorder
+
+DRAW_WORDS = ("draw", "pass", "d", "p")
+
+
+class GameError(Exception):
+    """A request the game refuses: ``status`` is the HTTP status, ``message`` says why in words."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class _YourTurn(Exception):  # noqa: N818 (a signal that stops the decision loop, not an error)
+    """Raised by the human's seat when the decision loop asks it to move: the loop stops there."""
+
+
+class _HumanSeat:
+    """The human's seat as a :class:`~goboom_env.agents.Policy`: it never chooses, it stops the loop."""
+
+    name = "you"
+    needs_view = False
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        raise _YourTurn
+
+    def reseed(self, seed: int | None) -> None:
+        """Nothing to restart: the moves come from the page."""
+
+
+Frame = dict[str, Any]
+"""What the page draws: the table as one seat sees it (see :func:`table_view`)."""
+
+
+class GameSession:
+    """A game between a human in ``seat`` and the agents ``specs`` (one per other seat, in seat order)."""
+
+    def __init__(self, config: GameConfig, seat: int, specs: list[str], names: list[str], *, episode: str = "hand",
+                 seed: int | None = None, delay_ms: int = 0,
+                 on_game_end: Callable[[GameSession, GameRecord], None] | None = None) -> None:
+        if not 0 <= seat < config.num_players:
+            raise GameError(400, f"seat must be in 0..{config.num_players - 1}, got {seat}")
+        others = [s for s in range(config.num_players) if s != seat]
+        self.id = secrets.token_urlsafe(9)
+        self.token = secrets.token_urlsafe(18)
+        self.config, self.seat, self.episode, self.seed = config, seat, episode, seed
+        self.specs = dict(zip(others, specs))
+        self.names = ["you" if s == seat else names[others.index(s)] for s in range(config.num_players)]
+        agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s) for s, spec in self.specs.items()}
+        self.policies: list[Policy] = [agents.get(s, _HumanSeat()) for s in range(config.num_players)]
+        self.match = Match(config, np.random.default_rng(seed))
+        self.recorder = Recorder(episode, self.names, {"source": "goboom serve", "seed": seed})
+        self.record: GameRecord | None = None
+        """The game's record, once it is over."""
+        self.shown: Hand = self.match.hand
+        """The hand the page shows: the current one, or the finished one until the player asks for the next."""
+        self.result: EpisodeResult | None = None
+        """How the game ended, once it is over."""
+        self.waiting_next = False
+        self.lock = threading.Lock()
+        self.attached = False
+        """True while a websocket plays this game (a second one is refused)."""
+        self.last_active = time.monotonic()
+        self.delay_ms = delay_ms
+        """Milliseconds between two agent moves shown on a websocket."""
+        self.on_game_end = on_game_end
+
+    # -- state ---------------------------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        """True once the episode (the hand, or the match) has ended."""
+        return self.result is not None
+
+    def status(self) -> str:
+        """``your_turn``, ``agents`` (an agent is to move), ``hand_over`` (waiting for the next hand) or ``over``."""
+        if self.over:
+            return "over"
+        if self.waiting_next:
+            return "hand_over"
+        return "your_turn" if self.match.hand.current == self.seat else "agents"
+
+    def frame(self) -> Frame:
+        """The table as the human sees it now."""
+        hand = self.shown
+        finished = hand.over
+        frame = table_view(hand, self.seat, reveal=finished, names=self.names)
+        frame["status"] = self.status()
+        frame["game"] = self.id
+        frame["episode"] = self.episode
+        scored = finished and self.episode == "match"  # Match.finish_hand counted it already
+        frame["hand_number"] = self.match.hands_played + (0 if scored else 1)
+        one_hand = self.result is not None and self.episode == "hand"  # the match is not scored: the hand's points
+        frame["scores"] = list(self.result.points) if one_hand else list(self.match.scores)
+        frame["results"] = [_result_row(r) for r in self.match.results]
+        if self.result is not None:
+            frame["winners"] = list(self.result.winners)
+        if self.status() != "your_turn":
+            frame["legal"] = []
+            for card in frame["your_hand"]:
+                card["legal"] = False
+        return frame
+
+    # -- moves ---------------------------------------------------------------------------------------
+
+    def play(self, move: Any) -> list[Frame]:
+        """Play the human's ``move`` (a card code, ``draw``/``pass`` or an action number), then let the agents
+        move up to the human's next turn; returns the frames of the agents' moves and the final frame."""
+        if self.over:
+            raise GameError(409, "the game is over; start a new game")
+        if self.waiting_next:
+            raise GameError(409, "the hand is over; ask for the next hand first")
+        hand = self.match.hand
+        if hand.current != self.seat:
+            raise GameError(409, f"it is not your turn: P{hand.current} ({self.names[hand.current]}) is to move")
+        action = parse_move(move)
+        legal = hand.legal_actions()
+        if action not in legal:
+            words = " ".join(move_code(a) for a in legal)
+            raise GameError(422, f"{move_code(action)} is not a legal move now; legal moves: {words}")
+        self.recorder.on_decision(Decision(self.match, hand, self.seat, observe(self.match, self.seat), None, action))
+        hand.apply(action)
+        return self.advance(show_start=True)
+
+    def next_hand(self) -> list[Frame]:
+        """Start the next hand of the match after a finished one; returns the frames up to the human's turn."""
+        if self.over:
+            raise GameError(409, "the game is over; start a new game")
+        if not self.waiting_next:
+            raise GameError(409, "the hand is still being played")
+        self.waiting_next = False
+        self.shown = self.match.hand
+        return self.advance()
+
+    def advance(self, show_start: bool = False) -> list[Frame]:
+        """Let the agents move until the human's turn or the end of the hand: a frame after each agent move
+        (and one before the first when ``show_start``: the table right after the human's own move)."""
+        if self.over or self.waiting_next:
+            return [self.frame()]
+        hand = self.match.hand
+        frames: list[Frame] = []
+        decisions = 0
+
+        def hook(decision: Decision) -> None:  # sees each decision before it is applied
+            nonlocal decisions
+            if decisions or show_start:
+                frames.append(self.frame())
+            decisions += 1
+            self.recorder.on_decision(decision)
+
+        with contextlib.suppress(_YourTurn):
+            play_hand(self.match, self.policies, hook)
+        if hand.over:
+            self._settle(hand)
+        frames.append(self.frame())
+        return frames
+
+    def _settle(self, hand: Hand) -> None:
+        """Score the finished ``hand``: the game ends, or the next hand waits for the human."""
+        self.shown = hand
+        self.result = end_hand(self.match, self.episode)
+        self.waiting_next = self.result is None
+        if self.result is not None:
+            self.record = self.recorder.finish(self.result)
+            if self.on_game_end is not None:
+                self.on_game_end(self, self.record)
+
+
+def parse_move(move: Any) -> int:
+    """An action id from what the page sent: a card code (``7D``, ``10h``, ``JK``), a draw/pass word or an
+    action number 0..53 (R3.1); GameError 400 for anything else."""
+    if isinstance(move, bool) or not isinstance(move, (int, str)):
+        raise GameError(400, f"a move must be a card code such as '7D', 'draw' or an action number, got {move!r}")
+    if isinstance(move, int) or move.strip().isdigit():
+        value = int(move)
+        if not 0 <= value <= DRAW_OR_PASS:
+            raise GameError(400, f"action numbers are 0..{DRAW_OR_PASS}, got {value}")
+        return value
+    if move.strip().lower() in DRAW_WORDS:
+        return DRAW_OR_PASS
+    try:
+        return face_of(move)
+    except ValueError as exc:
+        raise GameError(400, str(exc)) from None
+
+
+def move_code(action: int) -> str:
+    """How a move is written to the page: a card code, or ``draw``."""
+    return "draw" if action == DRAW_OR_PASS else code_of(action)
+
+
+def card(face: int) -> dict[str, str]:
+    """A card for the page: its code (``TS``) and its text (``10♠``)."""
+    return {"code": code_of(face), "text": pretty(face)}
+
+
+def event_view(event: tuple) -> dict[str, Any]:
+    """An engine event for the page: its kind, its fields (faces as codes) and the phrase people read."""
+    kind = EventKind(event[0])
+    out: dict[str, Any] = {"kind": kind.value, "text": describe_event(event)}
+    for name, value in zip(fields_of(kind), event[1:]):
+        out["card" if name == "face" else name] = code_of(value) if name == "face" else value
+    return out
+
+
+def table_view(hand: Hand, seat: int | None, *, reveal: bool = False, names: list[str] | None = None,
+               with_events: bool = True) -> Frame:
+    """The table of ``hand`` as ``seat`` sees it (``seat=None``: every hand face up): the public facts of
+    R4.1 and the seat's own cards with the legal ones marked; ``reveal`` shows every hand (the end of a hand);
+    ``with_events`` adds the hand's event log."""
+    legal = set(hand.legal_actions()) if not hand.over else set()
+    mover = hand.current if not hand.over else None
+    players = []
+    for s in range(hand.n):
+        player: dict[str, Any] = {"seat": s, "name": (names or [f"P{i}" for i in range(hand.n)])[s],
+                                  "size": hand.sizes[s], "dealer": s == hand.dealer, "to_move": s == mover}
+        if reveal or seat is None or s == seat:
+            player["cards"] = [card(f) | {"legal": s == mover and f in legal} for f in hand.hand_faces(s)]
+        players.append(player)
+    own = hand.hand_faces(seat) if seat is not None else []
+    frame: Frame = {
+        "config": hand.config.to_dict(),
+        "seat": seat,
+        "players": players,
+        "dealer": hand.dealer,
+        "current": mover,
+        "stock": len(hand.stock),
+        "phase": hand.phase.name.lower(),
+        "your_hand": [card(f) | {"legal": mover == seat and f in legal} for f in own],
+        "legal": sorted(move_code(a) for a in legal) if seat is None or mover == seat else [],
+        "can_draw": DRAW_OR_PASS in legal and (seat is None or mover == seat),
+    }
+    if with_events:
+        frame["events"] = [event_view(e) for e in hand.events]
+    if hand.classic:
+        frame["trick"] = [None if t < 0 and t != PASSED else ("pass" if t == PASSED else card(t)) for t in hand.trick]
+        frame["led"] = card(hand.led) if hand.led >= 0 else None
+        frame["leader"] = hand.leader if hand.leader >= 0 else None
+    else:
+        frame["top"] = card(hand.top) if hand.top >= 0 else None
+        frame["match_card"] = card(hand.match_face) if hand.match_face >= 0 else None
+    if hand.over:
+        frame["hand_result"] = {"winner": hand.winner, "blocked": hand.blocked, "winners": hand.winners(),
+                                "points": hand.hand_points()}
+    return frame
+
+
+def _result_row(result: Any) -> dict[str, Any]:
+    return {"winners": list(result.winners), "points": list(result.hand_points), "deltas": list(result.score_deltas),
+            "blocked": result.blocked, "dealer": result.dealer}
