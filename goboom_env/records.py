@@ -32,7 +32,8 @@ field              meaning
 ``meta``           where the game comes from (tournament game index, deal, seed...); not checked
 ``hands[].dealer`` the dealer seat of that hand (R1.2, R2.2)
 ``hands[].deck``   the hand's deck order as card codes, index 0 = top: ``Hand(config, deck, dealer)``
-                   deals exactly that hand
+                   deals exactly that hand (the cards dealt to one seat are listed in ascending order:
+                   the order within a hand changes nothing, so the original shuffle may differ there)
 ``deal_events``    events logged while dealing (jokers: the up-card and any buried joker, R2.3)
 ``moves[]``        one decision: ``seat``, ``action`` id (R3.1: 0..52 a card, 53 draw/pass), ``card``
                    (its card code, or ``"draw"`` for action 53) and the ``events`` it caused, in order
@@ -76,7 +77,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -184,31 +185,36 @@ def _result_to_dict(result: EpisodeResult) -> dict[str, Any]:
 
 class Recorder:
     """Records an episode as it is played: pass :meth:`on_decision` as the decision hook of
-    :func:`goboom_env.game_loop.play_episode`, then call :meth:`finish` with the episode's result.
+    :func:`goboom_env.game_loop.play_episode` (it learns the match from the first decision), then call
+    :meth:`finish` with the episode's result.
 
     The deck of each hand is read from the freshly dealt hand at its first decision (the cards dealt to
     each seat and the stock, R1.3, R2.3) and checked: dealing that deck again must give the same hand.
+    A match episode must be recorded from the match's first hand, so that its scores start at zero.
     """
 
-    def __init__(self, match: Match, episode: str, seats: Sequence[str], meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, episode: str, seats: Sequence[str], meta: dict[str, Any] | None = None) -> None:
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
-        if len(seats) != match.config.num_players:
-            raise ValueError(f"need one seat name per seat: {match.config.num_players}, got {list(seats)}")
-        if episode == "match" and match.hands_played:
-            raise ValueError("a match episode is recorded from the match's first hand: "
-                             f"{match.hands_played} hand(s) were already played")
-        self.match, self.episode, self.seats = match, episode, tuple(str(s) for s in seats)
+        self.episode, self.seats = episode, tuple(str(s) for s in seats)
         self.meta = dict(meta or {})
+        self.match: Match | None = None
         self._hands: list[HandRecord] = []
         self._hand: Hand | None = None
         self._deck: tuple[int, ...] = ()
         self._moves: list[tuple[int, int, int]] = []
         """(seat, action, length of the event log before the action) of the current hand."""
-        self._results_before = len(match.results)
+        self._results_before = 0
+
+    def _bind(self, match: Match) -> None:
+        """Start recording ``match`` (at the first decision)."""
+        check_recordable(match, self.episode, self.seats)
+        self.match, self._results_before = match, len(match.results)
 
     def on_decision(self, decision: Decision) -> None:
         """The decision hook: notes the move (its events are read once the hand is over)."""
+        if self.match is None:
+            self._bind(decision.match)
         if decision.hand is not self._hand:
             if self._hand is not None:
                 self._close_hand()
@@ -217,15 +223,15 @@ class Recorder:
         self._moves.append((decision.seat, int(decision.action), len(decision.hand.events)))
 
     def _close_hand(self) -> None:
-        hand = self._hand
-        assert hand is not None and hand.over, "a hand is closed only once it is over"
+        hand, match = self._hand, self.match
+        assert hand is not None and hand.over and match is not None, "a hand is closed only once it is over"
         events = hand.events
         starts = [start for _, _, start in self._moves] + [len(events)]
         moves = tuple(Move(seat, action, tuple(events[starts[i]:starts[i + 1]]))
                       for i, (seat, action, _) in enumerate(self._moves))
-        scored = len(self.match.results) > self._results_before + len(self._hands)
+        scored = len(match.results) > self._results_before + len(self._hands)
         if scored:  # a match episode: Match.finish_hand scored it
-            result = self.match.results[self._results_before + len(self._hands)]
+            result = match.results[self._results_before + len(self._hands)]
             deltas, scores = result.score_deltas, tuple(self._scores_after(result.score_deltas))
         else:  # a one-hand episode: end_hand leaves the match unscored
             deltas = tuple(_hand_deltas(hand))
@@ -235,14 +241,20 @@ class Recorder:
         self._hand, self._moves = None, []
 
     def _scores_after(self, deltas: Sequence[int]) -> list[int]:
-        before = self._hands[-1].scores if self._hands else (0,) * self.match.config.num_players
+        before = self._hands[-1].scores if self._hands else (0,) * len(self.seats)
         return [a + b for a, b in zip(before, deltas)]
 
-    def finish(self, result: EpisodeResult) -> GameRecord:
-        """The complete record, once the episode has ended with ``result``."""
+    def finish(self, result: EpisodeResult | None = None) -> GameRecord:
+        """The complete record, once the episode has ended with ``result``. Without ``result`` (a caller
+        that does not see it) it is found by replaying the recorded hands on the engine."""
+        if self.match is None:
+            raise RuntimeError("finish() called before any decision was recorded")
         if self._hand is not None:
             self._close_hand()
-        return GameRecord(self.match.config, self.episode, self.seats, tuple(self._hands), result, self.meta)
+        hands = tuple(self._hands)
+        if result is None:
+            result = _run_to_end(_replay_steps(self.match.config, self.episode, hands))
+        return GameRecord(self.match.config, self.episode, self.seats, hands, result, self.meta)
 
 
 def _hand_deltas(hand: Hand) -> list[int]:
@@ -255,13 +267,24 @@ def record_episode(match: Match, agents: Sequence[Policy], episode: str = "hand"
     """Play one episode like :func:`goboom_env.game_loop.play_episode` and record it.
 
     ``seats`` names each seat's agent in the record (default: the agents' ``name``); ``meta`` is stored
-    as given. The match must be at the start of a hand (no move played yet)."""
-    if match.hand.events and any(e[0] not in (EventKind.UPCARD, EventKind.BURY) for e in match.hand.events):
-        raise ValueError("record_episode needs a hand that has not started: moves were already played")
+    as given. See :func:`check_recordable` for the matches that can be recorded."""
     names = list(seats) if seats is not None else [agent.name for agent in agents]
-    recorder = Recorder(match, episode, names, meta)
+    check_recordable(match, episode, names)
+    recorder = Recorder(episode, names, meta)
     result = play_episode(match, agents, episode, recorder.on_decision)
     return result, recorder.finish(result)
+
+
+def check_recordable(match: Match, episode: str, seats: Sequence[str]) -> None:
+    """Raise ValueError unless an episode of ``match`` can be recorded from here: one seat name per seat,
+    a hand with no move played yet, and for a match episode the match's first hand."""
+    if len(seats) != match.config.num_players:
+        raise ValueError(f"need one seat name per seat: {match.config.num_players}, got {list(seats)}")
+    if any(e[0] not in (EventKind.UPCARD, EventKind.BURY) for e in match.hand.events):
+        raise ValueError("a game is recorded from the start of a hand: moves were already played")
+    if episode == "match" and match.hands_played:
+        raise ValueError("a match episode is recorded from the match's first hand: "
+                         f"{match.hands_played} hand(s) were already played")
 
 
 def deck_of(hand: Hand) -> tuple[int, ...]:
@@ -553,10 +576,16 @@ def replay(record: GameRecord) -> Iterator[ReplayStep]:
     recorded winners and points, and the episode's result must equal the recorded one (decided by
     :func:`goboom_env.episode.end_hand`, as when it was played). Anything else raises ValueError naming
     the hand and the move. Iterate to the end to check the whole record (:func:`verify` does)."""
-    config = record.config
-    match = Match(config, np.random.default_rng(0), record.hands[0].deck, record.hands[0].dealer)
+    result = yield from _replay_steps(record.config, record.episode, record.hands)
+    _check_equal("result", result, record.result)
+
+
+def _replay_steps(config: GameConfig, episode: str,
+                  hands: Sequence[HandRecord]) -> Generator[ReplayStep, None, EpisodeResult]:
+    """The steps of :func:`replay`; returns the episode's result as the engine decides it."""
+    match = Match(config, np.random.default_rng(0), hands[0].deck, hands[0].dealer)
     result = None
-    for h, recorded in enumerate(record.hands):
+    for h, recorded in enumerate(hands):
         where = f"hands[{h}]"
         if result is not None:
             raise ValueError(f"{where}: the episode was already over after hand {h - 1}")
@@ -576,14 +605,23 @@ def replay(record: GameRecord) -> Iterator[ReplayStep]:
         if not hand.over:
             raise ValueError(f"{where}.moves: the hand is not over after its {len(recorded.moves)} recorded moves")
         _check_hand_end(hand, recorded, where)
-        result = end_hand(match, record.episode)
-        deltas = match.results[-1].score_deltas if record.episode == "match" else tuple(_hand_deltas(hand))
+        result = end_hand(match, episode)
+        deltas = match.results[-1].score_deltas if episode == "match" else tuple(_hand_deltas(hand))
         _check_equal(f"{where}.score_deltas", tuple(deltas), recorded.score_deltas)
-        _check_equal(f"{where}.scores", tuple(match.scores) if record.episode == "match" else tuple(deltas),
+        _check_equal(f"{where}.scores", tuple(match.scores) if episode == "match" else tuple(deltas),
                      recorded.scores)
     if result is None:
-        raise ValueError(f"hands: the match is not over after the {len(record.hands)} recorded hands")
-    _check_equal("result", result, record.result)
+        raise ValueError(f"hands: the match is not over after the {len(hands)} recorded hands")
+    return result
+
+
+def _run_to_end(steps: Generator[ReplayStep, None, EpisodeResult]) -> EpisodeResult:
+    """Consume a replay and return its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
 
 
 def _replay_move(hand: Hand, move: Move, where: str, h: int, m: int, scores: tuple[int, ...]) -> ReplayStep:
@@ -625,6 +663,6 @@ def verify(record: GameRecord) -> EpisodeResult:
 
 
 __all__ = [
-    "DRAW_WORD", "FORMAT", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder", "ReplayStep", "deck_of",
-    "dumps_record", "from_dict", "loads_record", "read", "record_episode", "replay", "verify", "write",
+    "DRAW_WORD", "FORMAT", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder", "ReplayStep", "check_recordable",
+    "deck_of", "dumps_record", "from_dict", "loads_record", "read", "record_episode", "replay", "verify", "write",
 ]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from goboom_env.agents import baselines
 from goboom_env.cli.options import command_line, parse, seat_agents
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, check_int
 from goboom_env.evaluation.interrupt import WorkerLostError
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.training.config import GameArgs
@@ -37,6 +37,10 @@ from goboom_env.training.config import GameArgs
 if TYPE_CHECKING:
     from goboom_env.evaluation.report import Pairwise
     from goboom_env.evaluation.tournament import TournamentResult
+
+
+GAMES_FILE = "games.jsonl"
+"""The file of game records written by ``--save-games`` (JSON Lines, :mod:`goboom_env.records`)."""
 
 
 @dataclass
@@ -64,6 +68,9 @@ class EvaluateArgs(GameArgs):
     """Replace an existing non-empty --out folder."""
     progress: bool = True
     """Show the progress bar."""
+    save_games: int = 0
+    """Save the complete records (every deal, move and event) of the first N games of the tournament, or of
+    each pairing with --pairwise, to games.jsonl in the output folder, for `goboom replay`."""
 
 
 def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
@@ -87,6 +94,7 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
         with staged as folder:
             result, pairwise = _play(args, config)
             report = _write(folder, staged.out, result, pairwise, command)
+            _save_games(folder, staged.out, result, pairwise, args.save_games)
     except ValueError as exc:
         print(f"goboom evaluate: error: {exc}", file=sys.stderr)
         return 2
@@ -109,6 +117,7 @@ def _play(args: EvaluateArgs, config: GameConfig) -> tuple[TournamentResult | No
         run_tournament,
     )
 
+    check_int("--save-games", args.save_games, 0)
     kwargs = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes,
               "episode": args.episode, "progress": args.progress}
     if args.pairwise:
@@ -118,6 +127,21 @@ def _play(args: EvaluateArgs, config: GameConfig) -> tuple[TournamentResult | No
         return None, run_pairwise(config, specs, args.games, **kwargs)
     agents = seat_agents(args.agents or ["heuristic", "random"], config.num_players)
     return run_tournament(config, agents, args.games, **kwargs), None
+
+
+def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwise: Pairwise | None,
+                count: int) -> None:
+    """The records of the first ``count`` games of each tournament into ``folder``/games.jsonl (none: no file)."""
+    if count <= 0:
+        return
+    from goboom_env.evaluation.tournament import record_games
+    from goboom_env.records import write
+
+    tournaments = [result] if result is not None else list((pairwise or {}).values())
+    try:
+        write(folder / GAMES_FILE, [r for t in tournaments for r in record_games(t, count)], append=False)
+    except OSError as exc:
+        raise OutputError(f"cannot write the game records to {out / GAMES_FILE}: {exc.strerror or exc}") from exc
 
 
 def _write(folder: Path, out: Path, result: TournamentResult | None, pairwise: Pairwise | None, command: str) -> Path:

@@ -39,7 +39,9 @@ from goboom_env.engine import IllegalActionError, Match
 from goboom_env.episode import EPISODES
 from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
-from goboom_env.game_loop import Decision, play_episode
+from goboom_env.game_loop import Decision, DecisionHook, play_episode
+from goboom_env.records import GameRecord as SavedGame
+from goboom_env.records import Recorder
 
 TABLE_KEYS = ("agent", "games", "wins", "win_rate", "ci_low", "ci_high", "mean_points")
 
@@ -193,8 +195,10 @@ class _Seats:
 
 
 def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy], deal_seed: int,
-              episode: str = "hand", index: int = 0, deal: int = 0) -> GameRecord:
-    """Play one game on the engine: ``agents[s]`` plays seat ``s``; the deal comes from ``deal_seed``."""
+              episode: str = "hand", index: int = 0, deal: int = 0,
+              on_decision: DecisionHook | None = None) -> GameRecord:
+    """Play one game on the engine: ``agents[s]`` plays seat ``s``; the deal comes from ``deal_seed``;
+    ``on_decision`` sees every decision (e.g. a :class:`goboom_env.records.Recorder`)."""
     n = config.num_players
     rng = np.random.default_rng(deal_seed)
     dealer = int(rng.integers(n))  # R1.2, R2.2
@@ -203,8 +207,10 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
     match = Match(config, rng, deck, dealer)
     moves = [0]
 
-    def count(_: Decision) -> None:
+    def count(decision: Decision) -> None:
         moves[0] += 1
+        if on_decision is not None:
+            on_decision(decision)
 
     try:
         result = play_episode(match, agents, episode, count)
@@ -213,6 +219,34 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
     return GameRecord(index, deal, tuple(seats), result.winners, result.points, result.hands,
                       _placing(result.winners, result.standing), dealer, "".join(code_of(f) for f in deck),
                       moves[0])
+
+
+def record_games(result: TournamentResult, count: int) -> list[SavedGame]:
+    """Complete records (:mod:`goboom_env.records`) of the tournament's first ``count`` games, in game order.
+
+    A game is fully determined by the tournament's seed and its index (see the module docstring), so the
+    games are played again here with a recorder, whatever the number of processes that first played
+    them; each replayed game must end as the tournament's game did (else RuntimeError: an agent that is
+    not reproducible from its seed)."""
+    count = check_int("count", count, 0)
+    config, n = result.config, result.config.num_players
+    pool = _Seats(config)
+    saved = []
+    for game in result.games[:count]:
+        g = game.index
+        players = [pool.get(spec, s, _seed_of(result.seed, 1, g, s)) for s, spec in enumerate(game.seats)]
+        recorder = Recorder(result.episode, game.seats, {"game": g, "deal": game.deal, "seed": result.seed,
+                                                          "duplicate": result.duplicate, "agents": list(result.agents)})
+        again = play_game(config, game.seats, players, _seed_of(result.seed, 0, deal_of(g, n, result.duplicate)),
+                          result.episode, g, game.deal, recorder.on_decision)
+        if again != game:
+            raise RuntimeError(f"game {g} played again ended differently ({again.winners} won, not {game.winners}): "
+                               f"an agent of {list(game.seats)} does not replay from its seed")
+        record = recorder.finish()
+        if (record.result.winners, record.result.points) != (game.winners, game.points):
+            raise RuntimeError(f"game {g}: its record replays to winners {record.result.winners}, not {game.winners}")
+        saved.append(record)
+    return saved
 
 
 def _placing(winners: Sequence[int], badness: Sequence[int]) -> tuple[int, ...]:

@@ -1,0 +1,76 @@
+"""``goboom evaluate --save-games`` writes complete game records that replay to the recorded results, and
+``goboom replay`` prints them (end to end, in a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from goboom_env.cards import face_of
+from goboom_env.engine import Hand
+from goboom_env.records import read, verify
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def goboom(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          input=stdin, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A duplicate jokers match tournament on two processes with its first 4 games saved."""
+    out = tmp_path_factory.mktemp("eval") / "results"
+    done = goboom("evaluate", "--preset", "jokers-3p", "--agents", "heuristic", "random", "--games", "9",
+                  "--duplicate", "--episode", "match", "--processes", "2", "--seed", "4", "--save-games", "4",
+                  "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_saved_games_replay_to_the_results_of_the_tournament(saved: Path) -> None:
+    records = read(saved / "games.jsonl")
+    games = json.loads((saved / "results.json").read_text())["games"]
+    assert [r.meta["game"] for r in records] == [0, 1, 2, 3]
+    for record, game in zip(records, games):
+        result = verify(record)
+        assert list(result.winners) == game["winners"] and list(result.points) == game["points"]
+        assert list(record.seats) == game["seats"] and record.hands[0].dealer == game["dealer"]
+        dealt = Hand(record.config, [face_of(game["deck"][i:i + 2]) for i in range(0, len(game["deck"]), 2)],
+                     game["dealer"])
+        assert record.hands[0].deal(record.config).to_dict() == dealt.to_dict()
+        assert len(record.hands) == game["hands"]
+    # duplicate deals: the first three games play the same cards with the agents rotated
+    assert len({r.hands[0].deck for r in records[:3]}) == 1 and records[3].hands[0].deck != records[0].hands[0].deck
+
+
+def test_saving_games_leaves_the_other_outputs_unchanged(saved: Path, tmp_path: Path) -> None:
+    out = tmp_path / "plain"
+    done = goboom("evaluate", "--preset", "jokers-3p", "--agents", "heuristic", "random", "--games", "9",
+                  "--duplicate", "--episode", "match", "--seed", "4", "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert not (out / "games.jsonl").exists()
+    plain, with_games = (json.loads((d / "results.json").read_text()) for d in (out, saved))
+    assert plain["games"] == with_games["games"] and plain["table"] == with_games["table"]
+
+
+def test_pairwise_saves_the_first_games_of_every_pairing(tmp_path: Path) -> None:
+    out = tmp_path / "pairs"
+    done = goboom("evaluate", "--preset", "classic-2p", "--pairwise", "--agents", "heuristic", "random",
+                  "--games", "3", "--save-games", "2", "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    records = read(out / "games.jsonl")
+    assert [r.meta["agents"] for r in records] == [["heuristic", "random"]] * 2 + [["random", "heuristic"]] * 2
+    for record in records:
+        verify(record)
+
+
+def test_a_negative_save_games_is_refused_before_playing(tmp_path: Path) -> None:
+    done = goboom("evaluate", "--games", "3", "--save-games", "-1", "--out", str(tmp_path / "x"), "--no-progress")
+    assert done.returncode == 2 and "--save-games must be a non-negative integer" in done.stderr
+    assert not (tmp_path / "x").exists()
