@@ -56,6 +56,29 @@ def plot_pairwise(matrix: Mapping[tuple[str, str], float], specs: Sequence[str],
     return _save(fig, path)
 
 
+def plot_distributions(points: Mapping[str, Sequence[float]], hands: Sequence[int], decisions: Sequence[float],
+                       path: str | Path, *, title: str = "") -> Path:
+    """Box plots of each agent's points per game, and histograms of hands per game (when games last more than
+    one hand) and of decisions per hand."""
+    panels = 3 if max(hands, default=1) > 1 else 2
+    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.6))
+    labels = list(points)
+    axes[0].boxplot([list(points[k]) for k in labels], showmeans=True)
+    axes[0].set_xticks(range(1, len(labels) + 1), labels, rotation=20, ha="right")
+    axes[0].set_ylabel("points per game")
+    axes[0].set_title("points per game (triangle: mean)", fontsize=9)
+    if panels == 3:
+        low, high = min(hands), max(hands)
+        axes[1].hist(hands, bins=np.arange(low - 0.5, high + 1.5), color="#4C72B0")
+        axes[1].set_xlabel("hands per game")
+        axes[1].set_ylabel("games")
+    axes[-1].hist(decisions, bins=min(40, max(5, len(set(decisions)))), color="#55A868")
+    axes[-1].set_xlabel("decisions per hand")
+    axes[-1].set_ylabel("games")
+    fig.suptitle(title, fontsize=10)
+    return _save(fig, path)
+
+
 def _save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,19 @@
 """Rating tables from tournament games with openskill's Plackett-Luce model (no hand-rolled Elo).
 
-Every game is one free-for-all match of ``n`` players ranked by :attr:`GameRecord.placing`
-(winners first, then by points). When a spec sits in several seats of a game (``random`` x 3 in a
+Every game is one free-for-all match of ``n`` players, ranked by one of two *outcomes*:
+
+* ``"win"`` (the default): the winners share first place and every other seat shares second. This rates
+  exactly what the win table counts, so the two rank agents alike (up to noise): use it to compare agents;
+* ``"placing"``: winners first, then the others by :attr:`GameRecord.placing` (fewest points left or
+  taken). It also credits how well an agent loses, so an agent that wins less often but keeps its losses
+  small can rate above one that wins more: the win table and this rating may then disagree.
+
+When a spec sits in several seats of a game (``random`` x 3 in a
 1-vs-3 benchmark), each seat is a separate rated copy (``random#1``, ``random#2``, ...; copy ``k`` is
 the spec's ``k``-th entry in the tournament's agent list, whatever seat it has that game). The
 spec's rating is the mean ``mu`` and ``sigma`` of its copies; ``ordinal = mu - 3 sigma`` is the
-conservative skill estimate used to sort the table.
+conservative skill estimate used to sort the table, and ``ci_low``/``ci_high`` = ``mu -/+ 1.96 sigma``
+is the model's own 95% interval of ``mu`` (its posterior uncertainty, not a bootstrap over games).
 
 Agents do not learn during a tournament, so the model has no skill drift (``tau = 0``): every game
 counts, not mostly the recent ones. Games are rated in index order; several tournaments are
@@ -20,7 +28,11 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+from goboom_env.evaluation.stats import Z95
 from goboom_env.evaluation.tournament import GameRecord, TournamentResult
+
+OUTCOMES = ("win", "placing")
+"""What a rating ranks the seats of a game by (see the module docstring)."""
 
 
 def copy_names(agents: Sequence[str], seats: Sequence[str]) -> list[str]:
@@ -34,14 +46,26 @@ def copy_names(agents: Sequence[str], seats: Sequence[str]) -> list[str]:
     return out
 
 
-def rate_games(agents: Sequence[str], games: Iterable[GameRecord]) -> list[dict[str, Any]]:
-    """Plackett-Luce ratings per distinct spec: rows ``agent, mu, sigma, ordinal, copies``, best first."""
+def ranks(game: GameRecord, outcome: str = "win") -> list[int]:
+    """The rank of each seat that ``outcome`` rates (1 = best; equal ranks are ties)."""
+    if outcome == "win":
+        return [1 if seat in game.winners else 2 for seat in range(len(game.seats))]
+    if outcome == "placing":
+        return list(game.placing)
+    raise ValueError(f"outcome must be one of {list(OUTCOMES)}, got {outcome!r}")
+
+
+def rate_games(agents: Sequence[str], games: Iterable[GameRecord], outcome: str = "win") -> list[dict[str, Any]]:
+    """Plackett-Luce ratings per distinct spec: rows ``agent, mu, sigma, ordinal, ci_low, ci_high, copies``,
+    best first, each game ranked by ``outcome`` (``"win"`` or ``"placing"``, see the module docstring)."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {list(OUTCOMES)}, got {outcome!r}")
     model = PlackettLuce(tau=0.0)
     ratings: dict[str, Any] = {}
     for game in games:
         names = copy_names(agents, game.seats)
         teams = [[ratings.setdefault(name, model.rating(name=name))] for name in names]
-        new = model.rate(teams, ranks=list(game.placing))
+        new = model.rate(teams, ranks=ranks(game, outcome))
         for name, (rating,) in zip(names, new):
             ratings[name] = rating
     rows = []
@@ -51,14 +75,15 @@ def rate_games(agents: Sequence[str], games: Iterable[GameRecord]) -> list[dict[
             continue
         mu = sum(r.mu for r in copies) / len(copies)
         sigma = sum(r.sigma for r in copies) / len(copies)
-        rows.append({"agent": spec, "mu": mu, "sigma": sigma, "ordinal": mu - 3 * sigma, "copies": len(copies)})
+        rows.append({"agent": spec, "mu": mu, "sigma": sigma, "ordinal": mu - 3 * sigma,
+                     "ci_low": mu - Z95 * sigma, "ci_high": mu + Z95 * sigma, "copies": len(copies)})
     return sorted(rows, key=lambda row: -row["ordinal"])
 
 
-def rating_table(results: TournamentResult | Iterable[TournamentResult]) -> list[dict[str, Any]]:
+def rating_table(results: TournamentResult | Iterable[TournamentResult], outcome: str = "win") -> list[dict[str, Any]]:
     """Ratings over one tournament, or over several (interleaved game by game, agents pooled by spec)."""
     if isinstance(results, TournamentResult):
-        return rate_games(results.agents, results.games)
+        return rate_games(results.agents, results.games, outcome)
     results = list(results)
     model_agents: list[str] = []
     games = [g for group in zip_longest(*(r.games for r in results)) for g in group if g is not None]
@@ -67,4 +92,4 @@ def rating_table(results: TournamentResult | Iterable[TournamentResult]) -> list
             # the largest number of copies any tournament uses decides the copy names
             need = result.agents.count(spec) - model_agents.count(spec)
             model_agents.extend([spec] * max(0, need))
-    return rate_games(model_agents, games)
+    return rate_games(model_agents, games, outcome)

@@ -4,11 +4,18 @@
 run and writes into one folder::
 
     report.md          self-contained summary that embeds the PNGs below (relative links)
-    results.json       summary, per-agent table, paired tests, ratings and every game record
+    results.json       summary, per-agent table, paired tests, ratings (win outcome and full placing),
+                       win rates by seat and by place after the dealer, point and game-length
+                       distributions, provenance and every game record
     results.csv        per-agent table (tournament) or per-pair table (pairwise)
     win_rates.png      win rates with 95% CI bars and the 1/n chance line
+    distributions.png  points per game, hands per game and decisions per hand (tournament)
     pairwise.png       pairwise matrix (pairwise mode)
     pairwise.json/csv  pairwise rows with CI and paired tests (pairwise mode)
+
+:func:`write_side_by_side` writes the same runs played one hand a game and one match a game (same seeds,
+so game ``g`` of the hand run is the first hand of match ``g``): a full report of each in ``match/`` and
+``hand/``, and a ``report.md`` with both win tables side by side (``side_by_side.csv`` and ``.json``).
 """
 
 from __future__ import annotations
@@ -23,7 +30,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from goboom_env.evaluation.plots import plot_pairwise, plot_win_rates
+from goboom_env.evaluation.breakdown import (
+    dealer_rows,
+    decisions_per_hand,
+    hands_per_game,
+    length_rows,
+    point_rows,
+    seat_rows,
+)
+from goboom_env.evaluation.plots import plot_distributions, plot_pairwise, plot_win_rates
+from goboom_env.evaluation.provenance import provenance
 from goboom_env.evaluation.ratings import rating_table
 from goboom_env.evaluation.tournament import TournamentResult
 
@@ -32,6 +48,17 @@ PAIR_KEYS = ("agent", "opponent", "games", "win_rate", "ci_low", "ci_high", "bea
 RICH_PAIRED = ("a", "b", "deals", "mean_diff", "ci_low", "ci_high", "p_t")
 RICH_PAIRWISE = ("agent", "opponent", "games", "win_rate", "ci_low", "ci_high", "beats", "p_t")
 Pairwise = Mapping[tuple[str, str], TournamentResult]
+Run = tuple[TournamentResult | None, Pairwise | None]
+"""What one evaluation played: a tournament, a pairwise run, or both."""
+HEADLINE = ("match", "hand")
+"""The order of the episodes in a side-by-side report: the game the rules define first."""
+RATINGS_WIN = ("openskill Plackett-Luce rating of the **win outcome**: in every game the winners share first "
+               "place and all other seats share second, which is what the win table counts, so both rank agents "
+               "alike up to noise. `ordinal = mu - 3 sigma` (the sort key); `ci_low`/`ci_high` = `mu -/+ 1.96 "
+               "sigma`, the model's own 95% interval (not a bootstrap).")
+RATINGS_PLACING = ("The same model on the **full placing**: winners first, then the other seats by points (the "
+                   "fewest points left in hand, or the best match score, first). It also rewards losing well, so an "
+                   "agent that wins less often but keeps its losses small can rate above one that wins more often.")
 
 
 # -- tables --------------------------------------------------------------------------------------
@@ -62,11 +89,43 @@ def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | Non
         paired = [t.to_dict() for t in result.paired()]
         if paired:
             tables.append(_rich("Paired comparisons per deal (win share a - b)", paired, RICH_PAIRED))
-        tables.append(_rich("Ratings (openskill Plackett-Luce)", rating_table(result)))
+        tables.append(_rich("Ratings of the win outcome (openskill Plackett-Luce)", rating_table(result)))
     if pairwise:
         tables.append(_rich("Pairwise 1-vs-(n-1) win rates", pairwise_rows(pairwise), RICH_PAIRWISE))
-        tables.append(_rich("Ratings over all pairwise games", rating_table(pairwise.values())))
+        tables.append(_rich("Ratings of the win outcome over all pairwise games", rating_table(pairwise.values())))
     return tables
+
+
+def side_by_side_rows(runs: Mapping[str, Run]) -> list[dict[str, Any]]:
+    """One row per agent (tournaments) or per ordered pair (pairwise runs): its win rate with 95% CI and mean
+    points per hand in each episode of ``runs`` (columns prefixed ``match_`` and ``hand_``)."""
+    keyed: dict[str, dict[tuple[str, ...], dict[str, Any]]] = {}
+    for episode, (result, pairwise) in runs.items():
+        rows = result.table() if result is not None else pairwise_rows(pairwise or {})
+        keyed[episode] = {(r["agent"], r["opponent"]) if "opponent" in r else (r["agent"],): r for r in rows}
+    episodes = [e for e in HEADLINE if e in keyed]
+    out = []
+    for key in dict.fromkeys(k for e in episodes for k in keyed[e]):
+        row: dict[str, Any] = {"agent": key[0]} | ({"opponent": key[1]} if len(key) > 1 else {})
+        for episode in episodes:
+            mine = keyed[episode].get(key)
+            for column in ("games", "win_rate", "ci_low", "ci_high", "mean_points"):
+                row[f"{episode}_{column}"] = mine[column] if mine else None
+        out.append(row)
+    return out
+
+
+def print_side_by_side(runs: Mapping[str, Run], console: Console | None = None) -> None:
+    """The side-by-side table, then every run's own tables under a heading naming its episode."""
+    console = console or Console()
+    rows = side_by_side_rows(runs)
+    brief = [{k: v for k, v in row.items() if k in ("agent", "opponent")}
+             | {f"{e} win rate [95% CI]": _with_ci(row, e) for e in HEADLINE if f"{e}_win_rate" in row}
+             for row in rows]
+    console.print(_rich("Match and hand win rates side by side", brief))
+    for episode in (e for e in HEADLINE if e in runs):
+        console.rule(f"episode = {episode}")
+        print_tables(*runs[episode], console=console)
 
 
 def print_tables(result: TournamentResult | None = None, pairwise: Pairwise | None = None,
@@ -88,7 +147,17 @@ def _rich(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | N
     return table
 
 
+def _with_ci(row: Mapping[str, Any], episode: str) -> str:
+    """``0.450 [0.307, 0.602]`` from a side-by-side row's columns of ``episode``."""
+    if row[f"{episode}_win_rate"] is None:
+        return "-"
+    return " ".join([_fmt(row[f"{episode}_win_rate"]),
+                     f"[{_fmt(row[f'{episode}_ci_low'])}, {_fmt(row[f'{episode}_ci_high'])}]"])
+
+
 def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
     if isinstance(value, float):
         return f"{value:.4g}" if abs(value) < 1e-3 and value else f"{value:.3f}"
     return str(value)
@@ -104,7 +173,8 @@ def write_report(out: str | Path, result: TournamentResult | None = None, pairwi
         raise ValueError("write_report needs a tournament result, a pairwise run, or both")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    sections = ["# Go Boom evaluation report\n" + (f"\nCommand: `{command}`\n" if command else "")]
+    sections = ["# Go Boom evaluation report\n" + (f"\nCommand: `{command}`\n" if command else ""),
+                _provenance_section(_provenance_of((result, pairwise)))]
     if result is not None:
         sections.append(_tournament_files(out, result))
     if pairwise:
@@ -114,14 +184,98 @@ def write_report(out: str | Path, result: TournamentResult | None = None, pairwi
     return path
 
 
+def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = "") -> Path:
+    """The report of the same evaluation played per hand and per match: :func:`write_report` of each run into
+    ``out/<episode>/``, and into ``out`` a ``report.md`` with the win rates side by side, ``side_by_side.csv``
+    and ``side_by_side.json``; returns the top report's path."""
+    if set(runs) != set(HEADLINE):
+        raise ValueError(f"a side-by-side report needs one run per episode {list(HEADLINE)}, got {sorted(runs)}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for episode in HEADLINE:
+        write_report(out / episode, *runs[episode], command=command)
+    rows = side_by_side_rows(runs)
+    info = _provenance_of(runs["match"])
+    summaries = {e: _summary_of(runs[e]) for e in HEADLINE}
+    _write_csv(out / "side_by_side.csv", rows, list(rows[0]))
+    (out / "side_by_side.json").write_text(json.dumps({"summary": summaries, "side_by_side": rows,
+                                                       "provenance": info}, indent=1))
+    n = summaries["match"]["config"]["num_players"]
+    lines = ["# Go Boom evaluation report: match and hand side by side", "",
+             *([f"Command: `{command}`", ""] if command else []), _provenance_section(info),
+             "## Match and hand win rates", "",
+             "The same agents, seeds and deals played two ways: one **match** per game (hands until the match ends, "
+             "R1.11, R1.12, R2.12: the game the rules define) and one **hand** per game (game `g` of the hand "
+             "run is the first hand of match `g`). Win rates with their 95% Wilson interval (a shared win counts "
+             f"1/k; chance = 1/n = {1 / n:.3f}); `mean_points` = points per hand. An agent can win more hands "
+             "and still lose more matches: the match columns are the headline.", "",
+             _markdown(rows), "",
+             "Full reports: [match](match/report.md) and [hand](hand/report.md).", "",
+             "![match win rates](match/win_rates.png)", "", "![hand win rates](hand/win_rates.png)", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def _summary_of(run: Run) -> dict[str, Any]:
+    result, pairwise = run
+    first = result if result is not None else next(iter((pairwise or {}).values()))
+    return first.summary()
+
+
+def _provenance_of(run: Run) -> dict[str, Any]:
+    """The provenance (:mod:`~goboom_env.evaluation.provenance`) of every agent of a run."""
+    result, pairwise = run
+    tournaments = [result] if result is not None else list((pairwise or {}).values())
+    specs = [spec for t in tournaments for spec in t.specs()]
+    return provenance(specs, tournaments[0].config)
+
+
+def _provenance_section(info: Mapping[str, Any]) -> str:
+    commit = info["git_commit"]
+    if info["git_dirty"]:
+        commit += " (tracked files had uncommitted changes)"
+    elif info["git_dirty"] is None:
+        commit += " (not run from a git checkout of goboom-env)"
+    return "\n".join(["## Provenance", "", f"- goboom-env {info['package_version']}, Python {info['python']}",
+                      f"- git commit: {commit}", "",
+                      "What each agent spec resolved to (`heuristic` is the variant's best heuristic; a model spec "
+                      "resolves to its file, a shipped model's name to the file inside the package, a folder to "
+                      "every file in it) and the sha256 of every model file:", "", _markdown(info["agents"]), ""])
+
+
 def _tournament_files(out: Path, result: TournamentResult) -> str:
     ratings = rating_table(result)
-    (out / "results.json").write_text(json.dumps({**result.to_dict(), "ratings": ratings}, indent=1))
+    placing = rating_table(result, "placing")
+    sections = {"seats": seat_rows(result), "dealer": dealer_rows(result), "points": point_rows(result),
+                "lengths": length_rows(result)}
+    (out / "results.json").write_text(json.dumps({**result.to_dict(), "ratings": ratings, "ratings_placing": placing,
+                                                  **sections, "provenance": _provenance_of((result, None))},
+                                                 indent=1))
     result.to_csv(out / "results.csv")
     n = result.config.num_players
     plot_win_rates(result.table(), out / "win_rates.png", chance=1 / n, title=_config_title(result))
+    points = {spec: [g.points[s] for g in result.games for s, x in enumerate(g.seats) if x == spec]
+              for spec in result.specs()}
+    plot_distributions(points, hands_per_game(result.games), decisions_per_hand(result.games),
+                       out / "distributions.png", title=f"{_config_title(result)}, episode = {result.episode}")
     lines = ["## Tournament", "", _setup(result), "", _markdown(result.table()), "",
-             "![win rates with 95% CI](win_rates.png)", ""]
+             "![win rates with 95% CI](win_rates.png)", "",
+             "### Win rates by seat", "",
+             "Each agent's win rate in each seat (95% Wilson CI; seats rotate, so every agent plays every seat).", "",
+             _markdown(sections["seats"]), "",
+             "### Win rates by place after the dealer", "",
+             "`after_dealer` = the seat's place after the first hand's dealer: 1 plays first (R1.4, R2.4), 0 is the "
+             "dealer and plays last (in a match the deal then passes to the left).", "",
+             _markdown(sections["dealer"]), "",
+             "### Points and game length", "",
+             "Points per game: what the scoring added to the seat's total over the game (standard classic: points "
+             "won, higher is better; reverse and jokers penalty: points taken, lower is better).", "",
+             _markdown(sections["points"]), "",
+             "Game length: hands per game, and decisions per hand (each game's moves, forced ones included, over "
+             "its hands).", "",
+             _markdown(sections["lengths"]), "",
+             "![points per game and game length](distributions.png)", ""]
     paired = [t.to_dict() for t in result.paired()]
     if paired:
         lines += ["### Paired comparisons", "",
@@ -131,9 +285,20 @@ def _tournament_files(out: Path, result: TournamentResult) -> str:
                   "assume symmetric differences: valid when both agents fill equally many seats, not in "
                   "1-vs-(n-1) with n > 2.", "",
                   _markdown(paired), ""]
-    lines += ["### Ratings", "", "openskill Plackett-Luce over every game, ranked winners first then by points; "
-              "`ordinal = mu - 3 sigma`.", "", _markdown(ratings), ""]
+    lines += ["### Ratings", "", RATINGS_WIN, "", _markdown(ratings), "", _order_note(result.table(), ratings), "",
+              "### Ratings on the full placing", "", RATINGS_PLACING, "", _markdown(placing), "",
+              _order_note(result.table(), placing), ""]
     return "\n".join(lines)
+
+
+def _order_note(table: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str, Any]]) -> str:
+    """Whether the ratings rank the agents in the order of their win rates."""
+    by_wins = [r["agent"] for r in sorted(table, key=lambda r: -r["win_rate"])]
+    by_rating = [r["agent"] for r in ratings]
+    if by_wins == by_rating:
+        return "These ratings rank the agents in the order of their win rates."
+    return (f"These ratings rank the agents {', '.join(by_rating)}; their win rates rank them "
+            f"{', '.join(by_wins)}.")
 
 
 def _pairwise_files(out: Path, pairwise: Pairwise, write_results: bool) -> str:
@@ -142,10 +307,12 @@ def _pairwise_files(out: Path, pairwise: Pairwise, write_results: bool) -> str:
     n = first.config.num_players
     specs = list(dict.fromkeys([x for x, _ in pairwise] + [y for _, y in pairwise]))
     ratings = rating_table(pairwise.values())
+    placing = rating_table(pairwise.values(), "placing")
     _write_csv(out / "pairwise.csv", rows, PAIR_KEYS)
     payload = {"summary": {k: v for k, v in first.summary().items() if k not in ("agents", "elapsed_s",
                                                                                    "games_per_s")},
-               "pairwise": rows, "ratings": ratings,
+               "pairwise": rows, "ratings": ratings, "ratings_placing": placing,
+               "provenance": _provenance_of((None, pairwise)),
                "games": {f"{x} vs {y}": [asdict(g) for g in r.games] for (x, y), r in pairwise.items()}}
     (out / "pairwise.json").write_text(json.dumps(payload, indent=1))
     if write_results:
@@ -162,8 +329,9 @@ def _pairwise_files(out: Path, pairwise: Pairwise, write_results: bool) -> str:
              _markdown(rows), ""]
     if write_results:
         lines += ["![win rates with 95% CI](win_rates.png)", ""]
-    lines += ["![pairwise matrix](pairwise.png)", "", "### Ratings over all pairwise games", "",
-              _markdown(ratings), ""]
+    lines += ["![pairwise matrix](pairwise.png)", "", "### Ratings over all pairwise games", "", RATINGS_WIN, "",
+              _markdown(ratings), "", "### Ratings on the full placing over all pairwise games", "", RATINGS_PLACING,
+              "", _markdown(placing), ""]
     return "\n".join(lines)
 
 

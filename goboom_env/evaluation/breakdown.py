@@ -1,0 +1,97 @@
+"""Where and how the games of a tournament were won, recomputed from its game records.
+
+* :func:`seat_rows`: each agent's win rate in each seat (95% Wilson CI);
+* :func:`dealer_rows`: each agent's win rate by its place after the (first) dealer: ``after_dealer = 1``
+  plays first (R1.4, R2.4), ``0`` is the dealer, who plays last; in a match the deal passes to the left
+  after every hand, so this is the place in the first hand;
+* :func:`point_rows`: the distribution of each agent's points per game (what the scoring added to its
+  total over the game: points won in standard classic scoring, points taken in reverse and jokers);
+* :func:`length_rows`: the distributions of hands per game and of decisions per hand (a game's moves,
+  forced ones included, over its hands).
+
+Every figure comes from the :class:`~goboom_env.evaluation.tournament.GameRecord` fields saved in
+``results.json`` (``seats``, ``winners``, ``dealer``, ``points``, ``hands``, ``decisions``), so a reader
+can check it. A shared win counts ``1/k`` as in the main table.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from goboom_env.evaluation.stats import wilson_interval
+from goboom_env.evaluation.tournament import GameRecord, TournamentResult
+
+SUMMARY_KEYS = ("count", "mean", "sd", "min", "p25", "median", "p75", "max")
+"""The columns of a distribution's summary (``sd`` with ``ddof=1``; quartiles linearly interpolated)."""
+
+
+def seat_rows(result: TournamentResult) -> list[dict[str, Any]]:
+    """Per agent and seat: ``agent, seat, games, wins, win_rate, ci_low, ci_high``."""
+    return _win_rows(result, "seat", lambda game, seat: seat)
+
+
+def dealer_rows(result: TournamentResult) -> list[dict[str, Any]]:
+    """Per agent and place after the first dealer (``(seat - dealer) % n``): the same columns as
+    :func:`seat_rows` with ``after_dealer`` instead of ``seat``."""
+    n = result.config.num_players
+    return _win_rows(result, "after_dealer", lambda game, seat: (seat - game.dealer) % n)
+
+
+def point_rows(result: TournamentResult) -> list[dict[str, Any]]:
+    """Per agent: the summary (:data:`SUMMARY_KEYS`) of its points per game over its seat-games."""
+    points: dict[str, list[int]] = defaultdict(list)
+    for game in result.games:
+        for seat, spec in enumerate(game.seats):
+            points[spec].append(game.points[seat])
+    return [{"agent": spec, **summarize(points[spec])} for spec in result.specs() if points[spec]]
+
+
+def length_rows(result: TournamentResult) -> list[dict[str, Any]]:
+    """The summaries of ``hands per game`` and ``decisions per hand`` (per game: its decisions / its hands)."""
+    return [{"measure": "hands per game", **summarize(hands_per_game(result.games))},
+            {"measure": "decisions per hand", **summarize(decisions_per_hand(result.games))}]
+
+
+def hands_per_game(games: Sequence[GameRecord]) -> list[int]:
+    """The number of hands of each game."""
+    return [game.hands for game in games]
+
+
+def decisions_per_hand(games: Sequence[GameRecord]) -> list[float]:
+    """Each game's mean number of decisions per hand."""
+    return [game.decisions / game.hands for game in games]
+
+
+def summarize(values: Sequence[float]) -> dict[str, float]:
+    """``count, mean, sd, min, p25, median, p75, max`` of ``values`` (``sd`` is 0 for a single value)."""
+    if not len(values):
+        raise ValueError("summarize needs at least one value")
+    x = np.asarray(values, np.float64)
+    p25, median, p75 = np.percentile(x, [25, 50, 75])
+    return {"count": len(x), "mean": float(x.mean()), "sd": float(x.std(ddof=1)) if len(x) > 1 else 0.0,
+            "min": float(x.min()), "p25": float(p25), "median": float(median), "p75": float(p75),
+            "max": float(x.max())}
+
+
+def _win_rows(result: TournamentResult, key: str, place: Callable[[GameRecord, int], int]) -> list[dict[str, Any]]:
+    """Win counts per agent and per ``place(game, seat)``, with 95% Wilson intervals."""
+    games: dict[tuple[str, int], int] = defaultdict(int)
+    wins: dict[tuple[str, int], float] = defaultdict(float)
+    for game in result.games:
+        for seat, (spec, share) in enumerate(zip(game.seats, game.win_shares())):
+            games[spec, place(game, seat)] += 1
+            wins[spec, place(game, seat)] += share
+    rows = []
+    for spec in result.specs():
+        for where in range(result.config.num_players):
+            count = games.get((spec, where), 0)
+            if not count:
+                continue
+            low, high = wilson_interval(wins[spec, where], count)
+            rows.append({"agent": spec, key: where, "games": count, "wins": wins[spec, where],
+                         "win_rate": wins[spec, where] / count, "ci_low": low, "ci_high": high})
+    return rows

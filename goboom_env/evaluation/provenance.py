@@ -1,0 +1,93 @@
+"""What produced a result: the package version, the git commit, what each agent spec resolved to and the
+sha256 of every model file an agent loaded, so that a report can be traced and repeated.
+
+* the git commit is that of the checkout holding the installed ``goboom_env`` package (an editable
+  install in a clone); a package installed from a wheel is in no checkout, and the commit is
+  ``"unknown"``. ``dirty`` says whether tracked files differed from that commit;
+* an agent spec resolves to the agent it makes (``heuristic`` -> ``classic-tricks`` in classic); a spec
+  with a path (``ppo:PATH``, ``rllib:PATH``, ``name:path=PATH``) resolves to its model file, a shipped
+  model's name (``ppo:classic4``) to the file inside the package (:func:`goboom_env.models.model_path`),
+  and a folder (an RLlib checkpoint) to every file in it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import goboom_env
+from goboom_env.agents import make_agent, parse_spec
+from goboom_env.config import GameConfig
+from goboom_env.models import model_path
+
+UNKNOWN = "unknown"
+
+
+def provenance(specs: Iterable[str], config: GameConfig) -> dict[str, Any]:
+    """``package_version``, ``python``, ``git_commit`` (or ``"unknown"``), ``git_dirty`` (None when unknown)
+    and one row per agent spec and model file (:func:`agent_rows`)."""
+    commit, dirty = git_commit()
+    return {"package_version": goboom_env.__version__, "python": platform.python_version(),
+            "git_commit": commit, "git_dirty": dirty, "agents": agent_rows(specs, config)}
+
+
+def git_commit(folder: Path | None = None) -> tuple[str, bool | None]:
+    """The commit of the git checkout that tracks ``folder`` (default: the installed package) and whether
+    tracked files differ from it; ``("unknown", None)`` outside a checkout or without git."""
+    folder = folder or Path(goboom_env.__file__).resolve().parent
+    try:
+        # the package must be tracked there: a wheel installed inside some other repository is no checkout of it
+        tracked = _git(folder, "ls-files", "--error-unmatch", "--", "__init__.py")
+        commit = _git(folder, "rev-parse", "HEAD")
+        changes = _git(folder, "status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return UNKNOWN, None
+    if tracked is None or commit is None or changes is None:
+        return UNKNOWN, None
+    return commit, bool(changes)
+
+
+def agent_rows(specs: Iterable[str], config: GameConfig) -> list[dict[str, Any]]:
+    """Per distinct spec: ``spec, resolves_to, sha256``: the agent's name and None for an agent without a model,
+    else one row per model file (its absolute path and sha256)."""
+    rows = []
+    for spec in dict.fromkeys(specs):
+        files = model_files(spec)
+        if not files:
+            rows.append({"spec": spec, "resolves_to": make_agent(spec, config, 0).name, "sha256": None})
+        rows += [{"spec": spec, "resolves_to": str(path), "sha256": sha256(path)} for path in files]
+    return rows
+
+
+def model_files(spec: str) -> list[Path]:
+    """The files the model of ``spec`` is loaded from: none for a spec without a path, the file, or every
+    file of a folder (sorted); ValueError when the path does not exist."""
+    _, params = parse_spec(spec)
+    if "path" not in params:
+        return []
+    path = model_path(str(params["path"])).resolve()
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file())
+    if not path.is_file():
+        raise ValueError(f"the model of agent {spec!r} is not a file or folder: {path}")
+    return [path]
+
+
+def sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, as hex."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    """``git -C folder ARGS`` output, or None when git fails (not a checkout, file not tracked)."""
+    done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10,
+                          check=False)
+    return done.stdout.strip() if done.returncode == 0 else None
