@@ -31,7 +31,9 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "train": ("goboom_env.cli.train", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),
     "train-rllib": ("goboom_env.cli.train_rllib", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
     "train-fast": ("goboom_env.cli.train_fast", "train a PPO agent by self-play on the batched engine (fast)", "train"),
+    "exploit": ("goboom_env.cli.exploit", "train a best response to an agent: how exploitable it is", "train"),
     "demo": ("goboom_env.cli.demo", "train a small agent on the default configuration and evaluate it", "train"),
+    "serve": ("goboom_env.cli.serve", "play in the browser against the agents, and replay game records", "web"),
 }
 
 EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -40,6 +42,7 @@ EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "vector": (("numba",), ()),
     "train": (("torch", "stable_baselines3", "sb3_contrib", "tensorboard"), ("eval", "vector")),
     "rllib": (("ray",), ("train",)),
+    "web": (("starlette", "uvicorn", "websockets"), ()),
 }
 INTERRUPTED = 130
 """Exit code after Ctrl-C (128 + SIGINT), as a shell reports it."""
