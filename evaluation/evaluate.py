@@ -6,7 +6,8 @@ Copy it, edit the settings below, run it::
     python evaluation/evaluate.py --agents ppo:runs/mine/model.zip heuristic --preset classic
     python evaluation/evaluate.py --help         # every option of goboom evaluate works here too
 
-The report folder holds report.md, results.json, results.csv and win_rates.png.
+The report folder holds report.md, results.json, results.csv, win_rates.png and distributions.png; with
+--episode both, report.md compares the match and hand runs and match/ and hand/ hold the report of each.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ SETTINGS = EvaluateArgs(
     # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------
     variant="classic",  # classic (R1) or jokers (R2)
     num_players=4,  # 2..12
-    episode="hand",  # a game is one deal ("hand") or a whole match ("match")
+    episode="match",  # a game is a whole match ("match"), one deal ("hand"), or "both" side by side
     # -- the tournament ---------------------------------------------------------------------------------------
     agents=["heuristic", "random"],  # one spec per seat, the last one fills the others (ppo:PATH, rllib:PATH, ...)
     games=1000,
@@ -37,22 +38,30 @@ def main(args: EvaluateArgs) -> None:
     from rich.console import Console
 
     from goboom_env.evaluation.outdir import StagedFolder, fresh_folder
-    from goboom_env.evaluation.report import print_tables, write_report
+    from goboom_env.evaluation.report import print_side_by_side, print_tables, write_report, write_side_by_side
     from goboom_env.evaluation.tournament import run_pairwise, run_tournament
 
     config = args.game_config()
-    options = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes, "episode": args.episode,
-               "progress": args.progress}
-    result = pairwise = None
+    options = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes, "progress": args.progress}
+    runs = {}  # episode -> (tournament, pairwise runs)
     staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force)
     with staged as folder:  # the report appears in --out only once complete
-        if args.pairwise:  # every agent 1-vs-(n-1) against every other
-            pairwise = run_pairwise(config, list(dict.fromkeys(args.agents)), args.games, **options)
-        else:
-            result = run_tournament(config, seat_agents(args.agents, config.num_players), args.games, **options)
+        for episode in args.episodes():  # "both": the match run, then the hand run on the same seeds and deals
+            if args.pairwise:  # every agent 1-vs-(n-1) against every other
+                specs = list(dict.fromkeys(args.agents))
+                runs[episode] = (None, run_pairwise(config, specs, args.games, episode=episode, **options))
+            else:
+                agents = seat_agents(args.agents, config.num_players)
+                runs[episode] = (run_tournament(config, agents, args.games, episode=episode, **options), None)
         command = "python evaluation/evaluate.py " + " ".join(sys.argv[1:])
-        report = write_report(folder, result, pairwise, command=command)
-    print_tables(result, pairwise, Console())
+        if len(runs) == 1:
+            report = write_report(folder, *runs[args.episode], command=command)
+        else:  # match/ and hand/ hold each run's report, report.md both win tables side by side
+            report = write_side_by_side(folder, runs, command)
+    if len(runs) == 1:
+        print_tables(*runs[args.episode], console=Console())
+    else:
+        print_side_by_side(runs, Console())
     print(f"report written to {staged.out / report.name}")
 
 

@@ -7,6 +7,7 @@ Examples::
     goboom evaluate --variant jokers --players 4 --agents heuristic random   # 1 vs 3 random
     goboom evaluate --preset classic-2p --pairwise --games 2000 --processes 2 --out results/pairs
     goboom evaluate --variant classic --agents ppo:runs/x/model.zip heuristic --games 1000
+    goboom evaluate --preset jokers --agents ppo:jokers4 heuristic --episode both --duplicate   # side by side
 
 The results appear in ``--out`` only once complete (written into a hidden sibling folder, then
 renamed): a run that fails or is interrupted (Ctrl-C, exit code 130) writes nothing and leaves an
@@ -17,13 +18,17 @@ Every :class:`~goboom_env.config.GameConfig` field has an option of the same nam
 ``--players`` for short); ``--config FILE`` reads any option from TOML (or JSON) with the field names as keys,
 ``--preset`` starts from a named game; explicit options win. With fewer ``--agents`` than seats, the last spec
 fills the remaining seats.
+
+A game is a whole match by default (``--episode match``), the game the rules define; ``--episode hand``
+plays single deals, ``--episode both`` plays the same seeds and deals both ways and reports them side by
+side (``match/`` and ``hand/`` hold the full report of each).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,21 +37,28 @@ from goboom_env.cli.options import command_line, parse, seat_agents
 from goboom_env.config import GameConfig, check_int
 from goboom_env.evaluation.interrupt import WorkerLostError
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
-from goboom_env.training.config import GameArgs
+from goboom_env.training.config import GameArgs, check_choice
 
 if TYPE_CHECKING:
-    from goboom_env.evaluation.report import Pairwise
+    from goboom_env.evaluation.report import Pairwise, Run
     from goboom_env.evaluation.tournament import TournamentResult
 
 
 GAMES_FILE = "games.jsonl"
 """The file of game records written by ``--save-games`` (JSON Lines, :mod:`goboom_env.records`)."""
+EPISODE_CHOICES = ("match", "hand", "both")
+"""What ``--episode`` may be: one of the env's episode units, or both side by side (match first)."""
 
 
 @dataclass
 class EvaluateArgs(GameArgs):
     """The options of ``goboom evaluate`` (the game fields, then the tournament's own)."""
 
+    episode: str = "match"
+    """What one game is: match (hands until the match ends, R1.11, R1.12, R2.12), hand (one deal) or both (the
+    same seeds and deals played both ways, reported side by side). Default match: every configuration
+    defines a match, it is the game the rules define, and an agent that wins more hands can still win fewer
+    matches; hand is about five times faster."""
     agents: list[str] = field(default_factory=list)
     """Agent spec per seat (random, heuristic, classic-tricks, ismcts:iters=400, mc:budget=64, ppo:classic4,
     ppo:PATH, rllib:PATH, ...); the last one fills the remaining seats; none given = heuristic then random.
@@ -72,6 +84,15 @@ class EvaluateArgs(GameArgs):
     """Save the complete records (every deal, move and event) of the first N games of the tournament, or of
     each pairing with --pairwise, to games.jsonl in the output folder, for `goboom replay`."""
 
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field (``episode`` may also be ``both``)."""
+        check_choice("episode", self.episode, EPISODE_CHOICES)
+        replace(self, episode="hand").validate_game()
+
+    def episodes(self) -> tuple[str, ...]:
+        """The episode units to play: ``("match", "hand")`` for ``both``, else the one chosen."""
+        return ("match", "hand") if self.episode == "both" else (self.episode,)
+
 
 def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
     """Parse ``argv`` and run the evaluation; 2 on a bad option (one line on stderr)."""
@@ -92,9 +113,11 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
         args.validate()
         staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force)
         with staged as folder:
-            result, pairwise = _play(args, config)
-            report = _write(folder, staged.out, result, pairwise, command)
-            _save_games(folder, staged.out, result, pairwise, args.save_games)
+            runs = {episode: _play(replace(args, episode=episode), config) for episode in args.episodes()}
+            report = _write(folder, staged.out, runs, command)
+            for episode, (result, pairwise) in runs.items():
+                where = "" if len(runs) == 1 else episode  # both: each run's files in its own subfolder
+                _save_games(folder / where, staged.out / where, result, pairwise, args.save_games)
     except ValueError as exc:
         print(f"goboom evaluate: error: {exc}", file=sys.stderr)
         return 2
@@ -103,9 +126,12 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
         return 1
     from rich.console import Console
 
-    from goboom_env.evaluation.report import print_tables
+    from goboom_env.evaluation.report import print_side_by_side, print_tables
 
-    print_tables(result, pairwise, Console())
+    if len(runs) == 1:
+        print_tables(*runs[args.episode], console=Console())
+    else:
+        print_side_by_side(runs, Console())
     print(f"report written to {staged.out / report.name}")
     return 0
 
@@ -144,11 +170,14 @@ def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwi
         raise OutputError(f"cannot write the game records to {out / GAMES_FILE}: {exc.strerror or exc}") from exc
 
 
-def _write(folder: Path, out: Path, result: TournamentResult | None, pairwise: Pairwise | None, command: str) -> Path:
-    """Every report file into ``folder`` (staged for ``out``); an OSError (disk full, ...) becomes an OutputError."""
-    from goboom_env.evaluation.report import write_report
+def _write(folder: Path, out: Path, runs: Mapping[str, Run], command: str) -> Path:
+    """Every report file into ``folder`` (staged for ``out``): one run's report, or with two episodes the
+    side-by-side report; an OSError (disk full, ...) becomes an OutputError."""
+    from goboom_env.evaluation.report import write_report, write_side_by_side
 
     try:
-        return write_report(folder, result, pairwise, command=command)
+        if len(runs) == 1:
+            return write_report(folder, *next(iter(runs.values())), command=command)
+        return write_side_by_side(folder, runs, command)
     except OSError as exc:
         raise OutputError(f"cannot write the results to {out}: {exc.strerror or exc}") from exc
