@@ -5,8 +5,9 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 TORCH  := torch==2.13.0
 STAMP  := $(VENV)/.installed
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv install demo test test-fast test-slow test-soak lint bench clean
+.PHONY: venv install demo test test-fast test-slow test-soak browser lint bench clean
 
 venv: $(STAMP)
 
@@ -15,7 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e ".[train,rllib,bench,dev]"
+	$(PIP) install -q -e ".[train,rllib,bench,web,dev]"
 	touch $(STAMP)
 
 install: venv
@@ -24,18 +25,22 @@ demo: venv
 	$(PY) -m goboom_env.cli demo
 
 # GOBOOM_TEST_EVERY_EXTRA=1: every extra is installed, so a test module skipped for a missing one is an error.
-test: venv
+test: venv browser
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
 	GOBOOM_TEST_EVERY_EXTRA=1 $(PY) -m pytest -m "not slow" -n 2 -q
 
-test-slow: venv
+test-slow: venv browser
 	GOBOOM_TEST_EVERY_EXTRA=1 $(PY) -m pytest -m slow -n 2 -q
 
 # The VectorGame differential soak at 10,000 matches per configuration (hours on 2 cores; the slow tier
 # plays 2,000 matches per configuration and 10,000 hands).
 test-soak: venv
 	GOBOOM_SOAK_MATCHES=10000 $(PY) -m pytest -m slow -n 2 -q -k matches_raw_env_soak
+
+# The browser tests (tests/test_web_browser.py) drive Debian's chromium: installed here when missing.
+browser:
+	command -v chromium >/dev/null || ($(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium)
 
 lint: venv
 	$(PY) -m ruff check .
