@@ -28,6 +28,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     # name: (module that defines main(argv, prog) -> int, one-line help, extra it needs)
     "play": ("goboom_env.cli.play", "play a game in the terminal against baseline agents", None),
     "evaluate": ("goboom_env.cli.evaluate", "run a tournament between agents and write a report", "eval"),
+    "leaderboard": ("goboom_env.cli.leaderboard", "rate the agents of several evaluate result folders together",
+                    "eval"),
     "train": ("goboom_env.cli.train", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),
     "train-rllib": ("goboom_env.cli.train_rllib", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
     "train-fast": ("goboom_env.cli.train_fast", "train a PPO agent by self-play on the batched engine (fast)", "train"),

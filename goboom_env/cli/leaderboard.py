@@ -1,0 +1,87 @@
+"""``goboom leaderboard DIR...``: one openskill rating table over the games of several result folders of
+``goboom evaluate`` (library: :mod:`goboom_env.evaluation.leaderboard`).
+
+Examples::
+
+    goboom leaderboard results/ppo-vs-heuristic results/ppo-vs-random results/pairs --out results/board
+    goboom leaderboard results/*/ --outcome placing
+
+Tournaments of different games (configuration or episode unit) are never pooled: each game gets its own
+table. The 95% interval of a rating is ``mu -/+ 1.96 sigma``, openskill's own uncertainty (not a
+bootstrap). The tables are printed and written to ``--out`` as ``leaderboard.md``, ``leaderboard.csv`` and
+``leaderboard.json`` (without ``--out``: a new ``results/leaderboard-<date>-<time>``). A path that is not a
+result folder, the same folder twice, or two folders holding the same tournament is an error (exit code 2).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+
+from goboom_env.cli.options import command_line, parse, run_command
+from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
+from goboom_env.evaluation.ratings import OUTCOMES
+from goboom_env.training.config import check_choice
+
+
+@dataclass
+class LeaderboardArgs:
+    """The options of ``goboom leaderboard``."""
+
+    folders: Annotated[list[Path], tyro.conf.Positional, tyro.conf.arg(metavar="DIR")] = field(default_factory=list)
+    """Result folders of goboom evaluate (--out), each with results.json, or match/ and hand/ (--episode both)."""
+    outcome: str = "win"
+    """What the ratings rank in each game: win (winners first, all others tied: agrees with the win tables)
+    or placing (winners first, then by points)."""
+    out: Path | None = None
+    """Output folder, created; an existing non-empty one is refused unless --force; None = a new
+    results/leaderboard-<date>-<time>."""
+    force: bool = False
+    """Replace an existing non-empty --out folder."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        if not self.folders:
+            raise ValueError("give at least one result folder of goboom evaluate: goboom leaderboard DIR...")
+        check_choice("outcome", self.outcome, OUTCOMES)
+
+
+def main(argv: Sequence[str], prog: str = "goboom leaderboard") -> int:
+    """Parse ``argv``, rate, write and print the leaderboard: 0, 2 on a bad option or folder, 1 when the
+    files cannot be written."""
+
+    def body() -> int:
+        args = parse(LeaderboardArgs, argv, prog, __doc__)
+        args.validate()
+        return run(args, command_line(prog, argv))
+
+    return run_command(prog, body)
+
+
+def run(args: LeaderboardArgs, command: str = "goboom leaderboard") -> int:
+    """Rate the tournaments of ``args.folders`` and write the leaderboard (ValueError for a bad folder)."""
+    from rich.console import Console
+
+    from goboom_env.evaluation.leaderboard import leaderboard, rich_tables, write_leaderboard
+
+    groups = leaderboard(args.folders, args.outcome)
+    staged = StagedFolder(args.out or fresh_folder(Path("results"), "leaderboard"), force=args.force)
+    try:
+        with staged as folder:
+            try:
+                report = write_leaderboard(folder, groups, args.outcome, command)
+            except OSError as exc:
+                raise OutputError(f"cannot write the leaderboard to {staged.out}: {exc.strerror or exc}") from exc
+    except OutputError as exc:
+        print(f"goboom leaderboard: error: {exc}", file=sys.stderr)
+        return 1
+    console = Console()
+    for table in rich_tables(groups, args.outcome):
+        console.print(table)
+    print(f"leaderboard written to {staged.out / report.name}")
+    return 0

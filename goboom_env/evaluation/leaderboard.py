@@ -1,0 +1,274 @@
+"""One rating table across tournaments: read the result folders of ``goboom evaluate`` and rate every
+agent over all of their games with openskill (:mod:`goboom_env.evaluation.ratings`).
+
+A *result folder* is what ``goboom evaluate --out`` writes: ``results.json`` (a tournament, or with
+``--pairwise`` every pair's games), or for ``--episode both`` the two result folders ``match/`` and
+``hand/``. Every game record in them is read back (``seats``, ``winners``, ``placing``) and rated again.
+
+* **Groups.** Ratings of different games are not comparable, so tournaments are never pooled across
+  game configurations or episode units: each (configuration, episode) gets its own table, titled by it.
+* **Agents** are pooled by name: a spec without a model file goes by the agent it resolved to (the
+  report's provenance: ``heuristic`` and ``classic-tricks`` are one agent in classic), a model spec by
+  itself (``ppo:classic4``). A name in several seats of a tournament is rated per copy, as in a report.
+* **Uncertainty.** ``ci_low``/``ci_high`` = ``mu -/+ 1.96 sigma``: openskill's own 95% interval of the
+  rating (its posterior uncertainty), not a bootstrap over games.
+* **Refused** (ValueError naming the folder): a path that does not exist or is not a result folder,
+  unreadable or damaged results, the same folder twice, and two folders holding the same tournament
+  (same game, agents, seed and deal mode: their games are identical and would count twice).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from goboom_env.config import GameConfig
+from goboom_env.evaluation.ratings import OUTCOMES, rating_table
+from goboom_env.evaluation.tournament import GameRecord, TournamentResult
+
+RESULTS_FILE = "results.json"
+EPISODE_FOLDERS = ("match", "hand")
+"""The subfolders of an ``--episode both`` result folder."""
+COLUMNS = ("rank", "agent", "mu", "sigma", "ordinal", "ci_low", "ci_high", "games", "tournaments")
+"""The columns of a leaderboard table (the CSV adds ``group`` first)."""
+RICH_COLUMNS = ("rank", "agent", "ordinal", "mu", "ci_low", "ci_high", "games", "tournaments")
+"""The columns shown in the terminal (the files keep every column)."""
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """One tournament read back from a result folder."""
+
+    folder: Path
+    result: TournamentResult
+
+
+@dataclass
+class Group:
+    """The leaderboard of one game: every tournament of that configuration and episode unit, rated together."""
+
+    title: str
+    config: dict[str, Any]
+    episode: str
+    folders: list[str]
+    rows: list[dict[str, Any]]
+    """One per agent, best first: the :data:`COLUMNS`."""
+
+
+def leaderboard(folders: Iterable[str | Path], outcome: str = "win") -> list[Group]:
+    """The groups of the tournaments in ``folders`` (one per game), each with its rating table."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {list(OUTCOMES)}, got {outcome!r}")
+    tournaments = load_folders(folders)
+    grouped: dict[tuple[str, str], list[Tournament]] = defaultdict(list)
+    for t in tournaments:
+        grouped[_game_key(t.result)].append(t)
+    return [_group(members, outcome) for members in grouped.values()]
+
+
+def load_folders(folders: Iterable[str | Path]) -> list[Tournament]:
+    """Every tournament of every folder, in order; ValueError for a bad folder or a tournament given twice."""
+    folders = [Path(f) for f in folders]
+    if not folders:
+        raise ValueError("give at least one result folder of goboom evaluate")
+    seen_folders: dict[Path, Path] = {}
+    seen: dict[tuple[Any, ...], Path] = {}
+    out = []
+    for folder in folders:
+        real = folder.resolve()
+        if real in seen_folders:
+            raise ValueError(f"{folder} is given twice (also as {seen_folders[real]}): its games would count twice")
+        seen_folders[real] = folder
+        for t in load_folder(folder):
+            key = _identity(t.result)
+            if key in seen:
+                raise ValueError(f"{t.folder} holds the same tournament as {seen[key]} (same game, agents, seed and "
+                                 "deal mode): its games are the same games and would count twice")
+            seen[key] = t.folder
+            out.append(t)
+    return out
+
+
+def load_folder(folder: str | Path) -> list[Tournament]:
+    """The tournaments of one result folder (several for a pairwise run or an ``--episode both`` folder)."""
+    folder = Path(folder)
+    if not folder.exists():
+        raise ValueError(f"{folder} does not exist")
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is a file, not a result folder of goboom evaluate")
+    path = folder / RESULTS_FILE
+    if not path.is_file():
+        subfolders = [folder / name for name in EPISODE_FOLDERS if (folder / name / RESULTS_FILE).is_file()]
+        if not subfolders:
+            raise ValueError(f"{folder} is not a result folder of goboom evaluate: it has no {RESULTS_FILE} "
+                             f"(nor {' and '.join(f'{e}/{RESULTS_FILE}' for e in EPISODE_FOLDERS)})")
+        return [t for sub in subfolders for t in load_folder(sub)]
+    return [Tournament(folder, result) for result in read_results(path)]
+
+
+def read_results(path: Path) -> list[TournamentResult]:
+    """The tournaments of a ``results.json``: one, or one per ordered pair of a pairwise run."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}): not a result of goboom evaluate") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("summary"), dict) or "games" not in data:
+        raise ValueError(f"{path} is not a result of goboom evaluate: it needs 'summary' and 'games'")
+    summary = data["summary"]
+    try:
+        config = GameConfig.from_dict(summary["config"])
+        episode, seed, duplicate = str(summary["episode"]), int(summary["seed"]), bool(summary["duplicate"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: bad or missing summary field: {exc}") from exc
+    aliases = _aliases(data.get("provenance"))
+    games = data["games"]
+    if isinstance(games, list):
+        groups = {"": games}
+    elif isinstance(games, dict):
+        groups = games
+    else:
+        raise ValueError(f"{path}: 'games' must be a list (tournament) or an object of lists (pairwise)")
+    out = []
+    for name, records in groups.items():
+        where = f"{path}" + (f", pair {name!r}" if name else "")
+        if not isinstance(records, list) or not records:
+            raise ValueError(f"{where}: no game records")
+        parsed = [_record(r, config.num_players, f"{where}, game {i}", aliases) for i, r in enumerate(records)]
+        agents = _agents(parsed[0])
+        out.append(TournamentResult(config, agents, parsed, seed, duplicate, episode))
+    return out
+
+
+def write_leaderboard(out: Path, groups: Sequence[Group], outcome: str = "win", command: str = "") -> Path:
+    """``leaderboard.md``, ``leaderboard.csv`` and ``leaderboard.json`` into ``out``; returns the Markdown's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "leaderboard.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["group", *COLUMNS])
+        writer.writeheader()
+        writer.writerows({"group": g.title, **row} for g in groups for row in g.rows)
+    (out / "leaderboard.json").write_text(json.dumps({"outcome": outcome, "groups": [dataclasses.asdict(g)
+                                                                                     for g in groups]}, indent=1))
+    lines = ["# Go Boom leaderboard", "", *([f"Command: `{command}`", ""] if command else []),
+             f"openskill Plackett-Luce ratings of the {_outcome_words(outcome)} over every game of the result "
+             "folders, one table per game (configuration and episode unit: ratings of different games are not "
+             "comparable). `ordinal = mu - 3 sigma` ranks the agents; `ci_low`/`ci_high` = `mu -/+ 1.96 sigma` is "
+             "the model's own 95% interval (not a bootstrap); `games` counts seat-games, `tournaments` the "
+             "tournaments the agent played in.", ""]
+    for group in groups:
+        cfg = ", ".join(f"{k}={v}" for k, v in group.config.items())
+        lines += [f"## {group.title}", "", f"- configuration: {cfg}",
+                  f"- result folders: {', '.join(group.folders)}", "", _markdown(group.rows), ""]
+    path = out / "leaderboard.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def rich_tables(groups: Sequence[Group], outcome: str = "win") -> list[Any]:
+    """One rich table per group for the terminal."""
+    from rich.table import Table
+
+    tables = []
+    for group in groups:
+        table = Table(title=f"{group.title}: ratings of the {_outcome_words(outcome)}",
+                      caption=f"95% CI = mu -/+ 1.96 sigma; from {', '.join(group.folders)}")
+        for key in RICH_COLUMNS:
+            table.add_column(key, justify="left" if key == "agent" else "right")
+        for row in group.rows:
+            table.add_row(*(_fmt(row[k]) for k in RICH_COLUMNS))
+        tables.append(table)
+    return tables
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _group(members: Sequence[Tournament], outcome: str) -> Group:
+    results = [t.result for t in members]
+    first = results[0]
+    games: dict[str, int] = defaultdict(int)
+    tournaments: dict[str, int] = defaultdict(int)
+    for result in results:
+        for spec in result.specs():
+            tournaments[spec] += 1
+        for game in result.games:
+            for spec in game.seats:
+                games[spec] += 1
+    rows = [{"rank": rank, **{k: row[k] for k in ("agent", "mu", "sigma", "ordinal", "ci_low", "ci_high")},
+             "games": games[row["agent"]], "tournaments": tournaments[row["agent"]]}
+            for rank, row in enumerate(rating_table(results, outcome), 1)]
+    return Group(_title(first), first.config.to_dict(), first.episode,
+                 list(dict.fromkeys(str(t.folder) for t in members)), rows)
+
+
+def _game_key(result: TournamentResult) -> tuple[str, str]:
+    return json.dumps(result.config.to_dict(), sort_keys=True), result.episode
+
+
+def _identity(result: TournamentResult) -> tuple[Any, ...]:
+    return (*_game_key(result), tuple(result.agents), result.seed, result.duplicate)
+
+
+def _title(result: TournamentResult) -> str:
+    cfg = result.config
+    extra = f", {cfg.scoring}" if cfg.is_classic else f", {cfg.num_jokers} jokers, after_joker={cfg.after_joker}"
+    return f"{cfg.variant} {cfg.num_players}p{extra}, episode = {result.episode}"
+
+
+def _aliases(info: Any) -> dict[str, str]:
+    """Spec -> the agent it resolved to, for the agents without a model file (from a report's provenance)."""
+    rows = info.get("agents") if isinstance(info, dict) else None
+    if not isinstance(rows, list):
+        return {}
+    return {row["spec"]: row["resolves_to"] for row in rows
+            if isinstance(row, dict) and row.get("sha256") is None and isinstance(row.get("spec"), str)
+            and isinstance(row.get("resolves_to"), str)}
+
+
+def _record(raw: Any, n: int, where: str, aliases: Mapping[str, str]) -> GameRecord:
+    """A game record read back, its fields checked enough for rating (ValueError naming the game); seats are
+    renamed by ``aliases``."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: a game record must be an object, got {type(raw).__name__}")
+    names = [f.name for f in dataclasses.fields(GameRecord)]
+    required = [f.name for f in dataclasses.fields(GameRecord) if f.default is dataclasses.MISSING]
+    missing = [name for name in required if name not in raw]
+    if missing:
+        raise ValueError(f"{where}: the record lacks {', '.join(missing)}")
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items() if k in names}
+    try:
+        record = GameRecord(**values)
+    except TypeError as exc:
+        raise ValueError(f"{where}: {exc}") from exc
+    if len(record.seats) != n or len(record.placing) != n or not all(isinstance(s, str) for s in record.seats):
+        raise ValueError(f"{where}: seats and placing must list the {n} seats of the game's configuration")
+    if not record.winners or not all(isinstance(w, int) and 0 <= w < n for w in record.winners):
+        raise ValueError(f"{where}: winners must be seats 0..{n - 1}, got {list(record.winners)}")
+    return dataclasses.replace(record, seats=tuple(aliases.get(s, s) for s in record.seats))
+
+
+def _agents(record: GameRecord) -> list[str]:
+    """The tournament's agent list (seat order of game 0), from any game: seats rotate one per game."""
+    n = len(record.seats)
+    return [record.seats[(i + record.index) % n] for i in range(n)]
+
+
+def _outcome_words(outcome: str) -> str:
+    return "win outcome (winners first, all others tied)" if outcome == "win" else \
+        "full placing (winners first, then by points)"
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    head = "| " + " | ".join(COLUMNS) + " |\n|" + "|".join("---" for _ in COLUMNS) + "|\n"
+    return head + "\n".join("| " + " | ".join(_fmt(r[k]) for k in COLUMNS) + " |" for r in rows)
