@@ -89,7 +89,7 @@ class EventFormat(NamedTuple):
 
 EVENT_FORMATS: dict[EventKind, EventFormat] = {
     EventKind.PLAY: EventFormat(Play, "P{seat} plays {face}"),
-    EventKind.DRAW: EventFormat(Draw, "P{seat} draws {count}"),
+    EventKind.DRAW: EventFormat(Draw, "P{seat} draws {count}"),  # count: "a card", "3 cards"
     EventKind.PASS: EventFormat(SeatEvent, "P{seat} passes"),
     EventKind.TRICK: EventFormat(SeatEvent, "P{seat} wins the trick"),
     EventKind.OUT: EventFormat(SeatEvent, "P{seat} goes out: Boom!"),
@@ -129,11 +129,13 @@ def event_text(event: tuple) -> str:
 
 
 def describe_event(event: tuple) -> str:
-    """An event as a short English phrase for people: ``P0 plays 7♠``, ``P2 goes out: Boom!``."""
+    """An event as a short English phrase for people: ``P0 plays 7♠``, ``P1 draws 3 cards``, ``P2 goes out: Boom!``."""
     kind = EventKind(event[0])
     values = dict(zip(fields_of(kind), event[1:]))
     if "face" in values:
         values["face"] = pretty(values["face"])
+    if "count" in values:  # "draws a card", not "draws 1" (which reads like drawing an ace)
+        values["count"] = "a card" if values["count"] == 1 else f"{values['count']} cards"
     return EVENT_FORMATS[kind].phrase.format(**values)
 
 

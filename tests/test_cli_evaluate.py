@@ -70,7 +70,7 @@ def test_play_reads_moves_from_piped_stdin() -> None:
                   "random", stdin=moves)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     assert "You are P0. Opponents: P1=heuristic, P2=random." in done.stdout
-    assert "invalid card code 'zz'" in done.stdout and "action numbers are 0..53" in done.stdout
+    assert "not a move: 'zz'" in done.stdout and "action numbers are 0..53" in done.stdout
     assert "is not legal now" in done.stdout
     assert "hand over:" in done.stdout and ("You win!" in done.stdout or "You lose." in done.stdout)
 

@@ -24,7 +24,7 @@ AS, JK = face_of("AS"), face_of("JK")
 # (event, JSON, playthrough text, phrase): one row per kind
 RENDERINGS = [
     (make_event("play", 0, AS), ["play", 0, "AS"], "play P0 AS", "P0 plays A\u2660"),
-    (make_event("draw", 1, 3), ["draw", 1, 3], "draw P1 3", "P1 draws 3"),
+    (make_event("draw", 1, 3), ["draw", 1, 3], "draw P1 3", "P1 draws 3 cards"),
     (make_event("pass", 2), ["pass", 2], "pass P2", "P2 passes"),
     (make_event("trick", 3), ["trick", 3], "trick P3", "P3 wins the trick"),
     (make_event("out", 1), ["out", 1], "out P1", "P1 goes out: Boom!"),
@@ -45,6 +45,10 @@ def test_renderings(event: tuple, as_json: list, text: str, phrase: str) -> None
     assert event_to_json(event) == as_json and type(event_to_json(event)[0]) is str
     assert event_text(event) == text
     assert describe_event(event) == phrase
+
+
+def test_a_single_draw_reads_as_a_card_not_a_rank() -> None:
+    assert describe_event(make_event("draw", 2, 1)) == "P2 draws a card"  # not "P2 draws 1"
 
 
 def test_events_are_typed_tuples() -> None:

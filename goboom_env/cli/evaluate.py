@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from goboom_env.agents import baselines
-from goboom_env.cli.options import command_line, parse, seat_agents
+from goboom_env.cli.options import command_line, parse, seat_agents, with_model_game
 from goboom_env.config import GameConfig, check_int
 from goboom_env.evaluation.interrupt import WorkerLostError
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
@@ -95,9 +95,11 @@ class EvaluateArgs(GameArgs):
 
 
 def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
-    """Parse ``argv`` and run the evaluation; 2 on a bad option (one line on stderr)."""
+    """Parse ``argv`` and run the evaluation; 2 on a bad option (one line on stderr). With ``ppo:`` models
+    among the agents and no game option, the game is the one the models were trained for."""
     try:
         args = parse(EvaluateArgs, argv, prog, __doc__)
+        args = with_model_game(args, argv, args.agents)
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

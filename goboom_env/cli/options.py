@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
-from goboom_env.config import PRESETS
-from goboom_env.training.config import build_args
+from goboom_env.config import PRESETS, GameConfig
+from goboom_env.training.config import GameArgs, build_args, load_config_file
 
 T = TypeVar("T")
 
@@ -40,6 +40,7 @@ class Settings(Protocol):
 
 
 S = TypeVar("S", bound=Settings)
+G = TypeVar("G", bound=GameArgs)
 
 ALIASES = {"--players": "--num-players"}
 """Short spellings of options every command has."""
@@ -124,6 +125,54 @@ def seat_agents(specs: list[str], num_players: int) -> list[str]:
     if len(specs) > num_players:
         raise ValueError(f"{len(specs)} agents given for {num_players} seats: give at most one spec per seat")
     return list(specs) + [specs[-1]] * (num_players - len(specs))
+
+
+def game_options_given(argv: Sequence[str], cls: type = GameArgs) -> list[str]:
+    """The game options ``argv`` sets, as the user wrote them: ``--variant`` and the other GameConfig fields,
+    ``--preset NAME``, and the GameConfig keys of a ``--config`` file (``num_players in game.toml``)."""
+    names = {f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra"}
+    flags = {"--" + name.replace("_", "-") for name in names} | set(ALIASES)
+    given = [arg.partition("=")[0] for arg in argv if arg.partition("=")[0] in flags]
+    config, preset = _config_and_preset(argv, "")
+    if preset is not None:
+        given.append(f"--preset {preset}")
+    if config is not None:
+        given += [f"{key} in {config}" for key in load_config_file(config, cls) if key in names]
+    return given
+
+
+def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
+    """``args`` playing the game the ``ppo:`` models among ``specs`` were trained for.
+
+    With no game option in ``argv`` (see :func:`game_options_given`) the game fields of ``args`` become the
+    models' configuration (read from their metadata); with game options, they must choose that game, or
+    ValueError names the model, the options and each field they disagree on. Models trained for different
+    games are a ValueError too. Without a ``ppo:`` model, ``args`` is returned as it is."""
+    from goboom_env.training.model_files import spec_config
+
+    trained = {spec: config for spec in dict.fromkeys(specs) if (config := spec_config(spec)) is not None}
+    if not trained:
+        return args
+    (spec, config), *others = trained.items()
+    for other, other_config in others:
+        if other_config != config:
+            raise ValueError(f"{spec} and {other} were trained for different games "
+                             f"({_differences(config, other_config, spec, other)})")
+    given = game_options_given(argv, type(args))
+    if not given:
+        return dataclasses.replace(args, **config.to_dict())
+    requested = args.game_config()
+    if requested != config:
+        raise ValueError(f"{spec} was trained for another game than the game options ({', '.join(given)}) choose: "
+                         f"{_differences(config, requested, 'model', 'options')}; give no game option to play the "
+                         "model's game")
+    return args
+
+
+def _differences(a: GameConfig, b: GameConfig, a_name: str, b_name: str) -> str:
+    """The fields where two configurations differ: ``variant: model 'jokers', options 'classic'``."""
+    left, right = a.to_dict(), b.to_dict()
+    return "; ".join(f"{k}: {a_name} {v!r}, {b_name} {right[k]!r}" for k, v in left.items() if right[k] != v)
 
 
 def _config_and_preset(argv: Sequence[str], prog: str) -> tuple[Path | None, str | None]:

@@ -1,34 +1,48 @@
 """``goboom play``: play one seat in the terminal against baseline agents (moves read from stdin).
 
-Type a card code (``7D``, ``TS``, ``10h``, ``JK``), ``draw`` / ``pass`` / ``d`` for DRAW_OR_PASS
-(R3.1), an action number ``0..53``, ``help`` for the legal moves, or ``quit``. Input can be
-piped: ``printf 'draw\\n7D\\n' | goboom play --seed 3``; the game stops when the input ends.
+Type a card as it is shown (``10♣``, ``K♠``) or as a code (``7D``, ``TS``, ``10h``, ``JK``), ``draw`` /
+``pass`` / ``d`` for DRAW_OR_PASS (R3.1), an action number ``0..53``, ``help`` for the rules and the
+legal moves, or ``quit``. A forced move (the only legal one) is played for you unless
+``--no-auto-forced``. Input can be piped: ``printf 'draw\\n7D\\n' | goboom play --seed 3``; the game
+stops when the input ends. With ``--opponents ppo:jokers4`` and no game option, the game is the one the
+model was trained for. ``--save FILE`` appends the game's record to a JSON Lines file
+(:mod:`goboom_env.records`; ``goboom replay FILE`` shows it).
 """
 
 from __future__ import annotations
 
+import secrets
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
 from goboom_env.agents import Observation, make_agent
-from goboom_env.cards import DRAW_OR_PASS, code_of, face_of, pretty
-from goboom_env.cli.options import parse, seat_agents
+from goboom_env.cards import DRAW_OR_PASS, SUIT_SYMBOLS, face_of
+from goboom_env.cli.options import parse, seat_agents, with_model_game
 from goboom_env.config import GameConfig
-from goboom_env.engine import Match
-from goboom_env.episode import end_hand
+from goboom_env.engine import Hand, Match
+from goboom_env.episode import EpisodeResult, end_hand
+from goboom_env.events import EventKind
 from goboom_env.game_loop import play_hand
 from goboom_env.info import PlayerView
-from goboom_env.render import describe_event, render_text
+from goboom_env.records import GameRecord, Recorder, write
+from goboom_env.render import describe_event, move_text, render_text, rules_summary
 from goboom_env.training.config import GameArgs
 
 DRAW_WORDS = {"draw", "pass", "d", "p"}
 QUIT_WORDS = {"quit", "q", "exit"}
+HELP_WORDS = {"help", "?", "h", ""}
 QUIT = -1
 """What :meth:`TerminalGame._ask` returns when the player quits."""
+HUMAN = "you"
+"""The human's seat name in the game record."""
+SUIT_LETTERS = {symbol: letter for letter, symbol in SUIT_SYMBOLS.items()} | {
+    "\u2667": "C", "\u2662": "D", "\u2661": "H", "\u2664": "S"}  # the white (outline) suit symbols too
 
 
 @dataclass
@@ -38,73 +52,130 @@ class PlayArgs(GameArgs):
     seat: int = 0
     """Your seat."""
     opponents: list[str] = field(default_factory=lambda: ["heuristic"])
-    """Agent spec per other seat, the last one repeated."""
+    """Agent spec per other seat, the last one repeated (ppo:jokers4 with no game option: the model's game)."""
     seed: int | None = None
-    """Seed of the deal and the agents; None = a fresh one."""
+    """Seed of the deal and the agents; None = a fresh one (printed, to play the same game again)."""
+    auto_forced: bool = True
+    """Play your forced moves (a single legal move) for you."""
+    save: Path | None = None
+    """Append the record of the game to this JSON Lines file when it ends (goboom replay FILE shows it)."""
 
 
 def main(argv: Sequence[str], prog: str = "goboom play") -> int:
-    """Play a game on stdin/stdout: 0 when it ends or on quit, 1 when the input ends first, 2 on bad options."""
+    """Play a game on stdin/stdout: 0 when it ends or on quit, 1 when the input ends first (or the record
+    cannot be saved), 2 on bad options."""
     try:
         args = parse(PlayArgs, argv, prog, __doc__)
+        args = with_model_game(args, argv, args.opponents)
         args.validate()
         config = args.game_config()
         if not 0 <= args.seat < config.num_players:
             raise ValueError(f"--seat must be in 0..{config.num_players - 1}, got {args.seat}")
         specs = seat_agents(args.opponents, config.num_players - 1)
-        game = TerminalGame(config, args.seat, specs, args.seed, args.episode)
+        seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+        game = TerminalGame(config, args.seat, specs, seed, args.episode, args.auto_forced)
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    return game.play(sys.stdin, sys.stdout)
+    code = game.play(sys.stdin, sys.stdout)
+    if args.save is not None:
+        return _save(game, args.save, prog) or code
+    return code
+
+
+def _save(game: TerminalGame, path: Path, prog: str) -> int:
+    """Append the game's record to ``path``: 0, or 1 (one line on stderr) when it cannot be written."""
+    if game.record is None:
+        print(f"not saved to {path}: the game did not end")
+        return 0
+    try:
+        write(path, [game.record])
+    except (OSError, ValueError) as exc:
+        print(f"{prog}: error: cannot save the game to {path}: {getattr(exc, 'strerror', None) or exc}",
+              file=sys.stderr)
+        return 1
+    print(f"game record appended to {path} (goboom replay {path})")
+    return 0
 
 
 class TerminalGame:
-    """One game with a human in ``seat`` and agents in the other seats."""
+    """One game with a human in ``seat`` and agents in the other seats; :attr:`record` holds its complete
+    record once it has ended."""
 
     def __init__(self, config: GameConfig, seat: int, opponent_specs: list[str], seed: int | None,
-                 episode: str = "hand") -> None:
+                 episode: str = "hand", auto_forced: bool = True) -> None:
         self.config = config
         self.seat = seat
         self.episode = episode
+        self.seed = seed
+        self.auto_forced = auto_forced
         rng = np.random.default_rng(seed)
         others = [s for s in range(config.num_players) if s != seat]
         self.agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s)
                        for s, spec in zip(others, opponent_specs)}
         self.names = {s: spec for s, spec in zip(others, opponent_specs)}
         self.match = Match(config, rng)
+        self.record: GameRecord | None = None
+        self.shown = 0
+        self._mine: Counter[int] = Counter()
+        """The human's cards when the events were last shown (to tell the cards they drew since)."""
 
     def play(self, inp: TextIO, out: TextIO) -> int:
-        """Run the game to its end; see :func:`run` for the exit codes."""
+        """Run the game to its end: 0 when it ends or on quit, 1 when the input ends first."""
         who = ", ".join(f"P{s}={name}" for s, name in sorted(self.names.items()))
         print(f"You are P{self.seat}. Opponents: {who}.", file=out)
-        self.shown = 0
+        if self.seed is not None:
+            print(f"seed {self.seed} (--seed {self.seed} deals this game again)", file=out)
         human = _Human(self, inp, out)
         agents = [self.agents.get(s, human) for s in range(self.config.num_players)]
+        names = [self.names.get(s, HUMAN) for s in range(self.config.num_players)]
+        recorder = Recorder(self.episode, names, {"seed": self.seed, "human_seat": self.seat})
+        self._start_hand()
         try:
             while True:
-                hand = play_hand(self.match, agents)
-                self.shown = self._show_events(hand.events, self.shown, out)
-                print(render_text(hand, self.match, self.seat), file=out)
+                hand = play_hand(self.match, agents, recorder.on_decision)
+                self._show_events(hand, out)
                 result = end_hand(self.match, self.episode)
-                if self.episode == "match":
-                    self.shown = 0
-                    scored = self.match.results[-1]
-                    print(f"hand scores: {list(scored.score_deltas)}; totals: {self.match.scores}", file=out)
+                print(self._hand_over(hand), file=out)
                 if result is not None:
-                    print(_winners_line(list(result.winners), self.seat, self.episode), file=out)
+                    print(_result_line(result, self.seat), file=out)
+                    self.record = recorder.finish(result)
                     return 0
                 print(f"--- next hand, dealer P{self.match.hand.dealer} ---", file=out)
+                self._start_hand()
         except _GameStoppedError as stop:
             print(stop.message, file=out)
             return stop.code
 
+    def _start_hand(self) -> None:
+        self.shown = 0
+        self._mine = Counter(self.match.hand.hand_faces(self.seat))
+
+    def _table(self, hand: Hand, reveal: bool = False) -> str:
+        """The table without the human's cards (shown once, on their own line) or, with ``reveal``, with
+        every hand; the scores only in a match (a one-hand game is not scored)."""
+        match = self.match if self.episode == "match" else None
+        return render_text(hand, match, None, last=0, reveal=reveal)
+
+    def _hand_over(self, hand: Hand) -> str:
+        """Every hand revealed, who won, the points left and, in a match, what they did to the scores."""
+        lines = [self._table(hand, reveal=True)]
+        if self.episode == "match":
+            scored = self.match.results[-1]
+            lines.append("hand scores: " + "  ".join(f"P{s}={d:+d}" for s, d in enumerate(scored.score_deltas))
+                         + "; totals: " + "  ".join(f"P{s}={v}" for s, v in enumerate(self.match.scores)))
+        return "\n".join(lines)
+
     def _ask(self, inp: TextIO, out: TextIO) -> int | None:
-        """Read moves until a legal one (its action id); :data:`QUIT` on quit, None at the end of input."""
+        """The human's move (its action id): played for them when forced (and ``auto_forced``), else read
+        until a legal one; :data:`QUIT` on quit, None at the end of input."""
         hand = self.match.hand
         legal = hand.legal_actions()
-        print(render_text(hand, self.match, self.seat, last=0), file=out)
-        print(f"your hand: {' '.join(pretty(f) for f in hand.hand_faces(self.seat))}", file=out)
+        if self.auto_forced and len(legal) == 1:
+            print(f"your only move: {move_text(legal[0])} (played for you)", file=out)
+            return legal[0]
+        print(self._table(hand), file=out)
+        print(f"your hand: {' '.join(move_text(f) for f in hand.hand_faces(self.seat))}", file=out)
         print(f"legal: {legal_text(legal)}", file=out)
         while True:
             print("your move> ", end="", file=out, flush=True)
@@ -114,8 +185,8 @@ class TerminalGame:
             text = line.strip()
             if text.lower() in QUIT_WORDS:
                 return QUIT
-            if text.lower() in ("help", "?", ""):
-                print(f"legal: {legal_text(legal)}", file=out)
+            if text.lower() in HELP_WORDS:
+                print(help_text(self.config, legal), file=out)
                 continue
             try:
                 action = parse_move(text)
@@ -123,15 +194,34 @@ class TerminalGame:
                 print(f"? {exc}", file=out)
                 continue
             if action not in legal:
-                print(f"? {text} is not legal now; legal: {legal_text(legal)}", file=out)
+                print(f"? {move_text(action)} is not legal now; legal: {legal_text(legal)}", file=out)
                 continue
             return action
 
-    @staticmethod
-    def _show_events(events: list[tuple], shown: int, out: TextIO) -> int:
-        for event in events[shown:]:
+    def _show_events(self, hand: Hand, out: TextIO) -> None:
+        """Print what happened since the last call, with the cards the human drew (theirs to see)."""
+        new = hand.events[self.shown:]
+        for event in new:
             print(f"  {describe_event(event)}", file=out)
-        return len(events)
+        drawn = self._drawn(hand, new)
+        if drawn:
+            print(f"  (you drew {' '.join(move_text(f) for f in sorted(drawn.elements()))})", file=out)
+        self.shown = len(hand.events)
+
+    def _drawn(self, hand: Hand, events: Sequence[tuple]) -> Counter[int]:
+        """The cards that reached the human's hand from the stock during ``events``. Classic: a card
+        played right after the human's own draw came from the stock (R1.6), not from the hand."""
+        played: Counter[int] = Counter()
+        after_draw = False
+        for event in events:
+            kind, mine = event[0], len(event) > 1 and event[1] == self.seat
+            if kind == EventKind.PLAY and mine and not (hand.classic and after_draw):
+                played[event[2]] += 1
+            after_draw = kind == EventKind.DRAW and mine
+        now = Counter(hand.hand_faces(self.seat))
+        drawn = now - (self._mine - played)
+        self._mine = now
+        return drawn
 
 
 class _GameStoppedError(Exception):
@@ -147,7 +237,7 @@ class _Human:
     """The human's seat as a :class:`~goboom_env.agents.Policy`: shows what happened since its last
     turn, then reads a legal move from the input (the decision loop asks it like any agent)."""
 
-    name = "you"
+    name = HUMAN
     needs_view = False
 
     def __init__(self, game: TerminalGame, inp: TextIO, out: TextIO) -> None:
@@ -155,7 +245,7 @@ class _Human:
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         game = self.game
-        game.shown = game._show_events(game.match.hand.events, game.shown, self.out)
+        game._show_events(game.match.hand, self.out)
         action = game._ask(self.inp, self.out)
         if action is None:
             raise _GameStoppedError(1, "input ended before the end of the game.")
@@ -168,7 +258,8 @@ class _Human:
 
 
 def parse_move(text: str) -> int:
-    """An action id from a typed move: card code, draw/pass word or number 0..53 (R3.1)."""
+    """An action id from a typed move: a card as shown (``10♣``, ``K♠``) or as a code (``KC``, ``10c``,
+    ``JK``), a draw/pass word or a number 0..53 (R3.1)."""
     word = text.strip().lower()
     if word in DRAW_WORDS:
         return DRAW_OR_PASS
@@ -177,15 +268,33 @@ def parse_move(text: str) -> int:
         if not 0 <= value <= DRAW_OR_PASS:
             raise ValueError(f"action numbers are 0..{DRAW_OR_PASS}, got {value}")
         return value
-    return face_of(text)
+    card = text.strip()
+    if card and card[-1] in SUIT_LETTERS:
+        card = card[:-1] + SUIT_LETTERS[card[-1]]
+    try:
+        return face_of(card)
+    except ValueError:
+        raise ValueError(f"not a move: {text!r}; type a card as shown (10♣, K♠) or as a code (TC, KS, JK), "
+                         "draw, or help") from None
 
 
 def legal_text(legal: list[int]) -> str:
-    """Legal actions as the player types them: codes and ``draw``."""
-    return " ".join("draw" if a == DRAW_OR_PASS else code_of(a) for a in legal)
+    """Legal actions as they are shown and typed: ``7♠ 10♣ draw``."""
+    return " ".join(move_text(a) for a in legal)
 
 
-def _winners_line(winners: list[int], seat: int, what: str) -> str:
-    names = ", ".join(f"P{w}" for w in winners) or "nobody"
-    verdict = "You win!" if seat in winners else "You lose."
-    return f"{what} over: winner(s) {names}. {verdict}"
+def help_text(config: GameConfig, legal: list[int]) -> str:
+    """``help``: the rules in brief, the legal moves and how to type them."""
+    return "\n".join([
+        rules_summary(config),
+        f"legal now: {legal_text(legal)}",
+        "type a card as shown (10♣, K♠) or as a code (TC, KS, JK), draw (or pass, d), an action number "
+        "0..53, or quit.",
+    ])
+
+
+def _result_line(result: EpisodeResult, seat: int) -> str:
+    """Who won the episode, and whether that is you."""
+    names = ", ".join(f"P{w}" for w in result.winners) or "nobody"
+    verdict = "You win!" if seat in result.winners else "You lose."
+    return f"the {result.episode} is won by {names}. {verdict}"

@@ -131,6 +131,19 @@ def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | P
         raise ValueError(f"{path} was trained for a different game configuration ({'; '.join(diffs)})")
 
 
+def spec_config(spec: str) -> GameConfig | None:
+    """The game configuration the model of a ``ppo:`` agent spec was trained for (``ppo:jokers4``,
+    ``ppo:runs/x/model.zip``, ``ppo:path=m.zip,deterministic=false``), read from its metadata; None for
+    any other spec. ValueError when the model cannot be read."""
+    from goboom_env.agents.registry import parse_spec
+    from goboom_env.models import model_path
+
+    name, params = parse_spec(spec)
+    if name != "ppo" or not isinstance(params.get("path"), str):
+        return None
+    return GameConfig.from_dict(read_metadata(model_path(params["path"]))["config"])
+
+
 def load_actor(path: str | Path) -> FrozenMlp:
     """The numpy actor stored in a saved model; ValueError naming the file when it is damaged."""
     path = Path(path)
