@@ -165,6 +165,7 @@ const STATUS_TEXT = { your_turn: "Your turn", agents: "Opponents are playing\u20
 
 function drawFrame(frame, view = null) {
   state.frame = frame;
+  document.body.dataset.frames = String(Number(document.body.dataset.frames || 0) + 1);  // for scripted players
   const replaying = frame.status === "replay";
   const seat = replaying ? view : frame.seat;
   const status = $("#status");
@@ -246,9 +247,10 @@ function drawHand(frame, seat, replaying) {
   let cards = frame.your_hand;
   if (replaying) cards = seat === null ? [] : frame.players[seat].cards || [];
   hand.replaceChildren(...cards.map((c, i) => {
-    const node = cardNode(c, { tag: "button", number: replaying ? 0 : i + 1 });
+    if (replaying) return cardNode(c);  // watched, not played
+    const node = cardNode(c, { tag: "button", number: i + 1 });
     node.type = "button";
-    node.disabled = replaying || !(yourTurn && c.legal);
+    node.disabled = !(yourTurn && c.legal);
     if (!node.disabled) { node.classList.add("legal"); node.onclick = () => playMove(c.code); }
     return node;
   }));
@@ -413,7 +415,7 @@ function replayPlay() {
   if (!rp) return;
   if (rp.timer) { replayPause(); return; }
   if (rp.index >= rp.frames.length - 1) replayGo(0);
-  $("#rp-play").textContent = "\u23F8";
+  $("#rp-play").textContent = "Pause";
   const tick = () => {
     replayGo(rp.index + 1);
     if (rp.timer) rp.timer = setTimeout(tick, Number($("#rp-speed").value));
@@ -424,7 +426,7 @@ function replayPlay() {
 function replayPause() {
   const rp = state.replay;
   if (rp && rp.timer) { clearTimeout(rp.timer); rp.timer = null; }
-  $("#rp-play").textContent = "\u25B6";
+  $("#rp-play").textContent = "Play";
 }
 
 function replayKey(event) {
