@@ -58,7 +58,7 @@ def agent_rows(specs: Iterable[str], config: GameConfig) -> list[dict[str, Any]]
     for spec in dict.fromkeys(specs):
         files = model_files(spec)
         if not files:
-            rows.append({"spec": spec, "resolves_to": make_agent(spec, config, 0).name, "sha256": None})
+            rows.append({"spec": spec, "resolves_to": _agent_name(spec, config), "sha256": None})
         rows += [{"spec": spec, "resolves_to": str(path), "sha256": sha256(path)} for path in files]
     return rows
 
@@ -75,6 +75,15 @@ def model_files(spec: str) -> list[Path]:
     if not path.is_file():
         raise ValueError(f"the model of agent {spec!r} is not a file or folder: {path}")
     return [path]
+
+
+def _agent_name(spec: str, config: GameConfig) -> str:
+    """The name of the agent ``spec`` makes, or ``"unknown"`` for a spec no registered agent or entry point
+    makes in this process (results built by hand, or an agent registered only where the games were played)."""
+    try:
+        return make_agent(spec, config, 0).name
+    except ValueError:
+        return UNKNOWN
 
 
 def sha256(path: Path) -> str:

@@ -292,13 +292,14 @@ def _tournament_files(out: Path, result: TournamentResult) -> str:
 
 
 def _order_note(table: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str, Any]]) -> str:
-    """Whether the ratings rank the agents in the order of their win rates."""
-    by_wins = [r["agent"] for r in sorted(table, key=lambda r: -r["win_rate"])]
-    by_rating = [r["agent"] for r in ratings]
-    if by_wins == by_rating:
-        return "These ratings rank the agents in the order of their win rates."
-    return (f"These ratings rank the agents {', '.join(by_rating)}; their win rates rank them "
-            f"{', '.join(by_wins)}.")
+    """Whether the ratings rank the agents as their win rates do, naming every pair they rank the other way."""
+    rate = {r["agent"]: r["win_rate"] for r in table}
+    place = {r["agent"]: i for i, r in enumerate(ratings)}
+    swapped = [(x, y) for x in place for y in place if rate[x] > rate[y] and place[x] > place[y]]
+    if not swapped:
+        return "These ratings rank the agents as their win rates do (agents with equal win rates in either order)."
+    pairs = "; ".join(f"`{x}` wins more often than `{y}` but rates lower" for x, y in swapped)
+    return f"These ratings and the win rates disagree: {pairs}."
 
 
 def _pairwise_files(out: Path, pairwise: Pairwise, write_results: bool) -> str:
