@@ -11,7 +11,7 @@
 | Action Shape         | Discrete(54)                                           |
 | Action Values        | Discrete(54)                                           |
 | Observation Shape    | (5 * 53 + 60 * n + 12,): 517 for 4 players            |
-| Observation Values   | [0, 1] (scores block: [0, inf))                        |
+| Observation Values   | [0, 1] (scores block: [0, max_score / scale])          |
 
 Go Boom is a shedding card game for 2-12 players in two rule systems (see RULES.md):
 *classic* Go Boom, a trick-taking race to empty your hand (R1), and *jokers* Go Boom, a
@@ -72,7 +72,9 @@ own hand. `n` is `num_players`; classic and jokers share one layout.
 | 508-516          | flags          | classic, jokers, standard, reverse, penalty, aces mode,         |
 |                  |                | after_joker any, two+ decks, num_players / 12                   |
 
-For other player counts use `goboom_env.observation.layout(n)`, which returns these slices.
+For other player counts use `goboom_env.observation.layout(n)`, which returns these slices. The scores
+block's upper bound is `goboom_env.observation.max_score(config)` / score scale: the highest total the
+rules allow, so the space is bounded.
 
 #### Action Mask
 

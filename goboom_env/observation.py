@@ -22,7 +22,8 @@ block                      size          meaning (values)
 ``stock``                  1             cards in the stock / deck size
 ``to_move``                n             relative seat to move (one-hot; zero once the hand is over)
 ``dealer``                 n             relative seat of the dealer (one-hot)
-``scores``                 n             match totals / score scale (target score; 100 in jokers); may exceed 1
+``scores``                 n             match totals / score scale (target score; 100 in jokers); may exceed 1,
+                                         up to :func:`max_score` / score scale
 ``passes``                 1             jokers: consecutive passes on an empty stock / n (R2.10)
 ``progress``               1             hands finished in the match / rounds (jokers; 0 in classic)
 ``flags``                  9             classic, jokers, standard, reverse, penalty scoring, aces mode,
@@ -36,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from goboom_env.cards import JOKER, NUM_ACTIONS, NUM_FACES
+from goboom_env.cards import CLASSIC_POINTS, JOKER, JOKERS_POINTS, NUM_ACTIONS, NUM_FACES, deck_faces
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.engine import PASSED, Hand, Match
 
@@ -113,7 +114,7 @@ class ObservationEncoder:
         """:attr:`_units` laid out over the whole vector (0 outside the counting blocks): one product decodes all."""
         self.low = np.zeros(self.size, np.float32)
         self.high = np.ones(self.size, np.float32)
-        self.high[self.slices["scores"]] = np.inf
+        self.high[self.slices["scores"]] = max_score(config) / self._score_scale
 
     @staticmethod
     def flags(config: GameConfig) -> list[float]:
@@ -184,9 +185,21 @@ class ObservationEncoder:
         (``hand``, ``seen``), the one-hot blocks (``led``, ``trick``, ``trick_passed``, ``leader``, ``top``,
         ``match``, ``to_move``, ``dealer``), cards per relative seat (``hand_sizes``, ``drawn``), the stock
         size (``stock``) and the pass count (``passes``). The inverse of :meth:`encode` for decoders such
-        as the heuristic agents' table, so that no decoder repeats the scales."""
+        as the heuristic agents' table, so that no decoder repeats the scales. A batch of vectors
+        (``[B, size]``) decodes to blocks of shape ``[B, block size]``."""
         ints = np.rint(np.asarray(vector, np.float64) * self._unit_scale).astype(np.int64)
-        return {name: ints[self.slices[name]] for name in self._units}
+        return {name: ints[..., self.slices[name]] for name in self._units}
+
+
+def max_score(config: GameConfig) -> int:
+    """The highest match total a seat can reach: the upper bound of the ``scores`` block (times the score scale).
+
+    A classic match ends once a total reaches the target (R1.11, R1.12), so no total passes the target - 1
+    plus one hand's points; a jokers match adds at most one hand's points in each of its rounds (R2.11,
+    R2.12). One hand's points are at most the points of every card in the deck (R1.10, R2.11)."""
+    points = CLASSIC_POINTS if config.is_classic else JOKERS_POINTS
+    deck = sum(points[f] for f in deck_faces(config.num_decks, config.num_jokers))
+    return config.target_score - 1 + deck if config.is_classic else config.rounds * deck
 
 
 def face_copies(config: GameConfig) -> np.ndarray:

@@ -59,6 +59,14 @@ class OpponentPool:
             oldest = next(iter(self.snapshots))
             del self.snapshots[oldest], self._agents[oldest]
 
+    def reseed(self, seed: int) -> None:
+        """Restart the draws and every agent's generator from ``seed``, so that a seeded episode is played
+        the same way again (Gymnasium's ``reset(seed=...)`` contract)."""
+        self.rng = np.random.default_rng([seed, 1])
+        base = int(np.random.default_rng([seed, 2]).integers(2**31))
+        for i, agent in enumerate(self._agents.values()):
+            agent.reseed(base + i)
+
     def sample(self) -> str:
         """The name of the opponent for the next episode."""
         entries = [e for e in self.entries if e.weight > 0 and (e.spec != SELF or self.snapshots)]

@@ -1,12 +1,19 @@
 """A single-agent Gymnasium view of the Go Boom AEC env, for self-play training with MaskablePPO.
 
+It is the env that Gymnasium makes as ``goboom_env/GoBoom-v0`` (registered by ``import goboom_env``; built by
+:func:`single_agent_env`)::
+
+    import gymnasium, goboom_env
+    env = gymnasium.make("goboom_env/GoBoom-v0", variant="jokers", opponents=["heuristic"], seat="random")
+
 The learner plays one seat per episode (rotated or random); :meth:`SelfPlayEnv.step` applies the
 learner's action and then plays every other seat with opponents drawn from an
 :class:`~goboom_env.training.league.OpponentPool` (baselines by agent spec and frozen snapshots of
 the learner) until it is the learner's turn again or the episode is over. The reward of a step is the
 learner's *own* reward summed over every AEC step since its previous action (the AEC env's public
 ``rewards``), so a loss caused by another player going out (R1.9, R2.9) reaches the learner.
-``action_masks()`` is a method of the env, so sb3-contrib finds it through ``SubprocVecEnv`` too.
+``action_masks()`` is a method of the env, so sb3-contrib finds it through ``SubprocVecEnv`` too; every
+``info`` holds the same mask as ``info["action_mask"]`` for libraries that read it there.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import numpy as np
 from goboom_env.agents import Policy
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
-from goboom_env.env import raw_env
+from goboom_env.env import make_config, raw_env
 from goboom_env.training.league import OpponentPool
 from goboom_env.training.privileged import critic_encoder
 
@@ -33,19 +40,24 @@ class SelfPlayEnv(gym.Env):
     (:class:`goboom_env.state.StateEncoder`: the observation, then the hidden cards) for a privileged critic;
     the actor must read only the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward
     shaping on the hand-size difference (:meth:`_phi`); ``gamma`` must then be the learner's discount factor.
-    ``info`` at the end of an episode holds ``winners``, ``won`` (the learner is among them),
+    ``info`` holds ``action_mask`` (the learner's legal actions, as :meth:`action_masks`); at the end of an
+    episode also ``winners``, ``won`` (the learner is among them),
     ``seat`` and ``opponent``. ``reset(options=...)`` accepts the AEC env's ``deck`` and
     ``dealer`` plus ``seat`` (the learner's seat) and ``opponent`` (a pool name) for scripted games.
     An illegal action ends the episode with reward ``-1`` (as PettingZoo's ``TerminateIllegalWrapper``
     does); a masked policy never takes one.
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(self, config: GameConfig, opponents: OpponentPool | Sequence[tuple[str, float]] = (("random", 1.0),),
                  *, episode: str = "hand", reward: str = "win", seat: str = "rotate", seed: int | None = None,
-                 pool_size: int = 8, privileged: bool = False, shaping: float = 0.0, gamma: float = 1.0) -> None:
+                 pool_size: int = 8, privileged: bool = False, shaping: float = 0.0, gamma: float = 1.0,
+                 render_mode: str | None = None) -> None:
         super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
         if seat not in ("rotate", "random"):
             raise ValueError(f"seat must be 'rotate' or 'random', got {seat!r}")
         if not shaping >= 0.0 or not 0.0 < gamma <= 1.0:
@@ -78,14 +90,20 @@ class SelfPlayEnv(gym.Env):
     # -- gymnasium API -------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        """Deal a new episode: choose the learner seat and the opponent, play up to the learner's turn."""
+        """Deal a new episode: choose the learner seat and the opponent, play up to the learner's turn.
+
+        ``seed`` restarts every generator (the deal, the seat, the opponent draw and the opponents' own), so a
+        seeded episode is played the same way again; the constructor's ``seed`` seeds the first episode."""
         super().reset(seed=seed)
-        if seed is None and self._needs_reseed:
+        if seed is not None:
+            self.pool.reseed(seed)  # the pool's agents were built from the constructor's seed: restart them
+            self.seat = -1  # "rotate" starts again from a seeded seat
+        elif self._needs_reseed:
             seed = self._seed
+            self.pool.rng = np.random.default_rng([seed, 1])
         self._needs_reseed = False
         if seed is not None:
             self._seat_rng = np.random.default_rng(seed)
-            self.pool.rng = np.random.default_rng([seed, 1])
         options = dict(options or {})
         seat = options.pop("seat", None)
         if seat is None:
@@ -100,7 +118,7 @@ class SelfPlayEnv(gym.Env):
         self._over = False
         self._play_opponents()
         self._potential = self._phi()
-        return self._observe(), {}
+        return self._observe(), {"action_mask": self.action_masks()}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Play the learner's action, then the opponents until the learner's turn or the end."""
@@ -118,11 +136,12 @@ class SelfPlayEnv(gym.Env):
             potential = 0.0 if terminated else self._phi()
             reward += self.gamma * potential - self._potential
             self._potential = potential
-        info: dict[str, Any] = {}
+        obs = self._observe()
+        info: dict[str, Any] = {"action_mask": self.action_masks()}
         if terminated:
             winners = list(aec.infos[learner]["winners"])
-            info = {"winners": winners, "won": self.seat in winners, "seat": self.seat, "opponent": self.opponent}
-        return self._observe(), float(reward), terminated, False, info
+            info |= {"winners": winners, "won": self.seat in winners, "seat": self.seat, "opponent": self.opponent}
+        return obs, float(reward), terminated, False, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner (all zeros once the episode is over)."""
@@ -180,7 +199,8 @@ class SelfPlayEnv(gym.Env):
         legal = np.flatnonzero(self._mask).tolist()
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
         self._over = True  # the AEC game is left as it is; reset() deals the next one
-        info = {"illegal_action": action, "legal_actions": legal, "winners": [], "won": False,
+        info = {"action_mask": self.action_masks(), "illegal_action": action, "legal_actions": legal,
+                "winners": [], "won": False,
                 "seat": self.seat, "opponent": self.opponent}
         return obs, -1.0, True, False, info
 
@@ -194,3 +214,23 @@ class SelfPlayEnv(gym.Env):
         if self.hidden is None:
             return observation
         return np.concatenate([observation, self.hidden.hidden(self.aec.match.hand, self.seat)])
+
+
+def single_agent_env(opponents: Sequence[str] | dict[str, float] = ("random",), *, seat: str = "random",
+                     episode: str = "hand", reward: str = "win", render_mode: str | None = None,
+                     config: GameConfig | None = None, preset: str | None = None, **fields: Any) -> SelfPlayEnv:
+    """What ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds: one learner seat against fixed opponents.
+
+    ``opponents``: an agent spec or a list of them (``"heuristic"``, ``"ismcts:iters=50"``, ``"ppo:classic4"``),
+    one drawn per episode for every other seat, uniformly or by the weights of a ``{spec: weight}`` dict. ``seat``:
+    ``"random"`` (a seat drawn per episode) or ``"rotate"``. The rules come from ``config``, ``preset`` or
+    the :class:`GameConfig` fields (``variant``, ``num_players``, ...), as ``goboom_env.env()`` takes them;
+    ``episode`` and ``reward`` are the AEC env's. Seed with ``reset(seed=...)``."""
+    if isinstance(opponents, str):
+        opponents = [opponents]
+    entries = list(opponents.items()) if isinstance(opponents, dict) else [(spec, 1.0) for spec in opponents]
+    if not entries or not all(isinstance(spec, str) for spec, _ in entries):
+        raise ValueError(f"opponents must be a non-empty list of agent specs or a {{spec: weight}} dict, "
+                         f"got {opponents!r}")
+    return SelfPlayEnv(make_config(config, preset, **fields), entries, seat=seat, episode=episode, reward=reward,
+                       render_mode=render_mode)
