@@ -8,8 +8,14 @@ server keeps running.
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +56,14 @@ def new_game(client: TestClient, body: dict[str, Any] = CLASSIC) -> tuple[str, d
     assert response.status_code == 201, response.text
     data = response.json()
     return data["game"], {"X-Game-Token": data["token"]}, data["frame"]
+
+
+def as_request(body: Any, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """The keyword arguments that send ``body``: JSON data, or a string sent as it is (labelled JSON)."""
+    headers = dict(headers or {})
+    if isinstance(body, str):
+        return {"content": body, "headers": headers | {"Content-Type": "application/json"}}
+    return {"json": body, "headers": headers}
 
 
 def first_legal(frame: dict[str, Any]) -> str:
@@ -204,8 +218,7 @@ def test_games_are_isolated(client: TestClient) -> None:
     ({"opponents": ["ppo:classic4"], "config": {"num_players": 3}}, 400, "trained for a different game"),
 ])
 def test_a_bad_new_game_is_a_400_naming_the_problem(client: TestClient, body: Any, status: int, words: str) -> None:
-    kwargs = {"content": body} if isinstance(body, str) else {"json": body}
-    response = client.post("/api/games", **kwargs)
+    response = client.post("/api/games", **as_request(body))
     assert response.status_code == status
     assert words in response.json()["error"]
     assert client.get("/api/options").status_code == 200  # the server keeps running
@@ -237,8 +250,7 @@ def test_bad_moves_are_refused_and_leave_the_game_as_it_was(client: TestClient) 
     for body, words in (({"move": "ZZ"}, "invalid card code 'ZZ'"), ({"move": 99}, "action numbers are 0..53"),
                         ({"move": True}, "a move must be"), ({"card": "7D"}, 'a move request is {"move": CARD}'),
                         ("{oops", "malformed JSON")):
-        kwargs = {"content": body} if isinstance(body, str) else {"json": body}
-        response = client.post(f"{url}/move", headers=headers, **kwargs)
+        response = client.post(f"{url}/move", **as_request(body, headers))
         assert response.status_code == 400 and words in response.json()["error"], body
     assert client.get(url, headers=headers).json()["frame"] == frame
     assert client.post(f"{url}/next", headers=headers).status_code == 409  # the hand is still being played
@@ -251,6 +263,45 @@ def test_bad_moves_are_refused_and_leave_the_game_as_it_was(client: TestClient) 
 def test_a_huge_body_is_refused(client: TestClient) -> None:
     response = client.post("/api/replay", content=b"x" * (8 * 1024 * 1024 + 1))
     assert response.status_code == 413
+
+
+def test_a_body_that_is_not_sent_as_json_is_refused(client: TestClient) -> None:
+    """A form on another web site can post text without the browser asking the server first; JSON it cannot."""
+    response = client.post("/api/games", content=json.dumps(CLASSIC), headers={"Content-Type": "text/plain"})
+    assert response.status_code == 415 and "application/json" in response.json()["error"]
+    assert client.post("/api/games", content=json.dumps(CLASSIC),
+                       headers={"Content-Type": "application/json; charset=utf-8"}).status_code == 201
+
+
+def test_a_loopback_server_answers_only_to_local_host_names() -> None:
+    with TestClient(create_app(ServerSettings(allowed_hosts=["127.0.0.1", "localhost"])),
+                    base_url="http://localhost:8000") as client:
+        assert client.get("/api/options").status_code == 200
+        assert client.get("/api/options", headers={"Host": "evil.example:8000"}).status_code == 400
+
+
+class BrokenAgent(Agent):
+    name = "broken"
+
+    def act(self, observation: Any, view: Any = None) -> int:
+        raise RuntimeError("the model file is damaged")
+
+
+def test_a_failing_agent_is_reported_and_the_server_keeps_running(client: TestClient) -> None:
+    register_agent("broken-test-agent", lambda config, seed=None: BrokenAgent(config))
+    try:
+        catalog = Catalog()
+        catalog.choices["broken"] = Choice("broken", "broken-test-agent", "fails")
+        with TestClient(create_app(ServerSettings(catalog=catalog)), raise_server_exceptions=False) as own:
+            game, headers, _ = new_game(own, CLASSIC | {"seat": 3, "opponents": ["broken"]})
+            response = own.post(f"/api/games/{game}/advance", headers=headers)
+            assert response.status_code == 500 and "the model file is damaged" in response.json()["error"]
+            with own.websocket_connect(ws_url(game, headers)) as ws:
+                assert ws.receive_json()["type"] == "frame"
+                assert "the model file is damaged" in ws.receive_json()["error"]
+            assert own.get("/api/options").status_code == 200
+    finally:
+        unregister_agent("broken-test-agent")
 
 
 def test_parse_move_reads_codes_words_and_numbers() -> None:
@@ -414,3 +465,46 @@ def test_a_posted_record_file_replays_or_is_refused_naming_the_line(client: Test
                                (json.dumps(tampered), "", "the record does not replay: hands[0].moves[0].seat")):
         response = client.post(f"/api/replay{query}", content=body)
         assert response.status_code == 400 and words in response.json()["error"], words
+
+
+# -- goboom serve ------------------------------------------------------------------------------------------------
+
+
+def test_goboom_serve_prints_its_url_and_serves_the_page_to_local_names_only(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "goboom_env.cli", "serve", "--port", str(port), "--records", str(tmp_path)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline() == (f"goboom serve: open http://127.0.0.1:{port}/ in a browser "
+                                            "(Ctrl-C stops the server)\n")
+        url = f"http://127.0.0.1:{port}/api/options"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    assert "ppo:classic4" in response.read().decode()
+                break
+            except urllib.error.URLError:
+                assert time.monotonic() < deadline and server.poll() is None, server.stderr.read()
+                time.sleep(0.2)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(url, headers={"Host": "evil.example"}), timeout=5)
+        assert refused.value.code == 400
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=20)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--port", "0"], "port must be an integer in 1..65535"),
+    (["--model", "no/such/folder"], "--model no/such/folder: not a folder"),
+    (["--idle-minutes", "0"], "idle_minutes must be > 0"),
+])
+def test_goboom_serve_refuses_bad_options(argv: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from goboom_env.cli import main
+
+    assert main(["serve", *argv]) == 2
+    assert words in capsys.readouterr().err

@@ -22,6 +22,9 @@ from pathlib import Path
 from goboom_env.cli.options import parse, run_command
 from goboom_env.config import check_int
 
+LOOPBACK = ["127.0.0.1", "localhost"]
+"""Names of this machine: a server bound to one of them answers only to these host names."""
+
 
 @dataclass
 class ServeArgs:
@@ -62,7 +65,8 @@ def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
         from goboom_env.web.catalog import Catalog
 
         settings = ServerSettings(catalog=Catalog(list(args.model)), ttl=args.idle_minutes * 60,
-                                  max_games=args.max_games, records=args.records)
+                                  max_games=args.max_games, records=args.records,
+                                  allowed_hosts=LOOPBACK if args.host in LOOPBACK else None)
         server = uvicorn.Server(uvicorn.Config(create_app(settings), host=args.host, port=args.port,
                                                log_level="warning"))
         host = f"[{args.host}]" if ":" in args.host else args.host

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,8 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -68,6 +71,9 @@ class ServerSettings:
     """Folder where finished hands are saved as game records (None: not saved)."""
     sweep_every: float = 60.0
     """Seconds between two sweeps for idle games."""
+    allowed_hosts: list[str] | None = None
+    """Host names the server answers to (None: any). ``goboom serve`` on a loopback address answers only to
+    localhost names, so that a web site whose name is made to point at 127.0.0.1 cannot use the server."""
 
 
 def create_app(settings: ServerSettings | None = None) -> Starlette:
@@ -105,7 +111,10 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     handlers = {GameError: _game_error, HTTPException: _http_error, Exception: _server_error}
-    app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)  # type: ignore[arg-type]
+    middleware = [] if settings.allowed_hosts is None else [
+        Middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)]
+    app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan,  # type: ignore[arg-type]
+                    middleware=middleware)
     app.state.store = store
     app.state.settings = settings
     return app
@@ -162,8 +171,13 @@ class _Api:
             raise GameError(400, str(exc)) from None
 
     def _save_game(self, session: GameSession, record: GameRecord) -> None:
-        if self.settings.records is not None:
+        """Save a finished game's record; a folder that cannot be written costs the record, not the game."""
+        if self.settings.records is None:
+            return
+        try:
             replay.save_game(self.settings.records, session.id, record)
+        except OSError as exc:
+            print(f"goboom serve: warning: the record of game {session.id} was not saved: {exc}", file=sys.stderr)
 
     def _game(self, request: Request) -> GameSession:
         return self.store.get(request.path_params["game"], request.headers.get(TOKEN_HEADER))
@@ -248,6 +262,10 @@ class _Api:
         except GameError as exc:
             await ws.send_json({"type": "error", "status": exc.status, "error": exc.message})
             return
+        except Exception as exc:  # an agent that failed: say so on the page; the server keeps running
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            await ws.send_json({"type": "error", "status": 500, "error": message})
+            return
         for i, frame in enumerate(frames):
             if i:
                 await asyncio.sleep(session.delay_ms / 1000)
@@ -302,8 +320,12 @@ async def _body(request: Request) -> bytes:
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
-    """The request's JSON object; GameError 400 for malformed JSON or anything but an object."""
+    """The request's JSON object; GameError 400 for malformed JSON or anything but an object, 415 for a body
+    not sent as JSON (which a form on another web site could send without the browser asking first)."""
     body = await _body(request)
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if body and kind != "application/json":
+        raise GameError(415, f"send the request body as JSON (Content-Type: application/json), not {kind!r}")
     try:
         data = json.loads(body or b"{}")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -38,7 +39,7 @@ class GameStore:
         session = self._games.get(game_id)
         if session is None:
             raise GameError(404, f"no game {game_id!r} on this server (it may have expired); start a new game")
-        if token != session.token:
+        if not isinstance(token, str) or not secrets.compare_digest(token, session.token):
             raise GameError(403, "this game belongs to another page (missing or wrong game token)")
         session.last_active = self.clock()
         return session
