@@ -95,8 +95,6 @@ def test_step_some_moves_only_the_chosen_games_and_holds_the_others_exactly() ->
 def test_unknown_opponent_is_refused() -> None:
     with pytest.raises(ValueError, match="opponent must be one of"):
         VectorGameVecEnv(GameConfig(), num_envs=2, opponent="mc")
-    with pytest.raises(ValueError, match="classic Go Boom only"):
-        VectorGameVecEnv(GameConfig(variant="jokers"), num_envs=2, opponent="heuristic")
 
 
 def test_maskable_ppo_learns_a_few_steps_on_the_vecenv() -> None:

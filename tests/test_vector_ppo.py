@@ -18,7 +18,13 @@ from conftest import ctrl_c_once_started  # noqa: E402
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
-from goboom_env.training.vector_policy import ActorCritic, ClassicTricksOpponent, sample_masked  # noqa: E402
+from goboom_env.training.vector_policy import (  # noqa: E402
+    ActorCritic,
+    ClassicTricksOpponent,
+    JokersBoomOpponent,
+    batched_heuristic,
+    sample_masked,
+)
 from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
 from goboom_env.training.vector_rollout import Pending, seat_gae  # noqa: E402
 from goboom_env.training.vector_trainer import collect_batched  # noqa: E402
@@ -124,6 +130,48 @@ def test_batched_heuristic_plays_what_classic_tricks_plays(config: GameConfig) -
         obs, mask, _, _, _ = game.step(random_legal_actions(mask, rng))
 
 
+JOKERS_CONFIGS = [GameConfig(variant="jokers"), GameConfig(variant="jokers", num_players=3),
+                  GameConfig(variant="jokers", num_jokers=0),
+                  GameConfig(variant="jokers", num_jokers=5, after_joker="any")]
+
+
+@pytest.mark.parametrize("config", JOKERS_CONFIGS)
+def test_batched_heuristic_plays_what_jokers_boom_plays(config: GameConfig) -> None:
+    """Every batched pick is one of the scalar agent's best-scored cards (its ties recorded, not sampled)."""
+    from goboom_env.vector import VectorGame, random_legal_actions
+
+    scalar = make_agent("jokers-boom", config, 0)
+    ties: list[set[int]] = []
+
+    def record_ties(cards: list[int], scores: np.ndarray) -> int:
+        scores = np.asarray(scores, np.float64)
+        ties.append({cards[i] for i in np.flatnonzero(scores == scores.max())})
+        return cards[int(np.argmax(scores))]
+
+    scalar._argmax = record_ties
+    game = VectorGame(config, num_envs=32, seed=3)
+    obs, mask, _ = game.reset()
+    rng = np.random.default_rng(0)
+    batched, checked, booms = batched_heuristic(config), 0, 0
+    for _ in range(60):
+        picks = batched.act(obs, mask, rng)
+        for i in range(len(obs)):
+            ties.clear()
+            single = scalar.act({"observation": obs[i].copy(), "action_mask": mask[i].copy()})
+            assert picks[i] in (ties[0] if ties else {single}), (i, picks[i], ties, single)
+            checked += 1
+            booms += bool(ties) and all(batched.boom[c] for c in ties[0])
+        obs, mask, _, _, _ = game.step(random_legal_actions(mask, rng))
+    assert checked == 60 * 32 and booms > 0  # boom plays were among the checked decisions
+
+
+def test_the_batched_heuristic_is_the_variants_best() -> None:
+    assert isinstance(batched_heuristic(GameConfig()), ClassicTricksOpponent)
+    assert isinstance(batched_heuristic(GameConfig(variant="jokers")), JokersBoomOpponent)
+    with pytest.raises(ValueError, match="jokers variant"):
+        JokersBoomOpponent(GameConfig())
+
+
 def test_batched_demonstrations_hold_each_movers_final_reward() -> None:
     data = collect_batched(GameConfig(), 40, seed=0, num_envs=8)
     assert len(data) >= 40 * 20
@@ -164,6 +212,14 @@ def test_short_run_writes_checkpoints_logs_and_a_model_ppo_loads(tmp_path: Path)
     assert (out / "best_model.zip").exists()
 
 
+def test_jokers_trains_against_the_batched_heuristic_from_its_warm_start(tmp_path: Path) -> None:
+    out = tmp_path / "jokers"
+    train(tiny_args(out, variant="jokers", opponents=["heuristic=1", "learner=1"], bc_games=30, bc_epochs=1))
+    rows = list(csv.DictReader((out / "progress.csv").open()))
+    assert "win_rate/heuristic" in rows[0] and int(rows[-1]["timesteps"]) >= 1200
+    assert json.loads((out / "bc.json").read_text())["decisions"] > 30 * 10
+
+
 def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     out = tmp_path / "run"
     train(tiny_args(out, timesteps=600))
@@ -188,16 +244,14 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     ("gamma", 1.5, r"gamma must be in \(0, 1\]"),
     ("opponents", ["mc=1"], "opponents entry must be one of"),
     ("opponents", ["learner"], "SPEC=WEIGHT"),
-    ("variant", "jokers", "classic Go Boom only"),
     ("num_players", 13, "num_players"),
     ("net_arch", [], "net_arch"),
     ("precision", "fp16", "precision must be one of auto, fp32, bf16"),
 ])
 def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: str, value: object,
                                                          message: str) -> None:
-    opponents = {"opponents": ["learner=1", "heuristic=1"]} if field == "variant" else {}
     with pytest.raises(ValueError, match=message):
-        train(tiny_args(tmp_path / "x", **{**opponents, field: value}))
+        train(tiny_args(tmp_path / "x", **{field: value}))
     assert not (tmp_path / "x").exists()
 
 

@@ -11,7 +11,7 @@
 
 Each of the ``num_envs`` environments is one game in which the learner holds one seat (drawn per
 episode); :meth:`step_wait` applies the learner's actions, then plays the other seats of every game
-with one batched opponent (``random``, ``heuristic`` = batched ``classic-tricks`` for classic, or any
+with one batched opponent (``random``, ``heuristic`` = the variant's best heuristic batched, or any
 :class:`goboom_env.training.vector_policy.BatchOpponent`) until the learner is to move again everywhere. The
 reward of a step is what the learner's seat received since its previous action (the win reward at
 the end of the hand, so a loss caused by another player going out reaches it), as
@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.observation import ObservationEncoder
-from goboom_env.training.vector_policy import BatchOpponent, ClassicTricksOpponent, RandomOpponent
+from goboom_env.training.vector_policy import BatchOpponent, RandomOpponent, batched_heuristic
 
 OPPONENTS = ("random", "heuristic")
 
@@ -50,7 +50,7 @@ class VectorGameVecEnv(VecEnv):
         if isinstance(opponent, str):
             if opponent not in OPPONENTS:
                 raise ValueError(f"opponent must be one of {list(OPPONENTS)} or a BatchOpponent, got {opponent!r}")
-            opponent = RandomOpponent() if opponent == "random" else ClassicTricksOpponent(config)
+            opponent = RandomOpponent() if opponent == "random" else batched_heuristic(config)
         self.config = config
         self.game = VectorGame(config, num_envs=num_envs, seed=seed, episode=episode, reward=reward,
                                autoreset=True, check=True)

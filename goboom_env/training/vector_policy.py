@@ -2,8 +2,8 @@
 
 :class:`ActorCritic` is a masked MLP policy and value network in torch (its actor freezes into the numpy
 :class:`~goboom_env.training.numpy_actor.FrozenMlp` that ``ppo:`` plays); a :class:`BatchOpponent` picks
-one action for each of many games at once (``random``, a learner snapshot, or the batched
-``classic-tricks`` heuristic); :class:`SnapshotPool` keeps the league of snapshots.
+one action for each of many games at once (``random``, a learner snapshot, or the batched heuristic,
+``classic-tricks`` or ``jokers-boom``); :class:`SnapshotPool` keeps the league of snapshots.
 """
 
 from __future__ import annotations
@@ -185,6 +185,55 @@ class ClassicTricksOpponent:
         wins = legal & ~leading[:, None] & (faces // 13 == led[:, None] // 13) & (faces > best[:, None])
         choice = np.where(wins.any(1), wins.argmax(1), choice)  # the lowest winning card
         return np.where(legal.any(1), choice, NUM_ACTIONS - 1)
+
+
+class JokersBoomOpponent:
+    """``jokers-boom`` (:class:`goboom_env.agents.JokersBoomAgent`) on a batch of observations.
+
+    The same decoding (the encoder's :meth:`~goboom_env.observation.ObservationEncoder.counts`) and the same
+    scores as the scalar agent for every card at once: boom at once when an opponent holds one card and the
+    stock is not empty; otherwise the matching non-boom card worth most points plus three per own card that
+    would match it next, minus two per unseen card that could match it; a boom card only when no other card
+    matches; draw or pass only when nothing else is legal. Ties are broken at random, as the scalar agent does."""
+
+    def __init__(self, config: GameConfig) -> None:
+        from goboom_env.agents.heuristics import JokersBoomAgent
+        from goboom_env.cards import ACES_MASK, JOKER, JOKER_BIT, JOKERS_POINTS, MATCH_MASKS, NUM_FACES, faces_in
+        from goboom_env.observation import encoder_for
+
+        if config.is_classic:
+            raise ValueError("JokersBoomOpponent plays the jokers variant; use ClassicTricksOpponent for classic")
+        self.encoder = encoder_for(config)
+        self.total = np.full(NUM_FACES, config.num_decks, np.float64)
+        self.total[JOKER] = config.num_jokers
+        boom = np.zeros(NUM_FACES, bool)
+        boom[faces_in(ACES_MASK if config.aces_mode else JOKER_BIT)] = True
+        self.boom = boom
+        self.match = np.zeros((NUM_FACES, NUM_FACES))  # match[c, x]: face x matches card c (the joker nothing)
+        for c in range(52):
+            self.match[c, faces_in(MATCH_MASKS[c])] = 1.0
+        self.points = np.array(JOKERS_POINTS, np.float64)
+        self.scarcity = JokersBoomAgent.scarcity
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        counts = self.encoder.counts(obs)
+        hand = counts["hand"].astype(np.float64)
+        unseen = self.total - hand - counts["seen"]
+        plain = hand * ~self.boom
+        score = (self.points + 3.0 * (plain @ self.match.T - plain) - self.scarcity * (unseen @ self.match.T)
+                 + rng.random(hand.shape) * 1e-6)
+        legal = mask[:, :-1].astype(bool)
+        plays, booms = legal & ~self.boom, legal & self.boom
+        urgent = (counts["hand_sizes"][:, 1:].min(1) <= 1) & (counts["stock"][:, 0] > 0) & booms.any(1)
+        pool = np.where((urgent | ~plays.any(1))[:, None], booms, plays)
+        choice = np.where(pool, score, -np.inf).argmax(1)
+        return np.where(pool.any(1), choice, NUM_ACTIONS - 1)
+
+
+def batched_heuristic(config: GameConfig) -> ClassicTricksOpponent | JokersBoomOpponent:
+    """The ``heuristic`` alias on a batch: the best rule-based agent of the variant (``classic-tricks`` or
+    ``jokers-boom``)."""
+    return ClassicTricksOpponent(config) if config.is_classic else JokersBoomOpponent(config)
 
 
 class SnapshotPool:

@@ -47,7 +47,7 @@ from goboom_env.training.run_folder import (
     start_run_folder,
     truncate_csv,
 )
-from goboom_env.training.vector_rollout import HEURISTIC, parse_pool
+from goboom_env.training.vector_rollout import parse_pool
 
 PRECISIONS = ("auto", "fp32", "bf16")
 """Choices of ``--precision``."""
@@ -87,8 +87,8 @@ class VectorArgs(SelfPlayArgs):
     has native bfloat16, AVX512-BF16 or AMX, else fp32)."""
     opponents: list[str] = field(default_factory=lambda: ["learner=1"])
     """Opponent pool as SPEC=WEIGHT items, one draw per game and episode: `learner` (all seats are the
-    learner), `self` (the other seats are a snapshot of the learner), `random` or `heuristic` (classic-tricks,
-    classic only)."""
+    learner), `self` (the other seats are a snapshot of the learner), `random` or `heuristic` (the variant's best
+    heuristic, classic-tricks or jokers-boom, batched)."""
     max_grad_norm: float = 0.5
     """Gradient norm clipping."""
     out: str = "runs/fast"
@@ -105,9 +105,7 @@ class VectorArgs(SelfPlayArgs):
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
-        if any(spec == HEURISTIC for spec, _ in parse_pool(self.opponents)) and self.variant != "classic":
-            raise ValueError("opponents: the batched heuristic plays classic Go Boom only (variant is "
-                             f"{self.variant!r}); use learner, self or random")
+        parse_pool(self.opponents)  # names a bad entry before the run folder is made
 
 
 # -- the run folder ------------------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ SNAPSHOTS = "self"
 RANDOM = "random"
 """Opponent-pool entry: the other seats play uniformly among their legal actions."""
 HEURISTIC = "heuristic"
-"""Opponent-pool entry (classic only): the other seats play ``classic-tricks``, batched."""
+"""Opponent-pool entry: the other seats play the variant's best heuristic, batched (``classic-tricks`` or
+``jokers-boom``)."""
 POOL_KINDS = (LEARNER, SNAPSHOTS, RANDOM, HEURISTIC)
 
 def parse_pool(items: Sequence[str]) -> list[tuple[str, float]]:

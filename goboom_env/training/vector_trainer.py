@@ -14,14 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from goboom_env.agents.heuristics import BEST_HEURISTIC
 from goboom_env.config import GameConfig
 from goboom_env.training.model_files import write_play_only
 from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
 from goboom_env.training.vector_policy import (
     ActorCritic,
-    ClassicTricksOpponent,
     RandomOpponent,
     SnapshotPool,
+    batched_heuristic,
     resolve_precision,
 )
 from goboom_env.training.vector_rollout import (
@@ -72,7 +73,7 @@ class Trainer:
         self.plan = SeatPlan(parse_pool(args.opponents), args.num_envs, self.n, self.rng)
         self.snapshots = SnapshotPool(args.pool_size)
         self.random = RandomOpponent()
-        self.heuristic = ClassicTricksOpponent(config) if HEURISTIC in self.plan.specs else None
+        self.heuristic = batched_heuristic(config) if HEURISTIC in self.plan.specs else None
         self.net = ActorCritic(self.obs_dim, args.net_arch, resolve_precision(args.precision))
         # fused: one kernel for all parameters, half the time of torch's default per-tensor loop on CPU
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
@@ -234,15 +235,16 @@ class Trainer:
 
 
 def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256) -> Any:
-    """:func:`goboom_env.training.imitation.collect` for the ``classic-tricks`` teacher, played on the batched engine:
-    every decision of ``games`` finished hands (observation, mask, move and the mover's win reward)."""
+    """:func:`goboom_env.training.imitation.collect` for the ``heuristic`` teacher (``classic-tricks`` or
+    ``jokers-boom``), played on the batched engine: every decision of ``games`` finished hands (observation,
+    mask, move and the mover's win reward)."""
     from goboom_env.training.imitation import Demonstrations
     from goboom_env.vector import VectorGame
 
     rng = np.random.default_rng(seed)
     num_envs = max(1, min(num_envs, games))
     game = VectorGame(config, num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
-    teacher = ClassicTricksOpponent(config)
+    teacher = batched_heuristic(config)
     obs, mask, seat = game.reset()
     steps: list[tuple[np.ndarray, ...]] = []
     finished = 0
@@ -264,13 +266,13 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
                batch_size: int = 512, learning_rate: float = 1e-3) -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
     squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
-    engine when the teacher is the classic heuristic, :func:`collect_batched`)."""
+    engine when the teacher is the variant's best heuristic, :func:`collect_batched`)."""
     import torch
 
     from goboom_env.training.imitation import collect
 
     started = time.perf_counter()
-    if config.is_classic and teacher in ("heuristic", "classic-tricks"):
+    if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):
         data = collect_batched(config, games, seed=seed)
     else:
         data = collect(config, teacher, games, seed=seed)
