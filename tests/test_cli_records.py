@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,7 +63,7 @@ def test_saving_games_leaves_the_other_outputs_unchanged(saved: Path, tmp_path: 
 def test_pairwise_saves_the_first_games_of_every_pairing(tmp_path: Path) -> None:
     out = tmp_path / "pairs"
     done = goboom("evaluate", "--preset", "classic-2p", "--pairwise", "--agents", "heuristic", "random",
-                  "--games", "3", "--save-games", "2", "--out", str(out), "--no-progress")
+                  "--games", "4", "--episode", "hand", "--save-games", "2", "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
     records = read(out / "games.jsonl")
     assert [r.meta["agents"] for r in records] == [["heuristic", "random"]] * 2 + [["random", "heuristic"]] * 2
@@ -74,3 +75,62 @@ def test_a_negative_save_games_is_refused_before_playing(tmp_path: Path) -> None
     done = goboom("evaluate", "--games", "3", "--save-games", "-1", "--out", str(tmp_path / "x"), "--no-progress")
     assert done.returncode == 2 and "--save-games must be a non-negative integer" in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_replay_shows_every_move_face_up_to_the_recorded_result(saved: Path) -> None:
+    record = read(saved / "games.jsonl")[1]
+    done = goboom("replay", str(saved / "games.jsonl"), "--game", "1")
+    assert done.returncode == 0, done.stderr
+    moves = [line for line in done.stdout.splitlines() if re.match(r"P\d \S+ [\[(]", line)]
+    assert len(moves) == sum(len(h.moves) for h in record.hands)
+    assert all("[" in line for line in moves)  # every hand face up: the mover's cards are shown
+    assert done.stdout.count("=== hand ") == len(record.hands)
+    winners = ", ".join(f"P{w} ({record.seats[w]})" for w in record.result.winners)
+    assert f"the match is won by {winners}" in done.stdout
+    last = record.hands[-1]
+    assert "totals: " + "  ".join(f"P{s}={v}" for s, v in enumerate(last.scores)) in done.stdout
+
+
+def test_replay_from_one_seat_hides_the_other_hands(saved: Path) -> None:
+    done = goboom("replay", str(saved / "games.jsonl"), "--seat", "2")
+    assert done.returncode == 0, done.stderr
+    body = done.stdout.split("hand over:")[0]
+    for line in body.splitlines():
+        if re.match(r"P[01] \S+ ", line):
+            assert re.match(r"P[01] \S+ \(\d+ cards?\): ", line), line
+        if re.match(r"P2 \S+ ", line):
+            assert "[" in line
+        assert not re.match(r"\s+\(P[01] drew", line)
+
+
+def test_replay_waits_for_enter_and_stops_on_q(saved: Path) -> None:
+    done = goboom("replay", str(saved / "games.jsonl"), "--wait", stdin="\n\nq\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("[Enter: next move, q: stop]") == 3 and "is won by" not in done.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "give the game record file to replay"),
+    (["nope.jsonl"], "no game record file nope.jsonl"),
+    (["GAMES", "--game", "7"], "--game 7: "),
+    (["GAMES", "--seat", "5"], "--seat must be in 0..2, got 5"),
+    (["GAMES", "--seat", "1", "--all"], "--seat and --all are alternatives"),
+])
+def test_replay_refuses_bad_options_in_one_line(saved: Path, args: list[str], message: str) -> None:
+    done = goboom("replay", *[str(saved / "games.jsonl") if a == "GAMES" else a for a in args])
+    assert done.returncode == 2 and done.stderr.startswith(f"goboom replay: error: {message}"), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_replay_of_a_record_that_is_not_the_game_it_claims_names_the_move(saved: Path, tmp_path: Path) -> None:
+    line = json.loads((saved / "games.jsonl").read_text().splitlines()[0])
+    line["hands"][0]["moves"][0]["seat"] = (line["hands"][0]["moves"][0]["seat"] + 1) % 3
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(line) + "\n")
+    done = goboom("replay", str(bad))
+    assert done.returncode == 1
+    assert done.stderr.startswith("goboom replay: error: the record does not replay: hands[0].moves[0].seat: P")
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_text("{}\n")
+    done = goboom("replay", str(corrupt))
+    assert done.returncode == 2 and f"{corrupt} line 1: format: missing" in done.stderr

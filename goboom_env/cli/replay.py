@@ -1,0 +1,177 @@
+"""``goboom replay FILE``: show a saved game move by move in the terminal, replayed on the engine.
+
+FILE is a game record file (JSON Lines, :mod:`goboom_env.records`): ``games.jsonl`` of ``goboom evaluate
+--save-games N``, or the file of ``goboom play --save FILE``. Every hand is shown face up (``--all``, the
+default) or from one seat's view (``--seat S``: its own cards, the others' card counts); ``--wait``
+waits for Enter after each move. The replay checks the record as it goes: a move the rules do not
+allow, or a result that differs from the engine's, stops it with an error naming the hand and the move.
+
+Examples::
+
+    goboom replay results/eval-x/games.jsonl              # the first game, every hand face up
+    goboom replay results/eval-x/games.jsonl --game 3 --seat 1 --wait
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, TextIO
+
+import tyro
+
+from goboom_env.cli.options import parse
+from goboom_env.engine import Hand
+from goboom_env.records import GameRecord, ReplayStep, read, replay
+from goboom_env.render import count_text, describe_event, move_text, render_text
+
+
+@dataclass
+class ReplayArgs:
+    """The options of ``goboom replay``."""
+
+    file: Annotated[Path | None, tyro.conf.Positional, tyro.conf.arg(metavar="FILE")] = None
+    """Game record file (JSON Lines: games.jsonl of goboom evaluate --save-games, goboom play --save)."""
+    game: int = 0
+    """Which game of the file to show, 0 = the first."""
+    seat: int | None = None
+    """Show the game from this seat's view: its own cards face up, the others' hidden."""
+    all: bool = False
+    """Show every hand face up (the default without --seat)."""
+    wait: bool = False
+    """Wait for Enter after each move (q then Enter stops)."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad option."""
+        if self.file is None:
+            raise ValueError("give the game record file to replay: goboom replay FILE")
+        if self.all and self.seat is not None:
+            raise ValueError("--seat and --all are alternatives: give one")
+        if self.game < 0:
+            raise ValueError(f"--game must be a non-negative integer, got {self.game}")
+
+
+def main(argv: Sequence[str], prog: str = "goboom replay") -> int:
+    """Show one game of a record file: 0 when shown to its end (or stopped with q), 2 on a bad option or
+    file, 1 when the record does not replay (the error names the hand and the move)."""
+    try:
+        args = parse(ReplayArgs, argv, prog, __doc__)
+        args.validate()
+        assert args.file is not None
+        record = _pick(args.file, args.game)
+        if args.seat is not None and not 0 <= args.seat < record.config.num_players:
+            raise ValueError(f"--seat must be in 0..{record.config.num_players - 1}, got {args.seat}")
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    show = Show(record, args.seat, sys.stdout, sys.stdin if args.wait else None)
+    try:
+        show.run(f"game {args.game} of {args.file}")
+    except ValueError as exc:
+        print(f"{prog}: error: the record does not replay: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _pick(path: Path, index: int) -> GameRecord:
+    """Game ``index`` of the file; ValueError when the file cannot be read or has fewer games."""
+    if not path.is_file():
+        raise ValueError(f"no game record file {path}")
+    try:
+        records = read(path)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not a text file of game records ({exc})") from exc
+    if not 0 <= index < len(records):
+        raise ValueError(f"--game {index}: {path} holds {count_text(len(records), 'game')} (0..{len(records) - 1})")
+    return records[index]
+
+
+class Show:
+    """Prints a record step by step: all hands face up (``seat`` None) or from ``seat``'s view."""
+
+    def __init__(self, record: GameRecord, seat: int | None, out: TextIO, pause: TextIO | None = None) -> None:
+        self.record, self.seat, self.out, self.pause = record, seat, out, pause
+        self.before: Hand | None = None
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out)
+
+    def run(self, title: str) -> None:
+        """Replay the whole record; returns early when the viewer stops it with q."""
+        record, n = self.record, self.record.config.num_players
+        config = record.config
+        seats = "  ".join(f"P{s}={name}" for s, name in enumerate(record.seats))
+        what = "one hand" if record.episode == "hand" else "a match"
+        self.say(f"{title}: {config.variant} Go Boom, {n} players, {what}; {seats}")
+        if record.meta:
+            self.say("  " + ", ".join(f"{k}: {v}" for k, v in record.meta.items()))
+        self.say("view: every hand face up" if self.seat is None
+                 else f"view: P{self.seat}'s (the others' cards hidden)")
+        for step in replay(record):
+            if step.move is None:
+                self._deal(step)
+            else:
+                self._move(step)
+                if step.hand.over:
+                    self._hand_over(step)
+                elif not self._go_on():
+                    return
+        result = record.result
+        winners = ", ".join(f"P{w} ({record.seats[w]})" for w in result.winners) or "nobody"
+        self.say(f"the {record.episode} is won by {winners}; rewards "
+                 + "  ".join(f"P{s}={r:+.3f}" for s, r in enumerate(record.rewards)))
+
+    def _deal(self, step: ReplayStep) -> None:
+        hand = step.hand
+        total = len(self.record.hands)
+        self.say(f"\n=== hand {step.hand_index + 1} of {total}, dealer P{hand.dealer} ===")
+        for event in step.events:
+            self.say(f"  {describe_event(event)}")
+        self.say(render_text(hand, None, self.seat, last=0, reveal=self.seat is None))
+        self.before = hand
+
+    def _move(self, step: ReplayStep) -> None:
+        assert step.move is not None and self.before is not None
+        seat, name = step.move.seat, self.record.seats[step.move.seat]
+        holding = (f"[{' '.join(move_text(f) for f in self.before.hand_faces(seat))}]"
+                   if self._visible(seat) else f"({count_text(self.before.sizes[seat], 'card')})")
+        self.say(f"P{seat} {name} {holding}: {move_text(step.move.action)}")
+        for event in step.events:
+            if event != ("play", seat, step.move.action):  # the move line says it already
+                self.say(f"    {describe_event(event)}")
+        for other in range(self.record.config.num_players):
+            drawn = _drawn(self.before, step.hand, other, step)
+            if drawn and self._visible(other):
+                self.say(f"    (P{other} drew {' '.join(move_text(f) for f in sorted(drawn.elements()))})")
+        self.before = step.hand
+
+    def _visible(self, seat: int) -> bool:
+        return self.seat is None or seat == self.seat
+
+    def _hand_over(self, step: ReplayStep) -> None:
+        recorded = self.record.hands[step.hand_index]
+        self.say(render_text(step.hand, None, None, last=0, reveal=True))
+        self.say("hand scores: " + "  ".join(f"P{s}={d:+d}" for s, d in enumerate(recorded.score_deltas))
+                 + "; totals: " + "  ".join(f"P{s}={v}" for s, v in enumerate(recorded.scores)))
+
+    def _go_on(self) -> bool:
+        """With ``--wait``: wait for Enter; False when the viewer typed q (or the input ended)."""
+        if self.pause is None:
+            return True
+        print("[Enter: next move, q: stop] ", end="", file=self.out, flush=True)
+        line = self.pause.readline()
+        return bool(line) and line.strip().lower() not in ("q", "quit")
+
+
+def _drawn(before: Hand, after: Hand, seat: int, step: ReplayStep) -> Counter[int]:
+    """The cards that reached ``seat``'s hand in this step: its hand after, less what it held before and did
+    not play from it (a classic draw plays its matching card straight from the stock, R1.6)."""
+    played = Counter(e[2] for e in step.events if e[0] == "play" and e[1] == seat)
+    if before.classic and any(e[0] == "draw" and e[1] == seat for e in step.events):
+        played = Counter()  # the card played after a classic draw came from the stock
+    return Counter(after.hand_faces(seat)) - (Counter(before.hand_faces(seat)) - played)
