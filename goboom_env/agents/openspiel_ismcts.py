@@ -1,0 +1,75 @@
+"""The ``openspiel-ismcts`` agent: OpenSpiel's own ``ISMCTSBot`` searching the ``python_goboom`` game.
+
+``openspiel-ismcts:sims=100,rollouts=1,c=2`` plays through the :class:`~goboom_env.agents.Policy` protocol
+like every agent here (tournaments, ``goboom evaluate``, the single-agent env), so OpenSpiel's search can
+be measured against our baselines. Each decision hands the bot a state that the seat cannot tell from the
+real one (:func:`goboom_env.openspiel.state_from_view`); the bot then resamples the hidden cards itself
+(``resample_from_infostate``) on every simulation and evaluates leaves with random rollouts.
+
+Options: ``sims`` simulations per decision (default 100), ``rollouts`` random playouts per leaf
+(default 1), ``c`` the UCT exploration constant (default 2.0). The search's goal is the hand: the game is
+loaded with ``episode="hand"`` and ``reward="win"``. Found through the ``goboom_env.agents`` entry point,
+so ``pyspiel`` is imported only when such a spec is made (the ``openspiel`` extra).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+from open_spiel.python.algorithms import ismcts, mcts
+
+from goboom_env.agents.policy import Agent, Observation
+from goboom_env.config import GameConfig, check_int
+from goboom_env.info import PlayerView
+from goboom_env.openspiel import SHORT_NAME, params_of, state_from_view
+
+OPTIONS = ("sims", "rollouts", "c")
+"""The options of an ``openspiel-ismcts:`` spec."""
+
+
+class OpenSpielISMCTSAgent(Agent):
+    """OpenSpiel's ``ISMCTSBot`` with a random-rollout evaluator on ``python_goboom`` (see the module docstring)."""
+
+    needs_view = True
+
+    def __init__(self, config: GameConfig, seed: int | None = None, sims: int = 100, rollouts: int = 1,
+                 c: float = 2.0, **unknown: object) -> None:
+        if unknown:
+            raise ValueError(f"unknown openspiel-ismcts option(s) {', '.join(sorted(unknown))}; the options are "
+                             f"{', '.join(OPTIONS)}")
+        self.sims = check_int("sims", sims, 1, 1_000_000)
+        self.rollouts = check_int("rollouts", rollouts, 1, 10_000)
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not c >= 0:
+            raise ValueError(f"c must be a number >= 0, got {c!r}")
+        self.c = float(c)
+        self.game = pyspiel.load_game(SHORT_NAME, params_of(config, episode="hand", reward="win"))
+        self.name = f"openspiel-ismcts:sims={self.sims},rollouts={self.rollouts},c={self.c:g}"
+        super().__init__(config, seed)
+        self.reseed(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the deals of the root states and the bot's own generator."""
+        super().reseed(seed)
+        random_state = np.random.RandomState(int(self.rng.integers(2**31)))
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=self.rollouts, random_state=random_state)
+        self.bot = ismcts.ISMCTSBot(self.game, evaluator, self.c, self.sims, random_state=random_state,
+                                    final_policy_type=ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT)
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        """The bot's move from a state consistent with ``view`` (the seat's own information)."""
+        if view is None:
+            raise ValueError(f"{self.name} needs the seat's PlayerView (needs_view is True)")
+        legal = view.legal_actions()
+        if not legal:
+            raise ValueError(f"{self.name}: seat {view.seat} has no legal action (is it to move?)")
+        if len(legal) == 1:
+            return legal[0]
+        return int(self.bot.step(state_from_view(self.game, view, self.rng)))
+
+
+def load_openspiel_ismcts(config: GameConfig, seed: int | None = None, **options: object) -> OpenSpielISMCTSAgent:
+    """The ``openspiel-ismcts:`` agent factory (the ``goboom_env.agents`` entry point)."""
+    return OpenSpielISMCTSAgent(config, seed, **options)
+
+
+__all__ = ["OPTIONS", "OpenSpielISMCTSAgent", "load_openspiel_ismcts"]

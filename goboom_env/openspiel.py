@@ -1,0 +1,331 @@
+"""Go Boom as an OpenSpiel game, registered from Python as ``python_goboom`` (the ``openspiel`` extra).
+
+Importing this module registers the game (``pyspiel.register_game``, as OpenSpiel's own Python games do);
+then every OpenSpiel algorithm that takes a ``pyspiel.Game`` runs on Go Boom::
+
+    import pyspiel
+    import goboom_env.openspiel  # registers python_goboom
+
+    game = pyspiel.load_game("python_goboom", {"players": 4, "variant": "jokers"})
+
+The rules are the engine's (:class:`goboom_env.engine.Match`); this module adds only what OpenSpiel asks for.
+
+* **Parameters**: every :class:`~goboom_env.config.GameConfig` field, with OpenSpiel's name ``players`` for
+  ``num_players``. OpenSpiel parameters have no ``None``, so a derived field (R1.1, R2.1, R2.2) is asked
+  for by its *derive* value: ``num_decks=0``, ``num_jokers=-1``, ``scoring=""``, ``target_score=0``,
+  ``rounds=0``. Two more: ``episode`` (``"hand"``, default, or ``"match"``) and ``reward`` (``"win"`` or
+  ``"points"``), as in ``goboom_env.env()``. A bad value raises ``ValueError`` naming the field.
+* **Chance nodes** deal explicitly: the first dealer (uniform over the seats, R1.2, R2.2), then the deck
+  card by card from the top (each remaining face with probability copies left / cards left, R0.5), so
+  every deal is reproducible from the action history (which is also what ``serialize()`` writes). In a
+  match each later hand is dealt the same way, the dealer moving left.
+* **Actions**: the env's 54 (faces 0-52 play a card, 53 draws or passes; R3.1). **Returns** at the end,
+  zero-sum: the env's ``reward="win"`` (a winner gets ``(n/k - 1)/(n - 1)``) or, summed over the hands,
+  ``reward="points"``.
+* **Tensors**: the observation tensor and the information-state tensor are both the env's observation
+  vector of the player (:class:`goboom_env.observation.ObservationEncoder`, a Markov summary of what the
+  player knows; not the perfect-recall history), all zeros while cards are being dealt. The observer's
+  ``dict`` holds the encoder's named blocks as views of the tensor.
+* **Strings**: the observation string is the text view of the table with the player's hand
+  (:func:`goboom_env.render.render_text`); the information-state string is the player's hand, the scores
+  and every public event of the hand so far (R4.1), enough for the ``ISMCTSBot`` to tell information
+  sets apart.
+* ``resample_from_infostate`` deals the cards hidden from the player at random, keeping everything it
+  knows (:meth:`goboom_env.info.PlayerView.sample_hand`). The resampled state's action history still
+  holds the original deal, so serialize an original state, not a resampled one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKERS_POINTS, NUM_ACTIONS, NUM_FACES, code_of, deck_faces
+from goboom_env.config import MAX_PLAYERS, GameConfig
+from goboom_env.engine import Hand, Match
+from goboom_env.episode import EPISODES, end_hand
+from goboom_env.events import event_text
+from goboom_env.hand_state import deck_multiset
+from goboom_env.info import PlayerView
+from goboom_env.observation import encoder_for
+from goboom_env.render import render_text
+from goboom_env.scoring import REWARDS, points_rewards, win_rewards
+
+SHORT_NAME = "python_goboom"
+
+DEFAULT_PARAMS: dict[str, Any] = {
+    "players": 4, "variant": "classic", "hand_size": 7, "num_decks": 0, "num_jokers": -1, "scoring": "",
+    "target_score": 0, "rounds": 0, "after_joker": "match", "episode": "hand", "reward": "win",
+}
+"""The game's parameters and defaults; ``0``, ``-1`` and ``""`` ask for the derived default of that field."""
+
+_DERIVE = {"num_decks": 0, "num_jokers": -1, "scoring": "", "target_score": 0, "rounds": 0}
+
+GAME_TYPE = pyspiel.GameType(
+    short_name=SHORT_NAME,
+    long_name="Python Go Boom",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=MAX_PLAYERS,
+    min_num_players=2,
+    provides_information_state_string=True,
+    provides_information_state_tensor=True,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=DEFAULT_PARAMS,
+)
+
+
+def read_params(params: dict[str, Any]) -> tuple[GameConfig, str, str]:
+    """The configuration, episode and reward of a parameter dict (missing keys take :data:`DEFAULT_PARAMS`)."""
+    unknown = sorted(set(params) - set(DEFAULT_PARAMS))
+    if unknown:
+        raise ValueError(f"{SHORT_NAME}: unknown parameters {unknown}; known: {sorted(DEFAULT_PARAMS)}")
+    merged = {**DEFAULT_PARAMS, **params}
+    episode, reward = merged.pop("episode"), merged.pop("reward")
+    if episode not in EPISODES:
+        raise ValueError(f"{SHORT_NAME}: episode must be one of {list(EPISODES)}, got {episode!r}")
+    if reward not in REWARDS:
+        raise ValueError(f"{SHORT_NAME}: reward must be one of {list(REWARDS)}, got {reward!r}")
+    fields = {"num_players": merged.pop("players")}
+    for name, value in merged.items():
+        fields[name] = None if name in _DERIVE and value == _DERIVE[name] else value
+    try:
+        config = GameConfig(**fields)
+    except ValueError as exc:
+        raise ValueError(f"{SHORT_NAME}: {exc}") from None
+    return config, episode, reward
+
+
+def params_of(config: GameConfig, episode: str = "hand", reward: str = "win") -> dict[str, Any]:
+    """The parameters that load ``config`` (derived fields left to derive): the inverse of :func:`read_params`."""
+    explicit = config.explicit_fields()
+    params = {"players": config.num_players, "episode": episode, "reward": reward}
+    for name in DEFAULT_PARAMS:
+        if name in explicit and name != "num_players":
+            params[name] = explicit[name]
+    return params
+
+
+def _max_hands(config: GameConfig, episode: str) -> int:
+    """An upper bound on the hands of one game. In a classic match every hand adds at least one point to the
+    sum of the totals (the others keep a card of at least one point, R1.10-R1.12), and the match ends once a
+    total reaches the target; a jokers match has ``rounds`` hands (R2.2)."""
+    if episode == "hand":
+        return 1
+    if config.is_classic:
+        return config.num_players * (config.target_score - 1) + 1
+    return config.rounds
+
+
+def game_info(config: GameConfig, episode: str, reward: str) -> pyspiel.GameInfo:
+    """Sizes and bounds of the game. Per hand, at most ``deck size + 1`` chance nodes and ``(n + 2) x
+    (deck size + 1)`` turns: every card is played or drawn at most once, and a trick (classic) or a run of
+    passes (jokers) between two plays has at most ``n`` turns."""
+    n, deck = config.num_players, config.deck_size
+    hands = _max_hands(config, episode)
+    if reward == "win":
+        low, high = -1.0 / (n - 1), 1.0
+    else:  # each hand's reward is a gain minus the mean gain, / 100; a gain is at most every card's points
+        points = CLASSIC_POINTS if config.is_classic else JOKERS_POINTS
+        bound = hands * sum(points[f] for f in deck_faces(config.num_decks, config.num_jokers)) / 100.0
+        low, high = -bound, bound
+    return pyspiel.GameInfo(num_distinct_actions=NUM_ACTIONS, max_chance_outcomes=NUM_FACES, num_players=n,
+                            min_utility=low, max_utility=high, utility_sum=0.0,
+                            max_game_length=hands * ((n + 3) * (deck + 1)))
+
+
+class GoBoomGame(pyspiel.Game):
+    """The ``python_goboom`` game: one hand or one match of Go Boom (see the module docstring)."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        params = dict(params or {})
+        self.config, self.episode, self.reward = read_params(params)
+        super().__init__(GAME_TYPE, game_info(self.config, self.episode, self.reward), {**DEFAULT_PARAMS, **params})
+
+    def new_initial_state(self) -> GoBoomState:
+        """The state before the deal (a chance node)."""
+        return GoBoomState(self)
+
+    def make_py_observer(self, iig_obs_type: Any = None, params: dict | None = None) -> GoBoomObserver:
+        """The observer of one player (tensor, named views and strings)."""
+        return GoBoomObserver(self.config, iig_obs_type, params)
+
+
+class GoBoomState(pyspiel.State):
+    """A game in progress: the deal being drawn by chance, or a :class:`Match` being played."""
+
+    def __init__(self, game: GoBoomGame) -> None:
+        super().__init__(game)
+        self.config = game.config
+        self.episode, self.reward = game.episode, game.reward
+        self.n = self.config.num_players
+        self.match: Match | None = None
+        self.dealer: int | None = None
+        """The dealer of the hand being dealt (the first one is drawn by chance)."""
+        self.deck: list[int] | None = []
+        """The cards drawn so far for the hand being dealt (index 0 = top), or None while a hand is played."""
+        self._left = _deck_counts(self.config)
+        self._points = [0.0] * self.n
+        self._returns: list[float] | None = None
+
+    # -- OpenSpiel API ------------------------------------------------------------------------------
+
+    def current_player(self) -> int:
+        """The seat to move, CHANCE while dealing, TERMINAL at the end."""
+        if self._returns is not None:
+            return pyspiel.PlayerId.TERMINAL
+        if self.deck is not None:
+            return pyspiel.PlayerId.CHANCE
+        return self.match.hand.current
+
+    def _legal_actions(self, player: int) -> list[int]:
+        if self.deck is not None or self._returns is not None or player != self.match.hand.current:
+            return []
+        return self.match.hand.legal_actions()
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The dealer (uniform), then the next card from the top: each face by its copies left."""
+        if self.dealer is None:
+            return [(seat, 1.0 / self.n) for seat in range(self.n)]
+        total = sum(self._left)
+        return [(face, count / total) for face, count in enumerate(self._left) if count]
+
+    def _apply_action(self, action: int) -> None:
+        if self.deck is not None:
+            self._deal(action)
+            return
+        hand = self.match.hand
+        hand.apply(action)
+        if hand.over:
+            self._end_hand()
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            return f"dealer P{action}" if self.dealer is None else f"deal {code_of(action)}"
+        return "draw/pass" if action == DRAW_OR_PASS else f"play {code_of(action)}"
+
+    def is_terminal(self) -> bool:
+        return self._returns is not None
+
+    def returns(self) -> list[float]:
+        """Each player's return: zero until the game is over (terminal rewards)."""
+        return list(self._returns) if self._returns is not None else [0.0] * self.n
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> GoBoomState:
+        """A state the player cannot tell from this one: its hidden cards dealt at random (seeded from
+        ``probability_sampler``), everything it knows kept."""
+        clone = self.clone()
+        if self.deck is None and self._returns is None:
+            rng = np.random.default_rng(int(probability_sampler() * 2**63))
+            clone.match.hand = PlayerView.of(self.match, player_id).sample_hand(rng)
+        return clone
+
+    def __str__(self) -> str:
+        if self.deck is not None:
+            return f"dealing: dealer P{self.dealer}, {len(self.deck)} cards drawn" if self.dealer is not None \
+                else "dealing: dealer to draw"
+        return render_text(self.match.hand, self.match, reveal=True)
+
+    # -- dealing and the end of a hand -----------------------------------------------------------
+
+    def _deal(self, action: int) -> None:
+        if self.dealer is None:
+            self.dealer = action
+            return
+        self.deck.append(action)
+        self._left[action] -= 1
+        if len(self.deck) < self.config.deck_size:
+            return
+        deck, self.deck = self.deck, None
+        if self.match is None:
+            self.match = Match(self.config, np.random.default_rng(0), deck, self.dealer)
+        else:  # a later hand of a match: Match.finish_hand dealt it from its own generator; deal ours
+            self.match.hand = Hand(self.config, deck, self.dealer)
+
+    def _end_hand(self) -> None:
+        hand = self.match.hand
+        if self.reward == "points":
+            self._points = [p + r for p, r in zip(self._points, points_rewards(self.config, hand.winner,
+                                                                              hand.hand_points()))]
+        result = end_hand(self.match, self.episode)
+        if result is not None:
+            self._returns = self._points if self.reward == "points" else win_rewards(self.n, list(result.winners))
+            return
+        self.dealer = self.match.hand.dealer  # the next dealer, to the left (R1.2, R2.2)
+        self.deck = []
+        self._left = _deck_counts(self.config)
+
+
+def state_from_view(game: GoBoomGame, view: PlayerView, rng: np.random.Generator) -> GoBoomState:
+    """A state of ``game`` that ``view``'s player cannot tell from the real one: the cards hidden from it dealt
+    at random (:meth:`PlayerView.sample_hand`), the scores kept. How an agent that sees only its own view
+    hands a position to an OpenSpiel bot. The state has no action history (the deal is not replayed)."""
+    if view.config != game.config:
+        raise ValueError(f"the view's configuration {view.config} is not the game's {game.config}")
+    state = game.new_initial_state()
+    match = Match(game.config, np.random.default_rng(0), list(deck_multiset(view.config.num_decks,
+                                                                           view.config.num_jokers)), view.dealer)
+    match.hand = view.sample_hand(rng)
+    match.scores = list(view.scores)
+    state.match, state.dealer, state.deck = match, view.dealer, None
+    return state
+
+
+def _deck_counts(config: GameConfig) -> list[int]:
+    counts = [0] * NUM_FACES
+    for face in deck_faces(config.num_decks, config.num_jokers):
+        counts[face] += 1
+    return counts
+
+
+class GoBoomObserver:
+    """One player's view, OpenSpiel's PyObserver interface: ``tensor`` (the env's observation vector),
+    ``dict`` (its named blocks, views of ``tensor``), :meth:`set_from` and :meth:`string_from`."""
+
+    def __init__(self, config: GameConfig, iig_obs_type: Any = None, params: dict | None = None) -> None:
+        if params:
+            raise ValueError(f"{SHORT_NAME}: observer parameters are not supported, got {params}")
+        if iig_obs_type is None:
+            iig_obs_type = pyspiel.IIGObservationType(perfect_recall=False)
+        if iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or not iig_obs_type.public_info:
+            raise ValueError(f"{SHORT_NAME}: only a player's own observer (public information and its private "
+                             f"cards) is supported, got {iig_obs_type}")
+        self.perfect_recall = iig_obs_type.perfect_recall
+        self.encoder = encoder_for(config)
+        self.tensor = np.zeros(self.encoder.size, np.float32)
+        self.dict = {name: self.tensor[sl] for name, sl in self.encoder.slices.items()}
+
+    def set_from(self, state: GoBoomState, player: int) -> None:
+        """Fill :attr:`tensor` with ``player``'s observation of ``state`` (zeros while dealing)."""
+        if state.deck is not None:
+            self.tensor.fill(0.0)
+            return
+        self.tensor[:] = self.encoder.encode(state.match.hand, player, state.match)
+
+    def string_from(self, state: GoBoomState, player: int) -> str:
+        """The observation string (the table as text) or, with perfect recall, the information-state string."""
+        if state.deck is not None:
+            dealt = [] if state.dealer is None else [
+                f for i, f in enumerate(state.deck[:state.config.hand_size * state.n])
+                if (state.dealer + 1 + i) % state.n == player]
+            return f"P{player} dealing; own cards so far: {' '.join(code_of(f) for f in sorted(dealt))}"
+        match = state.match
+        if not self.perfect_recall:
+            return render_text(match.hand, match, player)
+        hand = match.hand
+        events = ", ".join(event_text(e) for e in hand.events)
+        return (f"P{player} hand {' '.join(code_of(f) for f in hand.hand_faces(player))} | scores "
+                f"{' '.join(map(str, match.scores))} after {match.hands_played} hands | dealer P{hand.dealer} | "
+                f"{events}")
+
+
+pyspiel.register_game(GAME_TYPE, GoBoomGame)
+
+__all__ = ["DEFAULT_PARAMS", "GAME_TYPE", "SHORT_NAME", "GoBoomGame", "GoBoomObserver", "GoBoomState",
+           "game_info", "params_of", "read_params", "state_from_view"]
