@@ -178,8 +178,9 @@ def test_play_saves_the_record_of_the_game(tmp_path: Path) -> None:
     assert quit_early.returncode == 0 and "not saved" in quit_early.stdout and len(read(path)) == 2
 
 
-def test_a_model_opponent_brings_its_own_game() -> None:
-    done = goboom("play", "--opponents", "ppo:jokers4", "--seed", "1", stdin="quit\n")
+@pytest.mark.parametrize("spec", ["ppo:jokers4", "ppo:goboom_env/models/jokers4.zip"], ids=["name", "path"])
+def test_a_model_opponent_brings_its_own_game(spec: str) -> None:
+    done = goboom("play", "--opponents", spec, "--seed", "1", stdin="quit\n")
     assert done.returncode == 0, done.stderr
     assert "Go Boom (jokers, 4 players)" in done.stdout
 
@@ -205,6 +206,9 @@ def test_evaluate_reads_the_game_from_the_model_too(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "ppo:jokers4 was trained for another game than the game options (--players)" \
         in bad.stderr and "num_players: model 4, options 3" in bad.stderr
     assert not (tmp_path / "bad").exists()
+    two = goboom("evaluate", "--agents", "ppo:jokers4", "ppo:classic4", "--games", "2", "--out", str(tmp_path / "two"))
+    assert two.returncode == 2 and "ppo:jokers4 and ppo:classic4 were trained for different games (variant: " \
+        "ppo:jokers4 'jokers', ppo:classic4 'classic'" in two.stderr
 
 
 def test_seeded_games_are_reproducible_in_process() -> None:
