@@ -134,7 +134,7 @@ def describe_event(event: tuple) -> str:
     values = dict(zip(fields_of(kind), event[1:]))
     if "face" in values:
         values["face"] = pretty(values["face"])
-    if "count" in values:  # "draws a card", not "draws 1" (which reads like drawing an ace)
+    if "count" in values:  # "draws 3 cards", not "draws 3" (which reads like drawing a three)
         values["count"] = "a card" if values["count"] == 1 else f"{values['count']} cards"
     return EVENT_FORMATS[kind].phrase.format(**values)
 
