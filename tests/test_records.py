@@ -32,6 +32,7 @@ from goboom_env.records import (
 RULE_SYSTEMS = {
     "classic-standard": GameConfig(variant="classic", num_players=4, target_score=40),
     "classic-reverse": GameConfig(variant="classic", num_players=3, scoring="reverse", target_score=30),
+    "classic-two-decks": GameConfig(variant="classic", num_players=7, target_score=30),  # twin cards
     "jokers": GameConfig(variant="jokers", num_players=3),
     "jokers-aces": GameConfig(variant="jokers", num_players=4, num_jokers=0, rounds=2),
     "jokers-any": GameConfig(variant="jokers", num_players=4, after_joker="any", rounds=2),
