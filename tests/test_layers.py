@@ -33,7 +33,7 @@ def test_the_layer_contract_places_every_module_of_the_package() -> None:
     children = {p.stem if p.suffix == ".py" else p.name for p in (ROOT / "goboom_env").iterdir()
                 if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
     assert children == placed - set(contract.get("exhaustive_ignores", []))
-    assert contract["layers"][:3] == ["cli", "training", "evaluation"]
+    assert contract["layers"][:4] == ["cli", "web", "training", "evaluation"]
 
 
 def _library_sources(*packages: str) -> list[Path]:

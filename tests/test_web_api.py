@@ -508,3 +508,18 @@ def test_goboom_serve_refuses_bad_options(argv: list[str], words: str, capsys: p
 
     assert main(["serve", *argv]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_the_page_files_are_package_data() -> None:
+    """Every file of the page is shipped in the wheel (a file the globs miss would be a 404 once installed)."""
+    import fnmatch
+    import tomllib
+
+    import goboom_env.web
+
+    root = Path(__file__).resolve().parents[1]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    folder = Path(goboom_env.web.__file__).parent
+    files = [p.relative_to(folder).as_posix() for p in (folder / "static").rglob("*") if p.is_file()]
+    assert {"static/index.html", "static/app.js", "static/style.css"} <= set(files)
+    assert all(any(fnmatch.fnmatch(f, pattern) for pattern in patterns["goboom_env.web"]) for f in files), files
