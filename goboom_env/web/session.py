@@ -129,10 +129,6 @@ class GameSession:
         frame["results"] = [_result_row(r) for r in self.match.results]
         if self.result is not None:
             frame["winners"] = list(self.result.winners)
-        if self.status() != "your_turn":
-            frame["legal"] = []
-            for card in frame["your_hand"]:
-                card["legal"] = False
         return frame
 
     # -- moves ---------------------------------------------------------------------------------------
