@@ -43,6 +43,7 @@ EXCLUDED_COMMANDS = {
 """Commands the test does not run (a line starting with one is skipped), and why."""
 
 EXCLUDED_BLOCKS = {
+    "goboom serve": "starts a web server that runs until it is stopped (tests/test_web_api.py starts and stops it)",
     "ray start --head": "a multi-node Ray cluster: needs several machines, and `ray start` leaves daemons running",
 }
 """Shell blocks the test does not run (any block containing the key), and why."""
