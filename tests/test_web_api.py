@@ -393,35 +393,42 @@ def test_idle_games_expire() -> None:
 
 
 class SlowAgent(Agent):
-    """Thinks for a while before its lowest legal move."""
+    """Thinks until the test lets it move (at most a few seconds), then plays its lowest legal move."""
 
     name = "slow"
-    thinking = 1.0
+    thinking = threading.Event()
+    release = threading.Event()
 
     def act(self, observation: Any, view: Any = None) -> int:
-        time.sleep(self.thinking)
+        self.thinking.set()
+        self.release.wait(timeout=5)
         return int(np.flatnonzero(observation["action_mask"])[0])
 
 
 def test_a_slow_agent_holds_up_only_its_own_game() -> None:
     register_agent("slow-test-agent", lambda config, seed=None: SlowAgent(config))
+    SlowAgent.thinking.clear()
+    SlowAgent.release.clear()
     try:
         catalog = Catalog()
         catalog.choices["slow"] = Choice("slow", "slow-test-agent", "thinks for a while")
         with TestClient(create_app(ServerSettings(catalog=catalog))) as client:
-            slow, slow_headers, _ = new_game(client, CLASSIC | {"seat": 3, "opponents": ["slow"]})
+            slow, slow_headers, frame = new_game(client, CLASSIC | {"seat": 3, "opponents": ["slow"]})
+            assert frame["status"] == "agents"
             done = threading.Event()
             thread = threading.Thread(target=lambda: (client.post(f"/api/games/{slow}/advance",
                                                                   headers=slow_headers), done.set()))
             thread.start()
-            time.sleep(0.2)
+            assert SlowAgent.thinking.wait(timeout=5)
             started = time.monotonic()
             game, headers, _ = new_game(client)
-            play_to_end(client, game, headers)
-            assert time.monotonic() - started < SlowAgent.thinking and not done.is_set()
-            thread.join()
+            play_to_end(client, game, headers)  # served while the slow agent thinks on its worker thread
+            assert not done.is_set() and time.monotonic() - started < 5
+            SlowAgent.release.set()
+            thread.join(timeout=10)
             assert done.is_set()
     finally:
+        SlowAgent.release.set()
         unregister_agent("slow-test-agent")
 
 
