@@ -272,7 +272,8 @@ def test_force_replaces_the_whole_folder(tmp_path: Path, capsys) -> None:
     (out / "stale.txt").write_text("from an earlier run")
     (tmp_path / "plain").mkdir()
     assert main(["evaluate", "--games", "4", "--no-progress", "--out", str(out), "--force"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["report.md", "results.csv", "results.json", "win_rates.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["distributions.png", "report.md", "results.csv", "results.json",
+                                                     "win_rates.png"]
     assert out.stat().st_mode == (tmp_path / "plain").stat().st_mode  # the permissions of a plain new folder
     assert json.loads((out / "results.json").read_text())["summary"]["games"] == 4
     assert leftovers(tmp_path) == [] and f"report written to {out / 'report.md'}" in capsys.readouterr().out
