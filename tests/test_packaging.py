@@ -132,7 +132,9 @@ def test_wheel_installs_only_goboom_env_and_evaluates_a_shipped_model(dist: Path
                            "ppo:classic4", "random", "--games", "8", "--seed", "1", "--no-progress", "--out", str(out)],
                           cwd=work, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "ppo:classic4" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "ppo:classic4" in report
+    assert "git commit: unknown (not run from a git checkout of goboom-env)" in report  # a wheel is no checkout
     where = subprocess.run([str(python), "-c", "import goboom_env; print(goboom_env.__file__)"], cwd=work,
                            capture_output=True, text=True, timeout=120)
     assert Path(where.stdout.strip()).is_relative_to(env_dir), where.stdout + where.stderr
