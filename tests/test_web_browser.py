@@ -108,8 +108,12 @@ def frames_drawn(page: Any) -> int:
 
 
 def wait_settled(page: Any, before: int) -> None:
-    """Wait until the page has drawn a new frame and waits for the player again (or the game is over)."""
-    page.wait_for_function(f"(n) => Number(document.body.dataset.frames) > n && {SETTLED}", arg=before)
+    """Wait until the page has drawn a new frame and waits for the player again (or the game is over); an error
+    shown on the page instead (a refused move) fails the test with its text."""
+    page.wait_for_function(f"(n) => (Number(document.body.dataset.frames) > n && {SETTLED}) || "
+                           "!document.querySelector('#error').hidden", arg=before, timeout=15000)
+    if page.is_visible("#error"):
+        pytest.fail(f"the page shows an error: {page.inner_text('#error')}")
 
 
 def status(page: Any) -> str:
