@@ -173,12 +173,13 @@ def write_report(out: str | Path, result: TournamentResult | None = None, pairwi
         raise ValueError("write_report needs a tournament result, a pairwise run, or both")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    info = _provenance_of((result, pairwise))
     sections = ["# Go Boom evaluation report\n" + (f"\nCommand: `{command}`\n" if command else ""),
-                _provenance_section(_provenance_of((result, pairwise)))]
+                _provenance_section(info)]
     if result is not None:
-        sections.append(_tournament_files(out, result))
+        sections.append(_tournament_files(out, result, info))
     if pairwise:
-        sections.append(_pairwise_files(out, pairwise, write_results=result is None))
+        sections.append(_pairwise_files(out, pairwise, info, write_results=result is None))
     path = out / "report.md"
     path.write_text("\n".join(sections))
     return path
@@ -226,7 +227,7 @@ def _summary_of(run: Run) -> dict[str, Any]:
 def _provenance_of(run: Run) -> dict[str, Any]:
     """The provenance (:mod:`~goboom_env.evaluation.provenance`) of every agent of a run."""
     result, pairwise = run
-    tournaments = [result] if result is not None else list((pairwise or {}).values())
+    tournaments = ([result] if result is not None else []) + list((pairwise or {}).values())
     specs = [spec for t in tournaments for spec in t.specs()]
     return provenance(specs, tournaments[0].config)
 
@@ -244,13 +245,13 @@ def _provenance_section(info: Mapping[str, Any]) -> str:
                       "every file in it) and the sha256 of every model file:", "", _markdown(info["agents"]), ""])
 
 
-def _tournament_files(out: Path, result: TournamentResult) -> str:
+def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, Any]) -> str:
     ratings = rating_table(result)
     placing = rating_table(result, "placing")
     sections = {"seats": seat_rows(result), "dealer": dealer_rows(result), "points": point_rows(result),
                 "lengths": length_rows(result)}
     (out / "results.json").write_text(json.dumps({**result.to_dict(), "ratings": ratings, "ratings_placing": placing,
-                                                  **sections, "provenance": _provenance_of((result, None))},
+                                                  **sections, "provenance": info},
                                                  indent=1))
     result.to_csv(out / "results.csv")
     n = result.config.num_players
@@ -302,7 +303,7 @@ def _order_note(table: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[st
     return f"These ratings and the win rates disagree: {pairs}."
 
 
-def _pairwise_files(out: Path, pairwise: Pairwise, write_results: bool) -> str:
+def _pairwise_files(out: Path, pairwise: Pairwise, info: Mapping[str, Any], write_results: bool) -> str:
     rows = pairwise_rows(pairwise)
     first = next(iter(pairwise.values()))
     n = first.config.num_players
@@ -313,7 +314,7 @@ def _pairwise_files(out: Path, pairwise: Pairwise, write_results: bool) -> str:
     payload = {"summary": {k: v for k, v in first.summary().items() if k not in ("agents", "elapsed_s",
                                                                                    "games_per_s")},
                "pairwise": rows, "ratings": ratings, "ratings_placing": placing,
-               "provenance": _provenance_of((None, pairwise)),
+               "provenance": info,
                "games": {f"{x} vs {y}": [asdict(g) for g in r.games] for (x, y), r in pairwise.items()}}
     (out / "pairwise.json").write_text(json.dumps(payload, indent=1))
     if write_results:
