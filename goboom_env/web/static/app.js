@@ -196,7 +196,7 @@ function drawPlayers(frame, seat, replaying) {
     if (winners.has(p.seat)) box.classList.add("winner");
     const name = el("div", { class: "name", text: `P${p.seat} ${you ? "(you)" : p.name}` });
     if (p.dealer) name.append(el("span", { class: "badge", text: "dealer" }));
-    if (winners.has(p.seat)) name.append(el("span", { class: "badge", text: "winner" }));
+    if (winners.has(p.seat)) name.append(el("span", { class: "badge", text: "won the hand" }));
     box.append(name);
     const score = frame.scores ? frame.scores[p.seat] : 0;
     box.append(el("div", { class: "meta", "data-role": "size",
