@@ -361,6 +361,20 @@ def test_live_play_over_the_websocket_and_its_refusals(client: TestClient) -> No
         assert again.receive_json()["frame"]["status"] == "over"
 
 
+def test_the_websocket_shows_the_agents_moves_the_chosen_delay_apart(client: TestClient) -> None:
+    game, headers, _ = new_game(client, CLASSIC | {"seat": 3, "delay_ms": 150})
+    with client.websocket_connect(ws_url(game, headers)) as ws:
+        assert ws.receive_json()["frame"]["status"] == "agents"  # the table as it is, at once
+        arrivals = []
+        while True:
+            frame = ws.receive_json()["frame"]
+            arrivals.append(time.monotonic())
+            if frame["status"] == "your_turn":
+                break
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    assert len(gaps) >= 2 and min(gaps) >= 0.14, gaps
+
+
 @pytest.mark.parametrize("game, token, code", [("nosuch", "x", 4404), (None, "wrong", 4403)])
 def test_the_websocket_refuses_unknown_games_and_tokens(client: TestClient, game: str | None, token: str,
                                                          code: int) -> None:

@@ -225,7 +225,7 @@ class _Api:
         session.attached = True
         try:
             await ws.send_json({"type": "frame", "frame": session.frame()})
-            await self._stream(ws, session, session.advance)
+            await self._stream(ws, session, session.advance)  # the table again, then the agents' moves
             while True:
                 text = await ws.receive_text()
                 try:
@@ -266,7 +266,7 @@ class _Api:
             message = f"internal error: {type(exc).__name__}: {exc}"
             await ws.send_json({"type": "error", "status": 500, "error": message})
             return
-        for i, frame in enumerate(frames):
+        for i, frame in enumerate(frames):  # the first at once, then one agent move every delay_ms
             if i:
                 await asyncio.sleep(session.delay_ms / 1000)
             await ws.send_json({"type": "frame", "frame": frame})

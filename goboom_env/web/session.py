@@ -150,7 +150,7 @@ class GameSession:
             raise GameError(422, f"{move_code(action)} is not a legal move now; legal moves: {words}")
         self.recorder.on_decision(Decision(self.match, hand, self.seat, observe(self.match, self.seat), None, action))
         hand.apply(action)
-        return self.advance(show_start=True)
+        return self.advance()
 
     def next_hand(self) -> list[Frame]:
         """Start the next hand of the match after a finished one; returns the frames up to the human's turn."""
@@ -162,20 +162,16 @@ class GameSession:
         self.shown = self.match.hand
         return self.advance()
 
-    def advance(self, show_start: bool = False) -> list[Frame]:
-        """Let the agents move until the human's turn or the end of the hand: a frame after each agent move
-        (and one before the first when ``show_start``: the table right after the human's own move)."""
+    def advance(self) -> list[Frame]:
+        """Let the agents move until the human's turn or the end of the hand: the table as it is, then a frame
+        after each agent move (the page shows them one by one)."""
         if self.over or self.waiting_next:
             return [self.frame()]
         hand = self.match.hand
         frames: list[Frame] = []
-        decisions = 0
 
         def hook(decision: Decision) -> None:  # sees each decision before it is applied
-            nonlocal decisions
-            if decisions or show_start:
-                frames.append(self.frame())
-            decisions += 1
+            frames.append(self.frame())
             self.recorder.on_decision(decision)
 
         with contextlib.suppress(_YourTurn):
