@@ -44,7 +44,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from goboom_env.config import PRESETS, GameConfig
+from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig
 from goboom_env.episode import EPISODES
 from goboom_env.records import GameRecord
 from goboom_env.web import replay
@@ -130,10 +130,9 @@ class _Api:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
     async def options(self, request: Request) -> Response:
-        fields = GameConfig().to_dict()
-        return JSONResponse({"presets": PRESETS, "defaults": {k: None if k in ("num_decks", "num_jokers", "scoring",
-                                                                               "target_score", "rounds") else v
-                                                              for k, v in fields.items()},
+        fields = GameConfig().to_dict()  # the derived fields are None: the rules derive them
+        return JSONResponse({"presets": PRESETS,
+                             "defaults": {k: None if k in DERIVED_FIELDS else v for k, v in fields.items()},
                              "episodes": list(EPISODES), "agents": self.settings.catalog.public(),
                              "max_delay_ms": MAX_DELAY_MS})
 

@@ -128,7 +128,7 @@ async function startGame(event) {
 
 // -- live play ----------------------------------------------------------------------------------------
 
-function openGame(game, token) {
+function openGame(game, token, retry = true) {
   if (state.socket) state.socket.close();
   state.game = game; state.frame = null; state.replay = null; state.logHand = null;
   $("#log").replaceChildren();
@@ -143,7 +143,10 @@ function openGame(game, token) {
     else if (data.type === "frame") { showError(""); drawFrame(data.frame); }
   };
   socket.onclose = (event) => {
-    if (state.socket === socket && event.code >= 4000) $("#status").textContent = "not connected";
+    if (state.socket !== socket || event.code < 4000) return;
+    // a reload can reach the server before the closed page's socket is gone: try once more
+    if (event.code === 4409 && retry) setTimeout(() => openGame(game, token, false), 700);
+    else $("#status").textContent = "not connected";
   };
 }
 
