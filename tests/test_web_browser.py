@@ -244,3 +244,20 @@ def test_the_table_fits_a_phone_screen(browser: Any, server: str) -> None:
     phone.screenshot(path=str(ARTIFACTS / "phone.png"), full_page=True)
     context.close()
     assert width <= 390, f"the page is {width} px wide on a 390 px screen"
+
+
+def test_a_second_tab_on_the_same_game_is_refused_and_a_reload_picks_the_game_up_again(page: Any) -> None:
+    start(page, "classic", ["heuristic"], "hand", seed=5)
+    game = page.url.split("#game=")[1]
+    token = page.evaluate(f"sessionStorage.getItem('goboom-token-{game}')")
+    hand = page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.code)")
+    second = page.context.new_page()  # a duplicated tab: the same address and the same stored token
+    second.add_init_script(f"sessionStorage.setItem('goboom-token-{game}', '{token}')")
+    second.goto(page.url)
+    second.wait_for_selector("#error:not([hidden])")
+    assert "already open in another tab" in second.inner_text("#error")
+    second.close()
+    page.reload()
+    page.wait_for_function(SETTLED)
+    assert page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.code)") == hand
+    assert page.is_hidden("#error")
