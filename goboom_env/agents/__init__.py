@@ -26,9 +26,12 @@ spec               variant    idea (details in each class docstring)
 ``rllib:PATH``     both       an RLlib checkpoint (an entry point into ``goboom_env.training``)
 =================  =========  ==========================================================================
 
+``openspiel-ismcts:sims=N`` (both variants) is OpenSpiel's own ``ISMCTSBot`` searching the ``python_goboom``
+game (:mod:`~goboom_env.agents.openspiel_ismcts`, the ``openspiel`` extra; docs/interop.md).
+
 More agents: :func:`register_agent` in this process, or an entry point in the ``goboom_env.agents``
-group of an installed distribution (how ``ppo`` and ``rllib`` are found, loaded only when used, so
-this package never imports the training code or its libraries). Modules: :mod:`~goboom_env.agents.policy`
+group of an installed distribution (how ``ppo``, ``rllib`` and ``openspiel-ismcts`` are found, loaded only
+when used, so this package never imports the training code, pyspiel or their libraries). Modules: :mod:`~goboom_env.agents.policy`
 (the protocol, the base class, ``random``), :mod:`~goboom_env.agents.heuristics` (the rule-based
 agents), :mod:`~goboom_env.agents.ismcts` with :mod:`~goboom_env.agents.determinize` and
 :mod:`~goboom_env.agents.rollout` (the tree search, its deals and playouts),
