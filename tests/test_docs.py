@@ -60,6 +60,7 @@ BUDGETS = {
     "train": {"--timesteps": (10_000, 256, True)},
     "train-rllib": {"--timesteps": (1_000, 128, True), "--eval-games": (250, 4, False)},
     "train-fast": {"--timesteps": (10_000, 256, True), "--time-limit": (60, 5, False), "--bc-games": (100, 20, False)},
+    "exploit": {"--timesteps": (10_000, 256, True)},
 }
 """``goboom CMD`` budget flags: ``(divisor, floor, append_if_absent)``. Dividing (not replacing)
 keeps a later ``--resume --timesteps`` above the first run's budget."""
@@ -74,6 +75,9 @@ TINY_FLAGS = {
     "train-fast": ["--num-envs", "8", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
                    "--net-arch", "16", "--threads", "1", "--eval-every", "0", "--eval-games", "8",
                    "--checkpoint-every", "64", "--snapshot-every", "64", "--no-progress"],
+    "exploit": ["--num-envs", "8", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
+                "--net-arch", "16", "--threads", "1", "--eval-every", "0", "--eval-games", "8",
+                "--checkpoint-every", "64", "--no-progress"],
     "evaluate": ["--no-progress"],
 }
 """Flags appended to ``goboom CMD`` lines: small networks and batches (the last flag wins)."""
@@ -83,7 +87,7 @@ SCRIPTS = {"training/train_sb3.py": "train", "training/train_fast.py": "train-fa
 """The runnable scripts and the command whose options (and budgets) they take: ``python SCRIPT ...`` lines
 are shrunk as that command's lines are, and run from the checkout."""
 
-SLOW_MARKERS = ("goboom train", "goboom demo", "runs/", ".learn(")
+SLOW_MARKERS = ("goboom train", "goboom demo", "goboom exploit", "runs/", ".learn(")
 """A block that contains one of these trains or uses a trained run: slow tier."""
 
 LEARN_CALL = re.compile(r"\.learn\(\s*[\d_]+")
