@@ -25,6 +25,23 @@ def test_wilson_interval_known_values(wins: int, games: int, low: float, high: f
     assert wilson_interval(wins, games) == pytest.approx((low, high), abs=1e-6)
 
 
+@pytest.mark.parametrize("games", [1, 3, 7, 100, 4001])
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_wilson_interval_holds_the_rate_exactly_even_at_zero_and_all_wins(games: int, share: float) -> None:
+    wins = share * games
+    low, high = wilson_interval(wins, games)
+    assert 0.0 <= low <= wins / games <= high <= 1.0  # error bars rate - low, high - rate are never negative
+
+
+def test_pairwise_match_report_plots_a_seat_without_wins(tmp_path) -> None:
+    from goboom_env.cli import main
+
+    out = tmp_path / "pw"
+    assert main(["evaluate", "--preset", "classic-2p", "--pairwise", "--agents", "heuristic", "random",
+                 "--games", "3", "--no-progress", "--out", str(out)]) in (0, None)
+    assert (out / "report.md").exists()
+
+
 def test_wilson_interval_fractional_wins_and_shrinking_width() -> None:
     lo1, hi1 = wilson_interval(25.5, 100)
     assert lo1 < 0.255 < hi1
