@@ -7,6 +7,7 @@ server keeps running.
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import socket
@@ -371,7 +372,7 @@ def test_the_websocket_shows_the_agents_moves_the_chosen_delay_apart(client: Tes
             arrivals.append(time.monotonic())
             if frame["status"] == "your_turn":
                 break
-    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
     assert len(gaps) >= 2 and min(gaps) >= 0.14, gaps
 
 
