@@ -155,6 +155,8 @@ def test_both_self_play_trainers_check_pool_warm_start_and_evaluation(trainer: s
     (["play", "--preset", "nope"], "goboom play: error: unknown preset 'nope'; choose one of ["),
     (["play", "--players", "13"], "goboom play: error: num_players must be an integer in 2..12, got 13"),
     (["train-rllib", "--hidden", "32"], "goboom train-rllib: error: --hidden is now --net-arch"),
+    (["leaderboard", "--preset", "classic", "results"], "goboom leaderboard: error: Unrecognized options: --preset"),
+    (["replay", "--preset", "classic", "games.jsonl"], "goboom replay: error: Unrecognized options: --preset"),
 ])
 def test_a_bad_command_line_is_one_line_and_exit_code_2(argv: list[str], message: str, capsys) -> None:
     needs_extra_of(argv[0])

@@ -2,8 +2,8 @@
 
 Each command describes its options as one dataclass whose field docstrings are the ``--help`` texts (the
 game fields come from :class:`goboom_env.training.config.GameArgs`, so ``--variant``, ``--num-players``
-(or ``--players``), ``--hand-size`` ... mean the same to every command). :func:`parse` adds the two options
-every command shares:
+(or ``--players``), ``--hand-size`` ... mean the same to every command). :func:`parse` adds the options
+every command shares (``--preset`` only to the commands that play a game):
 
 * ``--config FILE``: a TOML file (JSON for a ``.json`` file) whose keys are the field names, e.g.
   ``num_players = 3`` or ``timesteps = 2000000``;
@@ -62,10 +62,12 @@ def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None 
 
     ``--help`` prints the help and exits 0 (SystemExit); a bad option raises :class:`UsageError`; the
     values are not validated here (call ``validate()``)."""
-    config, preset = _config_and_preset(argv, prog)
+    plays_a_game = issubclass(cls, GameArgs)  # only a game-playing command takes --preset
+    config, preset = _config_and_preset(argv, prog, plays_a_game)
     default = build_args(cls, config=config, preset=preset, base=defaults)
-    wrapper = _wrapper(cls)
-    return _tyro_cli(wrapper, argv, prog, description, wrapper(config=config, preset=preset, args=default)).args
+    wrapper = _wrapper(cls, plays_a_game)
+    extra = {"preset": preset} if plays_a_game else {}
+    return _tyro_cli(wrapper, argv, prog, description, wrapper(config=config, args=default, **extra)).args
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:
@@ -133,7 +135,7 @@ def game_options_given(argv: Sequence[str], cls: type = GameArgs) -> list[str]:
     names = {f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra"}
     flags = {"--" + name.replace("_", "-") for name in names} | set(ALIASES)
     given = [arg.partition("=")[0] for arg in argv if arg.partition("=")[0] in flags]
-    config, preset = _config_and_preset(argv, "")
+    config, preset = _config_and_preset(argv, "", True)
     if preset is not None:
         given.append(f"--preset {preset}")
     if config is not None:
@@ -175,30 +177,34 @@ def _differences(a: GameConfig, b: GameConfig, a_name: str, b_name: str) -> str:
     return "; ".join(f"{k}: {a_name} {v!r}, {b_name} {right[k]!r}" for k, v in left.items() if right[k] != v)
 
 
-def _config_and_preset(argv: Sequence[str], prog: str) -> tuple[Path | None, str | None]:
-    """``--config`` and ``--preset`` read first (they set the defaults the other options override)."""
+def _config_and_preset(argv: Sequence[str], prog: str, with_preset: bool) -> tuple[Path | None, str | None]:
+    """``--config`` and (for a command that plays a game) ``--preset``, read first: they set the defaults the
+    other options override."""
     pre = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False, exit_on_error=False)
     pre.add_argument("--config", type=Path, default=None)
-    pre.add_argument("--preset", default=None)
+    if with_preset:
+        pre.add_argument("--preset", default=None)
     try:
         known, _ = pre.parse_known_args(list(argv))
     except argparse.ArgumentError as exc:
         raise UsageError(str(exc)) from None
-    if known.preset is not None and known.preset not in PRESETS:
-        raise UsageError(f"unknown preset {known.preset!r}; choose one of {sorted(PRESETS)}")
-    return known.config, known.preset
+    preset = getattr(known, "preset", None)
+    if preset is not None and preset not in PRESETS:
+        raise UsageError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+    return known.config, preset
 
 
-def _wrapper(cls: type) -> type:
-    """A dataclass holding ``--config``, ``--preset`` and the fields of ``cls`` without a prefix."""
+def _wrapper(cls: type, with_preset: bool) -> type:
+    """A dataclass holding ``--config``, ``--preset`` (if ``with_preset``) and the fields of ``cls``, unprefixed."""
     import tyro
 
     fields: list[Any] = [
         ("args", Annotated[cls, tyro.conf.OmitArgPrefixes, tyro.conf.arg(name="")]),
         ("config", Annotated[Path | None, tyro.conf.arg(help=CONFIG_HELP, metavar="FILE")], None),
-        ("preset", Annotated[Literal[tuple(sorted(PRESETS))] | None,  # type: ignore[valid-type]
-                             tyro.conf.arg(help=PRESET_HELP)], None),
     ]
+    if with_preset:
+        fields.append(("preset", Annotated[Literal[tuple(sorted(PRESETS))] | None,  # type: ignore[valid-type]
+                                           tyro.conf.arg(help=PRESET_HELP)], None))
     return dataclasses.make_dataclass(f"{cls.__name__}Options", fields)
 
 
