@@ -300,7 +300,7 @@ function drawHandEnd(frame) {
   for (const p of frame.players) {
     const row = el("div", { class: "row", "data-seat": String(p.seat) },
       el("strong", { text: `P${p.seat} ${p.name}` }), el("span", { text: `${result.points[p.seat]} points` }));
-    for (const c of p.cards || []) row.append(cardNode(c, { size: "small" }));
+    for (const c of p.cards || []) row.append(cardNode(c, { size: "mini" }));
     hands.append(row);
   }
   const n = frame.players.length;
