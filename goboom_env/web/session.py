@@ -32,6 +32,7 @@ from goboom_env.game_loop import Decision, play_hand
 from goboom_env.info import PlayerView
 from goboom_env.observation import observe
 from goboom_env.records import GameRecord, Recorder
+from goboom_env.scoring import HandResult
 
 DRAW_WORDS = ("draw", "pass", "d", "p")
 
@@ -259,7 +260,7 @@ def table_view(hand: Hand, seat: int | None, *, reveal: bool = False, names: lis
     if with_events:
         frame["events"] = [event_view(e) for e in hand.events]
     if hand.classic:
-        frame["trick"] = [None if t < 0 and t != PASSED else ("pass" if t == PASSED else card(t)) for t in hand.trick]
+        frame["trick"] = ["pass" if t == PASSED else card(t) if t >= 0 else None for t in hand.trick]
         frame["led"] = card(hand.led) if hand.led >= 0 else None
         frame["leader"] = hand.leader if hand.leader >= 0 else None
     else:
@@ -271,6 +272,7 @@ def table_view(hand: Hand, seat: int | None, *, reveal: bool = False, names: lis
     return frame
 
 
-def _result_row(result: Any) -> dict[str, Any]:
+def _result_row(result: HandResult) -> dict[str, Any]:
+    """One finished hand of the match for the page's score table."""
     return {"winners": list(result.winners), "points": list(result.hand_points), "deltas": list(result.score_deltas),
             "blocked": result.blocked, "dealer": result.dealer}
