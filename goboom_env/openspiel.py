@@ -227,10 +227,11 @@ class GoBoomState(pyspiel.State):
         return clone
 
     def __str__(self) -> str:
-        if self.deck is not None:
-            return f"dealing: dealer P{self.dealer}, {len(self.deck)} cards drawn" if self.dealer is not None \
-                else "dealing: dealer to draw"
-        return render_text(self.match.hand, self.match, reveal=True)
+        if self.deck is None:
+            return render_text(self.match.hand, self.match, reveal=True)
+        if self.dealer is None:
+            return "dealing: the dealer is drawn"
+        return f"dealing: dealer P{self.dealer}, {len(self.deck)} cards drawn"
 
     # -- dealing and the end of a hand -----------------------------------------------------------
 
