@@ -26,14 +26,13 @@ def _make(**kwargs: object) -> gymnasium.Env:
     {"preset": "jokers-aces", "opponents": "heuristic", "seat": "rotate", "render_mode": "ansi"},
 ])
 def test_gymnasium_and_sb3_checkers_pass_without_warnings(kwargs: dict) -> None:
-    from stable_baselines3.common.env_checker import check_env as sb3_check_env
-
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")  # the train extra
     env = gymnasium.make(goboom_env.GYM_ID, **kwargs)
     assert isinstance(env.unwrapped, SelfPlayEnv) and env.spec.id == "goboom_env/GoBoom-v0"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env.unwrapped)  # Gymnasium's checker wants the env without make's wrappers
-        sb3_check_env(env.unwrapped)
+        sb3_checker.check_env(env.unwrapped)
     assert [str(w.message) for w in caught] == []
 
 
@@ -54,7 +53,7 @@ def test_the_mask_is_in_info_and_action_masks_every_step() -> None:
 
 
 def test_sb3_contrib_finds_the_mask_through_a_vec_env() -> None:
-    from sb3_contrib.common.maskable.utils import get_action_masks
+    get_action_masks = pytest.importorskip("sb3_contrib.common.maskable.utils").get_action_masks  # train extra
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     vec = DummyVecEnv([lambda: gymnasium.make(goboom_env.GYM_ID, opponents="heuristic")] * 2)
