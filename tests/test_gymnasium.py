@@ -80,3 +80,20 @@ def test_same_seed_same_game() -> None:
 def test_bad_arguments_are_named(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         _make(**kwargs)
+
+
+@pytest.mark.parametrize(("config", "expected"), [
+    (goboom_env.GameConfig(), 199 + 340),  # classic: below the target of 200, plus one hand's points (R1.10)
+    (goboom_env.GameConfig(num_players=8), 199 + 2 * 340),  # two decks (R1.1)
+    (goboom_env.GameConfig(scoring="reverse"), 99 + 340),
+    (goboom_env.GameConfig(variant="jokers"), 4 * (4 * 99 + 2 * 20)),  # four rounds of every card's points (R2.11)
+    (goboom_env.GameConfig(variant="jokers", num_jokers=0, rounds=2), 2 * 4 * 99),
+])
+def test_the_scores_block_is_bounded_by_the_rules(config: goboom_env.GameConfig, expected: int) -> None:
+    from goboom_env.observation import ObservationEncoder, max_score
+
+    assert max_score(config) == expected
+    encoder = ObservationEncoder(config)
+    scale = config.target_score or 100
+    assert np.all(np.isfinite(encoder.high))
+    np.testing.assert_allclose(encoder.high[encoder.slices["scores"]], expected / scale, rtol=1e-6)
