@@ -37,6 +37,7 @@ The rules are the engine's (:class:`goboom_env.engine.Match`); this module adds 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -162,17 +163,21 @@ class GoBoomState(pyspiel.State):
 
     def __init__(self, game: GoBoomGame) -> None:
         super().__init__(game)
-        self.config = game.config
         self.episode, self.reward = game.episode, game.reward
-        self.n = self.config.num_players
+        self.n = game.config.num_players
         self.match: Match | None = None
         self.dealer: int | None = None
         """The dealer of the hand being dealt (the first one is drawn by chance)."""
         self.deck: list[int] | None = []
         """The cards drawn so far for the hand being dealt (index 0 = top), or None while a hand is played."""
-        self._left = _deck_counts(self.config)
+        self._left = _deck_counts(game.config)
         self._points = [0.0] * self.n
         self._returns: list[float] | None = None
+
+    @property
+    def config(self) -> GameConfig:
+        """The game's configuration (read from the game, so that ``clone()`` does not copy it)."""
+        return self.get_game().config
 
     # -- OpenSpiel API ------------------------------------------------------------------------------
 
@@ -245,7 +250,7 @@ class GoBoomState(pyspiel.State):
             return
         deck, self.deck = self.deck, None
         if self.match is None:
-            self.match = Match(self.config, np.random.default_rng(0), deck, self.dealer)
+            self.match = _ClonableMatch(self.config, np.random.default_rng(0), deck, self.dealer)
         else:  # a later hand of a match: Match.finish_hand dealt it from its own generator; deal ours
             self.match.hand = Hand(self.config, deck, self.dealer)
 
@@ -263,6 +268,19 @@ class GoBoomState(pyspiel.State):
         self._left = _deck_counts(self.config)
 
 
+class _ClonableMatch(Match):
+    """A :class:`Match` that ``copy.deepcopy`` (how OpenSpiel clones a Python state) copies with
+    :meth:`Hand.copy`, sharing what is immutable (the configuration, the finished hands' results): about ten
+    times faster than a generic deep copy, and search bots clone states all the time."""
+
+    def __deepcopy__(self, memo: dict) -> _ClonableMatch:
+        new = copy.copy(self)
+        new.hand = self.hand.copy()
+        new.scores, new.results, new.winners = list(self.scores), list(self.results), list(self.winners)
+        new.rng = copy.deepcopy(self.rng, memo)
+        return new
+
+
 def state_from_view(game: GoBoomGame, view: PlayerView, rng: np.random.Generator) -> GoBoomState:
     """A state of ``game`` that ``view``'s player cannot tell from the real one: the cards hidden from it dealt
     at random (:meth:`PlayerView.sample_hand`), the scores kept. How an agent that sees only its own view
@@ -270,7 +288,7 @@ def state_from_view(game: GoBoomGame, view: PlayerView, rng: np.random.Generator
     if view.config != game.config:
         raise ValueError(f"the view's configuration {view.config} is not the game's {game.config}")
     state = game.new_initial_state()
-    match = Match(game.config, np.random.default_rng(0), list(deck_multiset(view.config.num_decks,
+    match = _ClonableMatch(game.config, np.random.default_rng(0), list(deck_multiset(view.config.num_decks,
                                                                            view.config.num_jokers)), view.dealer)
     match.hand = view.sample_hand(rng)
     match.scores = list(view.scores)

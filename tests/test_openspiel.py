@@ -180,3 +180,22 @@ def test_the_core_and_the_agents_do_not_import_pyspiel() -> None:
     code = ("import sys, goboom_env, goboom_env.agents, goboom_env.training.selfplay, goboom_env.state; "
             "assert 'pyspiel' not in sys.modules, 'pyspiel imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_clone_is_independent_of_its_original() -> None:
+    game = pyspiel.load_game(SHORT_NAME, {"players": 3, "variant": "jokers", "episode": "match", "rounds": 2})
+    state = game.new_initial_state()
+    rng = np.random.default_rng(6)
+    while state.is_chance_node() or len(state.history()) < 70:
+        outcomes = [o for o, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+        state.apply_action(int(rng.choice(outcomes)))
+    before = (str(state), state.history(), state.information_state_string(0))
+    clone = state.clone()
+    while not clone.is_terminal():
+        if clone.is_chance_node():
+            outcomes, probs = zip(*clone.chance_outcomes())
+            clone.apply_action(int(rng.choice(outcomes, p=probs)))
+        else:
+            clone.apply_action(int(rng.choice(clone.legal_actions())))
+    assert (str(state), state.history(), state.information_state_string(0)) == before
+    assert clone.match.hands_played == 2 and state.match.hands_played == 0 and not state.is_terminal()
