@@ -162,6 +162,8 @@ def test_openspiel_ismcts_plays_in_the_tournament_runner() -> None:
     result = run_tournament(config, ["openspiel-ismcts:sims=4", "heuristic", "random"], 3, seed=2, progress=False)
     assert len(result.games) == 3
     assert {row["agent"] for row in result.table()} == {"openspiel-ismcts:sims=4", "heuristic", "random"}
+    again = run_tournament(config, ["openspiel-ismcts:sims=4", "heuristic", "random"], 3, seed=2, progress=False)
+    assert again.games == result.games  # seeded: the same games again
     agent = make_agent("openspiel-ismcts:sims=4,rollouts=2,c=1.5", GameConfig(), seed=0)
     assert agent.name == "openspiel-ismcts:sims=4,rollouts=2,c=1.5" and agent.needs_view
 

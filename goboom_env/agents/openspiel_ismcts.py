@@ -4,7 +4,8 @@
 like every agent here (tournaments, ``goboom evaluate``, the single-agent env), so OpenSpiel's search can
 be measured against our baselines. Each decision hands the bot a state that the seat cannot tell from the
 real one (:func:`goboom_env.openspiel.state_from_view`); the bot then resamples the hidden cards itself
-(``resample_from_infostate``) on every simulation and evaluates leaves with random rollouts.
+(``resample_from_infostate``, drawing from the agent's seeded generator, so a seeded game is played the
+same way again) on every simulation and evaluates leaves with random rollouts.
 
 Options: ``sims`` simulations per decision (default 100), ``rollouts`` random playouts per leaf
 (default 1), ``c`` the UCT exploration constant (default 2.0). The search's goal is the hand: the game is
@@ -54,6 +55,11 @@ class OpenSpielISMCTSAgent(Agent):
         evaluator = mcts.RandomRolloutEvaluator(n_rollouts=self.rollouts, random_state=random_state)
         self.bot = ismcts.ISMCTSBot(self.game, evaluator, self.c, self.sims, random_state=random_state,
                                     final_policy_type=ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT)
+        # the bot's default resampler draws from pyspiel's own unseeded sampler: resample from our generator
+        self.bot.set_resampler(self._resample)
+
+    def _resample(self, state: pyspiel.State, player: int) -> pyspiel.State:
+        return state.resample_from_infostate(player, self.rng.random)
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """The bot's move from a state consistent with ``view`` (the seat's own information)."""
