@@ -71,14 +71,15 @@ def start_run_folder(args: Any, files: RunFiles, command: str | None) -> None:
         raise ValueError(f"cannot write the run folder {files.root}: {exc.strerror or exc}") from exc
 
 
-def check_run_folder_rule(root: Path, *, resume: bool, force: bool) -> None:
+def check_run_folder_rule(root: Path, *, resume: bool, force: bool, can_resume: bool = True) -> None:
     """The output-folder rule of every training command: a non-empty ``root`` needs ``--resume`` (continue)
-    or ``--force`` (replace), never both; ValueError otherwise."""
+    or ``--force`` (replace), never both; ValueError otherwise. ``can_resume`` False: the command has no
+    ``--resume``, so the error offers only ``--force``."""
     if resume and force:
         raise ValueError("--force starts the run over and --resume continues it: give one of them")
     if not resume and not force and root.is_dir() and any(root.iterdir()):
-        raise ValueError(f"--out {root} already exists and is not empty; pass --resume to continue its "
-                         "run, --force to replace it, or choose another --out")
+        hint = "--resume to continue its run, --force to replace it" if can_resume else "--force to replace it"
+        raise ValueError(f"--out {root} already exists and is not empty; pass {hint}, or choose another --out")
 
 
 def checkpoint_to_resume(args: Any, root: Path, latest: Any, name: str, folder: Path) -> Path | None:
