@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING
 
-from goboom_env.cards import DRAW_OR_PASS, pretty
+from goboom_env.cards import DRAW_OR_PASS, SUIT_SYMBOLS, face_of, pretty
 from goboom_env.engine import PASSED, Hand
 from goboom_env.events import describe_event
 
@@ -64,6 +64,35 @@ def count_text(count: int, noun: str) -> str:
 def move_text(action: int) -> str:
     """An action as people read and type it: the card as shown everywhere (``10♣``, ``K♠``, ``JK``) or ``draw``."""
     return "draw" if action == DRAW_OR_PASS else pretty(action)
+
+
+DRAW_WORDS = frozenset({"draw", "pass", "d", "p"})
+"""Typed words that mean the draw/pass action (R3.1's action 53)."""
+SUIT_LETTERS = {symbol: letter for letter, symbol in SUIT_SYMBOLS.items()} | {
+    "\u2667": "C", "\u2662": "D", "\u2661": "H", "\u2664": "S"}  # the white (outline) suit symbols too
+"""The suit letter of each suit symbol people may type."""
+
+
+def parse_move(text: str) -> int:
+    """The action id of a typed move, the inverse of :func:`move_text`: a card as shown (``10♣``, ``K♠``) or as
+    a code (``KC``, ``10c``, ``JK``), a draw/pass word or an action number 0..53 (R3.1); ValueError naming
+    the text otherwise."""
+    word = text.strip().lower()
+    if word in DRAW_WORDS:
+        return DRAW_OR_PASS
+    if word.isdigit():
+        value = int(word)
+        if not 0 <= value <= DRAW_OR_PASS:
+            raise ValueError(f"action numbers are 0..{DRAW_OR_PASS}, got {value}")
+        return value
+    card = text.strip()
+    if card and card[-1] in SUIT_LETTERS:
+        card = card[:-1] + SUIT_LETTERS[card[-1]]
+    try:
+        return face_of(card)
+    except ValueError:
+        raise ValueError(f"not a move: {text!r}; type a card as shown (10♣, K♠) or as a code (TC, KS, JK), "
+                         "draw, or an action number") from None
 
 
 _PLAY_RULES = {

@@ -248,7 +248,7 @@ def test_bad_moves_are_refused_and_leave_the_game_as_it_was(client: TestClient) 
         pytest.fail("the scripted deal must leave the human an illegal card")
     refused = client.post(f"{url}/move", headers=headers, json={"move": illegal})
     assert refused.status_code == 422 and f"{illegal} is not a legal move now; legal moves:" in refused.json()["error"]
-    for body, words in (({"move": "ZZ"}, "invalid card code 'ZZ'"), ({"move": 99}, "action numbers are 0..53"),
+    for body, words in (({"move": "ZZ"}, "not a move: 'ZZ'"), ({"move": 99}, "action numbers are 0..53"),
                         ({"move": True}, "a move must be"), ({"card": "7D"}, 'a move request is {"move": CARD}'),
                         ("{oops", "malformed JSON")):
         response = client.post(f"{url}/move", **as_request(body, headers))
@@ -308,6 +308,7 @@ def test_a_failing_agent_is_reported_and_the_server_keeps_running(client: TestCl
 def test_parse_move_reads_codes_words_and_numbers() -> None:
     assert parse_move("10h") == parse_move("TH") == parse_move(34) == parse_move("34") == 34
     assert parse_move("Draw") == parse_move("pass") == DRAW_OR_PASS
+    assert parse_move("K♣") == parse_move("kc") == 11  # the cards as the page shows them, as goboom play reads them
     with pytest.raises(GameError, match="action numbers"):
         parse_move(-1)
 

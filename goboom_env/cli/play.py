@@ -22,7 +22,6 @@ from typing import TextIO
 import numpy as np
 
 from goboom_env.agents import Observation, make_agent
-from goboom_env.cards import DRAW_OR_PASS, SUIT_SYMBOLS, face_of
 from goboom_env.cli.options import parse, seat_agents, with_model_game
 from goboom_env.config import GameConfig
 from goboom_env.engine import Hand, Match
@@ -31,18 +30,15 @@ from goboom_env.events import EventKind
 from goboom_env.game_loop import play_hand
 from goboom_env.info import PlayerView
 from goboom_env.records import GameRecord, Recorder, write
-from goboom_env.render import describe_event, move_text, render_text, rules_summary
+from goboom_env.render import describe_event, move_text, parse_move, render_text, rules_summary
 from goboom_env.training.config import GameArgs
 
-DRAW_WORDS = {"draw", "pass", "d", "p"}
 QUIT_WORDS = {"quit", "q", "exit"}
 HELP_WORDS = {"help", "?", "h", ""}
 QUIT = -1
 """What :meth:`TerminalGame._ask` returns when the player quits."""
 HUMAN = "you"
 """The human's seat name in the game record."""
-SUIT_LETTERS = {symbol: letter for letter, symbol in SUIT_SYMBOLS.items()} | {
-    "\u2667": "C", "\u2662": "D", "\u2661": "H", "\u2664": "S"}  # the white (outline) suit symbols too
 
 
 @dataclass
@@ -255,27 +251,6 @@ class _Human:
 
     def reseed(self, seed: int | None) -> None:
         """Nothing to restart: the moves come from the input."""
-
-
-def parse_move(text: str) -> int:
-    """An action id from a typed move: a card as shown (``10♣``, ``K♠``) or as a code (``KC``, ``10c``,
-    ``JK``), a draw/pass word or a number 0..53 (R3.1)."""
-    word = text.strip().lower()
-    if word in DRAW_WORDS:
-        return DRAW_OR_PASS
-    if word.isdigit():
-        value = int(word)
-        if not 0 <= value <= DRAW_OR_PASS:
-            raise ValueError(f"action numbers are 0..{DRAW_OR_PASS}, got {value}")
-        return value
-    card = text.strip()
-    if card and card[-1] in SUIT_LETTERS:
-        card = card[:-1] + SUIT_LETTERS[card[-1]]
-    try:
-        return face_of(card)
-    except ValueError:
-        raise ValueError(f"not a move: {text!r}; type a card as shown (10♣, K♠) or as a code (TC, KS, JK), "
-                         "draw, or help") from None
 
 
 def legal_text(legal: list[int]) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env.agents import Observation, Policy, make_agent
-from goboom_env.cards import DRAW_OR_PASS, code_of, face_of, pretty
+from goboom_env.cards import DRAW_OR_PASS, code_of, pretty
 from goboom_env.config import GameConfig
 from goboom_env.engine import PASSED, Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
@@ -32,9 +32,8 @@ from goboom_env.game_loop import Decision, play_hand
 from goboom_env.info import PlayerView
 from goboom_env.observation import observe
 from goboom_env.records import GameRecord, Recorder
+from goboom_env.render import parse_move as typed_move
 from goboom_env.scoring import HandResult
-
-DRAW_WORDS = ("draw", "pass", "d", "p")
 
 
 class GameError(Exception):
@@ -194,19 +193,17 @@ class GameSession:
 
 
 def parse_move(move: Any) -> int:
-    """An action id from what the page sent: a card code (``7D``, ``10h``, ``JK``), a draw/pass word or an
-    action number 0..53 (R3.1); GameError 400 for anything else."""
+    """An action id from what the page sent: an action number 0..53 (R3.1), or text as people type a move
+    (:func:`goboom_env.render.parse_move`: a card code such as ``7D``, ``10h``, ``K♣`` or ``JK``, or a draw/pass
+    word); GameError 400 for anything else."""
     if isinstance(move, bool) or not isinstance(move, (int, str)):
         raise GameError(400, f"a move must be a card code such as '7D', 'draw' or an action number, got {move!r}")
-    if isinstance(move, int) or move.strip().isdigit():
-        value = int(move)
-        if not 0 <= value <= DRAW_OR_PASS:
-            raise GameError(400, f"action numbers are 0..{DRAW_OR_PASS}, got {value}")
-        return value
-    if move.strip().lower() in DRAW_WORDS:
-        return DRAW_OR_PASS
+    if isinstance(move, int):
+        if not 0 <= move <= DRAW_OR_PASS:
+            raise GameError(400, f"action numbers are 0..{DRAW_OR_PASS}, got {move}")
+        return move
     try:
-        return face_of(move)
+        return typed_move(move)
     except ValueError as exc:
         raise GameError(400, str(exc)) from None
 
