@@ -44,7 +44,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig
+from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_int
 from goboom_env.episode import EPISODES
 from goboom_env.records import GameRecord
 from goboom_env.web import replay
@@ -150,13 +150,13 @@ class _Api:
             raise GameError(400, f"unknown fields {unknown} in the new-game request")
         try:
             config = _config(body.get("preset"), body.get("config", {}))
-            seat = _int(body.get("seat", 0), "seat", 0, config.num_players - 1)
+            seat = check_int("seat", body.get("seat", 0), 0, config.num_players - 1)
             episode = body.get("episode", "hand")
             if episode not in EPISODES:
                 raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
             seed = body.get("seed")
-            seed = None if seed is None else _int(seed, "seed", 0, 2**63 - 1)
-            delay = _int(body.get("delay_ms", 700), "delay_ms", 0, MAX_DELAY_MS)
+            seed = None if seed is None else check_int("seed", seed, 0, 2**63 - 1)
+            delay = check_int("delay_ms", body.get("delay_ms", 700), 0, MAX_DELAY_MS)
             opponents = body.get("opponents", ["heuristic"])
             if not isinstance(opponents, list) or not opponents:
                 raise ValueError(f"opponents must be a non-empty list of opponent ids, got {opponents!r}")
@@ -344,12 +344,6 @@ def _config(preset: Any, fields: Any) -> GameConfig:
     if not isinstance(preset, str):
         raise ValueError(f"preset must be a preset name, got {preset!r}")
     return GameConfig.preset(preset, **fields)
-
-
-def _int(value: Any, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {value!r}")
-    return value
 
 
 async def _game_error(request: Request, exc: Exception) -> Response:
