@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from goboom_env.cards import face_of
+from goboom_env.cli.replay import main as replay_main
 from goboom_env.engine import Hand
 from goboom_env.records import read, verify
 
@@ -134,3 +135,10 @@ def test_replay_of_a_record_that_is_not_the_game_it_claims_names_the_move(saved:
     corrupt.write_text("{}\n")
     done = goboom("replay", str(corrupt))
     assert done.returncode == 2 and f"{corrupt} line 1: format: missing" in done.stderr
+
+
+def test_replay_of_an_empty_file_says_it_holds_no_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert replay_main([str(empty)]) == 2
+    assert capsys.readouterr().err == f"goboom replay: error: {empty} holds no game records\n"

@@ -86,6 +86,8 @@ def _pick(path: Path, index: int) -> GameRecord:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not a text file of game records ({exc})") from exc
+    if not records:
+        raise ValueError(f"{path} holds no game records")
     if not 0 <= index < len(records):
         raise ValueError(f"--game {index}: {path} holds {count_text(len(records), 'game')} (0..{len(records) - 1})")
     return records[index]
