@@ -30,6 +30,7 @@ from typing import Any
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
+from goboom_env.evaluation.report import format_cell, markdown_table
 from goboom_env.evaluation.tournament import GameRecord, TournamentResult
 
 RESULTS_FILE = "results.json"
@@ -165,7 +166,7 @@ def write_leaderboard(out: Path, groups: Sequence[Group], outcome: str = "win", 
     for group in groups:
         cfg = ", ".join(f"{k}={v}" for k, v in group.config.items())
         lines += [f"## {group.title}", "", f"- configuration: {cfg}",
-                  f"- result folders: {', '.join(group.folders)}", "", _markdown(group.rows), ""]
+                  f"- result folders: {', '.join(group.folders)}", "", markdown_table(group.rows, COLUMNS), ""]
     path = out / "leaderboard.md"
     path.write_text("\n".join(lines))
     return path
@@ -182,7 +183,7 @@ def rich_tables(groups: Sequence[Group], outcome: str = "win") -> list[Any]:
         for key in RICH_COLUMNS:
             table.add_column(key, justify="left" if key == "agent" else "right")
         for row in group.rows:
-            table.add_row(*(_fmt(row[k]) for k in RICH_COLUMNS))
+            table.add_row(*(format_cell(row[k]) for k in RICH_COLUMNS))
         tables.append(table)
     return tables
 
@@ -265,10 +266,3 @@ def _outcome_words(outcome: str) -> str:
         "full placing (winners first, then by points)"
 
 
-def _fmt(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-def _markdown(rows: Sequence[Mapping[str, Any]]) -> str:
-    head = "| " + " | ".join(COLUMNS) + " |\n|" + "|".join("---" for _ in COLUMNS) + "|\n"
-    return head + "\n".join("| " + " | ".join(_fmt(r[k]) for k in COLUMNS) + " |" for r in rows)

@@ -143,7 +143,7 @@ def _rich(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | N
     for key in keys:
         table.add_column(key, justify="left" if key in ("agent", "opponent", "a", "b") else "right")
     for row in rows:
-        table.add_row(*(_fmt(row[k]) for k in keys))
+        table.add_row(*(format_cell(row[k]) for k in keys))
     return table
 
 
@@ -151,11 +151,12 @@ def _with_ci(row: Mapping[str, Any], episode: str) -> str:
     """``0.450 [0.307, 0.602]`` from a side-by-side row's columns of ``episode``."""
     if row[f"{episode}_win_rate"] is None:
         return "-"
-    return " ".join([_fmt(row[f"{episode}_win_rate"]),
-                     f"[{_fmt(row[f'{episode}_ci_low'])}, {_fmt(row[f'{episode}_ci_high'])}]"])
+    return " ".join([format_cell(row[f"{episode}_win_rate"]),
+                     f"[{format_cell(row[f'{episode}_ci_low'])}, {format_cell(row[f'{episode}_ci_high'])}]"])
 
 
-def _fmt(value: Any) -> str:
+def format_cell(value: Any) -> str:
+    """A table cell: ``-`` for None, floats to three decimals (four significant digits below 0.001)."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -210,7 +211,7 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
              "run is the first hand of match `g`). Win rates with their 95% Wilson interval (a shared win counts "
              f"1/k; chance = 1/n = {1 / n:.3f}); `mean_points` = points per hand. An agent can win more hands "
              "and still lose more matches: the match columns are the headline.", "",
-             _markdown(rows), "",
+             markdown_table(rows), "",
              "Full reports: [match](match/report.md) and [hand](hand/report.md).", "",
              "![match win rates](match/win_rates.png)", "", "![hand win rates](hand/win_rates.png)", ""]
     path = out / "report.md"
@@ -242,7 +243,7 @@ def _provenance_section(info: Mapping[str, Any]) -> str:
                       f"- git commit: {commit}", "",
                       "What each agent spec resolved to (`heuristic` is the variant's best heuristic; a model spec "
                       "resolves to its file, a shipped model's name to the file inside the package, a folder to "
-                      "every file in it) and the sha256 of every model file:", "", _markdown(info["agents"]), ""])
+                      "every file in it) and the sha256 of every model file:", "", markdown_table(info["agents"]), ""])
 
 
 def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, Any]) -> str:
@@ -260,22 +261,22 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
               for spec in result.specs()}
     plot_distributions(points, hands_per_game(result.games), decisions_per_hand(result.games),
                        out / "distributions.png", title=f"{_config_title(result)}, episode = {result.episode}")
-    lines = ["## Tournament", "", _setup(result), "", _markdown(result.table()), "",
+    lines = ["## Tournament", "", _setup(result), "", markdown_table(result.table()), "",
              "![win rates with 95% CI](win_rates.png)", "",
              "### Win rates by seat", "",
              "Each agent's win rate in each seat (95% Wilson CI; seats rotate, so every agent plays every seat).", "",
-             _markdown(sections["seats"]), "",
+             markdown_table(sections["seats"]), "",
              "### Win rates by place after the dealer", "",
              "`after_dealer` = the seat's place after the first hand's dealer: 1 plays first (R1.4, R2.4), 0 is the "
              "dealer and plays last (in a match the deal then passes to the left).", "",
-             _markdown(sections["dealer"]), "",
+             markdown_table(sections["dealer"]), "",
              "### Points and game length", "",
              "Points per game: what the scoring added to the seat's total over the game (standard classic: points "
              "won, higher is better; reverse and jokers penalty: points taken, lower is better).", "",
-             _markdown(sections["points"]), "",
+             markdown_table(sections["points"]), "",
              "Game length: hands per game, and decisions per hand (each game's moves, forced ones included, over "
              "its hands).", "",
-             _markdown(sections["lengths"]), "",
+             markdown_table(sections["lengths"]), "",
              "![points per game and game length](distributions.png)", ""]
     paired = [t.to_dict() for t in result.paired()]
     if paired:
@@ -285,9 +286,9 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
                   "t-interval of the mean difference and `p_t` the paired t-test. Wilcoxon and sign tests "
                   "assume symmetric differences: valid when both agents fill equally many seats, not in "
                   "1-vs-(n-1) with n > 2.", "",
-                  _markdown(paired), ""]
-    lines += ["### Ratings", "", RATINGS_WIN, "", _markdown(ratings), "", _order_note(result.table(), ratings), "",
-              "### Ratings on the full placing", "", RATINGS_PLACING, "", _markdown(placing), "",
+                  markdown_table(paired), ""]
+    lines += ["### Ratings", "", RATINGS_WIN, "", markdown_table(ratings), "", _order_note(result.table(), ratings), "",
+              "### Ratings on the full placing", "", RATINGS_PLACING, "", markdown_table(placing), "",
               _order_note(result.table(), placing), ""]
     return "\n".join(lines)
 
@@ -328,12 +329,12 @@ def _pairwise_files(out: Path, pairwise: Pairwise, info: Mapping[str, Any], writ
     lines = ["## Pairwise 1-vs-(n-1)", "", _setup(first, pairwise=True), "",
              f"Each row: the agent in one seat against {n - 1} copies of the opponent; `beats` = lower 95% "
              f"CI bound above chance 1/n = {1 / n:.3f}; `p_t` = paired t-test over the deals.", "",
-             _markdown(rows), ""]
+             markdown_table(rows), ""]
     if write_results:
         lines += ["![win rates with 95% CI](win_rates.png)", ""]
     lines += ["![pairwise matrix](pairwise.png)", "", "### Ratings over all pairwise games", "", RATINGS_WIN, "",
-              _markdown(ratings), "", "### Ratings on the full placing over all pairwise games", "", RATINGS_PLACING,
-              "", _markdown(placing), ""]
+              markdown_table(ratings), "", "### Ratings on the full placing over all pairwise games", "",
+              RATINGS_PLACING, "", markdown_table(placing), ""]
     return "\n".join(lines)
 
 
@@ -356,12 +357,13 @@ def _setup(result: TournamentResult, pairwise: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+def markdown_table(rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> str:
+    """A Markdown table of ``rows`` with the columns ``keys`` (default: the first row's keys)."""
     if not rows:
         return "(no rows)"
-    keys = list(rows[0])
+    keys = list(rows[0]) if keys is None else list(keys)
     head = "| " + " | ".join(keys) + " |\n|" + "|".join("---" for _ in keys) + "|\n"
-    return head + "\n".join("| " + " | ".join(_fmt(r[k]) for k in keys) + " |" for r in rows)
+    return head + "\n".join("| " + " | ".join(format_cell(r[k]) for k in keys) + " |" for r in rows)
 
 
 def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> None:
