@@ -137,6 +137,24 @@ def test_a_damaged_game_record_names_the_game(folders: dict[str, Path], tmp_path
     assert "winners must be seats 0..3, got [7]" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("index", "z", "index must be a non-negative integer, got 'z'"),
+    ("placing", ["a", "b", "c", "d"], "placing must be places 1..4"),
+    ("placing", [1, 2, 3, 9], "placing must be places 1..4"),
+    ("points", None, "points must list 4 integers, got None"),
+    ("dealer", 4, "dealer must be a seat 0..3, got 4"),
+])
+def test_a_game_record_with_a_field_of_the_wrong_kind_names_it(folders: dict[str, Path], tmp_path: Path, field: str,
+                                                              value: object, message: str,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    data = json.loads((folders["a"] / "results.json").read_text())
+    data["games"][2][field] = value
+    folder = _damaged(tmp_path, json.dumps(data))
+    for outcome in ("win", "placing"):
+        assert main([str(folder), "--outcome", outcome, "--out", str(tmp_path / "board")]) == 2
+        assert f"game 2: {message}" in capsys.readouterr().err
+
+
 def test_a_bad_outcome_is_refused(folders: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
     assert main([str(folders["a"]), "--outcome", "points"]) == 2
     assert "outcome must be one of ['win', 'placing']" in capsys.readouterr().err

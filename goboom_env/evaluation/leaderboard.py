@@ -248,11 +248,30 @@ def _record(raw: Any, n: int, where: str, aliases: Mapping[str, str]) -> GameRec
         record = GameRecord(**values)
     except TypeError as exc:
         raise ValueError(f"{where}: {exc}") from exc
+    _check_record(record, n, where)
+    return dataclasses.replace(record, seats=tuple(aliases.get(s, s) for s in record.seats))
+
+
+def _check_record(record: GameRecord, n: int, where: str) -> None:
+    """ValueError naming the field of ``record`` that a rating or a report of an ``n``-seat game cannot use."""
     if len(record.seats) != n or len(record.placing) != n or not all(isinstance(s, str) for s in record.seats):
         raise ValueError(f"{where}: seats and placing must list the {n} seats of the game's configuration")
-    if not record.winners or not all(isinstance(w, int) and 0 <= w < n for w in record.winners):
+    if not record.winners or not all(_is_int(w, 0, n - 1) for w in record.winners):
         raise ValueError(f"{where}: winners must be seats 0..{n - 1}, got {list(record.winners)}")
-    return dataclasses.replace(record, seats=tuple(aliases.get(s, s) for s in record.seats))
+    if not all(_is_int(p, 1, n) for p in record.placing):
+        raise ValueError(f"{where}: placing must be places 1..{n}, got {list(record.placing)}")
+    if not isinstance(record.points, tuple) or len(record.points) != n or not all(_is_int(p) for p in record.points):
+        raise ValueError(f"{where}: points must list {n} integers, got {record.points!r}")
+    for name in ("index", "deal", "hands", "decisions"):
+        if not _is_int(getattr(record, name), 0):
+            raise ValueError(f"{where}: {name} must be a non-negative integer, got {getattr(record, name)!r}")
+    if not _is_int(record.dealer, 0, n - 1):
+        raise ValueError(f"{where}: dealer must be a seat 0..{n - 1}, got {record.dealer!r}")
+
+
+def _is_int(value: Any, lo: int | None = None, hi: int | None = None) -> bool:
+    """Whether ``value`` is an integer (not a bool) in ``lo..hi`` (either bound may be open)."""
+    return (type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi))
 
 
 def _agents(record: GameRecord) -> list[str]:
