@@ -53,7 +53,12 @@ def layout(num_players: int) -> dict[str, slice]:
         ("top", f), ("match", f), ("hand_sizes", n), ("drawn", n), ("stock", 1), ("to_move", n),
         ("dealer", n), ("scores", n), ("passes", 1), ("progress", 1), ("flags", 9),
     ]
-    out, start = {}, 0
+    return block_slices(sizes)
+
+
+def block_slices(sizes: list[tuple[str, int]], start: int = 0) -> dict[str, slice]:
+    """Consecutive named blocks of the given sizes as slices, the first one beginning at ``start``."""
+    out = {}
     for name, size in sizes:
         out[name] = slice(start, start + size)
         start += size

@@ -40,7 +40,7 @@ from goboom_env.cards import NUM_FACES
 from goboom_env.config import GameConfig
 from goboom_env.engine import Hand, Match
 from goboom_env.hand_state import Phase
-from goboom_env.observation import ObservationEncoder, encoder_for, face_copies, observation_size
+from goboom_env.observation import ObservationEncoder, block_slices, encoder_for, face_copies, observation_size
 
 NUM_PHASES = len(Phase)
 
@@ -50,11 +50,7 @@ def state_layout(num_players: int) -> dict[str, slice]:
     observation, whose slices are :func:`goboom_env.observation.layout`)."""
     n, f = num_players, NUM_FACES
     sizes = [("hands", (n - 1) * f), ("stock", f), ("stock_top", f), ("phase", NUM_PHASES)]
-    out, start = {}, observation_size(n)
-    for name, size in sizes:
-        out[name] = slice(start, start + size)
-        start += size
-    return out
+    return block_slices(sizes, observation_size(n))
 
 
 def state_size(num_players: int) -> int:
