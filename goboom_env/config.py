@@ -241,6 +241,21 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
     return number
 
 
+def check_number(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    """``value`` as a float if it is a positive (with ``allow_zero``, non-negative) finite number; otherwise
+    ValueError naming ``name`` (bools, strings, NaN and infinity are refused).
+
+    >>> check_number("c", 2), check_number("c", 0, allow_zero=True)
+    (2.0, 0.0)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    number = float(value)
+    if not np.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
+    return number
+
+
 def _integer_range(lo: int, hi: int | None) -> str:
     if hi is not None:
         return f"an integer in {lo}..{hi}"

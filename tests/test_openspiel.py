@@ -170,7 +170,8 @@ def test_openspiel_ismcts_plays_in_the_tournament_runner() -> None:
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("openspiel-ismcts:sims=0", "sims must be an integer in 1..1000000"),
-    ("openspiel-ismcts:c=-1", "c must be a number >= 0"),
+    ("openspiel-ismcts:c=-1", "c must be a non-negative number"),
+    ("openspiel-ismcts:c=inf", "c must be a non-negative number, got inf"),
     ("openspiel-ismcts:depth=3", "unknown openspiel-ismcts option"),
 ])
 def test_bad_openspiel_ismcts_options_are_named(spec: str, message: str) -> None:

@@ -44,7 +44,7 @@ import numpy as np
 from goboom_env.agents.determinize import Determinizer
 from goboom_env.agents.policy import Observation
 from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move, seen_mask
-from goboom_env.config import GameConfig, check_int
+from goboom_env.config import GameConfig, check_int, check_number
 from goboom_env.engine import Hand
 from goboom_env.hand_state import Phase
 from goboom_env.info import PlayerView
@@ -94,8 +94,8 @@ class ISMCTSAgent:
         if iters is not None:
             iters = check_int("iters", iters, 1, MAX_ITERS)
         if ms is not None:
-            ms = _positive("ms", ms)
-        c = _positive("c", c, allow_zero=True)
+            ms = check_number("ms", ms)
+        c = check_number("c", c, allow_zero=True)
         if rollout not in ROLLOUTS:
             raise ValueError(f"rollout must be one of {list(ROLLOUTS)}, got {rollout!r}")
         if not isinstance(infer, bool):
@@ -197,13 +197,3 @@ def _results(hand: Hand) -> list[float]:
     share = 1.0 / len(winners)
     points = hand.hand_points()
     return [(share if seat in winners else 0.0) - POINTS_WEIGHT * points[seat] for seat in range(hand.n)]
-
-
-def _positive(name: str, value: object, allow_zero: bool = False) -> float:
-    """A positive (or, with ``allow_zero``, non-negative) finite number, else ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    number = float(value)
-    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
-    return number

@@ -20,7 +20,7 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 from goboom_env.agents.policy import Agent, Observation
-from goboom_env.config import GameConfig, check_int
+from goboom_env.config import GameConfig, check_int, check_number
 from goboom_env.info import PlayerView
 from goboom_env.openspiel import SHORT_NAME, params_of, state_from_view
 
@@ -40,9 +40,7 @@ class OpenSpielISMCTSAgent(Agent):
                              f"{', '.join(OPTIONS)}")
         self.sims = check_int("sims", sims, 1, 1_000_000)
         self.rollouts = check_int("rollouts", rollouts, 1, 10_000)
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not c >= 0:
-            raise ValueError(f"c must be a number >= 0, got {c!r}")
-        self.c = float(c)
+        self.c = check_number("c", c, allow_zero=True)
         self.game = pyspiel.load_game(SHORT_NAME, params_of(config, episode="hand", reward="win"))
         self.name = f"openspiel-ismcts:sims={self.sims},rollouts={self.rollouts},c={self.c:g}"
         super().__init__(config, seed)
