@@ -247,6 +247,7 @@ def _provenance_section(info: Mapping[str, Any]) -> str:
 
 
 def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, Any]) -> str:
+    """Write a tournament's ``results.json``, ``results.csv`` and plots into ``out``; returns its report section."""
     ratings = rating_table(result)
     placing = rating_table(result, "placing")
     sections = {"seats": seat_rows(result), "dealer": dealer_rows(result), "points": point_rows(result),
@@ -261,6 +262,13 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
               for spec in result.specs()}
     plot_distributions(points, hands_per_game(result.games), decisions_per_hand(result.games),
                        out / "distributions.png", title=f"{_config_title(result)}, episode = {result.episode}")
+    return _tournament_section(result, sections, ratings, placing)
+
+
+def _tournament_section(result: TournamentResult, sections: Mapping[str, list[dict[str, Any]]],
+                        ratings: list[dict[str, Any]], placing: list[dict[str, Any]]) -> str:
+    """The Markdown of a tournament: the table, the seat, dealer, points and length sections, the paired
+    comparisons and both ratings."""
     lines = ["## Tournament", "", _setup(result), "", markdown_table(result.table()), "",
              "![win rates with 95% CI](win_rates.png)", "",
              "### Win rates by seat", "",
