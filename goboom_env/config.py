@@ -152,7 +152,7 @@ class GameConfig:
         >>> "num_decks" in GameConfig(num_players=7).explicit_fields()
         False
         """
-        return {name: getattr(self, name) for name in _field_names()
+        return {name: getattr(self, name) for name in field_names()
                 if name not in DERIVED_FIELDS or name in self._explicit}
 
     def replace(self, **changes: Any) -> GameConfig:
@@ -172,14 +172,14 @@ class GameConfig:
         :meth:`from_dict` of it gives an equal config with every field explicit (a saved config
         keeps its values even if derivation rules change). :meth:`explicit_fields` is the
         smaller dict that keeps derived fields derived."""
-        return {name: getattr(self, name) for name in _field_names()}
+        return {name: getattr(self, name) for name in field_names()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameConfig:
         """Build from a dict of fields (``None`` = derive); unknown keys are an error, not dropped."""
         if not isinstance(data, dict):
             raise ValueError(f"a config must be a dict of GameConfig fields, got {type(data).__name__}")
-        names = _field_names()
+        names = field_names()
         known = {k: v for k, v in data.items() if k in names}
         unknown = {k: v for k, v in data.items() if k not in names}
         return cls(**known, extra=unknown)
@@ -224,7 +224,8 @@ def as_int(value: Any) -> int | None:
     return None
 
 
-def _field_names() -> tuple[str, ...]:
+def field_names() -> tuple[str, ...]:
+    """The rules fields of :class:`GameConfig`, in order (what ``to_dict`` holds and ``from_dict`` reads)."""
     return tuple(f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra")
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
-from goboom_env.config import PRESETS, GameConfig
+from goboom_env.config import PRESETS, GameConfig, field_names
 from goboom_env.training.config import GameArgs, build_args, load_config_file
 
 T = TypeVar("T")
@@ -132,7 +132,7 @@ def seat_agents(specs: list[str], num_players: int) -> list[str]:
 def game_options_given(argv: Sequence[str], cls: type = GameArgs) -> list[str]:
     """The game options ``argv`` sets, as the user wrote them: ``--variant`` and the other GameConfig fields,
     ``--preset NAME``, and the GameConfig keys of a ``--config`` file (``num_players in game.toml``)."""
-    names = {f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra"}
+    names = set(field_names())
     flags = {"--" + name.replace("_", "-") for name in names} | set(ALIASES)
     given = [arg.partition("=")[0] for arg in argv if arg.partition("=")[0] in flags]
     config, preset = _config_and_preset(argv, "", True)

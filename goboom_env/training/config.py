@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goboom_env.config import PRESETS, GameConfig
+from goboom_env.config import PRESETS, GameConfig, field_names
 from goboom_env.env import EPISODES, REWARDS
 
 VEC_ENVS = ("dummy", "subproc")
@@ -61,8 +61,7 @@ class GameArgs:
 
     def game_config(self) -> GameConfig:
         """The GameConfig these arguments choose (validated: a bad field raises ValueError)."""
-        names = {f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra"}
-        return GameConfig.from_dict({n: getattr(self, n) for n in names if getattr(self, n) is not None})
+        return GameConfig.from_dict({n: getattr(self, n) for n in field_names() if getattr(self, n) is not None})
 
     def validate_game(self) -> None:
         """Raise ValueError naming the first bad game field (or any field of the wrong type)."""
