@@ -53,8 +53,9 @@ The functions:
   its result with its :class:`GameRecord`; :class:`Recorder` is the decision hook behind it.
 * :func:`write` appends records to a file (each line whole, in one write; ``append=False`` replaces the
   file atomically); :func:`dumps_record` / :func:`loads_record` convert one line.
-* :func:`read` reads a file back and checks every field: a bad line raises ValueError naming the file,
-  the line number and the field (``games.jsonl line 3: hands[0].moves[5].action: ...``).
+* :func:`read` reads a file back (:func:`loads_records` the text of one) and checks every field: a bad
+  line raises ValueError naming the file, the line number and the field
+  (``games.jsonl line 3: hands[0].moves[5].action: ...``).
 * :func:`replay` rebuilds the game on the engine, yielding one :class:`ReplayStep` per deal and per move
   (the hand after it, the running scores); it raises ValueError naming the hand and move when a recorded
   move is not legal, an event or a result differs from what the engine gives. :func:`verify` runs it to
@@ -370,15 +371,24 @@ def read(path: str | Path) -> list[GameRecord]:
     A bad line raises ValueError ``"<path> line <k>: <field>: <problem>"``. The records are not
     replayed here: :func:`verify` checks that the moves are legal and the results right."""
     path = Path(path)
-    records = []
     with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(loads_record(line))
-            except ValueError as exc:
-                raise ValueError(f"{path} line {number}: {exc}") from None
+        try:
+            return loads_records(fh)
+        except ValueError as exc:
+            raise ValueError(f"{path} {exc}") from None
+
+
+def loads_records(lines: Iterable[str]) -> list[GameRecord]:
+    """Every record of JSON Lines text (blank lines skipped), each field checked; a bad line raises
+    ValueError ``"line <k>: <field>: <problem>"``."""
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(loads_record(line))
+        except ValueError as exc:
+            raise ValueError(f"line {number}: {exc}") from None
     return records
 
 
@@ -664,5 +674,6 @@ def verify(record: GameRecord) -> EpisodeResult:
 
 __all__ = [
     "DRAW_WORD", "FORMAT", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder", "ReplayStep", "check_recordable",
-    "deck_of", "dumps_record", "from_dict", "loads_record", "read", "record_episode", "replay", "verify", "write",
+    "deck_of", "dumps_record", "from_dict", "loads_record", "loads_records", "read", "record_episode", "replay",
+    "verify", "write",
 ]

@@ -47,14 +47,10 @@ def read_saved(folder: Path | None, name: str) -> str:
 
 def parse_records(text: str) -> list[GameRecord]:
     """Every record of a JSON Lines text, each checked; GameError 400 naming the line and the field."""
-    games = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            games.append(records.loads_record(line))
-        except ValueError as exc:
-            raise GameError(400, f"line {number}: {exc}") from None
+    try:
+        games = records.loads_records(text.splitlines())
+    except ValueError as exc:
+        raise GameError(400, str(exc)) from None
     if not games:
         raise GameError(400, "the record file holds no game (one JSON object a line)")
     return games
