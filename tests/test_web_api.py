@@ -151,6 +151,14 @@ def test_model_folders_are_offered_by_name_only(tmp_path: Path) -> None:
         Catalog([tmp_path / "nosuch"])
 
 
+def test_two_model_files_of_one_name_are_refused_not_one_dropped(tmp_path: Path) -> None:
+    for run in ("run-a", "run-b"):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "model.zip").write_bytes(model_path("classic4").read_bytes())
+    with pytest.raises(ValueError, match=r"run-a/model\.zip and \S+run-b/model\.zip would both be offered as model:"):
+        Catalog([tmp_path / "run-a", tmp_path / "run-b"])
+
+
 # -- playing -------------------------------------------------------------------------------------------------
 
 

@@ -55,6 +55,7 @@ class Catalog:
         choices += [Choice(spec, spec, label) for spec, label in SEARCH_AGENTS]
         for name in shipped_models():
             choices.append(_model_choice(f"ppo:{name}", f"ppo:{name}", model_path(name), "shipped PPO model"))
+        offered: dict[str, Path] = {}  # model:STEM -> its file, to refuse two files of one name
         for folder in model_dirs or []:
             if not folder.is_dir():
                 raise ValueError(f"--model {folder}: not a folder (give a folder that holds model .zip files)")
@@ -62,7 +63,13 @@ class Catalog:
             if not files:
                 raise ValueError(f"--model {folder}: the folder holds no model .zip file")
             for file in files:
-                choices.append(_model_choice(f"model:{file.stem}", f"ppo:{file}", file, f"model {file.name}"))
+                choice_id = f"model:{file.stem}"
+                if choice_id in offered:
+                    raise ValueError(f"--model: {offered[choice_id]} and {file} would both be offered as {choice_id} "
+                                     "(the page names a model by its file name); copy one of them under another "
+                                     "name into a folder of its own")
+                offered[choice_id] = file
+                choices.append(_model_choice(choice_id, f"ppo:{file}", file, f"model {file.name}"))
         self.choices = {c.id: c for c in choices}
 
     def public(self) -> list[dict[str, Any]]:
