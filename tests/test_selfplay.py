@@ -252,6 +252,10 @@ def test_bad_arguments_are_named() -> None:
         SelfPlayEnv(CLASSIC, [("nobody", 1.0)])
     with pytest.raises(ValueError, match="positive weight"):
         SelfPlayEnv(CLASSIC, [("random", 0.0)])
+    with pytest.raises(ValueError, match="the weight of opponent 'heuristic' must be a non-negative number, got -1"):
+        SelfPlayEnv(CLASSIC, [("random", 1.0), ("heuristic", -1)])  # not silently left out
+    with pytest.raises(ValueError, match="the weight of opponent 'random' must be a number, got 'x'"):
+        SelfPlayEnv(CLASSIC, [("random", "x")])
     env = SelfPlayEnv(CLASSIC, seed=0)
     with pytest.raises(ValueError, match=r"seat must be in 0\.\.3"):
         env.reset(options={"seat": 4})

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env.agents import Policy, make_agent
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, check_number
 from goboom_env.training.numpy_actor import FrozenMlp, SnapshotAgent
 
 SELF = "self"
@@ -38,10 +38,11 @@ class OpponentPool:
 
     def __init__(self, config: GameConfig, entries: Sequence[tuple[str, float]], *, pool_size: int = 8,
                  seed: int | None = None) -> None:
-        if not entries or not any(w > 0 for _, w in entries):
-            raise ValueError(f"opponent pool needs at least one entry with a positive weight, got {entries}")
+        weights = [check_number(f"the weight of opponent {spec!r}", w, allow_zero=True) for spec, w in entries]
+        if not any(w > 0 for w in weights):
+            raise ValueError(f"opponent pool needs at least one entry with a positive weight, got {list(entries)}")
         self.config = config
-        self.entries = [PoolEntry(spec, float(w)) for spec, w in entries]
+        self.entries = [PoolEntry(spec, w) for (spec, _), w in zip(entries, weights)]
         self.pool_size = pool_size
         self.rng = np.random.default_rng(seed)
         self.snapshots: dict[str, FrozenMlp] = {}
