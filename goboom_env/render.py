@@ -6,6 +6,7 @@ Events are phrased by :func:`goboom_env.events.describe_event` (re-exported here
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from goboom_env.cards import DRAW_OR_PASS, SUIT_SYMBOLS, face_of, pretty
@@ -59,6 +60,12 @@ def render_text(hand: Hand, match: Match | None = None, seat: int | None = None,
 def count_text(count: int, noun: str) -> str:
     """``1 card``, ``3 cards``: a count with its noun in the right number."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def scores_text(deltas: Sequence[int], totals: Sequence[int]) -> str:
+    """What a hand did to a match's scores: ``hand scores: P0=+12  P1=+0; totals: P0=40  P1=7``."""
+    return ("hand scores: " + "  ".join(f"P{s}={d:+d}" for s, d in enumerate(deltas))
+            + "; totals: " + "  ".join(f"P{s}={v}" for s, v in enumerate(totals)))
 
 
 def move_text(action: int) -> str:

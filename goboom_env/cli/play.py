@@ -30,7 +30,7 @@ from goboom_env.events import EventKind
 from goboom_env.game_loop import play_hand
 from goboom_env.info import PlayerView
 from goboom_env.records import GameRecord, Recorder, write
-from goboom_env.render import describe_event, move_text, parse_move, render_text, rules_summary
+from goboom_env.render import describe_event, move_text, parse_move, render_text, rules_summary, scores_text
 from goboom_env.training.config import GameArgs
 
 QUIT_WORDS = {"quit", "q", "exit"}
@@ -158,8 +158,7 @@ class TerminalGame:
         lines = [self._table(hand, reveal=True)]
         if self.episode == "match":
             scored = self.match.results[-1]
-            lines.append("hand scores: " + "  ".join(f"P{s}={d:+d}" for s, d in enumerate(scored.score_deltas))
-                         + "; totals: " + "  ".join(f"P{s}={v}" for s, v in enumerate(self.match.scores)))
+            lines.append(scores_text(scored.score_deltas, self.match.scores))
         return "\n".join(lines)
 
     def _ask(self, inp: TextIO, out: TextIO) -> int | None:

@@ -26,7 +26,7 @@ import tyro
 from goboom_env.cli.options import parse
 from goboom_env.engine import Hand
 from goboom_env.records import GameRecord, ReplayStep, read, replay
-from goboom_env.render import count_text, describe_event, move_text, render_text
+from goboom_env.render import count_text, describe_event, move_text, render_text, scores_text
 
 
 @dataclass
@@ -158,8 +158,7 @@ class Show:
     def _hand_over(self, step: ReplayStep) -> None:
         recorded = self.record.hands[step.hand_index]
         self.say(render_text(step.hand, None, None, last=0, reveal=True))
-        self.say("hand scores: " + "  ".join(f"P{s}={d:+d}" for s, d in enumerate(recorded.score_deltas))
-                 + "; totals: " + "  ".join(f"P{s}={v}" for s, v in enumerate(recorded.scores)))
+        self.say(scores_text(recorded.score_deltas, recorded.scores))
 
     def _go_on(self) -> bool:
         """With ``--wait``: wait for Enter; False when the viewer typed q (or the input ended)."""
