@@ -374,6 +374,13 @@ def preset_fields(name: str) -> dict[str, Any]:
     return dict(PRESETS[name])
 
 
+def shared_fields(source: Any, cls: type) -> dict[str, Any]:
+    """The values of ``source``'s fields that the dataclass ``cls`` has too: one settings object's values for
+    another's constructor."""
+    names = {f.name for f in dataclasses.fields(cls)} & {f.name for f in dataclasses.fields(source)}
+    return {name: getattr(source, name) for name in names}
+
+
 def build_args(cls: type, config: str | Path | None = None, preset: str | None = None, base: Any = None,
                **fields: Any) -> Any:
     """An instance of the settings class ``cls``: its defaults (or the values of ``base``, an instance), then
