@@ -541,6 +541,18 @@ def test_goboom_serve_refuses_bad_options(argv: list[str], words: str, capsys: p
     assert words in capsys.readouterr().err
 
 
+def test_goboom_serve_on_a_port_in_use_says_so_before_offering_a_url(capsys: pytest.CaptureFixture[str]) -> None:
+    from goboom_env.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--records", "None"]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(f"goboom serve: error: cannot listen on 127.0.0.1:{port}: ") and "open http" not in out
+
+
 def test_the_page_files_are_package_data() -> None:
     """Every file of the page is shipped in the wheel (a file the globs miss would be a 404 once installed)."""
     import fnmatch

@@ -15,6 +15,7 @@ on a network you trust.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,16 @@ class ServeArgs:
             raise ValueError("host must be an address such as 127.0.0.1")
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` for the server, bound before the URL is printed; ValueError naming
+    the address when it cannot be (the port is taken, the host is not an address of this machine)."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
     """Serve the page until Ctrl-C; 2 on a bad option."""
 
@@ -69,11 +80,13 @@ def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
                                   allowed_hosts=LOOPBACK if args.host in LOOPBACK else None)
         server = uvicorn.Server(uvicorn.Config(create_app(settings), host=args.host, port=args.port,
                                                log_level="warning"))
+        sock = listen(args.host, args.port)
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"goboom serve: open http://{host}:{args.port}/ in a browser (Ctrl-C stops the server)", flush=True)
         if args.records is not None:
             print(f"finished games are saved in {args.records}/", flush=True)
-        server.run()
+        with sock:
+            server.run(sockets=[sock])
         return 0
 
     return run_command(prog, run)
