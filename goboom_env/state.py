@@ -79,10 +79,12 @@ class StateEncoder:
         """The state vector of ``state`` (a :class:`Match` fills in scores and progress) seen from ``seat``."""
         match = state if isinstance(state, Match) else None
         hand = match.hand if match is not None else state
+        self._check_seat(seat)
         return np.concatenate([self.observation.encode(hand, seat, match), self.hidden(hand, seat)])
 
     def hidden(self, hand: Hand, seat: int = 0) -> np.ndarray:
         """The blocks after the observation (``hands``, ``stock``, ``stock_top``, ``phase``) seen from ``seat``."""
+        self._check_seat(seat)
         n, f = self.n, NUM_FACES
         out = np.zeros(self.hidden_size, np.float32)
         counts = np.frombuffer(b"".join(hand.counts[(seat + rel) % n] for rel in range(1, n)), np.uint8)
@@ -93,6 +95,11 @@ class StateEncoder:
             out[stock + f + hand.stock[-1]] = 1.0
         out[stock + 2 * f + int(hand.phase)] = 1.0
         return out
+
+    def _check_seat(self, seat: int) -> None:
+        """ValueError for a seat outside ``0..n-1`` (a negative one would silently index from the end)."""
+        if not 0 <= seat < self.n:
+            raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
 
     def describe(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """The named blocks of a state vector (views): the observation's and the hidden ones."""

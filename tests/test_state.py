@@ -111,6 +111,16 @@ def test_state_before_reset_is_a_clear_error() -> None:
         goboom_env.raw_env().state()
 
 
+@pytest.mark.parametrize("seat", [-1, 4])
+def test_a_seat_outside_the_table_is_a_clear_error(seat: int) -> None:
+    encoder = StateEncoder(GameConfig())
+    match = Match(GameConfig(), np.random.default_rng(0))
+    with pytest.raises(ValueError, match=rf"seat must be in 0\.\.3, got {seat}"):
+        encoder.encode(match, seat)  # -1 would otherwise be seat 3 seen through Python's negative indexing
+    with pytest.raises(ValueError, match="seat must be in"):
+        encoder.hidden(match.hand, seat)
+
+
 def test_env_docstring_state_table_matches_layout() -> None:
     section = env_module.__doc__.split("### State")[1].split("###")[0]
     rows = re.findall(r"^\| (\d+)-(\d+)\s*\| (\w+)\s*\|", section, re.MULTILINE)
