@@ -44,7 +44,7 @@ import numpy as np
 import pyspiel
 
 from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKERS_POINTS, NUM_ACTIONS, NUM_FACES, code_of, deck_faces
-from goboom_env.config import MAX_PLAYERS, GameConfig
+from goboom_env.config import MAX_PLAYERS, GameConfig, check_int
 from goboom_env.engine import Hand, Match
 from goboom_env.episode import EPISODES, end_hand
 from goboom_env.events import event_text
@@ -93,7 +93,7 @@ def read_params(params: dict[str, Any]) -> tuple[GameConfig, str, str]:
         raise ValueError(f"{SHORT_NAME}: episode must be one of {list(EPISODES)}, got {episode!r}")
     if reward not in REWARDS:
         raise ValueError(f"{SHORT_NAME}: reward must be one of {list(REWARDS)}, got {reward!r}")
-    fields = {"num_players": merged.pop("players")}
+    fields = {"num_players": _check_players(merged.pop("players"))}
     for name, value in merged.items():
         fields[name] = None if name in _DERIVE and value == _DERIVE[name] else value
     try:
@@ -101,6 +101,14 @@ def read_params(params: dict[str, Any]) -> tuple[GameConfig, str, str]:
     except ValueError as exc:
         raise ValueError(f"{SHORT_NAME}: {exc}") from None
     return config, episode, reward
+
+
+def _check_players(players: Any) -> int:
+    """The ``players`` parameter (OpenSpiel's name for ``num_players``); ValueError naming it when out of range."""
+    try:
+        return check_int("players", players, 2, MAX_PLAYERS)
+    except ValueError as exc:
+        raise ValueError(f"{SHORT_NAME}: {exc}") from None
 
 
 def params_of(config: GameConfig, episode: str = "hand", reward: str = "win") -> dict[str, Any]:

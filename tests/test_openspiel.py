@@ -50,7 +50,7 @@ def test_every_config_field_is_a_game_parameter() -> None:
 
 
 @pytest.mark.parametrize(("params", "message"), [
-    ({"players": 13}, "num_players must be an integer in 2..12"),
+    ({"players": 13}, "python_goboom: players must be an integer in 2..12, got 13"),  # OpenSpiel's name for it
     ({"variant": "poker"}, "variant must be one of"),
     ({"episode": "season"}, "episode must be one of"),
     ({"reward": "money"}, "reward must be one of"),
