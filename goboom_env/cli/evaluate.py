@@ -87,6 +87,7 @@ class EvaluateArgs(GameArgs):
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (``episode`` may also be ``both``)."""
         check_choice("episode", self.episode, EPISODE_CHOICES)
+        check_int("--save-games", self.save_games, 0)
         replace(self, episode="hand").validate_game()
 
     def episodes(self) -> tuple[str, ...]:
@@ -145,7 +146,6 @@ def _play(args: EvaluateArgs, config: GameConfig) -> tuple[TournamentResult | No
         run_tournament,
     )
 
-    check_int("--save-games", args.save_games, 0)
     kwargs = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes,
               "episode": args.episode, "progress": args.progress}
     if args.pairwise:
