@@ -6,8 +6,9 @@ Copy it, edit the settings below, run it::
     python evaluation/evaluate.py --agents ppo:runs/mine/model.zip heuristic --preset classic
     python evaluation/evaluate.py --help         # every option of goboom evaluate works here too
 
-The report folder holds report.md, results.json, results.csv, win_rates.png and distributions.png; with
---episode both, report.md compares the match and hand runs and match/ and hand/ hold the report of each.
+The report folder holds report.md, results.json, results.csv, win_rates.png and distributions.png (and
+games.jsonl with --save-games N); with --episode both, report.md compares the match and hand runs and match/
+and hand/ hold the report of each.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def main(args: EvaluateArgs) -> None:
 
     from goboom_env.evaluation.outdir import StagedFolder, fresh_folder
     from goboom_env.evaluation.report import print_side_by_side, print_tables, write_report, write_side_by_side
-    from goboom_env.evaluation.tournament import run_pairwise, run_tournament
+    from goboom_env.evaluation.tournament import record_games, run_pairwise, run_tournament
+    from goboom_env.records import write
 
     config = args.game_config()
     options = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes, "progress": args.progress}
@@ -58,6 +60,11 @@ def main(args: EvaluateArgs) -> None:
             report = write_report(folder, *runs[args.episode], command=command)
         else:  # match/ and hand/ hold each run's report, report.md both win tables side by side
             report = write_side_by_side(folder, runs, command)
+        for episode, (result, pairwise) in runs.items():  # --save-games N: records for goboom replay
+            tournaments = [result] if result is not None else list(pairwise.values())
+            games = [record for t in tournaments for record in record_games(t, args.save_games)]
+            if games:
+                write(folder / ("" if len(runs) == 1 else episode) / "games.jsonl", games, append=False)
     if len(runs) == 1:
         print_tables(*runs[args.episode], console=Console())
     else:

@@ -50,8 +50,12 @@ def test_evaluate_script_writes_a_report_with_the_command_options(tmp_path: Path
     pytest.importorskip("matplotlib")
     out = tmp_path / "results"
     done = script("evaluation/evaluate.py", "--preset", "jokers-3p", "--agents", "jokers-shed", "random",
-                  "--games", "12", "--duplicate", "--no-progress", "--out", str(out))
+                  "--games", "12", "--duplicate", "--save-games", "2", "--no-progress", "--out", str(out))
     assert done.returncode == 0, done.stderr
+    from goboom_env.records import read, verify
+
+    saved = read(out / "games.jsonl")  # --save-games is honoured, as by goboom evaluate
+    assert [r.meta["game"] for r in saved] == [0, 1] and all(verify(r) == r.result for r in saved)
     data = json.loads((out / "results.json").read_text())
     assert data["summary"]["config"]["num_players"] == 3 and data["summary"]["games"] == 12
     assert {r["agent"] for r in data["table"]} == {"jokers-shed", "random"}
