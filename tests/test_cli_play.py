@@ -178,6 +178,15 @@ def test_play_saves_the_record_of_the_game(tmp_path: Path) -> None:
     assert quit_early.returncode == 0 and "not saved" in quit_early.stdout and len(read(path)) == 2
 
 
+@pytest.mark.parametrize(("where", "message"), [("", "is a folder; give a file"),
+                                                ("no/such/x.jsonl", "does not exist")])
+def test_a_save_file_that_cannot_be_written_is_refused_before_the_game(tmp_path: Path, where: str,
+                                                                      message: str) -> None:
+    done = goboom("play", "--seed", "1", "--save", str(tmp_path / where), stdin=EVERY_MOVE)
+    assert done.returncode == 2 and done.stderr.startswith("goboom play: error: --save ") and message in done.stderr
+    assert "You are P0" not in done.stdout  # not a whole game played, then lost
+
+
 @pytest.mark.parametrize("spec", ["ppo:jokers4", "ppo:goboom_env/models/jokers4.zip"], ids=["name", "path"])
 def test_a_model_opponent_brings_its_own_game(spec: str) -> None:
     done = goboom("play", "--opponents", spec, "--seed", "1", stdin="quit\n")

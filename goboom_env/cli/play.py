@@ -67,6 +67,8 @@ def main(argv: Sequence[str], prog: str = "goboom play") -> int:
         config = args.game_config()
         if not 0 <= args.seat < config.num_players:
             raise ValueError(f"--seat must be in 0..{config.num_players - 1}, got {args.seat}")
+        if args.save is not None:
+            _check_save(args.save)
         specs = seat_agents(args.opponents, config.num_players - 1)
         seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
         game = TerminalGame(config, args.seat, specs, seed, args.episode, args.auto_forced)
@@ -77,6 +79,14 @@ def main(argv: Sequence[str], prog: str = "goboom play") -> int:
     if args.save is not None:
         return _save(game, args.save, prog) or code
     return code
+
+
+def _check_save(path: Path) -> None:
+    """Refuse a ``--save`` file that could not be written, before the game rather than after it."""
+    if path.is_dir():
+        raise ValueError(f"--save {path} is a folder; give a file, e.g. {path / 'games.jsonl'}")
+    if not path.parent.is_dir():
+        raise ValueError(f"--save {path}: the folder {path.parent} does not exist")
 
 
 def _save(game: TerminalGame, path: Path, prog: str) -> int:
