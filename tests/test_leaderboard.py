@@ -138,7 +138,8 @@ def test_a_damaged_game_record_names_the_game(folders: dict[str, Path], tmp_path
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("index", "z", "index must be a non-negative integer, got 'z'"),
+    ("index", "z", "index must be an integer >= 0, got 'z'"),
+    ("hands", 0, "hands must be an integer >= 1, got 0"),
     ("placing", ["a", "b", "c", "d"], "placing must be places 1..4"),
     ("placing", [1, 2, 3, 9], "placing must be places 1..4"),
     ("points", None, "points must list 4 integers, got None"),

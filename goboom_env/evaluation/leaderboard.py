@@ -262,9 +262,9 @@ def _check_record(record: GameRecord, n: int, where: str) -> None:
         raise ValueError(f"{where}: placing must be places 1..{n}, got {list(record.placing)}")
     if not isinstance(record.points, tuple) or len(record.points) != n or not all(_is_int(p) for p in record.points):
         raise ValueError(f"{where}: points must list {n} integers, got {record.points!r}")
-    for name in ("index", "deal", "hands", "decisions"):
-        if not _is_int(getattr(record, name), 0):
-            raise ValueError(f"{where}: {name} must be a non-negative integer, got {getattr(record, name)!r}")
+    for name, lo in (("index", 0), ("deal", 0), ("hands", 1), ("decisions", 0)):
+        if not _is_int(getattr(record, name), lo):
+            raise ValueError(f"{where}: {name} must be an integer >= {lo}, got {getattr(record, name)!r}")
     if not _is_int(record.dealer, 0, n - 1):
         raise ValueError(f"{where}: dealer must be a seat 0..{n - 1}, got {record.dealer!r}")
 
