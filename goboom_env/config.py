@@ -62,10 +62,10 @@ class GameConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_explicit", frozenset(f for f in DERIVED_FIELDS if getattr(self, f) is not None))
-        _check_choice("variant", self.variant, ("classic", "jokers"))
+        check_choice("variant", self.variant, ("classic", "jokers"))
         _check_int(self, "num_players", 2, MAX_PLAYERS)
         _check_int(self, "hand_size", 1, 52 * MAX_DECKS)
-        _check_choice("after_joker", self.after_joker, ("match", "any"))
+        check_choice("after_joker", self.after_joker, ("match", "any"))
         classic = self.variant == "classic"
         resolved = {
             "num_decks": self.num_decks
@@ -92,7 +92,7 @@ class GameConfig:
         if as_int(self.num_jokers) != 0:
             raise ValueError(f"num_jokers must be 0 in classic Go Boom (R1.1), got {self.num_jokers!r}")
         object.__setattr__(self, "num_jokers", 0)
-        _check_choice("scoring", self.scoring, ("standard", "reverse"), "for variant='classic'")
+        check_choice("scoring", self.scoring, ("standard", "reverse"), "for variant='classic'")
         if self.rounds is not None:
             raise ValueError("rounds applies to variant='jokers' only; classic plays to target_score")
         if self.after_joker != "match":
@@ -110,7 +110,7 @@ class GameConfig:
 
     def _check_jokers(self) -> None:
         _check_int(self, "num_jokers", 0, MAX_JOKERS)
-        _check_choice("scoring", self.scoring, ("penalty",), "for variant='jokers' (R2.11)")
+        check_choice("scoring", self.scoring, ("penalty",), "for variant='jokers' (R2.11)")
         if self.target_score is not None:
             raise ValueError("target_score applies to variant='classic' only; jokers plays `rounds` rounds")
         if self.rounds is None:
@@ -268,7 +268,8 @@ def _check_int(config: GameConfig, name: str, lo: int, hi: int) -> None:
     object.__setattr__(config, name, check_int(name, getattr(config, name), lo, hi))
 
 
-def _check_choice(name: str, value: Any, allowed: tuple[str, ...], where: str = "") -> None:
+def check_choice(name: str, value: Any, allowed: tuple[str, ...], where: str = "") -> None:
+    """ValueError naming ``name``, the choices and ``where`` they apply, unless ``value`` is one of ``allowed``."""
     if value not in allowed:
         suffix = f" {where}" if where else ""
         raise ValueError(f"{name} must be one of {list(allowed)}{suffix}, got {value!r}")

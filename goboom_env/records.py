@@ -87,7 +87,7 @@ import numpy as np
 
 from goboom_env.agents.policy import Policy
 from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, face_of
-from goboom_env.config import GameConfig, as_int
+from goboom_env.config import GameConfig, as_int, check_choice
 from goboom_env.engine import Hand, IllegalActionError, Match
 from goboom_env.episode import EPISODES, EpisodeResult, end_hand
 from goboom_env.events import Event, EventKind, event_to_json, fields_of, make_event
@@ -195,8 +195,7 @@ class Recorder:
     """
 
     def __init__(self, episode: str, seats: Sequence[str], meta: dict[str, Any] | None = None) -> None:
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+        check_choice("episode", episode, EPISODES)
         self.episode, self.seats = episode, tuple(str(s) for s in seats)
         self.meta = dict(meta or {})
         self.match: Match | None = None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
 from goboom_env.evaluation.report import format_cell, markdown_table
 from goboom_env.evaluation.tournament import GameRecord, TournamentResult
@@ -64,8 +64,7 @@ class Group:
 
 def leaderboard(folders: Iterable[str | Path], outcome: str = "win") -> list[Group]:
     """The groups of the tournaments in ``folders`` (one per game), each with its rating table."""
-    if outcome not in OUTCOMES:
-        raise ValueError(f"outcome must be one of {list(OUTCOMES)}, got {outcome!r}")
+    check_choice("outcome", outcome, OUTCOMES)
     tournaments = load_folders(folders)
     grouped: dict[tuple[str, str], list[Tournament]] = defaultdict(list)
     for t in tournaments:

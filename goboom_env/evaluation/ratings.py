@@ -28,6 +28,7 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+from goboom_env.config import check_choice
 from goboom_env.evaluation.stats import Z95
 from goboom_env.evaluation.tournament import GameRecord, TournamentResult
 
@@ -58,8 +59,7 @@ def ranks(game: GameRecord, outcome: str = "win") -> list[int]:
 def rate_games(agents: Sequence[str], games: Iterable[GameRecord], outcome: str = "win") -> list[dict[str, Any]]:
     """Plackett-Luce ratings per distinct spec: rows ``agent, mu, sigma, ordinal, ci_low, ci_high, copies``,
     best first, each game ranked by ``outcome`` (``"win"`` or ``"placing"``, see the module docstring)."""
-    if outcome not in OUTCOMES:
-        raise ValueError(f"outcome must be one of {list(OUTCOMES)}, got {outcome!r}")
+    check_choice("outcome", outcome, OUTCOMES)
     model = PlackettLuce(tau=0.0)
     ratings: dict[str, Any] = {}
     for game in games:

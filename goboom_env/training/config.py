@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goboom_env.config import PRESETS, GameConfig, field_names
+from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
 from goboom_env.env import EPISODES, REWARDS
 
 VEC_ENVS = ("dummy", "subproc")
@@ -332,12 +332,6 @@ def check_bounds(args: object, rule: str, *names: str) -> None:
         value = getattr(args, name)
         if not BOUNDS[rule](value):
             raise ValueError(f"{name} must be {rule}, got {value}")
-
-
-def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-    """Raise ValueError unless ``value`` is one of ``allowed``."""
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
 
 
 # -- settings files and presets ----------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_int
+from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_choice, check_int
 from goboom_env.episode import EPISODES
 from goboom_env.records import GameRecord
 from goboom_env.web import replay
@@ -152,8 +152,7 @@ class _Api:
             config = _config(body.get("preset"), body.get("config", {}))
             seat = check_int("seat", body.get("seat", 0), 0, config.num_players - 1)
             episode = body.get("episode", "hand")
-            if episode not in EPISODES:
-                raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+            check_choice("episode", episode, EPISODES)
             seed = body.get("seed")
             seed = None if seed is None else check_int("seed", seed, 0, 2**63 - 1)
             delay = check_int("delay_ms", body.get("delay_ms", 700), 0, MAX_DELAY_MS)
