@@ -116,6 +116,14 @@ def last_evaluated(files: RunFiles) -> int | None:
     return int(rows[-1]["timesteps"]) if rows else None
 
 
+def step_bar(total: int, desc: str, enabled: bool = True, start: int = 0) -> Any:
+    """The trainers' tqdm progress bar over ``total`` learner steps, resumed at ``start``."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=min(start, total), unit="step", disable=not enabled, dynamic_ncols=True,
+                desc=desc)
+
+
 def next_multiple(steps: int, every: int) -> int:
     """The first multiple of ``every`` after ``steps`` (never, for ``every`` <= 0)."""
     return (steps // every + 1) * every if every > 0 else 1 << 62

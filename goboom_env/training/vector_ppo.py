@@ -45,6 +45,7 @@ from goboom_env.training.run_folder import (
     mean_or_blank,
     next_multiple,
     start_run_folder,
+    step_bar,
     truncate_csv,
 )
 from goboom_env.training.vector_rollout import parse_pool
@@ -169,7 +170,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     trainer.start()
     meta = lambda: model_metadata(config, args, trainer.steps)  # noqa: E731
     writer = _tensorboard(files.tensorboard)
-    bar = _progress_bar(args, trainer.steps)
+    bar = step_bar(args.timesteps, "fast PPO", args.progress, trainer.steps)
     next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
     next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
     next_eval = next_multiple(trainer.steps, args.eval_every) if args.eval_every > 0 else 1 << 62
@@ -262,10 +263,3 @@ def _tensorboard(folder: Path) -> Any:
     from torch.utils.tensorboard import SummaryWriter
 
     return SummaryWriter(str(folder))
-
-
-def _progress_bar(args: VectorArgs, start: int) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(total=args.timesteps, initial=min(start, args.timesteps), unit="step", disable=not args.progress,
-                dynamic_ncols=True, desc="fast PPO")
