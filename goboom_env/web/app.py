@@ -217,7 +217,7 @@ class _Api:
             if session.attached:
                 raise GameError(409, "this game is already open in another tab or window")
         except GameError as exc:
-            await ws.send_json({"type": "error", "status": exc.status, "error": exc.message})
+            await _send_error(ws, exc.status, exc.message)
             await ws.close(code=4000 + exc.status)
             return
         session.attached = True
@@ -230,7 +230,7 @@ class _Api:
                     step = self._ws_step(session, text)
                     self.store.get(session.id, session.token)  # expired meanwhile: 404
                 except GameError as exc:
-                    await ws.send_json({"type": "error", "status": exc.status, "error": exc.message})
+                    await _send_error(ws, exc.status, exc.message)
                     continue
                 await self._stream(ws, session, step)
         except WebSocketDisconnect:
@@ -258,11 +258,11 @@ class _Api:
         try:
             frames = await _locked(session, step)
         except GameError as exc:
-            await ws.send_json({"type": "error", "status": exc.status, "error": exc.message})
+            await _send_error(ws, exc.status, exc.message)
             return
         except Exception as exc:  # an agent that failed: say so on the page; the server keeps running
             message = f"internal error: {type(exc).__name__}: {exc}"
-            await ws.send_json({"type": "error", "status": 500, "error": message})
+            await _send_error(ws, 500, message)
             return
         for i, frame in enumerate(frames):  # the first at once, then one agent move every delay_ms
             if i:
@@ -283,6 +283,11 @@ class _Api:
         except UnicodeDecodeError:
             raise GameError(400, "a record file must be UTF-8 text (JSON Lines)") from None
         return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, _game_number(request)))
+
+
+async def _send_error(ws: WebSocket, status: int, message: str) -> None:
+    """A refusal on the websocket: the HTTP status it would have had and the message the page shows."""
+    await ws.send_json({"type": "error", "status": status, "error": message})
 
 
 def _game_number(request: Request) -> int:
