@@ -127,9 +127,11 @@ class _Api:
         self.settings, self.store = settings, store
 
     async def index(self, request: Request) -> Response:
+        """``GET /``: the page."""
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
     async def options(self, request: Request) -> Response:
+        """``GET /api/options``: what the new-game form offers (presets, GameConfig defaults, opponents)."""
         fields = GameConfig().to_dict()  # the derived fields are None: the rules derive them
         return JSONResponse({"presets": PRESETS,
                              "defaults": {k: None if k in DERIVED_FIELDS else v for k, v in fields.items()},
@@ -137,6 +139,7 @@ class _Api:
                              "max_delay_ms": MAX_DELAY_MS})
 
     async def create(self, request: Request) -> Response:
+        """``POST /api/games``: a new game from the form (201 with its id, token and first frame)."""
         body = await _json_object(request)
         session = await run_in_threadpool(self._new_game, body)
         self.store.add(session)
@@ -178,18 +181,22 @@ class _Api:
             print(f"goboom serve: warning: the record of game {session.id} was not saved: {exc}", file=sys.stderr)
 
     def _game(self, request: Request) -> GameSession:
+        """The game the path names, if the request carries its token (GameError 404 otherwise)."""
         return self.store.get(request.path_params["game"], request.headers.get(TOKEN_HEADER))
 
     async def state(self, request: Request) -> Response:
+        """``GET /api/games/{game}``: the table as the human sees it now."""
         session = self._game(request)
         return JSONResponse({"frame": session.frame()})
 
     async def delete(self, request: Request) -> Response:
+        """``DELETE /api/games/{game}``: drop the game."""
         session = self._game(request)
         self.store.remove(session.id)
         return Response(status_code=204)
 
     async def move(self, request: Request) -> Response:
+        """``POST /api/games/{game}/move``: play the human's move, then the agents' up to the next turn."""
         session = self._game(request)
         body = await _json_object(request)
         if set(body) != {"move"}:
@@ -197,10 +204,12 @@ class _Api:
         return await self._frames(session, lambda: session.play(body["move"]))
 
     async def next_hand(self, request: Request) -> Response:
+        """``POST /api/games/{game}/next``: deal the next hand of a match."""
         session = self._game(request)
         return await self._frames(session, session.next_hand)
 
     async def advance(self, request: Request) -> Response:
+        """``POST /api/games/{game}/advance``: let the agents move up to the human's turn."""
         session = self._game(request)
         return await self._frames(session, session.advance)
 
@@ -270,13 +279,16 @@ class _Api:
             await ws.send_json({"type": "frame", "frame": frame})
 
     async def records(self, request: Request) -> Response:
+        """``GET /api/records``: the names of the saved record files, newest first."""
         return JSONResponse({"records": replay.saved_records(self.settings.records)})
 
     async def record(self, request: Request) -> Response:
+        """``GET /api/records/{name}?game=K``: the games of a saved record file and the frames of game K."""
         text = await run_in_threadpool(replay.read_saved, self.settings.records, request.path_params["name"])
         return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, _game_number(request)))
 
     async def replay(self, request: Request) -> Response:
+        """``POST /api/replay?game=K``: the same for the text of a record file the page sends."""
         body = await _body(request)
         try:
             text = body.decode("utf-8")
