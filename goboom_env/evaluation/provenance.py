@@ -88,11 +88,8 @@ def _agent_name(spec: str, config: GameConfig) -> str:
 
 def sha256(path: Path) -> str:
     """The sha256 of a file's bytes, as hex."""
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _git(folder: Path, *args: str) -> str | None:
