@@ -26,6 +26,8 @@ and golden-file format), :func:`event_text` (the compact playthrough form ``play
 from __future__ import annotations
 
 import enum
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from goboom_env.cards import code_of, pretty
@@ -139,7 +141,22 @@ def describe_event(event: tuple) -> str:
     return EVENT_FORMATS[kind].phrase.format(**values)
 
 
+def drawn_cards(before: Iterable[int], after: Iterable[int], events: Sequence[tuple], seat: int,
+                classic: bool) -> Counter[int]:
+    """The cards that reached ``seat``'s hand from the stock during ``events``, from the faces it held
+    ``before`` and ``after`` them: what it holds after, less what it held before and did not play. In classic
+    Go Boom a card played right after the seat's own draw came from the stock (R1.6), not from the hand."""
+    played: Counter[int] = Counter()
+    after_draw = False
+    for event in events:
+        kind, mine = event[0], len(event) > 1 and event[1] == seat
+        if kind == EventKind.PLAY and mine and not (classic and after_draw):
+            played[event[2]] += 1
+        after_draw = kind == EventKind.DRAW and mine
+    return Counter(after) - (Counter(before) - played)
+
+
 __all__ = [
     "EVENT_FORMATS", "Blocked", "CardEvent", "Draw", "Event", "EventFormat", "EventKind", "Play", "SeatEvent",
-    "describe_event", "event_text", "event_to_json", "fields_of", "make_event",
+    "describe_event", "drawn_cards", "event_text", "event_to_json", "fields_of", "make_event",
 ]

@@ -13,6 +13,7 @@ from goboom_env.events import (
     EVENT_FORMATS,
     EventKind,
     describe_event,
+    drawn_cards,
     event_text,
     event_to_json,
     fields_of,
@@ -71,3 +72,22 @@ def test_engine_events_have_their_kinds_type_and_survive_a_save(config: GameConf
         restored = Hand.from_dict(hand.to_dict())
         assert [type(e) for e in restored.events] == [type(e) for e in hand.events]
         assert restored.events == hand.events
+
+
+KH, QS, TD = face_of("KH"), face_of("QS"), face_of("TD")
+
+
+@pytest.mark.parametrize(("before", "after", "events", "classic", "drawn"), [
+    # classic (R1.6): draw until a card matches, which is played from the stock: the hand keeps the others
+    ([KH], [KH, QS], [make_event("draw", 0, 2), make_event("play", 0, TD)], True, [QS]),
+    # with two decks the played stock card may equal one already held: that one is still held
+    ([KH, TD], [KH, TD, QS], [make_event("draw", 0, 2), make_event("play", 0, TD)], True, [QS]),
+    # a card played from the hand is not drawn; another seat's events change nothing
+    ([KH, TD], [KH], [make_event("play", 0, TD), make_event("draw", 1, 1)], True, []),
+    # jokers: a draw ends the turn, a later play comes from the hand
+    ([KH], [QS], [make_event("draw", 0, 1), make_event("play", 0, KH)], False, [QS]),
+])
+def test_drawn_cards_are_the_cards_that_reached_the_hand_from_the_stock(before: list[int], after: list[int],
+                                                                        events: list, classic: bool,
+                                                                        drawn: list[int]) -> None:
+    assert sorted(drawn_cards(before, after, events, 0, classic).elements()) == drawn

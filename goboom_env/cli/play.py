@@ -26,7 +26,7 @@ from goboom_env.cli.options import parse, seat_agents, with_model_game
 from goboom_env.config import GameConfig
 from goboom_env.engine import Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
-from goboom_env.events import EventKind
+from goboom_env.events import drawn_cards
 from goboom_env.game_loop import play_hand
 from goboom_env.info import PlayerView
 from goboom_env.records import GameRecord, Recorder, write
@@ -214,17 +214,10 @@ class TerminalGame:
         self.shown = len(hand.events)
 
     def _drawn(self, hand: Hand, events: Sequence[tuple]) -> Counter[int]:
-        """The cards that reached the human's hand from the stock during ``events``. Classic: a card
-        played right after the human's own draw came from the stock (R1.6), not from the hand."""
-        played: Counter[int] = Counter()
-        after_draw = False
-        for event in events:
-            kind, mine = event[0], len(event) > 1 and event[1] == self.seat
-            if kind == EventKind.PLAY and mine and not (hand.classic and after_draw):
-                played[event[2]] += 1
-            after_draw = kind == EventKind.DRAW and mine
+        """The cards that reached the human's hand from the stock during ``events`` (:func:`drawn_cards`,
+        against the hand at the last look, which becomes the hand now)."""
         now = Counter(hand.hand_faces(self.seat))
-        drawn = now - (self._mine - played)
+        drawn = drawn_cards(self._mine.elements(), now.elements(), events, self.seat, hand.classic)
         self._mine = now
         return drawn
 

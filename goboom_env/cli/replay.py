@@ -25,6 +25,7 @@ import tyro
 
 from goboom_env.cli.options import parse
 from goboom_env.engine import Hand
+from goboom_env.events import drawn_cards
 from goboom_env.records import GameRecord, ReplayStep, read, replay
 from goboom_env.render import count_text, describe_event, move_text, render_text, scores_text
 
@@ -170,9 +171,5 @@ class Show:
 
 
 def _drawn(before: Hand, after: Hand, seat: int, step: ReplayStep) -> Counter[int]:
-    """The cards that reached ``seat``'s hand in this step: its hand after, less what it held before and did
-    not play from it (a classic draw plays its matching card straight from the stock, R1.6)."""
-    played = Counter(e[2] for e in step.events if e[0] == "play" and e[1] == seat)
-    if before.classic and any(e[0] == "draw" and e[1] == seat for e in step.events):
-        played = Counter()  # the card played after a classic draw came from the stock
-    return Counter(after.hand_faces(seat)) - (Counter(before.hand_faces(seat)) - played)
+    """The cards that reached ``seat``'s hand in this step (:func:`~goboom_env.events.drawn_cards`)."""
+    return drawn_cards(before.hand_faces(seat), after.hand_faces(seat), step.events, seat, before.classic)
