@@ -210,10 +210,11 @@ def test_a_classic_hand_by_clicking_ends_as_on_the_engine(page: Any) -> None:
     page.screenshot(path=str(ARTIFACTS / "classic-end.png"), full_page=True)
 
 
-def test_a_jokers_match_by_keyboard_ends_as_on_the_engine_and_replays_to_the_same_end(page: Any) -> None:
+@pytest.mark.parametrize("keyboard", [False, True], ids=["clicks", "keys"])
+def test_a_jokers_match_ends_as_on_the_engine_and_replays_to_the_same_end(page: Any, keyboard: bool) -> None:
     opponents = ["jokers-shed", "jokers-boom"]
     start(page, "jokers-3p", opponents, "match", seed=8)
-    turns = play_in_browser(page, keyboard=True, shot_at=4, shot="jokers-table.png")
+    turns = play_in_browser(page, keyboard=keyboard, shot_at=4, shot="jokers-table.png")
     result, match = engine_game("jokers-3p", opponents, "match", 8, turns)
     assert shown_totals(page) == list(result.points) == match.scores
     assert len(page.eval_on_selector_all("#hand-end [data-role=scores] tr", "e => e")) == match.hands_played + 2
