@@ -78,9 +78,9 @@ def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
         settings = ServerSettings(catalog=Catalog(list(args.model)), ttl=args.idle_minutes * 60,
                                   max_games=args.max_games, records=args.records,
                                   allowed_hosts=LOOPBACK if args.host in LOOPBACK else None)
+        sock = listen(args.host, args.port)  # before uvicorn configures logging: a taken port changes nothing
         server = uvicorn.Server(uvicorn.Config(create_app(settings), host=args.host, port=args.port,
                                                log_level="warning"))
-        sock = listen(args.host, args.port)
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"goboom serve: open http://{host}:{args.port}/ in a browser (Ctrl-C stops the server)", flush=True)
         if args.records is not None:
