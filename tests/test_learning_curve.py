@@ -1,0 +1,41 @@
+"""The learning curve of a run folder: against steps always, against training seconds when the run logs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from goboom_env.training.learning_curve import curve_axes, plot_learning_curve
+from goboom_env.training.run_folder import RunFiles
+
+
+def write_run(out: Path, seconds: bool) -> RunFiles:
+    files = RunFiles(out)
+    files.root.mkdir(parents=True, exist_ok=True)
+    extra = ",train_s" if seconds else ""
+    files.progress.write_text(f"timesteps,win_rate/heuristic{extra}\n" + "".join(
+        f"{s},{0.2 + s / 1e7}{',' + str(s / 1000) if seconds else ''}\n" for s in range(1000, 6000, 1000)))
+    files.eval.write_text(f"timesteps,win_rate/heuristic,ci_low/heuristic,ci_high/heuristic{extra}\n"
+                          f"5000,0.3,0.25,0.35{',5.0' if seconds else ''}\n")
+    files.args.write_text(json.dumps({"num_players": 3}))
+    return files
+
+
+@pytest.mark.parametrize(("seconds", "axes"), [(True, ["timesteps", "train_s"]), (False, ["timesteps"])])
+def test_the_curve_is_drawn_against_the_seconds_the_run_logged(tmp_path: Path, seconds: bool, axes: list[str]) -> None:
+    files = write_run(tmp_path / "run", seconds)
+    assert curve_axes(files) == axes
+    path = plot_learning_curve(files)
+    assert path == files.curve and path.stat().st_size > 0
+    from matplotlib.image import imread
+
+    height, width = imread(path).shape[:2]
+    assert width / height == pytest.approx(7 * len(axes) / 4, rel=0.05)  # one 7 x 4 panel per axis
+
+
+def test_no_progress_log_no_curve(tmp_path: Path) -> None:
+    assert plot_learning_curve(RunFiles(tmp_path / "empty")) is None
