@@ -146,32 +146,33 @@ class SnapshotOpponent:
 class ClassicTricksOpponent:
     """``classic-tricks`` (:class:`goboom_env.agents.ClassicTricksAgent`) on a batch of observations.
 
-    The same decoding of the observation and the same scores as the scalar agent, computed for every card
-    at once: follow with the lowest card that wins the trick; otherwise play the card that keeps the most
+    The same decoding of the observation (the encoder's
+    :meth:`~goboom_env.observation.ObservationEncoder.counts`) and the same scores as the scalar agent, computed
+    for every card at once: follow with the lowest card that wins the trick; otherwise play the card that keeps the most
     unseen cards followable (``kept``), on the lead minus the unseen cards that could follow it, plus a
     hundredth of its points. Ties are broken at random, as the scalar agent does."""
 
     def __init__(self, config: GameConfig) -> None:
         from goboom_env.cards import CLASSIC_POINTS, MATCH_MASKS
-        from goboom_env.observation import layout
+        from goboom_env.observation import encoder_for
 
         if not config.is_classic:
             raise ValueError("the batched heuristic opponent plays classic Go Boom only; use learner, self or "
                              "random for the jokers variant")
         self.n = config.num_players
         self.decks = config.num_decks
-        self.slices = layout(self.n)
+        self.encoder = encoder_for(config)
         self.match = np.array([[(MATCH_MASKS[c] >> x) & 1 for x in range(52)] for c in range(52)], np.float32)
         self.points = np.array(CLASSIC_POINTS[:52], np.float32) / 100.0
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        sl, faces = self.slices, np.arange(52)
-        hand = np.rint(obs[:, sl["hand"]][:, :52] * self.decks)
-        unseen = self.decks - hand - np.rint(obs[:, sl["seen"]][:, :52] * self.decks)
-        led_block = obs[:, sl["led"]][:, :52] > 0
+        counts, faces = self.encoder.counts(obs), np.arange(52)
+        hand = counts["hand"][:, :52].astype(np.float32)
+        unseen = (self.decks - counts["hand"][:, :52] - counts["seen"][:, :52]).astype(np.float32)
+        led_block = counts["led"][:, :52] > 0
         leading = ~led_block.any(1)
         led = np.where(leading, -1, led_block.argmax(1))
-        trick = obs[:, sl["trick"]].reshape(len(obs), self.n, -1)[:, :, :52] > 0
+        trick = counts["trick"].reshape(len(obs), self.n, -1)[:, :, :52] > 0
         played = np.where(trick.any(2), trick.argmax(2), -1)
         same_suit = (played >= 0) & (played // 13 == led[:, None] // 13)
         best = np.maximum(np.where(same_suit, played, -1).max(1), led)
