@@ -38,7 +38,7 @@ def test_pairwise_match_report_plots_a_seat_without_wins(tmp_path) -> None:
 
     out = tmp_path / "pw"
     assert main(["evaluate", "--preset", "classic-2p", "--pairwise", "--agents", "heuristic", "random",
-                 "--games", "3", "--no-progress", "--out", str(out)]) in (0, None)
+                 "--games", "3", "--no-progress", "--out", str(out)]) == 0
     assert (out / "report.md").exists()
 
 
