@@ -296,6 +296,27 @@ def test_precision_changes_the_run_and_each_precision_is_reproducible(tmp_path: 
     assert not np.array_equal(bf16_a, fp32)
 
 
+@pytest.mark.parametrize("warmup", [0, 10**9])
+def test_critic_warmup_trains_only_the_critic_until_it_ends(tmp_path: Path, warmup: int) -> None:
+    from goboom_env.training.vector_trainer import Trainer
+
+    args = tiny_args(tmp_path / "x", opponents=["heuristic=1"], critic_warmup=warmup)
+    trainer = Trainer(args, args.game_config())
+    trainer.start()
+    before = {k: v.clone() for k, v in trainer.net.state_dict().items()}
+    for _ in range(3):
+        trainer.iteration()
+    after = trainer.net.state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert any(k.startswith("critic.") for k in changed)
+    assert any(k.startswith("actor.") for k in changed) == (warmup == 0)
+
+
+def test_critic_warmup_must_not_be_negative(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="critic_warmup must be >= 0"):
+        train(tiny_args(tmp_path / "x", critic_warmup=-1))
+
+
 def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no checkpoint"):
         train(tiny_args(tmp_path / "x", resume=True))

@@ -68,6 +68,10 @@ class VectorArgs(SelfPlayArgs):
     snapshot_every: int = 250_000
     checkpoint_every: int = 500_000
     bc_games: int = 0
+    critic_warmup: int = 0
+    """Learner decisions at the start of a fresh run during which only the critic learns: the actor keeps its
+    warm start while the critic, cloned on single-hand wins, learns the run's own return (match episodes,
+    the points reward) before its advantages steer the policy (0 = off)."""
     eval_every: int = 500_000
     eval_games: int = 1000
     timesteps: int = 2_000_000
@@ -102,7 +106,7 @@ class VectorArgs(SelfPlayArgs):
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         self.validate_self_play()
-        check_bounds(self, ">= 0", "time_limit")
+        check_bounds(self, ">= 0", "time_limit", "critic_warmup")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")

@@ -161,11 +161,13 @@ class Trainer:
     # -- one update -----------------------------------------------------------------------------------
 
     def update(self, batch: Batch) -> dict[str, float]:
-        """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus); returns the last epoch's
-        mean losses and diagnostics (explained variance of the rollout's values, as SB3 reports it)."""
+        """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus; the value loss alone during
+        the critic warm-up); returns the last epoch's mean losses and diagnostics (explained variance of the
+        rollout's values, as SB3 reports it)."""
         import torch
 
         args = self.args
+        actor_learns = self.steps > args.critic_warmup
         obs = torch.from_numpy(np.asarray(batch.obs, np.float32))
         mask = torch.from_numpy(batch.mask)
         action = torch.from_numpy(batch.action)
@@ -187,7 +189,9 @@ class Trainer:
                 clipped = ratio.clamp(1 - args.clip_range, 1 + args.clip_range)
                 policy_loss = torch.max(-adv * ratio, -adv * clipped).mean()
                 value_loss = 0.5 * ((value - ret[idx]) ** 2).mean()
-                loss = policy_loss - args.ent_coef * entropy.mean() + args.vf_coef * value_loss
+                loss = args.vf_coef * value_loss
+                if actor_learns:
+                    loss = loss + policy_loss - args.ent_coef * entropy.mean()
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), args.max_grad_norm)
