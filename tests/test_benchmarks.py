@@ -122,3 +122,43 @@ def test_learning_curves_script_refuses_a_bad_budget(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curves.py"), "--seconds", "0",
                            "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "must be positive" in proc.stderr and not (tmp_path / "x").exists()
+
+
+def _tiny_fast_run(out: Path, seed: int) -> None:
+    subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-fast", "--timesteps", "3000", "--num-envs", "16",
+                    "--num-steps", "16", "--minibatch-size", "128", "--checkpoint-every", "1000", "--eval-every", "-1",
+                    "--seed", str(seed), "--no-progress", "--out", str(out)],
+                   check=True, capture_output=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_seed_band_script_evaluates_each_seed_on_one_grid(tmp_path: Path) -> None:
+    """``benchmarks/seed_band.py`` end to end on two tiny seeds: one row per seed and grid step, the first
+    checkpoint at or after each grid step, seconds read from the run's log, and the table's band spans the seeds."""
+    runs = [tmp_path / "s1", tmp_path / "s2"]
+    for seed, run in enumerate(runs, 1):
+        _tiny_fast_run(run, seed)
+    out = tmp_path / "band"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "seed_band.py"), *map(str, runs),
+                           "--every", "1000", "--games", "8", "--opponent", "random", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = list(csv.DictReader((out / "band.csv").open()))
+    assert sorted({r["seed"] for r in rows}) == ["1", "2"]
+    for row in rows:
+        assert int(row["steps"]) >= int(row["grid"]) and int(row["grid"]) % 1000 == 0
+        assert 0.0 <= float(row["ci_low"]) <= float(row["win_rate"]) <= float(row["ci_high"]) <= 1.0
+        assert float(row["train_s"]) > 0
+    grids = sorted({int(r["grid"]) for r in rows})
+    assert grids == [1000, 2000, 3000]
+    table = (out / "band.md").read_text()
+    for grid in grids:
+        rates = [float(r["win_rate"]) for r in rows if int(r["grid"]) == grid]
+        assert f"| {grid:,} | 2 |" in table and f"{min(rates):.3f} | {max(rates):.3f} |" in table
+    assert (out / "band.png").stat().st_size > 0
+
+
+def test_seed_band_script_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "seed_band.py"), str(tmp_path), "--out",
+                           str(tmp_path / "band")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "is not a run folder" in proc.stderr
