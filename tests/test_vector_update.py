@@ -6,12 +6,16 @@ gathers its minibatches once per epoch; each is checked here against the straigh
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.training.vector_policy import MASKED_LOGIT, ActorCritic, NumpyTanh  # noqa: E402
+from goboom_env.training.vector_rollout import Batch, build_batch, seat_gae  # noqa: E402
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -59,3 +63,65 @@ def test_entropy_is_the_masked_policy_entropy_with_its_gradient(precision: str) 
     reference.sum().backward()
     for a, b in zip(got, (p.grad for p in net.actor.parameters()), strict=True):
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-3)
+
+
+def reference_update(trainer: Any, batch: Batch) -> dict[str, float]:
+    """The PPO update written plainly: per minibatch, index the batch, cast nothing ahead, one ``.item()`` per
+    statistic."""
+    args = trainer.args
+    obs, mask, action = (torch.from_numpy(a) for a in (batch.obs.astype(np.float32), batch.mask, batch.action))
+    old_logp, adv_all, ret = (torch.from_numpy(a) for a in (batch.logp, batch.advantage, batch.ret))
+    stats: dict[str, list[float]] = {}
+    for _ in range(args.n_epochs):
+        stats = {k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")}
+        order = torch.from_numpy(trainer.rng.permutation(len(batch)))
+        for start in range(0, len(batch), args.minibatch_size):
+            idx = order[start:start + args.minibatch_size]
+            logp, entropy, value = trainer.net.evaluate(obs[idx], mask[idx], action[idx])
+            log_ratio = logp - old_logp[idx]
+            ratio = log_ratio.exp()
+            adv = adv_all[idx]
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv
+            clipped = ratio.clamp(1 - args.clip_range, 1 + args.clip_range)
+            policy_loss = torch.max(-adv * ratio, -adv * clipped).mean()
+            value_loss = 0.5 * ((value - ret[idx]) ** 2).mean()
+            loss = args.vf_coef * value_loss + policy_loss - args.ent_coef * entropy.mean()
+            trainer.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(trainer.net.parameters(), args.max_grad_norm)
+            trainer.optimizer.step()
+            with torch.no_grad():
+                stats["policy_loss"].append(policy_loss.item())
+                stats["value_loss"].append(value_loss.item())
+                stats["entropy"].append(entropy.mean().item())
+                stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
+                stats["clip_fraction"].append(((ratio - 1).abs() > args.clip_range).float().mean().item())
+    return {k: float(np.mean(v)) for k, v in stats.items()}
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_update_trains_exactly_as_the_plain_ppo_loop(precision: str) -> None:
+    """Gathering each epoch's minibatches at once, casting the observations ahead and keeping the statistics as
+    tensors change no bit of the weights."""
+    from goboom_env.training.vector_ppo import VectorArgs
+    from goboom_env.training.vector_trainer import Trainer
+
+    args = VectorArgs(num_envs=16, num_steps=24, minibatch_size=100, n_epochs=2, precision=precision, threads=1,
+                      opponents=["learner=1"], progress=False)
+    trainers = [Trainer(args, args.game_config()) for _ in range(2)]
+    for trainer in trainers:
+        trainer.start()
+        trainer.steps = args.critic_warmup + 1  # the actor learns too
+    roll = trainers[0].collect()
+    gae = seat_gae(roll.value, roll.reward, roll.done, roll.seat, roll.learner, args.gamma, args.gae_lambda,
+                   trainers[0].pending)
+    batch, _ = build_batch(roll, gae, trainers[0].pending)
+    assert len(batch) % args.minibatch_size  # a short last minibatch is covered
+    for trainer in trainers:
+        trainer.rng = np.random.default_rng(7)  # the same minibatch orders
+    got = trainers[0].update(batch)
+    expected = reference_update(trainers[1], batch)
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, rel=1e-6, abs=1e-9), key
+    for name, tensor in trainers[0].net.state_dict().items():
+        assert torch.equal(tensor, trainers[1].net.state_dict()[name]), name

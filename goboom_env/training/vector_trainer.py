@@ -168,27 +168,24 @@ class Trainer:
 
         args = self.args
         actor_learns = self.steps > args.critic_warmup
-        obs = torch.from_numpy(np.asarray(batch.obs, np.float32))
-        mask = torch.from_numpy(batch.mask)
-        action = torch.from_numpy(batch.action)
-        old_logp = torch.from_numpy(batch.logp)
-        adv_all = torch.from_numpy(batch.advantage)
-        ret = torch.from_numpy(batch.ret.astype(np.float32))
-        size = len(batch)
-        stats: dict[str, list[float]] = {}
-        for _ in range(args.n_epochs):
-            stats = {k: [] for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")}
+        columns = [torch.from_numpy(np.asarray(batch.obs, np.float32)).to(self.net.input_dtype),
+                   torch.from_numpy(batch.mask), torch.from_numpy(batch.action), torch.from_numpy(batch.logp),
+                   torch.from_numpy(batch.advantage), torch.from_numpy(batch.ret.astype(np.float32))]
+        size, step = len(batch), args.minibatch_size
+        stats: list[Any] = []
+        for epoch in range(args.n_epochs):
             order = torch.from_numpy(self.rng.permutation(size))
-            for start in range(0, size, args.minibatch_size):
-                idx = order[start:start + args.minibatch_size]
-                logp, entropy, value = self.net.evaluate(obs[idx], mask[idx], action[idx])
-                log_ratio = logp - old_logp[idx]
+            shuffled = [column.index_select(0, order) for column in columns]  # one gather; minibatches are slices
+            record = epoch == args.n_epochs - 1  # the statistics are the last epoch's
+            for start in range(0, size, step):
+                obs, mask, action, old_logp, adv, ret = (column[start:start + step] for column in shuffled)
+                logp, entropy, value = self.net.evaluate(obs, mask, action)
+                log_ratio = logp - old_logp
                 ratio = log_ratio.exp()
-                adv = adv_all[idx]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(idx) > 1 else adv
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
                 clipped = ratio.clamp(1 - args.clip_range, 1 + args.clip_range)
                 policy_loss = torch.max(-adv * ratio, -adv * clipped).mean()
-                value_loss = 0.5 * ((value - ret[idx]) ** 2).mean()
+                value_loss = 0.5 * ((value - ret) ** 2).mean()
                 loss = args.vf_coef * value_loss
                 if actor_learns:
                     loss = loss + policy_loss - args.ent_coef * entropy.mean()
@@ -196,13 +193,14 @@ class Trainer:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), args.max_grad_norm)
                 self.optimizer.step()
-                with torch.no_grad():
-                    stats["policy_loss"].append(policy_loss.item())
-                    stats["value_loss"].append(value_loss.item())
-                    stats["entropy"].append(entropy.mean().item())
-                    stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
-                    stats["clip_fraction"].append(((ratio - 1).abs() > args.clip_range).float().mean().item())
-        out = {k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}
+                if record:
+                    with torch.no_grad():
+                        kl = ((ratio - 1) - log_ratio).mean()
+                        clip_fraction = ((ratio - 1).abs() > args.clip_range).float().mean()
+                        stats.append(torch.stack([policy_loss, value_loss, entropy.mean(), kl, clip_fraction]))
+        names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+        means = torch.stack(stats).double().mean(0).tolist() if stats else [float("nan")] * len(names)
+        out = dict(zip(names, means, strict=True))
         var = float(np.var(batch.ret))  # ret - advantage = the values the rollout predicted
         out["explained_variance"] = float(1 - np.var(batch.advantage) / var) if var > 0 else float("nan")
         return out
