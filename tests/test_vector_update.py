@@ -15,7 +15,14 @@ torch = pytest.importorskip("torch")
 
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.training.vector_policy import MASKED_LOGIT, ActorCritic, NumpyTanh  # noqa: E402
-from goboom_env.training.vector_rollout import Batch, build_batch, seat_gae  # noqa: E402
+from goboom_env.training.vector_rollout import (  # noqa: E402
+    Batch,
+    Pending,
+    Rollout,
+    SeatAdvantages,
+    build_batch,
+    seat_gae,
+)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -125,3 +132,46 @@ def test_update_trains_exactly_as_the_plain_ppo_loop(precision: str) -> None:
         assert got[key] == pytest.approx(value, rel=1e-6, abs=1e-9), key
     for name, tensor in trainers[0].net.state_dict().items():
         assert torch.equal(tensor, trainers[1].net.state_dict()[name]), name
+
+
+def reference_build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[Batch, Pending]:
+    """The batch written plainly: each field's resolved decisions concatenated with the resolved open ones."""
+    t, b = np.nonzero(gae.resolved)
+    pb, ps = np.nonzero(gae.pending_resolved)
+
+    def both(rolled: np.ndarray, held: np.ndarray) -> np.ndarray:
+        return np.concatenate([rolled[t, b], held[pb, ps]])
+
+    adv = both(gae.advantages, gae.pending_advantages)
+    batch = Batch(both(roll.obs, pending.obs), both(roll.mask, pending.mask), both(roll.action, pending.action),
+                  both(roll.logp, pending.logp), adv, adv + both(roll.value, pending.value))
+    new = Pending(pending.active & ~gae.pending_resolved, pending.value.copy(), gae.pending_reward,
+                  pending.obs.copy(), pending.mask.copy(), pending.action.copy(), pending.logp.copy())
+    ot, ob = np.nonzero(gae.opened)
+    for name in ("value", "obs", "mask", "action", "logp"):
+        getattr(new, name)[ob, roll.seat[ot, ob]] = getattr(roll, name)[ot, ob]
+    new.active[ob, roll.seat[ot, ob]] = True
+    new.reward[ob, roll.seat[ot, ob]] = gae.opened_reward[ob, roll.seat[ot, ob]]
+    return batch, new
+
+
+def test_build_batch_holds_the_resolved_decisions_and_carries_the_open_ones() -> None:
+    from goboom_env.training.vector_ppo import VectorArgs
+    from goboom_env.training.vector_trainer import Trainer
+
+    args = VectorArgs(num_envs=12, num_steps=20, opponents=["learner=1", "random=1"], threads=1, progress=False)
+    trainer = Trainer(args, args.game_config())
+    trainer.start()
+    trainer.iteration()
+    assert trainer.pending.active.any()  # the previous rollout left open decisions
+    roll = trainer.collect()
+    gae = seat_gae(roll.value, roll.reward, roll.done, roll.seat, roll.learner, args.gamma, args.gae_lambda,
+                   trainer.pending)
+    assert gae.pending_resolved.any() and gae.resolved.any() and gae.opened.any()
+    (batch, pending), (ref_batch, ref_pending) = (f(roll, gae, trainer.pending)
+                                                  for f in (build_batch, reference_build_batch))
+    for name in ("obs", "mask", "action", "logp", "advantage", "ret"):
+        got, expected = getattr(batch, name), getattr(ref_batch, name)
+        assert got.dtype == expected.dtype and np.array_equal(got, expected), name
+    for name in ("active", "value", "reward", "obs", "mask", "action", "logp"):
+        assert np.array_equal(getattr(pending, name), getattr(ref_pending, name)), name

@@ -184,15 +184,21 @@ class Batch:
 
 def build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[Batch, Pending]:
     """The resolved decisions (this rollout's and the previous open ones) and the new :class:`Pending`."""
-    t, b = np.nonzero(gae.resolved)
+    resolved = np.flatnonzero(gae.resolved)  # (t, b) as t * B + b, in np.nonzero's order
     pb, ps = np.nonzero(gae.pending_resolved)
-    adv = np.concatenate([gae.advantages[t, b], gae.pending_advantages[pb, ps]])
-    value = np.concatenate([roll.value[t, b], pending.value[pb, ps]])
-    batch = Batch(obs=np.concatenate([roll.obs[t, b], pending.obs[pb, ps]]),
-                  mask=np.concatenate([roll.mask[t, b], pending.mask[pb, ps]]),
-                  action=np.concatenate([roll.action[t, b], pending.action[pb, ps]]),
-                  logp=np.concatenate([roll.logp[t, b], pending.logp[pb, ps]]),
-                  advantage=adv, ret=adv + value)
+
+    def gather(rolled: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """This rollout's resolved decisions, then the previous open ones: one copy into the batch's array."""
+        rows = rolled.reshape(-1, *rolled.shape[2:])
+        out = np.empty((len(resolved) + len(pb), *rows.shape[1:]), np.result_type(rolled, held))
+        np.take(rows, resolved, axis=0, out=out[:len(resolved)], mode="clip")  # in range; "raise" buffers `out`
+        out[len(resolved):] = held[pb, ps]
+        return out
+
+    adv = gather(gae.advantages, gae.pending_advantages)
+    batch = Batch(obs=gather(roll.obs, pending.obs), mask=gather(roll.mask, pending.mask),
+                  action=gather(roll.action, pending.action), logp=gather(roll.logp, pending.logp),
+                  advantage=adv, ret=adv + gather(roll.value, pending.value))
     new = Pending(pending.active & ~gae.pending_resolved, pending.value.copy(), gae.pending_reward,
                   pending.obs.copy(), pending.mask.copy(), pending.action.copy(), pending.logp.copy())
     ot, ob = np.nonzero(gae.opened)
