@@ -29,6 +29,9 @@ block                      size          meaning (values)
 ``flags``                  9             classic, jokers, standard, reverse, penalty scoring, aces mode,
                                          after_joker="any", two or more decks, num_players / 12
 =========================  ============  ===================================================================
+
+A network that plays every table size (a *generalist*) reads the 12-seat layout: :func:`pad_observations`
+puts an ``n``-seat vector inside it (:func:`padded_index`), zeros in the slots of absent seats.
 """
 
 from __future__ import annotations
@@ -68,6 +71,49 @@ def block_slices(sizes: list[tuple[str, int]], start: int = 0) -> dict[str, slic
 def observation_size(num_players: int) -> int:
     """Length of the observation vector: ``5 * 53 + 60 * n + 12``."""
     return layout(num_players)["flags"].stop
+
+
+PADDED_SIZE = 5 * NUM_FACES + 60 * MAX_PLAYERS + 12
+"""Length of the padded observation (:func:`padded_index`): the layout of :data:`MAX_PLAYERS` seats."""
+
+
+@lru_cache(maxsize=MAX_PLAYERS)
+def padded_index(num_players: int) -> np.ndarray:
+    """For each entry of an ``num_players``-seat observation, its index in the 12-seat layout (int64).
+
+    A generalist network reads every table size through the one :data:`MAX_PLAYERS` layout: a per-seat block
+    of size ``n`` fills the first ``n`` slots of its 12-slot block (relative seat ``k`` stays at slot ``k``),
+    the trick block's ``n`` rows of 53 fill the first ``n`` of its 12 rows, the shared blocks (hand, seen,
+    led, top, match, stock, passes, progress, flags) keep their size. The ``flags`` block's last entry
+    (``num_players / 12``) tells the table size. Padding keeps the existing layout byte for byte inside
+    the wide one, so the same MLP and every decoder of the named blocks work unchanged; zeros elsewhere.
+    """
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
+            or not 2 <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be an integer in 2..{MAX_PLAYERS}, got {num_players!r}")
+    small, wide = layout(int(num_players)), layout(MAX_PLAYERS)
+    index = np.empty(observation_size(int(num_players)), np.int64)
+    for name, sl in small.items():
+        index[sl] = np.arange(wide[name].start, wide[name].start + (sl.stop - sl.start))
+    index.flags.writeable = False
+    return index
+
+
+def pad_observations(obs: np.ndarray, num_players: int) -> np.ndarray:
+    """A batch ``[B, D_n]`` (or one vector ``[D_n]``) of ``num_players``-seat observations in the 12-seat layout
+    ``[B, PADDED_SIZE]`` (same dtype; zeros in the slots of absent seats), see :func:`padded_index`."""
+    index = padded_index(num_players)
+    obs = np.asarray(obs)
+    if obs.shape[-1] != len(index):
+        raise ValueError(f"observations of {num_players} players have {len(index)} entries, got shape {obs.shape}")
+    out = np.zeros((*obs.shape[:-1], PADDED_SIZE), obs.dtype)
+    out[..., index] = obs
+    return out
+
+
+def unpad_observations(obs: np.ndarray, num_players: int) -> np.ndarray:
+    """The inverse of :func:`pad_observations`: the ``num_players``-seat entries of padded observations."""
+    return np.asarray(obs)[..., padded_index(num_players)]
 
 
 class ObservationEncoder:

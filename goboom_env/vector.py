@@ -51,9 +51,9 @@ from goboom_env.cards import (
     NUM_FACES,
     deck_faces,
 )
-from goboom_env.config import GameConfig
+from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.env import EPISODES, REWARDS
-from goboom_env.observation import ObservationEncoder, layout, observation_size
+from goboom_env.observation import PADDED_SIZE, ObservationEncoder, layout, observation_size, padded_index
 
 try:
     from goboom_env import _vector_kernels as _k
@@ -64,7 +64,7 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subproce
         'goboom_env.vector needs numba, which is not installed: pip install "goboom-env[vector]"'
     ) from exc
 
-__all__ = ["VectorGame", "random_legal_actions"]
+__all__ = ["MixedVectorGame", "VectorGame", "random_legal_actions"]
 
 _SCORING_CODES = {"standard": _k.STANDARD, "reverse": _k.REVERSE, "penalty": _k.PENALTY}
 
@@ -284,6 +284,133 @@ class VectorGame:
         if bad.size:
             raise ValueError(f"dealers[{bad[0]}] = {arr[bad[0]]} is not a seat in 0..{n - 1}")
         return arr.astype(np.int64)
+
+
+class MixedVectorGame:
+    """Games at several player counts stepped together: one :class:`VectorGame` per count, one padded batch.
+
+    What a generalist (one network for every table size) trains on. The games are split over
+    ``player_counts`` as evenly as possible (or in proportion to ``weights``, each count at least one game),
+    in contiguous rows, in the order given: :attr:`rows` ``[i]`` holds the games of ``player_counts[i]``,
+    played by :attr:`games` ``[i]``, a :class:`VectorGame` of ``config.replace(num_players=k)`` seeded with
+    :attr:`seeds` ``[i]``. The interface is :class:`VectorGame`'s with every observation in the 12-seat layout
+    (:func:`goboom_env.observation.pad_observations`): ``obs [B, PADDED_SIZE]``, ``mask [B, 54]``,
+    ``seat [B]``, ``rewards [B, 12]`` (zeros beyond a game's seats) and ``done [B]``; :attr:`num_players`
+    ``[B]`` gives each game's table size.
+
+    Args:
+        config: the rules of every game; its ``num_players`` is replaced by each count (derived fields such as
+            the number of decks are derived again).
+        player_counts: distinct table sizes in 2..12.
+        num_envs: games in all (at least one per count).
+        seed: seeds the games' streams (:attr:`seeds`).
+        weights: optional positive share of the games per count.
+        episode, reward, autoreset, check: as :class:`VectorGame`.
+    """
+
+    def __init__(
+        self,
+        config: GameConfig,
+        player_counts: Any,
+        num_envs: int,
+        seed: int | None = 0,
+        episode: str = "hand",
+        reward: str = "win",
+        autoreset: bool = True,
+        check: bool = True,
+        weights: Any = None,
+    ) -> None:
+        if not isinstance(config, GameConfig):
+            raise ValueError(f"config must be a goboom_env.GameConfig, got {type(config).__name__}")
+        counts = check_player_counts(player_counts)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < len(counts):
+            raise ValueError(f"num_envs must be an integer >= the number of player counts ({len(counts)}), "
+                             f"got {num_envs!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+        sizes = _split_games(int(num_envs), len(counts), weights)
+        self.config = config
+        self.player_counts = counts
+        self.num_envs = int(num_envs)
+        self.observation_size = PADDED_SIZE
+        self.seeds: list[int | None] = ([None] * len(counts) if seed is None else
+                                        [int(x) for x in np.random.SeedSequence(seed).generate_state(len(counts))])
+        self.games = [VectorGame(config.replace(num_players=k), num_envs=size, seed=s, episode=episode, reward=reward,
+                                 autoreset=autoreset, check=check)
+                      for k, size, s in zip(counts, sizes, self.seeds)]
+        ends = np.cumsum(sizes)
+        self.rows = [slice(int(end - size), int(end)) for end, size in zip(ends, sizes)]
+        self.num_players = np.repeat(np.array(counts, np.int64), sizes)
+        """``[B]`` int64: the table size of each game."""
+        self._index = [padded_index(k) for k in counts]
+        batch = self.num_envs
+        self._obs = np.zeros((batch, PADDED_SIZE), np.float32)
+        self._mask = np.zeros((batch, NUM_ACTIONS), np.int8)
+        self._seat = np.zeros(batch, np.int64)
+        self._rewards = np.zeros((batch, MAX_PLAYERS), np.float32)
+        self._done = np.zeros(batch, np.bool_)
+
+    def __repr__(self) -> str:
+        return f"MixedVectorGame({self.config!r}, player_counts={self.player_counts}, num_envs={self.num_envs})"
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A new game in every slot; returns padded ``obs``, ``mask`` and ``seat`` (as :meth:`VectorGame.reset`)."""
+        for game, rows, index in zip(self.games, self.rows, self._index):
+            obs, mask, seat = game.reset()
+            self._store(rows, index, obs, mask, seat)
+        self._rewards[:] = 0.0
+        self._done[:] = False
+        return self._obs, self._mask, self._seat
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Play ``actions[b]`` in each game (see :meth:`VectorGame.step`); ``rewards`` is ``[B, 12]``."""
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},) (one per game), got {acts.shape}")
+        for game, rows, index in zip(self.games, self.rows, self._index):
+            try:
+                obs, mask, seat, rewards, done = game.step(acts[rows])
+            except ValueError as exc:  # name the game by its row in this batch
+                raise ValueError(f"{game.num_players} players, rows from {rows.start}: {exc}") from None
+            self._store(rows, index, obs, mask, seat)
+            self._rewards[rows, :game.num_players] = rewards
+            self._done[rows] = done
+        return self._obs, self._mask, self._seat, self._rewards, self._done
+
+    def _store(self, rows: slice, index: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> None:
+        self._obs[rows][:, index] = obs  # the padding slots are never written: they stay zero
+        self._mask[rows] = mask
+        self._seat[rows] = seat
+
+
+def check_player_counts(player_counts: Any) -> list[int]:
+    """``player_counts`` as a list of distinct integers in 2..12; ValueError naming what is wrong."""
+    try:
+        counts = list(player_counts)
+    except TypeError:
+        raise ValueError(f"player_counts must be a list of player counts, got {player_counts!r}") from None
+    if not counts:
+        raise ValueError("player_counts must name at least one player count in 2..12")
+    for k in counts:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_PLAYERS:
+            raise ValueError(f"player_counts: {k!r} is not a player count in 2..{MAX_PLAYERS}")
+    if len(set(counts)) != len(counts):
+        raise ValueError(f"player_counts must not repeat a count, got {counts}")
+    return [int(k) for k in counts]
+
+
+def _split_games(num_envs: int, parts: int, weights: Any) -> list[int]:
+    """Games per count: even (the first counts get the remainder) or by ``weights`` (largest remainders), each >= 1."""
+    if weights is None:
+        return [num_envs // parts + (i < num_envs % parts) for i in range(parts)]
+    w = np.asarray(weights, np.float64)
+    if w.shape != (parts,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ValueError(f"weights must be {parts} positive numbers (one per player count), got {weights!r}")
+    spare = num_envs - parts  # one game per count first
+    share = spare * w / w.sum()
+    sizes = np.floor(share).astype(np.int64)
+    sizes[np.argsort(-(share - sizes), kind="stable")[:spare - sizes.sum()]] += 1
+    return [int(x) + 1 for x in sizes]
 
 
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
