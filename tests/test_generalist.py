@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -19,6 +23,7 @@ from goboom_env.observation import (
 )
 from goboom_env.vector import MixedVectorGame, VectorGame, random_legal_actions
 
+ROOT = Path(__file__).resolve().parents[1]
 PER_SEAT = ("trick_passed", "leader", "hand_sizes", "drawn", "to_move", "dealer", "scores")
 
 
@@ -109,3 +114,133 @@ def test_mixed_engine_refuses_bad_arguments(kwargs: dict, match: str) -> None:
 def test_mixed_engine_splits_by_weights() -> None:
     game = MixedVectorGame(GameConfig(), [2, 12], num_envs=10, weights=[1, 3])
     assert [r.stop - r.start for r in game.rows] == [3, 7]
+
+
+# -- the trainer and the ppo: agent ------------------------------------------------------------------------
+
+torch = pytest.importorskip("torch")
+
+from goboom_env.agents import make_agent  # noqa: E402
+from goboom_env.cli.options import with_model_game  # noqa: E402
+from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
+from goboom_env.training.config import GameArgs  # noqa: E402
+from goboom_env.training.model_files import read_metadata  # noqa: E402
+from goboom_env.training.vector_policy import PaddedOpponent, batched_heuristic  # noqa: E402
+from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
+from goboom_env.training.vector_rollout import SeatPlan  # noqa: E402
+from goboom_env.training.vector_trainer import collect_batched  # noqa: E402
+
+COUNTS = [2, 3, 7]
+
+
+def tiny_args(out: Path, **kw: object) -> VectorArgs:
+    base = dict(player_counts=COUNTS, timesteps=600, num_envs=12, num_steps=16, minibatch_size=128, eval_every=-1,
+                checkpoint_every=10_000, snapshot_every=300, bc_games=12, bc_epochs=1,
+                opponents=["learner=1", "self=1", "random=1", "heuristic=1"], out=str(out), progress=False)
+    return VectorArgs(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def generalist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generalist trained for a few hundred decisions at 2, 3 and 7 players, evaluated at 2 and 7."""
+    out = tmp_path_factory.mktemp("generalist") / "run"
+    return train(tiny_args(out, eval_every=0, eval_games=4, eval_player_counts=[2, 7]))
+
+
+def test_generalist_metadata_and_evaluation_per_count(generalist: Path) -> None:
+    meta = read_metadata(generalist)
+    assert meta["player_counts"] == COUNTS and meta["observation_size"] == PADDED_SIZE
+    assert [c["num_players"] for c in meta["player_configs"]] == COUNTS
+    assert meta["player_configs"][2]["num_decks"] == 2  # each count's own derived rules (R1.1)
+    assert meta["config"]["num_players"] == 2  # the default table: 4 players is not among the counts
+    header = (generalist.parent / "eval.csv").read_text().splitlines()[0].split(",")
+    assert {"win_rate/heuristic@2p", "ci_low/random@7p", "win_rate/heuristic@mean"} <= set(header)
+    assert "win_rate/heuristic" not in header and not any("@3p" in h for h in header)
+    assert (generalist.parent / "best_model.zip").exists()
+
+
+@pytest.mark.parametrize("count", COUNTS)
+def test_generalist_plays_legally_at_each_trained_count(generalist: Path, count: int) -> None:
+    config = GameConfig(num_players=count)
+    spec = f"ppo:{generalist}"
+    assert make_agent(spec, config).pad_players == count
+    result = run_tournament(config, [spec] + ["random"] * (count - 1), count, duplicate=True, progress=False)
+    assert next(r for r in result.table() if r["agent"] == spec)["games"] == count  # an illegal move would raise
+
+
+@pytest.mark.parametrize(("config", "match"), [
+    (GameConfig(num_players=5), r"generalist trained for classic Go Boom at 2, 3, 7 players: it does not play 5"),
+    (GameConfig(variant="jokers", num_players=3), r"at 2, 3, 7 players, for another game configuration \(variant"),
+    (GameConfig(num_players=3, scoring="reverse"), r"scoring: model 'standard' vs requested 'reverse'"),
+])
+def test_generalist_refuses_other_games(generalist: Path, config: GameConfig, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        make_agent(f"ppo:{generalist}", config)
+
+
+def test_commands_play_the_generalists_default_game_or_any_trained_count(generalist: Path) -> None:
+    spec = f"ppo:{generalist}"
+    assert with_model_game(GameArgs(), [], [spec]).num_players == 2
+    assert with_model_game(GameArgs(num_players=7), ["--players", "7"], [spec]).num_players == 7
+    with pytest.raises(ValueError, match="trained for another game"):
+        with_model_game(GameArgs(num_players=5), ["--players", "5"], [spec])
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"player_counts": [2, 13]}, "player_counts: 13 is not a player count"),
+    ({"player_counts": [2, 2]}, "player_counts must not repeat"),
+    ({"variant": "jokers"}, "player_counts: a generalist plays classic Go Boom only"),
+    ({"num_envs": 2}, "num_envs must be at least one game per player count"),
+    ({"eval_player_counts": [4]}, r"eval_player_counts \[4\] are not among player_counts"),
+    ({"player_counts": [], "eval_player_counts": [4]}, "eval_player_counts applies to a generalist run only"),
+    ({"player_counts": [2, 12], "hand_size": 9}, "player_counts: no valid game at 12 players"),
+])
+def test_bad_generalist_arguments_are_refused_with_the_field_named(tmp_path: Path, kw: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        train(tiny_args(tmp_path / "x", **kw))
+    assert not (tmp_path / "x").exists()
+
+
+def test_seat_plan_draws_the_learner_among_each_games_own_seats() -> None:
+    table = np.array([2, 3, 7] * 100)
+    plan = SeatPlan([("random", 1.0)], len(table), MAX_PLAYERS, np.random.default_rng(0), table)
+    plan.redraw(np.ones(len(table), bool), 1)
+    seat = plan.learner.argmax(1)
+    assert (plan.learner.sum(1) == 1).all() and (seat < table).all()
+    assert {int(s) for s in seat[table == 7]} == set(range(7))
+
+
+def test_padded_heuristic_plays_what_each_counts_heuristic_plays() -> None:
+    game = MixedVectorGame(GameConfig(), COUNTS, num_envs=9, seed=3)
+    obs, mask, _ = game.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        padded = batched_heuristic(GameConfig(), COUNTS)
+        assert isinstance(padded, PaddedOpponent)
+        got = padded.act(obs, mask, np.random.default_rng(7))
+        same = np.random.default_rng(7)  # the counts draw their tie-breaks from one stream, smallest count first
+        for k, rows in zip(COUNTS, game.rows):
+            alone = batched_heuristic(GameConfig(num_players=k)).act(unpad_observations(obs[rows], k), mask[rows], same)
+            np.testing.assert_array_equal(got[rows], alone)
+        assert (mask[np.arange(len(got)), got] == 1).all()
+        obs, mask, *_ = game.step(random_legal_actions(mask, rng))
+
+
+def test_mixed_demonstrations_are_padded_and_cover_every_count() -> None:
+    data = collect_batched(GameConfig(), 12, seed=0, num_envs=6, player_counts=[2, 7])
+    assert data.obs.shape[1] == PADDED_SIZE
+    tables = np.rint(data.obs[:, layout(MAX_PLAYERS)["flags"].stop - 1].astype(np.float64) * MAX_PLAYERS)
+    assert set(tables.tolist()) == {2.0, 7.0}
+    assert data.masks[np.arange(len(data)), data.actions].all()
+
+
+def test_cli_trains_a_generalist_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "cli"
+    proc = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-fast", "--player-counts", "2", "4",
+                           "--timesteps", "200", "--num-envs", "8", "--num-steps", "16", "--bc-games", "0",
+                           "--eval-every", "-1", "--no-progress", "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    meta = read_metadata(out / "model.zip")
+    assert meta["player_counts"] == [2, 4] and meta["config"]["num_players"] == 4
+    make_agent(f"ppo:{out / 'model.zip'}", GameConfig(num_players=2))

@@ -149,8 +149,10 @@ def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
     With no game option in ``argv`` (see :func:`game_options_given`) the game fields of ``args`` become the
     models' configuration (read from their metadata); with game options, they must choose that game, or
     ValueError names the model, the options and each field they disagree on. Models trained for different
-    games are a ValueError too. Without a ``ppo:`` model, ``args`` is returned as it is."""
-    from goboom_env.training.model_files import spec_config
+    games are a ValueError too. A generalist's game is the one it plays by default (4 players when trained for
+    them); game options may choose any other game it was trained for. Without a ``ppo:`` model, ``args`` is
+    returned as it is."""
+    from goboom_env.training.model_files import spec_config, spec_games
 
     trained = {spec: config for spec in dict.fromkeys(specs) if (config := spec_config(spec)) is not None}
     if not trained:
@@ -164,7 +166,7 @@ def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
     if not given:
         return dataclasses.replace(args, **config.to_dict())
     requested = args.game_config()
-    if requested != config:
+    if requested != config and not all(requested in spec_games(s) for s in trained):  # a generalist's other tables
         raise ValueError(f"{spec} was trained for another game than the game options ({', '.join(given)}) choose: "
                          f"{_differences(config, requested, 'model', 'options')}; give no game option to play the "
                          "model's game")

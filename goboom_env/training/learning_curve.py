@@ -32,6 +32,9 @@ def _draw(ax: Any, x: str, rows: list[dict[str, str]], evals: list[dict[str, str
     for key in [k for k in (evals[0] if evals else {}) if k.startswith("win_rate/")]:
         name = key.split("/", 1)[1]
         ys = np.array([float(r[key]) for r in evals])
+        if f"ci_low/{name}" not in evals[0]:  # a mean over player counts (a generalist's) has no interval
+            ax.plot([float(r[x]) for r in evals], ys, marker="s", label=f"evaluation vs {name}")
+            continue
         lo = ys - np.array([float(r[f"ci_low/{name}"]) for r in evals])
         hi = np.array([float(r[f"ci_high/{name}"]) for r in evals]) - ys
         ax.errorbar([float(r[x]) for r in evals], ys, yerr=[lo, hi], marker="o", capsize=3,
@@ -54,10 +57,11 @@ def plot_learning_curve(files: RunFiles) -> Path | None:
     evals = list(csv.DictReader(files.eval.open())) if files.eval.exists() else []
     axes_x = curve_axes(files)
     fig, axes = plt.subplots(1, len(axes_x), figsize=(7 * len(axes_x), 4), squeeze=False)
-    n = json.loads(files.args.read_text())["num_players"] if files.args.exists() else 4
+    run = json.loads(files.args.read_text()) if files.args.exists() else {}
+    n = run.get("num_players", 4)
     for ax, x in zip(axes[0], axes_x):
         _draw(ax, x, rows, evals)
-        if rows:
+        if rows and not run.get("player_counts"):  # a generalist's tables have no one parity
             ax.axhline(1 / n, color="grey", ls="--", lw=1, label=f"parity 1/{n}")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()

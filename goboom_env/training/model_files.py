@@ -8,6 +8,12 @@ the requested game (variant, player count and every other rule, and the observat
 (:mod:`goboom_env.training.rllib_policy`) both call it, so neither plays a policy in a game it was not
 trained for.
 
+A *generalist* (``goboom train-fast --player-counts ...``), one network for several table sizes, also records
+``player_counts``, the game of each (``player_configs``) and the width of the padded observation it reads
+(``observation_size``, :func:`goboom_env.observation.pad_observations`); its ``config`` is the game it plays
+when a command names none (:func:`default_player_count`). :func:`check_compatible` lets it play exactly those
+games.
+
 A model zip (``goboom train``, ``goboom train-fast``) holds two members besides what its trainer
 saves: ``goboom_meta.json`` (the metadata) and ``goboom_actor.npz`` (the actor network as numpy
 arrays, :class:`~goboom_env.training.numpy_actor.FrozenMlp`); a *play-only* zip holds just those two.
@@ -21,6 +27,7 @@ import json
 import os
 import zipfile
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +35,7 @@ import numpy as np
 
 import goboom_env
 from goboom_env.config import GameConfig
-from goboom_env.observation import OBSERVATION_VERSION
+from goboom_env.observation import OBSERVATION_VERSION, PADDED_SIZE
 from goboom_env.training.numpy_actor import FrozenMlp, load_snapshot, save_snapshot
 
 META_NAME = "goboom_meta.json"
@@ -37,16 +44,35 @@ ACTOR_NAME = "goboom_actor.npz"
 """The numpy actor member of a model zip."""
 
 
-def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int = 0) -> dict[str, Any]:
+def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int = 0,
+                   player_configs: Sequence[GameConfig] = ()) -> dict[str, Any]:
     """The metadata of a trained policy (the schema of the module docstring); ``args`` is the run's argument
-    dataclass (``TrainArgs``, ``VectorArgs``, ``RLlibArgs``) or None."""
-    return {
+    dataclass (``TrainArgs``, ``VectorArgs``, ``RLlibArgs``) or None. A generalist gives the game of each
+    player count it was trained on (``player_configs``); ``config`` is then the game it plays by default."""
+    meta = {
         "config": config.to_dict(),
         "observation_version": OBSERVATION_VERSION,
         "package_version": goboom_env.__version__,
         "timesteps": int(timesteps),
         "train_args": dataclasses.asdict(args) if args is not None else None,
     }
+    if player_configs:
+        meta |= {"player_counts": [c.num_players for c in player_configs],
+                 "player_configs": [c.to_dict() for c in player_configs], "observation_size": PADDED_SIZE}
+    return meta
+
+
+def default_player_count(player_counts: Sequence[int]) -> int:
+    """The table a generalist plays when a command names none: 4 players when it was trained for them, else the
+    first count it was trained for."""
+    return 4 if 4 in player_counts else int(player_counts[0])
+
+
+def trained_games(metadata: dict[str, Any]) -> list[GameConfig]:
+    """Every game configuration a model plays: its ``config``, or each of a generalist's ``player_configs``."""
+    if "player_configs" in metadata:
+        return [GameConfig.from_dict(c) for c in metadata["player_configs"]]
+    return [GameConfig.from_dict(metadata["config"])]
 
 
 def write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path:
@@ -115,6 +141,24 @@ def metadata_problem(meta: Any) -> str | None:
         return f"has a non-boolean 'deterministic': {meta['deterministic']!r}"
     if not isinstance(meta.get("train_args") or {}, dict):
         return f"has 'train_args' that are not an object: {meta['train_args']!r}"
+    if "player_configs" in meta:
+        return _generalist_problem(meta)
+    return None
+
+
+def _generalist_problem(meta: dict[str, Any]) -> str | None:
+    """What is wrong with a generalist's ``player_counts``, ``player_configs`` and ``observation_size``."""
+    configs, counts = meta.get("player_configs"), meta.get("player_counts")
+    if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
+        return "has 'player_configs' that are not a non-empty list of game configurations"
+    try:
+        games = [GameConfig.from_dict(c) for c in configs]
+    except (ValueError, TypeError) as exc:
+        return f"has an invalid game configuration in 'player_configs': {exc}"
+    if counts != [g.num_players for g in games]:
+        return f"has 'player_counts' {counts!r} that do not match its 'player_configs'"
+    if meta.get("observation_size") != PADDED_SIZE:
+        return f"has 'observation_size' {meta.get('observation_size')!r}, not the padded {PADDED_SIZE}"
     return None
 
 
@@ -124,6 +168,9 @@ def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | P
     if version != OBSERVATION_VERSION:
         raise ValueError(f"{path} was trained on observation layout version {version}, but this goboom-env "
                          f"encodes version {OBSERVATION_VERSION}; retrain the model")
+    if "player_configs" in metadata:
+        _check_generalist(metadata, config, path)
+        return
     trained = GameConfig.from_dict(metadata["config"])
     if trained != config:
         diffs = [f"{k}: model {v!r} vs requested {config.to_dict()[k]!r}"
@@ -131,17 +178,44 @@ def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | P
         raise ValueError(f"{path} was trained for a different game configuration ({'; '.join(diffs)})")
 
 
+def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | Path) -> None:
+    """A generalist plays the game of each player count it was trained for, and no other."""
+    games = trained_games(metadata)
+    if config in games:
+        return
+    counts = [g.num_players for g in games]
+    trained = f"a generalist trained for {games[0].variant} Go Boom at {', '.join(map(str, counts))} players"
+    if config.num_players not in counts:
+        raise ValueError(f"{path} is {trained}: it does not play {config.num_players} players")
+    same = games[counts.index(config.num_players)]
+    diffs = [f"{k}: model {v!r} vs requested {config.to_dict()[k]!r}"
+             for k, v in same.to_dict().items() if config.to_dict()[k] != v]
+    raise ValueError(f"{path} is {trained}, for another game configuration ({'; '.join(diffs)})")
+
+
 def spec_config(spec: str) -> GameConfig | None:
     """The game configuration the model of a ``ppo:`` agent spec was trained for (``ppo:jokers4``,
-    ``ppo:runs/x/model.zip``, ``ppo:path=m.zip,deterministic=false``), read from its metadata; None for
-    any other spec. ValueError when the model cannot be read."""
+    ``ppo:runs/x/model.zip``, ``ppo:path=m.zip,deterministic=false``), read from its metadata (for a generalist,
+    the game it plays by default); None for any other spec. ValueError when the model cannot be read."""
+    meta = spec_metadata(spec)
+    return None if meta is None else GameConfig.from_dict(meta["config"])
+
+
+def spec_games(spec: str) -> list[GameConfig]:
+    """Every game the model of a ``ppo:`` agent spec plays (:func:`trained_games`); empty for any other spec."""
+    meta = spec_metadata(spec)
+    return [] if meta is None else trained_games(meta)
+
+
+def spec_metadata(spec: str) -> dict[str, Any] | None:
+    """The metadata of the model of a ``ppo:`` agent spec (see :func:`spec_config`); None for any other spec."""
     from goboom_env.agents.registry import parse_spec
     from goboom_env.models import model_path
 
     name, params = parse_spec(spec)
     if name != "ppo" or not isinstance(params.get("path"), str):
         return None
-    return GameConfig.from_dict(read_metadata(model_path(params["path"]))["config"])
+    return read_metadata(model_path(params["path"]))
 
 
 def load_actor(path: str | Path) -> FrozenMlp:

@@ -279,9 +279,40 @@ class JokersBoomOpponent:
         return np.where(pool.any(1), choice, NUM_ACTIONS - 1)
 
 
-def batched_heuristic(config: GameConfig) -> ClassicTricksOpponent | JokersBoomOpponent:
+class PaddedOpponent:
+    """A batched opponent per player count, on observations padded to the 12-seat layout (a generalist's games).
+
+    Each row's table size is read from its ``flags`` block (``num_players / 12``); the rows of one count are
+    un-padded (:func:`goboom_env.observation.unpad_observations`) and given to that count's opponent."""
+
+    def __init__(self, opponents: dict[int, BatchOpponent]) -> None:
+        from goboom_env.config import MAX_PLAYERS
+        from goboom_env.observation import layout
+
+        self.opponents = opponents
+        self.count_entry = layout(MAX_PLAYERS)["flags"].stop - 1
+        """The padded observation's ``num_players / 12`` entry."""
+        self.max_players = MAX_PLAYERS
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        from goboom_env.observation import unpad_observations
+
+        counts = np.rint(np.asarray(obs[:, self.count_entry], np.float64) * self.max_players).astype(np.int64)
+        out = np.empty(len(obs), np.int64)
+        for k in np.unique(counts):
+            if int(k) not in self.opponents:
+                raise ValueError(f"no batched opponent for {int(k)} players (has {sorted(self.opponents)})")
+            rows = np.flatnonzero(counts == k)
+            out[rows] = self.opponents[int(k)].act(unpad_observations(obs[rows], int(k)), mask[rows], rng)
+        return out
+
+
+def batched_heuristic(config: GameConfig, player_counts: Sequence[int] = ()) -> BatchOpponent:
     """The ``heuristic`` alias on a batch: the best rule-based agent of the variant (``classic-tricks`` or
-    ``jokers-boom``)."""
+    ``jokers-boom``); with ``player_counts``, on padded observations of games at those counts
+    (:class:`PaddedOpponent`, each count playing ``config.replace(num_players=k)``)."""
+    if player_counts:
+        return PaddedOpponent({int(k): batched_heuristic(config.replace(num_players=int(k))) for k in player_counts})
     return ClassicTricksOpponent(config) if config.is_classic else JokersBoomOpponent(config)
 
 

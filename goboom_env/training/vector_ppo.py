@@ -98,10 +98,18 @@ class VectorArgs(SelfPlayArgs):
     """Gradient norm clipping."""
     out: str = "runs/fast"
     """Run folder: model.zip, best_model.zip, checkpoints/, progress.csv, eval.csv, tensorboard/."""
+    player_counts: list[int] = field(default_factory=list)
+    """Train one generalist network for classic Go Boom at all these player counts (e.g. 2 3 4 5 6 7 8 9 10 11 12):
+    the games are split evenly over the counts and every observation is padded to the 12-seat layout; the model
+    plays any of them (4 players when a command names none). Empty: one game, the one of --num-players."""
+    eval_player_counts: list[int] = field(default_factory=list)
+    """The player counts a generalist is evaluated at (eval.csv columns win_rate/BASELINE@Np; the best model has
+    the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         self.validate_game()
+        self.validate_player_counts()
         check_output_folder(self.out)
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
@@ -111,6 +119,54 @@ class VectorArgs(SelfPlayArgs):
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
         parse_pool(self.opponents)  # names a bad entry before the run folder is made
+
+    def validate_player_counts(self) -> None:
+        """The generalist settings: distinct counts in 2..12, classic only, at least one game per count."""
+        from goboom_env.vector import check_player_counts
+
+        if not self.player_counts:
+            if self.eval_player_counts:
+                raise ValueError("eval_player_counts applies to a generalist run only (give --player-counts)")
+            return
+        check_player_counts(self.player_counts)
+        if self.variant != "classic":
+            raise ValueError(f"player_counts: a generalist plays classic Go Boom only, got variant={self.variant!r}")
+        if self.num_envs < len(self.player_counts):
+            raise ValueError(f"num_envs must be at least one game per player count ({len(self.player_counts)}), "
+                             f"got {self.num_envs}")
+        for count in (*self.player_counts, *self.eval_player_counts):
+            self.player_config(count)  # every table must be a valid game (hand size x players <= cards)
+        if self.eval_player_counts:
+            check_player_counts(self.eval_player_counts)
+            extra = sorted(set(self.eval_player_counts) - set(self.player_counts))
+            if extra:
+                raise ValueError(f"eval_player_counts {extra} are not among player_counts {self.player_counts}")
+
+    def player_config(self, count: int) -> GameConfig:
+        """The game of ``count`` players of this run (its rules, the derived fields derived for that count)."""
+        try:
+            return self.game_config().replace(num_players=int(count))
+        except ValueError as exc:
+            raise ValueError(f"player_counts: no valid game at {count} players ({exc})") from None
+
+    def player_configs(self) -> list[GameConfig]:
+        """The game of each of :attr:`player_counts` (empty for a single-game run)."""
+        return [self.player_config(k) for k in self.player_counts]
+
+    def run_config(self) -> GameConfig:
+        """The game the run's model plays by default: the game of the options, or a generalist's 4-player game
+        (its first count when 4 is not among them)."""
+        from goboom_env.training.model_files import default_player_count
+
+        if self.player_counts:
+            return self.player_config(default_player_count(self.player_counts))
+        return self.game_config()
+
+    def evaluated_counts(self) -> list[int]:
+        """The player counts a generalist is evaluated at (see :attr:`eval_player_counts`)."""
+        if self.eval_player_counts:
+            return list(self.eval_player_counts)
+        return [k for k in (3, 4, 6, 12) if k in self.player_counts] or list(self.player_counts)
 
 
 # -- the run folder ------------------------------------------------------------------------------------------
@@ -153,7 +209,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
 
     args.validate()
     torch.set_num_threads(args.threads)
-    config = args.game_config()
+    config = args.run_config()
     paths = RunPaths(args.out)
     files = paths.files
     state_path = _check_run_folder(args, config, paths)
@@ -168,17 +224,18 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         for log in (files.progress, files.eval):
             truncate_csv(log, trainer.steps)
     elif args.bc_games > 0:
-        report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed)
+        report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,
+                            player_counts=args.player_counts)
         (files.root / "bc.json").write_text(json.dumps(report, indent=1))
         trainer.train_s += report["seconds"]
     trainer.start()
-    meta = lambda: model_metadata(config, args, trainer.steps)  # noqa: E731
+    meta = lambda: model_metadata(config, args, trainer.steps, args.player_configs())  # noqa: E731
     writer = _tensorboard(files.tensorboard)
     bar = step_bar(args.timesteps, "fast PPO", args.progress, trainer.steps)
     next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
     next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
     next_eval = next_multiple(trainer.steps, args.eval_every) if args.eval_every > 0 else 1 << 62
-    best = best_win_rate(files.eval, args.eval_opponents[-1])
+    best = best_win_rate(files.eval, _best_column(args))
     try:
         while trainer.steps < args.timesteps and not 0 < args.time_limit <= trainer.train_s:
             started, before = time.perf_counter(), trainer.steps
@@ -222,7 +279,11 @@ def _check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> 
 
     latest = checkpoint_to_resume(args, paths.root, paths.latest_state, "state_*.pt", paths.files.checkpoints)
     if latest is not None:
-        check_same_network(args, torch.load(latest, weights_only=False)["meta"].get("train_args") or {})
+        saved = torch.load(latest, weights_only=False)["meta"].get("train_args") or {}
+        check_same_network(args, saved)
+        if list(saved.get("player_counts") or []) != list(args.player_counts):
+            raise ValueError(f"--resume: player_counts {args.player_counts} differ from the checkpoint's "
+                             f"{saved.get('player_counts') or []}")
     return latest
 
 
@@ -233,19 +294,44 @@ def _evaluate(trainer: Trainer, model: Path, files: Any, writer: Any, best: floa
     args = trainer.args
     save_play_only(trainer.net, model, meta)
     spec = f"ppo:{model}"
-    results = evaluate_vs_baselines(trainer.config, spec, args.eval_opponents, args.eval_games,
-                                    seed=args.seed + trainer.steps, episode=args.episode)
-    row = {"timesteps": trainer.steps, "train_s": round(trainer.train_s, 1), **win_rate_columns(results, spec)}
+    row: dict[str, Any] = {"timesteps": trainer.steps, "train_s": round(trainer.train_s, 1)}
+    if args.player_counts:
+        row |= _generalist_columns(args, spec, trainer.steps)
+    else:
+        results = evaluate_vs_baselines(trainer.config, spec, args.eval_opponents, args.eval_games,
+                                        seed=args.seed + trainer.steps, episode=args.episode)
+        row |= win_rate_columns(results, spec)
     append_csv(files.eval, row, list(row))
     for key, value in row.items():
         if key != "timesteps":
             writer.add_scalar(f"eval/{key}", value, trainer.steps)
-    score = row[f"win_rate/{args.eval_opponents[-1]}"]
+    score = row[f"win_rate/{_best_column(args)}"]
     if score > best:
         if model != files.best:
             shutil.copyfile(model, files.best)
         return score
     return best
+
+
+def _generalist_columns(args: VectorArgs, spec: str, steps: int) -> dict[str, float]:
+    """A generalist's ``eval.csv`` columns: the baseline tournaments at each evaluated player count
+    (``win_rate/B@Np``, ``ci_low/B@Np``, ``ci_high/B@Np``) and the mean win rate over the counts per baseline
+    (``win_rate/B@mean``, what the best model is chosen by)."""
+    row: dict[str, float] = {}
+    counts = args.evaluated_counts()
+    for count in counts:
+        results = evaluate_vs_baselines(args.player_config(count), spec, args.eval_opponents, args.eval_games,
+                                        seed=args.seed + steps, episode=args.episode)
+        row |= {f"{key}@{count}p": value for key, value in win_rate_columns(results, spec).items()}
+    for baseline in args.eval_opponents:
+        row[f"win_rate/{baseline}@mean"] = sum(row[f"win_rate/{baseline}@{k}p"] for k in counts) / len(counts)
+    return row
+
+
+def _best_column(args: VectorArgs) -> str:
+    """The ``eval.csv`` win rate (``win_rate/<this>``) that picks the best model: against the last evaluation
+    opponent, averaged over the player counts for a generalist."""
+    return f"{args.eval_opponents[-1]}@mean" if args.player_counts else args.eval_opponents[-1]
 
 
 def _log_progress(path: Path, writer: Any, trainer: Trainer, stats: dict[str, float], fps: float) -> None:

@@ -217,14 +217,18 @@ class SeatPlan:
     """Who plays each seat of each game: the learner or a batched opponent, drawn per game and episode.
 
     ``kind[b]`` indexes the pool entries. A ``learner`` game has every seat learning; any other game has one
-    learner seat (drawn uniformly) against the entry's opponent in all other seats (for ``self``, the
-    snapshot ``snapshot[b]``)."""
+    learner seat (drawn uniformly among the game's seats) against the entry's opponent in all other seats (for
+    ``self``, the snapshot ``snapshot[b]``). ``n`` is the width of the per-seat arrays; ``table [num_envs]``
+    gives each game's own player count when they differ (a generalist's games, ``n`` = 12), else every game
+    has ``n`` seats."""
 
-    def __init__(self, pool: list[tuple[str, float]], num_envs: int, n: int, rng: np.random.Generator) -> None:
+    def __init__(self, pool: list[tuple[str, float]], num_envs: int, n: int, rng: np.random.Generator,
+                 table: np.ndarray | None = None) -> None:
         self.specs = [spec for spec, _ in pool]
         weights = np.array([w for _, w in pool], np.float64)
         self.weights = weights / weights.sum()
         self.n = n
+        self.table = np.full(num_envs, n, np.int64) if table is None else np.asarray(table, np.int64)
         self.rng = rng
         self.kind = np.zeros(num_envs, np.int64)
         self.learner = np.ones((num_envs, n), bool)
@@ -238,7 +242,7 @@ class SeatPlan:
         kind = self.rng.choice(len(self.specs), size=len(idx), p=self.weights)
         self.kind[idx] = kind
         learner = np.zeros((len(idx), self.n), bool)
-        learner[np.arange(len(idx)), self.rng.integers(self.n, size=len(idx))] = True
+        learner[np.arange(len(idx)), self.rng.integers(self.table[idx])] = True
         learner[np.array([self.specs[k] == LEARNER for k in kind])] = True
         self.learner[idx] = learner
         self.snapshot[idx] = self.rng.integers(snapshots, size=len(idx))

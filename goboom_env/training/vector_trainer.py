@@ -9,13 +9,14 @@ behaviour-clones a teacher into a fresh network first; :func:`save_play_only` wr
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from goboom_env.agents.heuristics import BEST_HEURISTIC
-from goboom_env.config import GameConfig
+from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.training.model_files import write_play_only
 from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
 from goboom_env.training.vector_policy import (
@@ -57,23 +58,28 @@ class Trainer:
         module imports this one)."""
         import torch
 
-        from goboom_env.vector import VectorGame
+        from goboom_env.vector import MixedVectorGame, VectorGame
 
         self.args = args
         self.config = config
-        self.n = config.num_players
+        counts = list(args.player_counts)
+        """A generalist run's player counts (empty for one game): the per-seat arrays then have 12 seats."""
+        self.n = MAX_PLAYERS if counts else config.num_players
         seeds = np.random.SeedSequence([args.seed, seed_offset]).generate_state(3)
         self.rng = np.random.default_rng(seeds[0])
         torch.manual_seed(int(seeds[1]))
-        self.game = VectorGame(config, num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode,
-                               reward=args.reward, autoreset=True, check=False)
+        engine = dict(num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode, reward=args.reward,
+                      autoreset=True, check=False)
+        self.game: VectorGame | MixedVectorGame = (MixedVectorGame(config, counts, **engine) if counts
+                                                   else VectorGame(config, **engine))
         obs, self.mask, self.seat = self.game.reset()
         self.obs = np.asarray(obs, np.float32)
         self.obs_dim = self.obs.shape[1]
-        self.plan = SeatPlan(parse_pool(args.opponents), args.num_envs, self.n, self.rng)
+        table = self.game.num_players if counts else None
+        self.plan = SeatPlan(parse_pool(args.opponents), args.num_envs, self.n, self.rng, table)
         self.snapshots = SnapshotPool(args.pool_size)
         self.random = RandomOpponent()
-        self.heuristic = batched_heuristic(config) if HEURISTIC in self.plan.specs else None
+        self.heuristic = batched_heuristic(config, counts) if HEURISTIC in self.plan.specs else None
         self.net = ActorCritic(self.obs_dim, args.net_arch, resolve_precision(args.precision))
         # fused: one kernel for all parameters, half the time of torch's default per-tensor loop on CPU
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
@@ -236,17 +242,20 @@ class Trainer:
 # -- warm start -----------------------------------------------------------------------------------------
 
 
-def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256) -> Any:
+def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256,
+                    player_counts: Sequence[int] = ()) -> Any:
     """:func:`goboom_env.training.imitation.collect` for the ``heuristic`` teacher (``classic-tricks`` or
     ``jokers-boom``), played on the batched engine: every decision of ``games`` finished hands (observation,
-    mask, move and the mover's win reward)."""
+    mask, move and the mover's win reward). With ``player_counts``, hands at all those counts
+    (:class:`~goboom_env.vector.MixedVectorGame`, padded observations)."""
     from goboom_env.training.imitation import Demonstrations
-    from goboom_env.vector import VectorGame
+    from goboom_env.vector import MixedVectorGame, VectorGame
 
     rng = np.random.default_rng(seed)
-    num_envs = max(1, min(num_envs, games))
-    game = VectorGame(config, num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
-    teacher = batched_heuristic(config)
+    num_envs = max(1, len(player_counts), min(num_envs, games))
+    engine = dict(num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
+    game = MixedVectorGame(config, player_counts, **engine) if player_counts else VectorGame(config, **engine)
+    teacher = batched_heuristic(config, player_counts)
     obs, mask, seat = game.reset()
     steps: list[tuple[np.ndarray, ...]] = []
     finished = 0
@@ -265,19 +274,18 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
 
 
 def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
-               batch_size: int = 512, learning_rate: float = 1e-3) -> dict[str, Any]:
+               batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = ()) -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
     squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
-    engine when the teacher is the variant's best heuristic, :func:`collect_batched`)."""
+    engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with ``player_counts`` (a
+    generalist), hands at each of those counts with padded observations."""
     import torch
-
-    from goboom_env.training.imitation import collect
 
     started = time.perf_counter()
     if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):
-        data = collect_batched(config, games, seed=seed)
+        data = collect_batched(config, games, seed=seed, player_counts=player_counts)
     else:
-        data = collect(config, teacher, games, seed=seed)
+        data = _collect_padded(config, teacher, games, seed, player_counts)
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     obs = torch.from_numpy(data.obs.astype(np.float32))
     mask, actions, returns = (torch.from_numpy(a) for a in (data.masks, data.actions, data.returns))
@@ -297,3 +305,18 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
                 agree += (net.masked_logits(obs[i], mask[i]).argmax(1) == actions[i]).sum().item()
     return {"teacher": teacher, "games": games, "decisions": len(data), "bc_loss": loss_sum / len(data),
             "bc_agreement": agree / len(data), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, player_counts: Sequence[int]) -> Any:
+    """:func:`~goboom_env.training.imitation.collect` of ``teacher``; with ``player_counts``, about
+    ``games / len(player_counts)`` hands at each count, observations padded to the 12-seat layout."""
+    from goboom_env.observation import pad_observations
+    from goboom_env.training.imitation import Demonstrations, collect
+
+    if not player_counts:
+        return collect(config, teacher, games, seed=seed)
+    parts = [(k, collect(config.replace(num_players=k), teacher, max(1, games // len(player_counts)), seed=seed + i))
+             for i, k in enumerate(player_counts)]
+    return Demonstrations(np.concatenate([pad_observations(d.obs, k) for k, d in parts]),
+                          np.concatenate([d.masks for _, d in parts]), np.concatenate([d.actions for _, d in parts]),
+                          np.concatenate([d.returns for _, d in parts]))

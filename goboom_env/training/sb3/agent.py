@@ -7,16 +7,34 @@ trained-policy loader makes (:func:`~goboom_env.training.model_files.check_compa
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from goboom_env.agents import spec_bool
 from goboom_env.config import GameConfig
 from goboom_env.models import model_path
-from goboom_env.observation import observation_size
+from goboom_env.observation import PADDED_SIZE, observation_size, pad_observations
 from goboom_env.training.model_files import check_compatible, load_actor, read_metadata
-from goboom_env.training.numpy_actor import SnapshotAgent
+from goboom_env.training.numpy_actor import FrozenMlp, SnapshotAgent
 
 
 class PPOAgent(SnapshotAgent):
-    """A trained model as a :class:`~goboom_env.agents.Policy` (greedy over the legal actions by default)."""
+    """A trained model as a :class:`~goboom_env.agents.Policy` (greedy over the legal actions by default).
+
+    A generalist's agent has ``pad_players`` set: each observation of that many players is padded to the
+    12-seat layout (:func:`~goboom_env.observation.pad_observations`) before the actor reads it."""
+
+    def __init__(self, name: str, net: FrozenMlp, seed: int | None = None, deterministic: bool = False,
+                 pad_players: int | None = None) -> None:
+        super().__init__(name, net, seed, deterministic)
+        self.pad_players = pad_players
+
+    def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
+        if self.pad_players is None:
+            return super().act(observation, view)
+        obs = pad_observations(observation["observation"], self.pad_players)
+        return self.net.act(obs, observation["action_mask"], self.rng)
 
 
 def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None = None,
@@ -37,7 +55,11 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
     deterministic = meta.get("deterministic", True) if deterministic is None else spec_bool("deterministic",
                                                                                               deterministic)
     actor = load_actor(path)
-    if actor.input_size != observation_size(config.num_players):
-        raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but observations of "
-                         f"{config.num_players} players have {observation_size(config.num_players)}")
-    return PPOAgent(f"ppo:{name}", actor, seed, deterministic=deterministic)
+    generalist = "player_configs" in meta
+    size = PADDED_SIZE if generalist else observation_size(config.num_players)
+    if actor.input_size != size:
+        raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but "
+                         f"{'padded observations' if generalist else 'observations'} of {config.num_players} "
+                         f"players have {size}")
+    return PPOAgent(f"ppo:{name}", actor, seed, deterministic=deterministic,
+                    pad_players=config.num_players if generalist else None)
