@@ -72,7 +72,8 @@ TINY_FLAGS = {
     "train-rllib": ["--num-envs-per-env-runner", "2", "--train-batch-size", "128", "--minibatch-size", "64",
                     "--n-epochs", "1", "--net-arch", "16", "--league-size", "2", "--num-cpus", "2",
                     "--no-progress"],
-    "train-fast": ["--num-envs", "8", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
+    # 12 games: one per player count of a generalist trained at 2..12 players
+    "train-fast": ["--num-envs", "12", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
                    "--net-arch", "16", "--threads", "1", "--eval-every", "0", "--eval-games", "8",
                    "--checkpoint-every", "64", "--snapshot-every", "64", "--no-progress"],
     "exploit": ["--num-envs", "8", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",

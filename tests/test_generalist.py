@@ -244,3 +244,13 @@ def test_cli_trains_a_generalist_end_to_end(tmp_path: Path) -> None:
     meta = read_metadata(out / "model.zip")
     assert meta["player_counts"] == [2, 4] and meta["config"]["num_players"] == 4
     make_agent(f"ppo:{out / 'model.zip'}", GameConfig(num_players=2))
+
+
+def test_the_batched_twin_of_a_generalist_pads_as_its_agent_does(generalist: Path) -> None:
+    from goboom_env.training.exploit import batched_opponent
+
+    config = GameConfig(num_players=3)
+    agent = make_agent(f"ppo:{generalist}", config)
+    obs, mask, _ = VectorGame(config, num_envs=6, seed=2).reset()
+    twin = batched_opponent(agent, config).act(obs, mask, np.random.default_rng(0))
+    np.testing.assert_array_equal(twin, [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)])

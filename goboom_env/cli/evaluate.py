@@ -17,7 +17,9 @@ without ``--out`` each run gets a new folder ``results/eval-<date>-<time>``.
 Every :class:`~goboom_env.config.GameConfig` field has an option of the same name (``--num-players``, or
 ``--players`` for short); ``--config FILE`` reads any option from TOML (or JSON) with the field names as keys,
 ``--preset`` starts from a named game; explicit options win. With fewer ``--agents`` than seats, the last spec
-fills the remaining seats.
+fills the remaining seats. With ``ppo:`` models and no game option, the game is the one the models were trained
+for; a generalist (``goboom train-fast --player-counts``) plays 4 players (its first count when it was not trained
+for 4), and ``--players N`` picks any other count it was trained for.
 
 A game is a whole match by default (``--episode match``), the game the rules define; ``--episode hand``
 plays single deals, ``--episode both`` plays the same seeds and deals both ways and reports them side by

@@ -5,7 +5,9 @@ Type a card as it is shown (``10♣``, ``K♠``) or as a code (``7D``, ``TS``, `
 legal moves, or ``quit``. A forced move (the only legal one) is played for you unless
 ``--no-auto-forced``. Input can be piped: ``printf 'draw\\n7D\\n' | goboom play --seed 3``; the game
 stops when the input ends. With ``--opponents ppo:jokers4`` and no game option, the game is the one the
-model was trained for. ``--save FILE`` appends the game's record to a JSON Lines file
+model was trained for (a generalist, ``goboom train-fast --player-counts``: 4 players, or its first count when it
+was not trained for 4; ``--players N`` picks another count it was trained for). ``--save FILE`` appends the
+game's record to a JSON Lines file
 (:mod:`goboom_env.records`; ``goboom replay FILE`` shows it).
 """
 
