@@ -254,3 +254,12 @@ def test_the_batched_twin_of_a_generalist_pads_as_its_agent_does(generalist: Pat
     obs, mask, _ = VectorGame(config, num_envs=6, seed=2).reset()
     twin = batched_opponent(agent, config).act(obs, mask, np.random.default_rng(0))
     np.testing.assert_array_equal(twin, [agent.act({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)])
+
+
+def test_resume_refuses_other_player_counts(generalist: Path, tmp_path: Path) -> None:
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(generalist.parent, out)
+    with pytest.raises(ValueError, match=r"--resume: player_counts \[2, 3\] differ from the checkpoint's \[2, 3, 7\]"):
+        train(tiny_args(out, player_counts=[2, 3], timesteps=1200, resume=True))
