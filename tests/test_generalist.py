@@ -263,3 +263,12 @@ def test_resume_refuses_other_player_counts(generalist: Path, tmp_path: Path) ->
     shutil.copytree(generalist.parent, out)
     with pytest.raises(ValueError, match=r"--resume: player_counts \[2, 3\] differ from the checkpoint's \[2, 3, 7\]"):
         train(tiny_args(out, player_counts=[2, 3], timesteps=1200, resume=True))
+
+
+def test_other_teachers_demonstrations_are_padded_per_count() -> None:
+    from goboom_env.training.vector_trainer import _collect_padded
+
+    data = _collect_padded(GameConfig(), "random", 4, 0, [2, 5])
+    tables = np.rint(data.obs[:, layout(MAX_PLAYERS)["flags"].stop - 1].astype(np.float64) * MAX_PLAYERS)
+    assert data.obs.shape[1] == PADDED_SIZE and set(tables.tolist()) == {2.0, 5.0}
+    assert len(data.masks) == len(data.actions) == len(data.returns) == len(data)
