@@ -272,3 +272,8 @@ def test_other_teachers_demonstrations_are_padded_per_count() -> None:
     tables = np.rint(data.obs[:, layout(MAX_PLAYERS)["flags"].stop - 1].astype(np.float64) * MAX_PLAYERS)
     assert data.obs.shape[1] == PADDED_SIZE and set(tables.tolist()) == {2.0, 5.0}
     assert len(data.masks) == len(data.actions) == len(data.returns) == len(data)
+
+
+def test_progress_logs_training_win_rates_per_count(generalist: Path) -> None:
+    header = (generalist.parent / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"win_rate/heuristic", "win_rate/heuristic@2p", "win_rate/random@7p"} <= set(header)

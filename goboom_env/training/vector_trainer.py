@@ -63,7 +63,8 @@ class Trainer:
         self.args = args
         self.config = config
         counts = list(args.player_counts)
-        """A generalist run's player counts (empty for one game): the per-seat arrays then have 12 seats."""
+        self.generalist = bool(counts)
+        """A generalist run (games at several player counts): the per-seat arrays then have 12 seats."""
         self.n = MAX_PLAYERS if counts else config.num_players
         seeds = np.random.SeedSequence([args.seed, seed_offset]).generate_state(3)
         self.rng = np.random.default_rng(seeds[0])
@@ -90,6 +91,8 @@ class Trainer:
         self.ep_return = np.zeros((args.num_envs, self.n), np.float32)
         self.ep_len = np.zeros(args.num_envs, np.int64)
         self.results: dict[str, list[float]] = {spec: [] for spec in self.plan.specs if spec != LEARNER}
+        """Learner wins (1/0) per opponent entry; a generalist's also per entry and count (``heuristic@6p``)."""
+        self.results |= {f"{spec}@{k}p": [] for spec in list(self.results) for k in counts}
         self.lengths: list[int] = []
 
     def start(self) -> None:
@@ -157,7 +160,10 @@ class Trainer:
             spec = self.plan.spec_of(b)
             if spec != LEARNER:
                 seat = int(np.flatnonzero(self.plan.learner[b])[0])
-                self.results[spec].append(float(self.ep_return[b, seat] > 0))
+                won = float(self.ep_return[b, seat] > 0)
+                self.results[spec].append(won)
+                if self.generalist:
+                    self.results[f"{spec}@{self.plan.table[b]}p"].append(won)
             self.lengths.append(int(self.ep_len[b]))
         self.episodes += len(finished)
         self.ep_return[finished] = 0.0
