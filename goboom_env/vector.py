@@ -383,19 +383,19 @@ class MixedVectorGame:
         self._seat[rows] = seat
 
 
-def check_player_counts(player_counts: Any) -> list[int]:
-    """``player_counts`` as a list of distinct integers in 2..12; ValueError naming what is wrong."""
+def check_player_counts(player_counts: Any, name: str = "player_counts") -> list[int]:
+    """``player_counts`` as a list of distinct integers in 2..12; ValueError naming ``name`` and what is wrong."""
     try:
         counts = list(player_counts)
     except TypeError:
-        raise ValueError(f"player_counts must be a list of player counts, got {player_counts!r}") from None
+        raise ValueError(f"{name} must be a list of player counts, got {player_counts!r}") from None
     if not counts:
-        raise ValueError("player_counts must name at least one player count in 2..12")
+        raise ValueError(f"{name} must name at least one player count in 2..{MAX_PLAYERS}")
     for k in counts:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_PLAYERS:
-            raise ValueError(f"player_counts: {k!r} is not a player count in 2..{MAX_PLAYERS}")
+            raise ValueError(f"{name}: {k!r} is not a player count in 2..{MAX_PLAYERS}")
     if len(set(counts)) != len(counts):
-        raise ValueError(f"player_counts must not repeat a count, got {counts}")
+        raise ValueError(f"{name} must not repeat a count, got {counts}")
     return [int(k) for k in counts]
 
 

@@ -192,6 +192,7 @@ def test_commands_play_the_generalists_default_game_or_any_trained_count(general
     ({"variant": "jokers"}, "player_counts: a generalist plays classic Go Boom only"),
     ({"num_envs": 2}, "num_envs must be at least one game per player count"),
     ({"eval_player_counts": [4]}, r"eval_player_counts \[4\] are not among player_counts"),
+    ({"eval_player_counts": [13]}, "eval_player_counts: 13 is not a player count"),
     ({"player_counts": [], "eval_player_counts": [4]}, "eval_player_counts applies to a generalist run only"),
     ({"player_counts": [2, 12], "hand_size": 9}, "player_counts: no valid game at 12 players"),
 ])

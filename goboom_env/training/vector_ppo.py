@@ -134,10 +134,10 @@ class VectorArgs(SelfPlayArgs):
         if self.num_envs < len(self.player_counts):
             raise ValueError(f"num_envs must be at least one game per player count ({len(self.player_counts)}), "
                              f"got {self.num_envs}")
-        for count in (*self.player_counts, *self.eval_player_counts):
+        for count in self.player_counts:
             self.player_config(count)  # every table must be a valid game (hand size x players <= cards)
         if self.eval_player_counts:
-            check_player_counts(self.eval_player_counts)
+            check_player_counts(self.eval_player_counts, "eval_player_counts")
             extra = sorted(set(self.eval_player_counts) - set(self.player_counts))
             if extra:
                 raise ValueError(f"eval_player_counts {extra} are not among player_counts {self.player_counts}")
