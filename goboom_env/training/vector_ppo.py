@@ -101,7 +101,8 @@ class VectorArgs(SelfPlayArgs):
     player_counts: list[int] = field(default_factory=list)
     """Train one generalist network for classic Go Boom at all these player counts (e.g. 2 3 4 5 6 7 8 9 10 11 12):
     the games are split evenly over the counts and every observation is padded to the 12-seat layout; the model
-    plays any of them (4 players when a command names none). Empty: one game, the one of --num-players."""
+    plays any of them (4 players when a command names none); --num-players is then not used. Empty: one game, the
+    one of --num-players."""
     eval_player_counts: list[int] = field(default_factory=list)
     """The player counts a generalist is evaluated at (eval.csv columns win_rate/BASELINE@Np; the best model has
     the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
