@@ -278,3 +278,18 @@ def test_other_teachers_demonstrations_are_padded_per_count() -> None:
 def test_progress_logs_training_win_rates_per_count(generalist: Path) -> None:
     header = (generalist.parent / "progress.csv").read_text().splitlines()[0].split(",")
     assert {"win_rate/heuristic", "win_rate/heuristic@2p", "win_rate/random@7p"} <= set(header)
+
+
+def test_the_browser_table_offers_a_generalist_at_each_trained_count(generalist: Path, tmp_path: Path) -> None:
+    pytest.importorskip("starlette")
+    from goboom_env.web.catalog import Catalog
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "general.zip").write_bytes(generalist.read_bytes())
+    catalog = Catalog([folder])
+    choice = next(c for c in catalog.public() if c["id"] == "model:general")
+    assert choice["player_counts"] == COUNTS and "2, 3, 7 players" in choice["label"]
+    assert catalog.spec("model:general", GameConfig(num_players=7)) == f"ppo:{folder / 'general.zip'}"
+    with pytest.raises(ValueError, match="does not play 5 players"):
+        catalog.spec("model:general", GameConfig(num_players=5))

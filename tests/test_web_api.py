@@ -129,7 +129,7 @@ def test_options_list_the_presets_fields_and_opponents_without_paths(client: Tes
     assert set(options["defaults"]) == set(GameConfig().to_dict())
     ids = [a["id"] for a in options["agents"]]
     assert {"random", "heuristic", "ismcts:iters=200", "ppo:classic4", "ppo:jokers4"} <= set(ids)
-    assert all(set(a) == {"id", "label", "variant", "config"} for a in options["agents"])  # never the spec
+    assert all(set(a) == {"id", "label", "variant", "config", "player_counts"} for a in options["agents"])  # no spec
     assert str(Path(__file__).resolve().parents[1]) not in json.dumps(options)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from goboom_env.agents import HEURISTICS
 from goboom_env.config import GameConfig
 from goboom_env.models import model_path, shipped_models
-from goboom_env.training.model_files import check_compatible, read_metadata
+from goboom_env.training.model_files import check_compatible, read_metadata, trained_games
 
 SEARCH_AGENTS = (("mc:budget=50", "Monte-Carlo search, 50 rollouts a move"),
                  ("ismcts:iters=200", "ISMCTS, 200 iterations a move"),
@@ -34,14 +34,16 @@ class Choice:
     variant: str | None = None
     """The variant it plays; None = both."""
     config: GameConfig | None = None
-    """The one configuration a trained model plays; None = any of its variant."""
+    """The configuration a trained model plays (a generalist's default one); None = any of its variant."""
     meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
     """A trained model's metadata (what :func:`check_compatible` reads)."""
+    player_counts: list[int] | None = None
+    """A trained model's table sizes (one, or every count a generalist was trained for); None = any."""
 
     def public(self) -> dict[str, Any]:
         """What the page is told about this choice."""
         return {"id": self.id, "label": self.label, "variant": self.variant,
-                "config": None if self.config is None else self.config.to_dict()}
+                "config": None if self.config is None else self.config.to_dict(), "player_counts": self.player_counts}
 
 
 class Catalog:
@@ -92,5 +94,7 @@ def _model_choice(choice_id: str, spec: str, path: Path, label: str) -> Choice:
     """A trained model's choice, with the configuration its metadata records."""
     meta = read_metadata(path)
     config = GameConfig.from_dict(meta["config"])
-    return Choice(choice_id, spec, f"{label} ({config.variant}, {config.num_players} players)", config.variant, config,
-                  meta)
+    counts = [game.num_players for game in trained_games(meta)]
+    players = ", ".join(map(str, counts))
+    return Choice(choice_id, spec, f"{label} ({config.variant}, {players} players)", config.variant, config, meta,
+                  counts)

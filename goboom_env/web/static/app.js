@@ -98,7 +98,7 @@ function refreshSeats() {
   const previous = Array.from(box.querySelectorAll("select")).map((s) => s.value);
   box.replaceChildren();
   const agents = state.options.agents.filter((a) => (!a.variant || a.variant === variant) &&
-    (!a.config || a.config.num_players === players));
+    (!a.player_counts || a.player_counts.includes(players)));
   for (let i = 0; i < players - 1; i++) {
     const select = el("select", { name: "opponent", "data-index": String(i) });
     for (const a of agents) select.append(el("option", { value: a.id, text: `${a.id} \u2013 ${a.label}` }));
