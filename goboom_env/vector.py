@@ -238,7 +238,8 @@ class VectorGame:
 
     # -- argument checks ------------------------------------------------------------------------------
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
+    def _check_actions(self, actions: Any, first: int = 0) -> np.ndarray:
+        """``actions`` as int64, or ValueError naming the first bad game (numbered from ``first``)."""
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},) (one per game), got {acts.shape}")
@@ -248,10 +249,10 @@ class VectorGame:
         bad = _k.first_illegal(acts, self._state["g"], self._state["legal"], self.check)
         if bad >= 0 and self.check:
             legal = np.flatnonzero(self._mask[bad]).tolist()
-            raise ValueError(f"game {bad}: action {int(acts[bad])} is not legal for seat "
+            raise ValueError(f"game {first + bad}: action {int(acts[bad])} is not legal for seat "
                              f"{int(self._seat[bad])}; legal actions: {legal} (R3.2)")
         if bad >= 0:  # out of range: rejected even with check=False, as it would index outside the state
-            raise ValueError(f"game {bad}: action {int(acts[bad])} is out of range 0..{DRAW_OR_PASS}")
+            raise ValueError(f"game {first + bad}: action {int(acts[bad])} is out of range 0..{DRAW_OR_PASS}")
         return acts
 
     def _check_decks(self, decks: Any) -> np.ndarray:
@@ -367,11 +368,12 @@ class MixedVectorGame:
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},) (one per game), got {acts.shape}")
+        if not self.games[0]._ready:
+            raise RuntimeError("call reset() before step()")
+        for game, rows in zip(self.games, self.rows):  # every game's action is checked before any game moves
+            game._check_actions(acts[rows], first=rows.start)
         for game, rows, index in zip(self.games, self.rows, self._index):
-            try:
-                obs, mask, seat, rewards, done = game.step(acts[rows])
-            except ValueError as exc:  # name the game by its row in this batch
-                raise ValueError(f"{game.num_players} players, rows from {rows.start}: {exc}") from None
+            obs, mask, seat, rewards, done = game.step(acts[rows])
             self._store(rows, index, obs, mask, seat)
             self._rewards[rows, :game.num_players] = rewards
             self._done[rows] = done

@@ -111,6 +111,22 @@ def test_mixed_engine_refuses_bad_arguments(kwargs: dict, match: str) -> None:
         MixedVectorGame(GameConfig(), **{"num_envs": 8, **kwargs})
 
 
+def test_mixed_engine_refuses_an_illegal_action_before_any_game_moves() -> None:
+    game, twin = (MixedVectorGame(GameConfig(), [3, 5], num_envs=4, seed=1, check=True) for _ in range(2))
+    with pytest.raises(RuntimeError, match="reset"):
+        game.step(np.zeros(4, np.int64))
+    obs, mask, _ = game.reset()
+    twin.reset()
+    before = obs.copy()
+    legal = np.argmax(mask, axis=1)
+    actions = legal.copy()
+    actions[3] = np.flatnonzero(mask[3] == 0)[0]  # the last game (a 5-player one) gets an illegal move
+    with pytest.raises(ValueError, match=r"^game 3: action"):
+        game.step(actions)
+    np.testing.assert_array_equal(obs, before)  # the 3-player games did not move either
+    np.testing.assert_array_equal(game.step(legal)[0], twin.step(legal)[0])
+
+
 def test_mixed_engine_splits_by_weights() -> None:
     game = MixedVectorGame(GameConfig(), [2, 12], num_envs=10, weights=[1, 3])
     assert [r.stop - r.start for r in game.rows] == [3, 7]
