@@ -42,6 +42,13 @@ def test_numpy_tanh_matches_torch_tanh_and_its_gradient(dtype: torch.dtype) -> N
     torch.testing.assert_close(x.grad, x_ref.grad, atol=1e-6 if dtype == torch.float32 else 0, rtol=0)
 
 
+def test_numpy_tanh_keeps_float64_precision_and_its_second_derivative() -> None:
+    x = torch.linspace(-4, 4, 41, dtype=torch.float64).requires_grad_()
+    torch.testing.assert_close(NumpyTanh()(x), torch.tanh(x), atol=1e-15, rtol=0)
+    assert torch.autograd.gradcheck(NumpyTanh(), (x,))
+    assert torch.autograd.gradgradcheck(NumpyTanh(), (x,))
+
+
 def test_numpy_tanh_runs_without_autograd() -> None:
     x = torch.linspace(-5, 5, 101)
     with torch.inference_mode():

@@ -64,13 +64,14 @@ def _torch_class(name: str) -> type:
 
 
 class _NumpyTanhFunction(_torch_class("Function")):  # type: ignore[misc]
-    """tanh by numpy's vectorised loop in float32, the gradient by torch's own ``tanh_backward`` (1 - y**2)."""
+    """tanh by numpy's vectorised loop (in float32, or float64 for a float64 input), the gradient by torch's own
+    ``tanh_backward`` (1 - y**2)."""
 
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
         import torch
 
-        out = x.detach().to(torch.float32, copy=True)
+        out = x.detach().to(torch.float64 if x.dtype == torch.float64 else torch.float32, copy=True)
         values = out.numpy()
         np.tanh(values, out=values)
         y = out.to(x.dtype)
