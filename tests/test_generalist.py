@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -140,7 +141,7 @@ from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cli.options import with_model_game  # noqa: E402
 from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
 from goboom_env.training.config import GameArgs  # noqa: E402
-from goboom_env.training.model_files import read_metadata  # noqa: E402
+from goboom_env.training.model_files import ACTOR_NAME, read_metadata, write_play_only  # noqa: E402
 from goboom_env.training.vector_policy import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
 from goboom_env.training.vector_rollout import SeatPlan  # noqa: E402
@@ -198,8 +199,23 @@ def test_commands_play_the_generalists_default_game_or_any_trained_count(general
     spec = f"ppo:{generalist}"
     assert with_model_game(GameArgs(), [], [spec]).num_players == 2
     assert with_model_game(GameArgs(num_players=7), ["--players", "7"], [spec]).num_players == 7
-    with pytest.raises(ValueError, match="trained for another game"):
+    with pytest.raises(ValueError, match=r"trained for another game .* num_players: model 2, 3, 7 \(a generalist\), "
+                                         r"options 5;"):
         with_model_game(GameArgs(num_players=5), ["--players", "5"], [spec])
+    with pytest.raises(ValueError, match=r"scoring: model 'standard', options 'reverse'.* \(a generalist of 2, 3, 7"):
+        with_model_game(GameArgs(num_players=3, scoring="reverse"), ["--players", "3", "--scoring", "reverse"], [spec])
+
+
+def test_commands_name_the_model_that_refuses_the_chosen_game(generalist: Path, tmp_path: Path) -> None:
+    meta = read_metadata(generalist)
+    for key in ("player_counts", "player_configs", "observation_size"):
+        del meta[key]  # a model of the generalist's default game (2 players) only
+    with zipfile.ZipFile(generalist) as zf:
+        specialist = write_play_only(tmp_path / "two.zip", meta, zf.read(ACTOR_NAME))
+    specs = [f"ppo:{generalist}", f"ppo:{specialist}"]
+    assert with_model_game(GameArgs(), [], specs).num_players == 2
+    with pytest.raises(ValueError, match=rf"^ppo:{specialist} was trained .* num_players: model 2, options 3;"):
+        with_model_game(GameArgs(num_players=3), ["--players", "3"], specs)
 
 
 @pytest.mark.parametrize(("kw", "match"), [

@@ -166,11 +166,24 @@ def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
     if not given:
         return dataclasses.replace(args, **config.to_dict())
     requested = args.game_config()
-    if requested != config and not all(requested in spec_games(s) for s in trained):  # a generalist's other tables
-        raise ValueError(f"{spec} was trained for another game than the game options ({', '.join(given)}) choose: "
-                         f"{_differences(config, requested, 'model', 'options')}; give no game option to play the "
-                         "model's game")
+    for spec in trained:  # a generalist also plays its other tables
+        games = spec_games(spec)
+        if requested not in games:
+            raise ValueError(f"{spec} was trained for another game than the game options ({', '.join(given)}) "
+                             f"choose: {_refusal(games, requested)}; give no game option to play the model's game")
     return args
+
+
+def _refusal(games: Sequence[GameConfig], requested: GameConfig) -> str:
+    """How ``requested`` differs from the model's game (a generalist's game of the same table size, with the
+    counts it was trained for)."""
+    if len(games) == 1:
+        return _differences(games[0], requested, "model", "options")
+    counts = ", ".join(str(game.num_players) for game in games)
+    same = [game for game in games if game.num_players == requested.num_players]
+    if not same:
+        return f"num_players: model {counts} (a generalist), options {requested.num_players}"
+    return f"{_differences(same[0], requested, 'model', 'options')} (a generalist of {counts} players)"
 
 
 def _differences(a: GameConfig, b: GameConfig, a_name: str, b_name: str) -> str:
