@@ -127,6 +127,8 @@ def main() -> None:
     if len(players) != 1:
         parser.error(f"the runs play different player counts: {sorted(players)}")
     rows = measure(args.runs, args.every, args.opponent, args.games, args.seed)
+    if not rows:
+        parser.error(f"no run has a checkpoint at or after --every {args.every:,} steps")
     table = summary(rows)
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "band.csv").open("w", newline="") as f:

@@ -162,3 +162,14 @@ def test_seed_band_script_refuses_a_folder_that_is_not_a_run(tmp_path: Path) -> 
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "seed_band.py"), str(tmp_path), "--out",
                            str(tmp_path / "band")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "is not a run folder" in proc.stderr
+
+
+def test_seed_band_script_refuses_a_grid_beyond_every_checkpoint(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "args.json").write_text(json.dumps({"num_players": 4, "seed": 1}))
+    (run / "checkpoints" / "model_500.zip").write_bytes(b"")  # below the grid: never read
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "seed_band.py"), str(run), "--every", "1000",
+                           "--out", str(tmp_path / "band")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "no run has a checkpoint at or after --every 1,000 steps" in proc.stderr
+    assert not (tmp_path / "band").exists()
