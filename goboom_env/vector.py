@@ -294,10 +294,11 @@ class MixedVectorGame:
     ``player_counts`` as evenly as possible (or in proportion to ``weights``, each count at least one game),
     in contiguous rows, in the order given: :attr:`rows` ``[i]`` holds the games of ``player_counts[i]``,
     played by :attr:`games` ``[i]``, a :class:`VectorGame` of ``config.replace(num_players=k)`` seeded with
-    :attr:`seeds` ``[i]``. The interface is :class:`VectorGame`'s with every observation in the 12-seat layout
-    (:func:`goboom_env.observation.pad_observations`): ``obs [B, PADDED_SIZE]``, ``mask [B, 54]``,
+    :attr:`seeds` ``[i]``. :meth:`reset` and :meth:`step` are :class:`VectorGame`'s (no fixed decks, no
+    ``step_some``; the per-count games' other views are in :attr:`games`) with every observation in the 12-seat
+    layout (:func:`goboom_env.observation.pad_observations`): ``obs [B, PADDED_SIZE]``, ``mask [B, 54]``,
     ``seat [B]``, ``rewards [B, 12]`` (zeros beyond a game's seats) and ``done [B]``; :attr:`num_players`
-    ``[B]`` gives each game's table size.
+    ``[B]`` gives each game's table size. An illegal action (``check=True``) is refused before any game moves.
 
     Args:
         config: the rules of every game; its ``num_players`` is replaced by each count (derived fields such as
