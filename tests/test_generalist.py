@@ -141,7 +141,12 @@ from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cli.options import with_model_game  # noqa: E402
 from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
 from goboom_env.training.config import GameArgs  # noqa: E402
-from goboom_env.training.model_files import ACTOR_NAME, read_metadata, write_play_only  # noqa: E402
+from goboom_env.training.model_files import (  # noqa: E402
+    ACTOR_NAME,
+    metadata_problem,
+    read_metadata,
+    write_play_only,
+)
 from goboom_env.training.vector_policy import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
 from goboom_env.training.vector_rollout import SeatPlan  # noqa: E402
@@ -204,6 +209,19 @@ def test_commands_play_the_generalists_default_game_or_any_trained_count(general
         with_model_game(GameArgs(num_players=5), ["--players", "5"], [spec])
     with pytest.raises(ValueError, match=r"scoring: model 'standard', options 'reverse'.* \(a generalist of 2, 3, 7"):
         with_model_game(GameArgs(num_players=3, scoring="reverse"), ["--players", "3", "--scoring", "reverse"], [spec])
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"player_configs": []}, "not a non-empty list"),
+    ({"player_configs": [{"num_players": 99}]}, "invalid game configuration in 'player_configs'"),
+    ({"player_counts": [2, 3]}, "'player_counts' [2, 3] that do not match"),
+    ({"observation_size": 517}, "'observation_size' 517, not the padded 997"),
+    ({"config": GameConfig(num_players=5).to_dict()}, "'config' that is none of its 'player_configs'"),
+])
+def test_damaged_generalist_metadata_is_named(generalist: Path, change: dict, problem: str) -> None:
+    meta = read_metadata(generalist)
+    assert metadata_problem(meta) is None
+    assert problem in metadata_problem({**meta, **change})
 
 
 def test_commands_name_the_model_that_refuses_the_chosen_game(generalist: Path, tmp_path: Path) -> None:

@@ -159,6 +159,8 @@ def _generalist_problem(meta: dict[str, Any]) -> str | None:
         return f"has 'player_counts' {counts!r} that do not match its 'player_configs'"
     if meta.get("observation_size") != PADDED_SIZE:
         return f"has 'observation_size' {meta.get('observation_size')!r}, not the padded {PADDED_SIZE}"
+    if GameConfig.from_dict(meta["config"]) not in games:  # the game it plays when a command names none
+        return "has a 'config' that is none of its 'player_configs'"
     return None
 
 
