@@ -52,9 +52,17 @@ def evaluate(run: Path, model: Path, opponent: str, games: int, seed: int) -> tu
     saved = json.loads((run / "args.json").read_text())
     args = VectorArgs(**{k: v for k, v in saved.items() if k in VectorArgs.__dataclass_fields__})
     spec = f"ppo:{model}"
-    results = evaluate_vs_baselines(args.game_config(), spec, [opponent], games, seed=seed, episode=args.episode)
+    results = evaluate_vs_baselines(args.run_config(), spec, [opponent], games, seed=seed, episode=args.episode)
     row = win_rate_columns(results, spec)
     return row[f"win_rate/{opponent}"], row[f"ci_low/{opponent}"], row[f"ci_high/{opponent}"]
+
+
+def run_players(run: Path) -> int:
+    """The player count of the game a run's models are evaluated in (a generalist's default table)."""
+    from goboom_env.training.model_files import default_player_count
+
+    saved = json.loads((run / "args.json").read_text())
+    return default_player_count(saved["player_counts"]) if saved.get("player_counts") else saved["num_players"]
 
 
 def measure(runs: list[Path], every: int, opponent: str, games: int, seed: int) -> list[dict[str, object]]:
@@ -123,7 +131,7 @@ def main() -> None:
     for run in args.runs:
         if not (run / "args.json").is_file():
             parser.error(f"{run} is not a run folder (no args.json)")
-    players = {json.loads((run / "args.json").read_text())["num_players"] for run in args.runs}
+    players = {run_players(run) for run in args.runs}
     if len(players) != 1:
         parser.error(f"the runs play different player counts: {sorted(players)}")
     rows = measure(args.runs, args.every, args.opponent, args.games, args.seed)

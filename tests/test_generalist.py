@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -343,3 +345,17 @@ def test_the_browser_table_offers_a_generalist_at_each_trained_count(generalist:
     assert catalog.spec("model:general", GameConfig(num_players=7)) == f"ppo:{folder / 'general.zip'}"
     with pytest.raises(ValueError, match="does not play 5 players"):
         catalog.spec("model:general", GameConfig(num_players=5))
+
+
+def test_seed_band_evaluates_a_generalist_at_its_default_table(generalist: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "args.json").write_text(json.dumps({"player_counts": COUNTS, "num_players": 4, "seed": 1,
+                                               "episode": "hand"}))
+    (run / "progress.csv").write_text("timesteps,train_s\n1000,2.5\n")
+    shutil.copyfile(generalist, run / "checkpoints" / "model_1000.zip")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "seed_band.py"), str(run), "--every", "1000",
+                           "--games", "2", "--opponent", "random", "--out", str(tmp_path / "band")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]  # its default table is 2 players, not --num-players 4
+    assert "| 1,000 | 1 |" in (tmp_path / "band" / "band.md").read_text()
