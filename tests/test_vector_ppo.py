@@ -312,6 +312,24 @@ def test_critic_warmup_trains_only_the_critic_until_it_ends(tmp_path: Path, warm
     assert any(k.startswith("actor.") for k in changed) == (warmup == 0)
 
 
+def test_the_actor_starts_learning_once_the_critic_warmup_is_over(tmp_path: Path) -> None:
+    from goboom_env.training.vector_trainer import Trainer
+
+    def actor_moves(trainer: Trainer) -> bool:
+        before = {k: v.clone() for k, v in trainer.net.actor.state_dict().items()}
+        trainer.iteration()
+        return any(not torch.equal(v, trainer.net.actor.state_dict()[k]) for k, v in before.items())
+
+    probe = Trainer(tiny_args(tmp_path / "p", opponents=["heuristic=1"]), GameConfig())
+    probe.start()
+    probe.iteration()
+    args = tiny_args(tmp_path / "x", opponents=["heuristic=1"], critic_warmup=probe.steps)  # one iteration long
+    trainer = Trainer(args, args.game_config())
+    trainer.start()
+    assert not actor_moves(trainer) and trainer.steps == probe.steps
+    assert actor_moves(trainer)
+
+
 def test_critic_warmup_must_not_be_negative(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="critic_warmup must be >= 0"):
         train(tiny_args(tmp_path / "x", critic_warmup=-1))
