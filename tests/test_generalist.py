@@ -145,6 +145,7 @@ from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
 from goboom_env.training.config import GameArgs  # noqa: E402
 from goboom_env.training.model_files import (  # noqa: E402
     ACTOR_NAME,
+    average_policies,
     metadata_problem,
     read_metadata,
     write_play_only,
@@ -224,6 +225,17 @@ def test_damaged_generalist_metadata_is_named(generalist: Path, change: dict, pr
     meta = read_metadata(generalist)
     assert metadata_problem(meta) is None
     assert problem in metadata_problem({**meta, **change})
+
+
+def test_generalists_of_other_player_counts_are_not_averaged(generalist: Path, tmp_path: Path) -> None:
+    meta = read_metadata(generalist)
+    narrower = {**meta, "player_counts": COUNTS[:2], "player_configs": meta["player_configs"][:2]}
+    with zipfile.ZipFile(generalist) as zf:
+        other = write_play_only(tmp_path / "narrower.zip", narrower, zf.read(ACTOR_NAME))
+    assert metadata_problem(narrower) is None
+    average_policies([generalist, generalist], tmp_path / "same.zip")
+    with pytest.raises(ValueError, match=r"narrower\.zip was trained for another configuration"):
+        average_policies([generalist, other], tmp_path / "mixed.zip")
 
 
 def test_commands_name_the_model_that_refuses_the_chosen_game(generalist: Path, tmp_path: Path) -> None:

@@ -254,7 +254,8 @@ def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: boo
     actors = [load_actor(p) for p in srcs]
     first = metas[0]
     for path, meta, actor in zip(srcs, metas, actors):
-        if meta.get("observation_version") != first.get("observation_version") or meta["config"] != first["config"]:
+        if meta.get("observation_version") != first.get("observation_version") or meta["config"] != first["config"] \
+                or meta.get("player_configs") != first.get("player_configs"):  # a generalist's tables too
             raise ValueError(f"{path} was trained for another configuration or observation layout than {srcs[0]}")
         shapes = [(w.shape, b.shape) for w, b in actor.layers]
         if shapes != [(w.shape, b.shape) for w, b in actors[0].layers] or actor.activation != actors[0].activation:
