@@ -113,7 +113,11 @@ def pad_observations(obs: np.ndarray, num_players: int) -> np.ndarray:
 
 def unpad_observations(obs: np.ndarray, num_players: int) -> np.ndarray:
     """The inverse of :func:`pad_observations`: the ``num_players``-seat entries of padded observations."""
-    return np.asarray(obs)[..., padded_index(num_players)]
+    index = padded_index(num_players)
+    obs = np.asarray(obs)
+    if obs.shape[-1:] != (PADDED_SIZE,):
+        raise ValueError(f"padded observations have {PADDED_SIZE} entries, got shape {obs.shape}")
+    return obs[..., index]
 
 
 class ObservationEncoder:

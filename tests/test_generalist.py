@@ -69,6 +69,9 @@ def test_padding_of_twelve_players_is_the_identity_and_bad_counts_are_refused() 
         padded_index(13)
     with pytest.raises(ValueError, match="4 players have 517"):
         pad_observations(np.zeros((2, 10)), 4)
+    for width in (517, PADDED_SIZE + 1):  # an un-padded batch, or one too wide, is not silently indexed
+        with pytest.raises(ValueError, match=rf"have {PADDED_SIZE} entries, got shape \(2, {width}\)"):
+            unpad_observations(np.zeros((2, width)), 4)
 
 
 def test_mixed_engine_equals_separate_vector_games() -> None:
