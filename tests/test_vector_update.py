@@ -49,6 +49,14 @@ def test_numpy_tanh_keeps_float64_precision_and_its_second_derivative() -> None:
     assert torch.autograd.gradgradcheck(NumpyTanh(), (x,))
 
 
+def test_numpy_tanh_leaves_other_devices_and_integer_tensors_to_torch() -> None:
+    on_meta = NumpyTanh()(torch.empty(3, 4, device="meta"))  # a device numpy cannot read, as a GPU
+    assert on_meta.device.type == "meta" and on_meta.shape == (3, 4)
+    ints = torch.arange(-3, 4)
+    y = NumpyTanh()(ints)
+    assert y.dtype == torch.tanh(ints).dtype and torch.equal(y, torch.tanh(ints))  # not truncated to integers
+
+
 def test_numpy_tanh_runs_without_autograd() -> None:
     x = torch.linspace(-5, 5, 101)
     with torch.inference_mode():
