@@ -406,7 +406,10 @@ def _split_games(num_envs: int, parts: int, weights: Any) -> list[int]:
     """Games per count: even (the first counts get the remainder) or by ``weights`` (largest remainders), each >= 1."""
     if weights is None:
         return [num_envs // parts + (i < num_envs % parts) for i in range(parts)]
-    w = np.asarray(weights, np.float64)
+    try:
+        w = np.asarray(weights, np.float64)
+    except (TypeError, ValueError):
+        w = np.zeros(0)  # not numbers: refused below
     if w.shape != (parts,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise ValueError(f"weights must be {parts} positive numbers (one per player count), got {weights!r}")
     spare = num_envs - parts  # one game per count first

@@ -111,6 +111,7 @@ def test_mixed_engine_equals_separate_vector_games() -> None:
     ({"player_counts": [2, 3, 4], "num_envs": 2}, "num_envs"),
     ({"player_counts": [2, 3], "weights": [1, 0]}, "weights"),
     ({"player_counts": [2, 3], "weights": [1]}, "weights"),
+    ({"player_counts": [2, 3], "weights": ["a", "b"]}, "weights must be 2 positive numbers"),
 ])
 def test_mixed_engine_refuses_bad_arguments(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
