@@ -252,6 +252,13 @@ def test_commands_name_the_model_that_refuses_the_chosen_game(generalist: Path, 
     assert with_model_game(GameArgs(), [], specs).num_players == 2
     with pytest.raises(ValueError, match=rf"^ppo:{specialist} was trained .* num_players: model 2, options 3;"):
         with_model_game(GameArgs(num_players=3), ["--players", "3"], specs)
+    meta["config"] = GameConfig(num_players=7).to_dict()  # now a 7-player model
+    with zipfile.ZipFile(generalist) as zf:
+        seven = write_play_only(tmp_path / "seven.zip", meta, zf.read(ACTOR_NAME))
+    both = [f"ppo:{generalist}", f"ppo:{seven}"]
+    with pytest.raises(ValueError, match="were trained for different games"):  # no option: no one game to pick
+        with_model_game(GameArgs(), [], both)
+    assert with_model_game(GameArgs(num_players=7), ["--players", "7"], both).num_players == 7  # the game both play
 
 
 @pytest.mark.parametrize(("kw", "match"), [

@@ -148,25 +148,25 @@ def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
 
     With no game option in ``argv`` (see :func:`game_options_given`) the game fields of ``args`` become the
     models' configuration (read from their metadata); with game options, they must choose that game, or
-    ValueError names the model, the options and each field they disagree on. Models trained for different
-    games are a ValueError too. A generalist's game is the one it plays by default (4 players when trained for
-    them); game options may choose any other game it was trained for. Without a ``ppo:`` model, ``args`` is
-    returned as it is."""
+    ValueError names the model, the options and each field they disagree on. Without game options, models
+    trained for different games are a ValueError too (with them, every model must play the chosen game). A
+    generalist's game is the one it plays by default (4 players when trained for them); game options may choose
+    any other game it was trained for. Without a ``ppo:`` model, ``args`` is returned as it is."""
     from goboom_env.training.model_files import spec_config, spec_games
 
     trained = {spec: config for spec in dict.fromkeys(specs) if (config := spec_config(spec)) is not None}
     if not trained:
         return args
-    (spec, config), *others = trained.items()
-    for other, other_config in others:
-        if other_config != config:
-            raise ValueError(f"{spec} and {other} were trained for different games "
-                             f"({_differences(config, other_config, spec, other)})")
     given = game_options_given(argv, type(args))
-    if not given:
+    if not given:  # the models' one game
+        (spec, config), *others = trained.items()
+        for other, other_config in others:
+            if other_config != config:
+                raise ValueError(f"{spec} and {other} were trained for different games "
+                                 f"({_differences(config, other_config, spec, other)})")
         return dataclasses.replace(args, **config.to_dict())
     requested = args.game_config()
-    for spec in trained:  # a generalist also plays its other tables
+    for spec in trained:  # any game every model plays (a generalist also plays its other tables)
         games = spec_games(spec)
         if requested not in games:
             raise ValueError(f"{spec} was trained for another game than the game options ({', '.join(given)}) "
