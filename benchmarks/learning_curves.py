@@ -99,6 +99,9 @@ def main() -> None:
     for name, every in zip(TRAINERS, args.checkpoint_every, strict=True):
         run_trainer(name, args.out / name, args.seconds, every, args.seed)
         rows += curve(name, args.out / name, args.games, args.eval_seed)
+    if not rows:
+        parser.exit(2, f"learning_curves: no trainer saved a checkpoint within {args.seconds:g} s; give more "
+                       "--seconds or a smaller --checkpoint-every\n")
     with (args.out / "curves.csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()

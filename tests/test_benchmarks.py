@@ -105,7 +105,7 @@ def test_learning_curves_script_writes_a_curve_per_trainer(tmp_path: Path) -> No
     pytest.importorskip("sb3_contrib")
     out = tmp_path / "curves"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curves.py"), "--seconds", "20",
-                           "--checkpoint-every", "20000", "40000", "--games", "8", "--out", str(out)],
+                           "--checkpoint-every", "20000", "5000", "--games", "8", "--out", str(out)],
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = list(csv.DictReader((out / "curves.csv").open()))
@@ -116,6 +116,20 @@ def test_learning_curves_script_writes_a_curve_per_trainer(tmp_path: Path) -> No
     assert seconds == sorted(seconds) and [int(r["steps"]) for r in fast] == sorted(int(r["steps"]) for r in fast)
     assert (out / "sb3" / "args.json").exists() and (out / "curves.png").stat().st_size > 0
     assert (out / "curves.md").read_text().count("| fast |") == len(fast)
+
+
+def test_learning_curves_script_says_so_when_no_checkpoint_was_saved(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location("learning_curves", ROOT / "benchmarks" / "learning_curves.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "run_trainer", lambda *args: None)  # a budget too short for any checkpoint
+    monkeypatch.setattr(module, "curve", lambda *args: [])
+    monkeypatch.setattr(sys, "argv", ["learning_curves.py", "--seconds", "1", "--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit) as exit_:
+        module.main()
+    assert exit_.value.code == 2 and "no trainer saved a checkpoint within 1 s" in capsys.readouterr().err
 
 
 def test_learning_curves_script_refuses_a_bad_budget(tmp_path: Path) -> None:
