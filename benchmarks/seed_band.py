@@ -18,6 +18,7 @@ import argparse
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,33 +45,32 @@ def train_seconds(run: Path, steps: int) -> float:
     raise SystemExit(f"seed_band: {run}/progress.csv never reaches step {steps}")
 
 
-def evaluate(run: Path, model: Path, opponent: str, games: int, seed: int) -> tuple[float, float, float]:
-    """Win rate and 95% CI of the model against ``opponent`` in the run's game and episode unit."""
-    from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+def run_args(run: Path) -> Any:
+    """The run's settings (``args.json`` as a :class:`~goboom_env.training.vector_ppo.VectorArgs`)."""
     from goboom_env.training.vector_ppo import VectorArgs
 
     saved = json.loads((run / "args.json").read_text())
-    args = VectorArgs(**{k: v for k, v in saved.items() if k in VectorArgs.__dataclass_fields__})
+    return VectorArgs(**{k: v for k, v in saved.items() if k in VectorArgs.__dataclass_fields__})
+
+
+def evaluate(args: Any, model: Path, opponent: str, games: int, seed: int) -> tuple[float, float, float]:
+    """Win rate and 95% CI of the model against ``opponent`` in the run's game (a generalist's default table)
+    and episode unit."""
+    from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+
     spec = f"ppo:{model}"
     results = evaluate_vs_baselines(args.run_config(), spec, [opponent], games, seed=seed, episode=args.episode)
     row = win_rate_columns(results, spec)
     return row[f"win_rate/{opponent}"], row[f"ci_low/{opponent}"], row[f"ci_high/{opponent}"]
 
 
-def run_players(run: Path) -> int:
-    """The player count of the game a run's models are evaluated in (a generalist's default table)."""
-    from goboom_env.training.model_files import default_player_count
-
-    saved = json.loads((run / "args.json").read_text())
-    return default_player_count(saved["player_counts"]) if saved.get("player_counts") else saved["num_players"]
-
-
 def measure(runs: list[Path], every: int, opponent: str, games: int, seed: int) -> list[dict[str, object]]:
     rows = []
     for run in runs:
-        run_seed = json.loads((run / "args.json").read_text())["seed"]
+        args = run_args(run)
+        run_seed = args.seed
         for grid, model in checkpoints_on_grid(run, every):
-            rate, low, high = evaluate(run, model, opponent, games, seed)
+            rate, low, high = evaluate(args, model, opponent, games, seed)
             steps = int(model.stem.split("_")[1])
             rows.append({"run": run.name, "seed": run_seed, "grid": grid, "steps": steps,
                          "train_s": train_seconds(run, steps), "win_rate": rate, "ci_low": low, "ci_high": high})
@@ -131,7 +131,7 @@ def main() -> None:
     for run in args.runs:
         if not (run / "args.json").is_file():
             parser.error(f"{run} is not a run folder (no args.json)")
-    players = {run_players(run) for run in args.runs}
+    players = {run_args(run).run_config().num_players for run in args.runs}
     if len(players) != 1:
         parser.error(f"the runs play different player counts: {sorted(players)}")
     rows = measure(args.runs, args.every, args.opponent, args.games, args.seed)
