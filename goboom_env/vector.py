@@ -96,12 +96,9 @@ class VectorGame:
         autoreset: bool = True,
         check: bool = True,
     ) -> None:
-        if not isinstance(config, GameConfig):
-            raise ValueError(f"config must be a goboom_env.GameConfig, got {type(config).__name__}")
+        _check_config_and_seed(config, seed)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
         if reward not in REWARDS:
@@ -322,14 +319,11 @@ class MixedVectorGame:
         check: bool = True,
         weights: Any = None,
     ) -> None:
-        if not isinstance(config, GameConfig):
-            raise ValueError(f"config must be a goboom_env.GameConfig, got {type(config).__name__}")
+        _check_config_and_seed(config, seed)
         counts = check_player_counts(player_counts)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < len(counts):
             raise ValueError(f"num_envs must be an integer >= the number of player counts ({len(counts)}), "
                              f"got {num_envs!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
         sizes = _split_games(int(num_envs), len(counts), weights)
         self.config = config
         self.player_counts = counts
@@ -384,6 +378,14 @@ class MixedVectorGame:
         self._obs[rows][:, index] = obs  # the padding slots are never written: they stay zero
         self._mask[rows] = mask
         self._seat[rows] = seat
+
+
+def _check_config_and_seed(config: Any, seed: Any) -> None:
+    """ValueError unless ``config`` is a GameConfig and ``seed`` None or an integer >= 0 (both engines' rule)."""
+    if not isinstance(config, GameConfig):
+        raise ValueError(f"config must be a goboom_env.GameConfig, got {type(config).__name__}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
 
 
 def check_player_counts(player_counts: Any, name: str = "player_counts") -> list[int]:

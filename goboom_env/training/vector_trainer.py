@@ -41,6 +41,14 @@ from goboom_env.training.vector_rollout import (
 )
 
 
+def _engine(config: GameConfig, player_counts: Sequence[int], **settings: Any) -> Any:
+    """The batched engine of a run: a ``VectorGame`` of ``config``, or a ``MixedVectorGame`` over ``player_counts``
+    (a generalist's games, observations padded)."""
+    from goboom_env.vector import MixedVectorGame, VectorGame
+
+    return MixedVectorGame(config, player_counts, **settings) if player_counts else VectorGame(config, **settings)
+
+
 def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:
     """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes)."""
     import io
@@ -58,8 +66,6 @@ class Trainer:
         module imports this one)."""
         import torch
 
-        from goboom_env.vector import MixedVectorGame, VectorGame
-
         self.args = args
         self.config = config
         counts = list(args.player_counts)
@@ -69,10 +75,8 @@ class Trainer:
         seeds = np.random.SeedSequence([args.seed, seed_offset]).generate_state(3)
         self.rng = np.random.default_rng(seeds[0])
         torch.manual_seed(int(seeds[1]))
-        engine = dict(num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode, reward=args.reward,
-                      autoreset=True, check=False)
-        self.game: VectorGame | MixedVectorGame = (MixedVectorGame(config, counts, **engine) if counts
-                                                   else VectorGame(config, **engine))
+        self.game = _engine(config, counts, num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode,
+                            reward=args.reward, autoreset=True, check=False)
         obs, self.mask, self.seat = self.game.reset()
         self.obs = np.asarray(obs, np.float32)
         self.obs_dim = self.obs.shape[1]
@@ -255,12 +259,10 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
     mask, move and the mover's win reward). With ``player_counts``, hands at all those counts
     (:class:`~goboom_env.vector.MixedVectorGame`, padded observations)."""
     from goboom_env.training.imitation import Demonstrations
-    from goboom_env.vector import MixedVectorGame, VectorGame
 
     rng = np.random.default_rng(seed)
     num_envs = max(1, len(player_counts), min(num_envs, games))
-    engine = dict(num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
-    game = MixedVectorGame(config, player_counts, **engine) if player_counts else VectorGame(config, **engine)
+    game = _engine(config, player_counts, num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
     teacher = batched_heuristic(config, player_counts)
     obs, mask, seat = game.reset()
     steps: list[tuple[np.ndarray, ...]] = []
