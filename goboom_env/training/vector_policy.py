@@ -104,6 +104,7 @@ class ActorCritic(_torch_module()):  # type: ignore[misc]
 
     def __init__(self, obs_dim: int, net_arch: Sequence[int], precision: str = "fp32") -> None:
         super().__init__()
+        self.obs_dim, self.net_arch = obs_dim, list(net_arch)
         self.actor = _mlp([obs_dim, *net_arch, NUM_ACTIONS], 0.01)
         self.critic = _mlp([obs_dim, *net_arch, 1], 1.0)
         self.bf16 = precision == "bf16"
@@ -153,6 +154,18 @@ class ActorCritic(_torch_module()):  # type: ignore[misc]
         legal = torch.where(mask, logp_all, torch.zeros(()))
         entropy = -(legal.exp() * legal).sum(1)
         return logp_all.gather(1, actions[:, None])[:, 0], entropy, self.values(obs)
+
+    def load_actor(self, frozen: FrozenMlp) -> None:
+        """Copy a numpy actor of the same layer sizes into this actor (:func:`~goboom_env.training.vector_trainer.
+        read_init_actor` checks them)."""
+        import torch
+        import torch.nn as nn
+
+        linears = [m for m in self.actor if isinstance(m, nn.Linear)]
+        with torch.no_grad():
+            for m, (w, b) in zip(linears, frozen.layers, strict=True):  # FrozenMlp keeps w as (in, out)
+                m.weight.copy_(torch.from_numpy(w.T))
+                m.bias.copy_(torch.from_numpy(b))
 
     def frozen(self) -> FrozenMlp:
         """The numpy copy of the actor (what snapshots and the play-only model hold)."""

@@ -72,6 +72,10 @@ class VectorArgs(SelfPlayArgs):
     """Learner decisions at the start of a fresh run during which only the critic learns: the actor keeps its
     warm start while the critic, cloned on single-hand wins, learns the run's own return (match episodes,
     the points reward) before its advantages steer the policy (0 = off)."""
+    init_actor: str = ""
+    """Fine-tune: start the actor of a fresh run from a saved model's actor (a zoo name such as classic-4p, or a
+    path) trained on another game with the same observation size and --net-arch (classic 4p standard scoring ->
+    reverse scoring). The critic starts fresh: pair it with --critic-warmup. Excludes --bc-games ("" = off)."""
     eval_every: int = 500_000
     eval_games: int = 1000
     timesteps: int = 2_000_000
@@ -116,6 +120,15 @@ class VectorArgs(SelfPlayArgs):
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         self.validate_self_play()
         check_bounds(self, ">= 0", "time_limit", "critic_warmup")
+        if self.init_actor and self.bc_games > 0:
+            raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
+                             "--init-actor)")
+        if self.init_actor:
+            from goboom_env.observation import PADDED_SIZE, observation_size
+            from goboom_env.training.vector_trainer import read_init_actor
+
+            read_init_actor(self.init_actor, PADDED_SIZE if self.player_counts else observation_size(self.num_players),
+                            self.net_arch)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
@@ -206,7 +219,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
 
     from goboom_env.training.learning_curve import plot_learning_curve
     from goboom_env.training.model_files import check_compatible, model_metadata
-    from goboom_env.training.vector_trainer import Trainer, save_play_only, warm_start
+    from goboom_env.training.vector_trainer import Trainer, init_actor, save_play_only, warm_start
 
     args.validate()
     torch.set_num_threads(args.threads)
@@ -224,6 +237,9 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         trainer.load_state_dict(state)
         for log in (files.progress, files.eval):
             truncate_csv(log, trainer.steps)
+    elif args.init_actor:
+        report = init_actor(trainer.net, args.init_actor)
+        (files.root / "init_actor.json").write_text(json.dumps(report, indent=1))
     elif args.bc_games > 0:
         report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,
                             player_counts=args.player_counts)

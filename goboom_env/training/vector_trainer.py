@@ -315,6 +315,34 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
             "bc_agreement": agree / len(data), "seconds": round(time.perf_counter() - started, 1)}
 
 
+def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[Path, FrozenMlp]:
+    """The file and the actor of ``--init-actor`` (a shipped name or a path), checked to fit a run whose observations
+    have ``obs_dim`` entries and whose hidden layers are ``net_arch``; ValueError naming the model otherwise."""
+    from goboom_env.models import model_path
+    from goboom_env.training.model_files import load_actor
+
+    path = model_path(model.removeprefix("ppo:"))
+    if not path.is_file():
+        raise ValueError(f"init_actor: no model file {str(path)!r}")
+    actor = load_actor(path)
+    sizes = [w.shape[1] for w, _ in actor.layers[:-1]]
+    if actor.input_size != obs_dim or sizes != list(net_arch) or actor.activation != "tanh":
+        raise ValueError(f"init_actor: {path} reads {actor.input_size} observation entries with hidden layers {sizes} "
+                         f"({actor.activation}); this run has {obs_dim} with {list(net_arch)} (tanh)")
+    return path, actor
+
+
+def init_actor(net: ActorCritic, model: str) -> dict[str, Any]:
+    """Start ``net``'s actor from the actor of the saved ``model`` (fine-tuning an agent of another game); returns what
+    the run folder records (``init_actor.json``)."""
+    from goboom_env.training.model_files import read_metadata
+
+    path, actor = read_init_actor(model, net.obs_dim, net.net_arch)
+    net.load_actor(actor)
+    meta = read_metadata(path)
+    return {"init_actor": str(path), "config": meta.get("config"), "timesteps": meta.get("timesteps")}
+
+
 def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, player_counts: Sequence[int]) -> Any:
     """:func:`~goboom_env.training.imitation.collect` of ``teacher``; with ``player_counts``, about
     ``games / len(player_counts)`` hands at each count, observations padded to the 12-seat layout."""
