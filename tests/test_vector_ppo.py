@@ -397,3 +397,32 @@ def test_ctrl_c_saves_a_state_that_resume_continues(tmp_path: Path) -> None:
     from goboom_env.training.model_files import read_metadata
 
     assert read_metadata(out / "model.zip")["timesteps"] >= steps + 256
+
+
+def test_init_actor_starts_from_the_zoo_agent_of_another_game(tmp_path: Path) -> None:
+    """Fine-tuning classic-4p to reverse scoring: while the critic warms up, the saved actor is the zoo agent's."""
+    from goboom_env.models import model_path
+    from goboom_env.training.model_files import load_actor, read_metadata
+
+    out = tmp_path / "x"
+    train(tiny_args(out, num_players=4, scoring="reverse", init_actor="classic-4p", critic_warmup=10**9,
+                    net_arch=[256, 256]))
+    zoo, tuned = load_actor(model_path("classic-4p")), load_actor(out / "model.zip")
+    for (w0, b0), (w1, b1) in zip(zoo.layers, tuned.layers, strict=True):
+        np.testing.assert_array_equal(w0, w1)
+        np.testing.assert_array_equal(b0, b1)
+    assert read_metadata(out / "model.zip")["config"]["scoring"] == "reverse"
+    assert json.loads((out / "init_actor.json").read_text())["config"]["scoring"] == "standard"
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"init_actor": "classic-2p"}, "reads 397 observation entries"),
+    ({"init_actor": "classic-4p", "net_arch": [64, 64]}, r"this run has 517 with \[64, 64\]"),
+    ({"init_actor": "classic-4p", "bc_games": 10}, "two warm starts"),
+    ({"init_actor": "no-such-agent"}, "no model 'no-such-agent'"),
+])
+def test_init_actor_that_does_not_fit_is_refused_before_the_run_folder(tmp_path: Path, settings: dict,
+                                                                        message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        train(tiny_args(tmp_path / "x", num_players=4, **{"net_arch": [256, 256], **settings}))
+    assert not (tmp_path / "x").exists()
