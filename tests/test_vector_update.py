@@ -1,7 +1,8 @@
 """The fast trainer's faster arithmetic computes what the plain torch formulation computes.
 
-The network's tanh runs through numpy, the entropy skips the illegal actions' exponentials and the PPO update
-gathers its minibatches once per epoch; each is checked here against the straightforward torch version.
+The network's tanh runs through numpy, both first layers run as one product, the entropy skips the illegal
+actions' exponentials and the PPO update gathers its minibatches once per epoch; each is checked here against
+the straightforward torch version.
 """
 
 from __future__ import annotations
@@ -190,3 +191,21 @@ def test_build_batch_holds_the_resolved_decisions_and_carries_the_open_ones() ->
         assert got.dtype == expected.dtype and np.array_equal(got, expected), name
     for name in ("active", "value", "reward", "obs", "mask", "action", "logp"):
         assert np.array_equal(getattr(pending, name), getattr(ref_pending, name)), name
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_one_pass_heads_equal_the_two_networks_run_apart_with_their_gradients(precision: str) -> None:
+    """act/evaluate run both first layers as one product: the logits, values and every gradient are those of
+    the actor and the critic run one after the other, bit for bit."""
+    torch.manual_seed(3)
+    net = ActorCritic(517, [256, 128], precision)
+    obs = (torch.rand(300, 517) < 0.07).float().to(net.input_dtype)
+    logits, values = net._heads(obs)
+    (logits.square().sum() + values.sum()).backward()
+    together = [p.grad.clone() for p in net.parameters()]
+    net.zero_grad()
+    apart_logits, apart_values = net._run(net.actor, obs), net.values(obs)
+    (apart_logits.square().sum() + apart_values.sum()).backward()
+    assert torch.equal(logits, apart_logits) and torch.equal(values, apart_values)
+    for a, b in zip(together, (p.grad for p in net.parameters()), strict=True):
+        assert torch.equal(a, b)
