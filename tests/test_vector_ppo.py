@@ -426,3 +426,15 @@ def test_init_actor_that_does_not_fit_is_refused_before_the_run_folder(tmp_path:
     with pytest.raises(ValueError, match=message):
         train(tiny_args(tmp_path / "x", num_players=4, **{"net_arch": [256, 256], **settings}))
     assert not (tmp_path / "x").exists()
+
+
+def test_threads_caps_torch_and_numpys_blas(tmp_path: Path) -> None:
+    """--threads 1 means one compute thread: numpy's BLAS would otherwise start a spinning worker per core."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        train(tiny_args(tmp_path / "x", timesteps=200, threads=1))
+        assert torch.get_num_threads() == 1
+        numpys = [pool["num_threads"] for pool in threadpool_info()
+                  if pool["user_api"] == "blas" and "numpy" in Path(pool["filepath"]).parent.name]
+        assert numpys == [1]

@@ -202,7 +202,7 @@ class TrainArgs(SelfPlayArgs):
     out: str = "runs/ppo"
     """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
     threads: int = 1
-    """Torch CPU threads (1 is fastest for small networks on a shared machine)."""
+    """CPU threads of torch and of numpy's BLAS (1 is fastest for small networks on a shared machine)."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
@@ -234,6 +234,17 @@ class TrainArgs(SelfPlayArgs):
 
 
 # -- checks shared by every settings class ---------------------------------------------------------------
+
+
+def set_threads(threads: int) -> None:
+    """Cap this process's compute threads at ``threads``: torch's and those of the BLAS library behind numpy's matrix
+    products (the batched heuristics, numpy actors). BLAS otherwise starts one worker per core whose waiting spins:
+    two runs on a 2-core machine, each with one torch thread, trained half as fast as with one BLAS thread each."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(threads)
+    threadpool_limits(limits=threads, user_api="blas")
 
 
 def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
-from goboom_env.training.config import SelfPlayArgs, check_bounds, check_output_folder
+from goboom_env.training.config import SelfPlayArgs, check_bounds, check_output_folder, set_threads
 from goboom_env.training.run_folder import (
     RunFiles,
     append_csv,
@@ -89,7 +89,8 @@ class VectorArgs(SelfPlayArgs):
     seed: int = 0
     """Seed of the network, the deals and the opponent draws."""
     threads: int = 1
-    """Torch CPU threads (1 is fastest on a shared 2-core machine: more threads spin against other jobs)."""
+    """CPU threads of torch and of numpy's BLAS (1 is fastest on a shared 2-core machine: more threads spin against
+    other jobs)."""
     precision: str = "auto"
     """Matrix products of the networks: fp32, bf16 (bfloat16 autocast; weights, gradients and losses stay
     float32; about twice the update speed on CPUs with native bfloat16) or auto (bf16 where the CPU
@@ -222,7 +223,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     from goboom_env.training.vector_trainer import Trainer, init_actor, save_play_only, warm_start
 
     args.validate()
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     config = args.run_config()
     paths = RunPaths(args.out)
     files = paths.files

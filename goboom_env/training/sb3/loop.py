@@ -21,7 +21,7 @@ from typing import Any
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
 from goboom_env.training import privileged
-from goboom_env.training.config import TrainArgs
+from goboom_env.training.config import TrainArgs, set_threads
 from goboom_env.training.learning_curve import plot_learning_curve
 from goboom_env.training.model_files import check_compatible, model_metadata, read_metadata
 from goboom_env.training.numpy_actor import FrozenMlp, load_snapshot
@@ -49,10 +49,9 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     config = args.game_config()
     files = RunFiles(args.out)
     checkpoint = _check_run_folder(args, config, files)
-    import torch
 
     device = resolve_device(args.device)
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     start = read_metadata(checkpoint)["timesteps"] if checkpoint else 0
     vec_env = make_vec_env(args, config, seed_offset=start)
     try:
