@@ -7,7 +7,7 @@ TORCH  := torch==2.13.0
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv install demo test test-fast test-slow test-soak browser lint bench clean
+.PHONY: venv install demo test test-fast test-slow browser lint bench clean
 
 venv: $(STAMP)
 
@@ -32,11 +32,6 @@ test: venv browser
 
 test-slow: venv browser
 	GOBOOM_TEST_EVERY_EXTRA=1 $(PY) -m pytest -m slow -n 2 -q
-
-# The VectorGame differential soak at 10,000 matches per configuration (hours on 2 cores; the slow tier
-# plays 2,000 matches per configuration and 10,000 hands).
-test-soak: venv
-	GOBOOM_SOAK_MATCHES=10000 $(PY) -m pytest -m slow -n 2 -q -k matches_raw_env_soak
 
 # The browser tests (tests/test_web_browser.py) drive Debian's chromium: installed here when missing.
 browser:
