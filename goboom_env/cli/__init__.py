@@ -43,7 +43,7 @@ EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # extra of pyproject.toml: (the modules it installs, the extras it includes)
     "eval": (("matplotlib", "openskill", "scipy"), ()),
     "vector": (("numba",), ()),
-    "train": (("torch", "stable_baselines3", "sb3_contrib", "tensorboard"), ("eval", "vector")),
+    "train": (("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "threadpoolctl"), ("eval", "vector")),
     "rllib": (("ray",), ("train",)),
     "web": (("starlette", "uvicorn", "websockets"), ()),
 }
