@@ -174,7 +174,8 @@ def test_vector_matches_raw_env(config: GameConfig, episode: str, reward: str) -
 @pytest.mark.parametrize("config", MATRIX, ids=config_id)
 def test_vector_matches_raw_env_soak(config: GameConfig, episode: str) -> None:
     """10,000 hands and 10,000 matches per configuration, each with the win and the points reward."""
-    assert run_differential(config, episode, ("win", "points"), SOAK_GAMES, seed=1, batch=256) >= SOAK_GAMES
+    # 64 games side by side: each raw_env costs ~10 ms to build, and the games still running at the end are extra work
+    assert run_differential(config, episode, ("win", "points"), SOAK_GAMES, seed=1, batch=64) >= SOAK_GAMES
 
 
 # -- golden hands ---------------------------------------------------------------------------------------
