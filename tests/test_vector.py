@@ -146,10 +146,10 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
                 env.step(action)
                 over = all(env.terminations.values())
                 paid = outs[k][3][b]
-                # rewards are paid at episode ends only: the cheap test first, the full comparison where any is due
-                if ((over or paid.any() or any(env.rewards.values())) and not np.array_equal(
-                        paid, np.array([env.rewards[a] for a in agents], np.float32))) or bool(outs[k][4][b]) != over:
-                    expected = np.array([env.rewards[a] for a in agents], np.float32)
+                # rewards are paid at episode ends only: the full comparison where one is due or any is paid
+                due = over or paid.any() or any(env.rewards.values())
+                expected = np.array([env.rewards[a] for a in agents], np.float32) if due else paid
+                if bool(outs[k][4][b]) != over or not np.array_equal(paid, expected):
                     raise AssertionError(f"{config_id(config)} {episode}/{rewards[k]} step {step} game {b}: rewards "
                                          f"{outs[k][3][b]} vs {expected}, done {outs[k][4][b]} vs {over}")
                 if over:

@@ -121,10 +121,10 @@ class VectorArgs(SelfPlayArgs):
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         self.validate_self_play()
         check_bounds(self, ">= 0", "time_limit", "critic_warmup")
-        if self.init_actor and self.bc_games > 0:
-            raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
-                             "--init-actor)")
         if self.init_actor:
+            if self.bc_games > 0:
+                raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
+                                 "--init-actor)")
             from goboom_env.observation import PADDED_SIZE, observation_size
             from goboom_env.training.vector_trainer import read_init_actor
 
@@ -239,7 +239,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         for log in (files.progress, files.eval):
             truncate_csv(log, trainer.steps)
     elif args.init_actor:
-        report = init_actor(trainer.net, args.init_actor)
+        report = init_actor(trainer.net, args.init_actor, trainer.obs_dim, args.net_arch)
         (files.root / "init_actor.json").write_text(json.dumps(report, indent=1))
     elif args.bc_games > 0:
         report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,

@@ -332,12 +332,13 @@ def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[
     return path, actor
 
 
-def init_actor(net: ActorCritic, model: str) -> dict[str, Any]:
-    """Start ``net``'s actor from the actor of the saved ``model`` (fine-tuning an agent of another game); returns what
-    the run folder records (``init_actor.json``)."""
+def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[int]) -> dict[str, Any]:
+    """Start ``net``'s actor (observations of ``obs_dim`` entries, hidden layers ``net_arch``) from the actor of the
+    saved ``model`` (fine-tuning an agent of another game); returns what the run folder records
+    (``init_actor.json``)."""
     from goboom_env.training.model_files import read_metadata
 
-    path, actor = read_init_actor(model, net.obs_dim, net.net_arch)
+    path, actor = read_init_actor(model, obs_dim, net_arch)
     net.load_actor(actor)
     meta = read_metadata(path)
     return {"init_actor": str(path), "config": meta.get("config"), "timesteps": meta.get("timesteps")}
