@@ -53,7 +53,15 @@ from goboom_env.cards import (
 )
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.env import EPISODES, REWARDS
-from goboom_env.observation import PADDED_SIZE, ObservationEncoder, layout, observation_size, padded_index
+from goboom_env.observation import (
+    PADDED_SIZE,
+    ObservationEncoder,
+    face_copies,
+    layout,
+    observation_size,
+    padded_index,
+)
+from goboom_env.state import state_layout
 
 try:
     from goboom_env import _vector_kernels as _k
@@ -122,6 +130,7 @@ class VectorGame:
         self._points = np.array(CLASSIC_POINTS if config.is_classic else JOKERS_POINTS, np.int32)
         self._off = np.array([sl.start for sl in layout(n).values()], np.int64)
         self._scale = _observation_scale(config)
+        self._copies_scale = (1.0 / face_copies(config)).astype(np.float32)
         words = np.random.SeedSequence(seed).generate_state(batch, np.uint64)
         self._state = {
             "g": np.zeros((batch, _k.G_FIELDS), np.int32),
@@ -227,6 +236,30 @@ class VectorGame:
     def scores(self) -> np.ndarray:
         """``[B, n]`` int64: each game's match totals (zero in hand episodes)."""
         return self._state["scores"].astype(np.int64)
+
+    def hidden(self) -> np.ndarray:
+        """``[B, H]`` float32, a new array: what only the engine sees, from each game's seat to move: exactly
+        :meth:`goboom_env.state.StateEncoder.hidden` (the other hands in relative seat order, the stock's
+        contents, its top card, the phase), so ``obs`` followed by ``hidden()`` is that seat's global state
+        vector (``raw_env.state()`` seen from it). For a privileged critic while training; a player must
+        never see it."""
+        st, n, f, batch = self._state, self.num_players, NUM_FACES, self.num_envs
+        blocks = state_layout(n)
+        first = blocks["hands"].start
+        rows = np.arange(batch)
+        out = np.zeros((batch, blocks["phase"].stop - first), np.float32)
+        others = (self._seat[:, None] + np.arange(1, n)) % n
+        out[:, :(n - 1) * f] = (st["counts"][rows[:, None], others] * self._copies_scale).reshape(batch, -1)
+        head, length = st["g"][:, _k.G_STOCK_HEAD], st["g"][:, _k.G_STOCK_LEN]
+        faces = st["stock"][rows[:, None], (head[:, None] + np.arange(self.deck_size)) % self.deck_size].astype(np.int64)
+        held = np.arange(self.deck_size) < length[:, None]
+        stock = np.bincount((rows[:, None] * f + faces)[held], minlength=batch * f).reshape(batch, f)
+        at = blocks["stock"].start - first
+        out[:, at:at + f] = stock * self._copies_scale
+        some = np.flatnonzero(length > 0)
+        out[some, blocks["stock_top"].start - first + faces[some, 0]] = 1.0
+        out[rows, blocks["phase"].start - first + st["g"][:, _k.G_PHASE]] = 1.0
+        return out
 
     @property
     def finished(self) -> np.ndarray:

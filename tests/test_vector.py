@@ -91,7 +91,9 @@ def deal_env(env: goboom_env.raw_env, vg: VectorGame, b: int) -> None:
 
 
 def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
-                     where: str) -> None:
+                     where: str, hidden: np.ndarray | None = None) -> None:
+    """Game ``b``'s seat, mask and observation are ``env``'s; with ``hidden`` (``VectorGame.hidden()``), so are
+    the hidden blocks of the mover's global state."""
     agent = env.agent_selection
     assert seat[b] == env.agent_name_mapping[agent], f"{where}: seat"
     view = env.observe(agent)
@@ -103,6 +105,12 @@ def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.
         diff = np.flatnonzero(obs[b] != expected)
         raise AssertionError(f"{where}: observation differs at {diff.tolist()[:10]}: "
                              f"{obs[b][diff][:10]} vs {expected[diff][:10]}")
+    if hidden is not None:
+        truth = env.state_encoder.hidden(env.match.hand, int(seat[b]))
+        if hidden[b].tobytes() != truth.tobytes():
+            diff = np.flatnonzero(hidden[b] != truth)
+            raise AssertionError(f"{where}: hidden state differs at {diff.tolist()[:10]}: "
+                                 f"{hidden[b][diff][:10]} vs {truth[diff][:10]}")
 
 
 def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...], games: int, seed: int = 0,
@@ -114,7 +122,8 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
     With several reward modes (the slow tier: win and points) one ``VectorGame`` and one ``raw_env`` per game run
     for each mode, all fed the same decks, dealers and actions (the reward does not change the play). Every
     VectorGame's seat, mask, observation and done equal the first's, and the first's equal its raw_env's view; each
-    mode's rewards and done equal its own raw_env's, whose seat to move equals the first env's."""
+    mode's rewards and done equal its own raw_env's, whose seat to move equals the first env's. The first VectorGame's
+    ``hidden()`` equals the mover's hidden state blocks in its raw_env (``StateEncoder.hidden``)."""
     batch = min(batch, games)
     rng = np.random.default_rng(seed)
     base = np.array(deck_faces(config.num_decks, config.num_jokers))
@@ -127,13 +136,14 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
     for games_of_mode in envs:
         for b, env in enumerate(games_of_mode):
             env.reset(options={"deck": decks[b].tolist(), "dealer": int(dealers[b])})
-            assert_same_view(env, b, obs, mask, seat, f"game {b} after reset")
+            assert_same_view(env, b, obs, mask, seat, f"game {b} after reset", vgs[0].hidden())
     agents = envs[0][0].possible_agents
     ended = decisions = step = 0
     while ended < games:
         actions = random_legal_actions(mask, rng)
         outs = [vg.step(actions) for vg in vgs]
         obs, mask, seat, _, done = outs[0]
+        hidden = vgs[0].hidden()
         step += 1
         for k in range(1, len(vgs)):
             assert all(np.array_equal(a, b) for a, b in zip(outs[0][:3], outs[k][:3], strict=True)), \
@@ -158,7 +168,8 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
                     assert env.agent_selection == envs[0][b].agent_selection, f"step {step} game {b}: seat"
             decisions += 1
             ended += int(done[b])
-            assert_same_view(envs[0][b], b, obs, mask, seat, f"{config_id(config)} {episode} step {step} game {b}")
+            assert_same_view(envs[0][b], b, obs, mask, seat, f"{config_id(config)} {episode} step {step} game {b}",
+                             hidden)
     return decisions
 
 

@@ -100,13 +100,27 @@ class NumpyTanh(_torch_class("Tanh")):  # type: ignore[misc]
 
 
 class ActorCritic(_torch_module()):  # type: ignore[misc]
-    """SB3's MlpPolicy shape: separate actor and critic MLPs with Tanh; the actor is what ``ppo:`` plays."""
+    """SB3's MlpPolicy shape: separate actor and critic MLPs with Tanh; the actor is what ``ppo:`` plays.
 
-    def __init__(self, obs_dim: int, net_arch: Sequence[int], precision: str = "fp32") -> None:
+    Every method takes the critic's input rows (``critic_dim`` entries). By default that is the observation
+    itself; a privileged critic (``critic_dim > obs_dim``) also reads the hidden state after it
+    (``VectorGame.hidden``), while the actor reads only the first ``obs_dim`` entries, the observation."""
+
+    def __init__(self, obs_dim: int, net_arch: Sequence[int], precision: str = "fp32",
+                 critic_dim: int | None = None) -> None:
         super().__init__()
+        self.obs_dim = obs_dim
+        self.critic_dim = obs_dim if critic_dim is None else critic_dim
+        if self.critic_dim < obs_dim:
+            raise ValueError(f"critic_dim ({critic_dim}) must be at least obs_dim ({obs_dim})")
         self.actor = _mlp([obs_dim, *net_arch, NUM_ACTIONS], 0.01)
-        self.critic = _mlp([obs_dim, *net_arch, 1], 1.0)
+        self.critic = _mlp([self.critic_dim, *net_arch, 1], 1.0)
         self.bf16 = precision == "bf16"
+
+    @property
+    def privileged(self) -> bool:
+        """The critic reads more than the actor (the hidden state after the observation)."""
+        return self.critic_dim > self.obs_dim
 
     @property
     def input_dtype(self) -> Any:
@@ -127,9 +141,12 @@ class ActorCritic(_torch_module()):  # type: ignore[misc]
     def _heads(self, obs: Any) -> tuple[Any, Any]:
         """Actor logits and critic values (float32) of ``obs`` in one pass: both first layers read the same
         observations, so they run as one matrix product of twice the width (the same arithmetic as two, a few
-        percent of an update faster), then each network goes on alone."""
+        percent of an update faster), then each network goes on alone. A privileged critic reads more than the
+        actor, so there the two networks run apart."""
         import torch
 
+        if self.privileged:  # different inputs: no shared first product
+            return self._run(self.actor, obs[:, :self.obs_dim]), self._run(self.critic, obs)[:, 0]
         first_a, first_c = self.actor[0], self.critic[0]
         width = first_a.out_features
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
@@ -146,7 +163,7 @@ class ActorCritic(_torch_module()):  # type: ignore[misc]
 
     def masked_logits(self, obs: Any, mask: Any) -> Any:
         """Action logits with the illegal ones at :data:`MASKED_LOGIT` (``mask`` is bool)."""
-        return self._masked(self._run(self.actor, obs), mask)
+        return self._masked(self._run(self.actor, obs[:, :self.obs_dim]), mask)
 
     def values(self, obs: Any) -> Any:
         """The critic's value of each observation."""

@@ -76,6 +76,10 @@ class VectorArgs(SelfPlayArgs):
     """Fine-tune: start the actor of a fresh run from a saved model's actor (a zoo name such as classic-4p, or a
     path) trained on another game with the same observation size and --net-arch (classic 4p standard scoring ->
     reverse scoring). The critic starts fresh: pair it with --critic-warmup. Excludes --bc-games ("" = off)."""
+    privileged_critic: bool = False
+    """Let the value network (only) also read the hidden cards of each decision (the other hands, the stock, its
+    top card: VectorGame.hidden) while training: advantages with less of the deal's luck in them. The actor, the
+    only part a saved model holds, still sees just the observation. Not with --player-counts."""
     eval_every: int = 500_000
     eval_games: int = 1000
     timesteps: int = 2_000_000
@@ -121,6 +125,9 @@ class VectorArgs(SelfPlayArgs):
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         self.validate_self_play()
         check_bounds(self, ">= 0", "time_limit", "critic_warmup")
+        if self.privileged_critic and self.player_counts:
+            raise ValueError("privileged_critic is for one table size: a generalist (--player-counts) pads its "
+                             "observations to 12 seats and has no hidden-state layout to pad them with")
         if self.init_actor:
             if self.bc_games > 0:
                 raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
@@ -239,11 +246,11 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         for log in (files.progress, files.eval):
             truncate_csv(log, trainer.steps)
     elif args.init_actor:
-        report = init_actor(trainer.net, args.init_actor, trainer.obs_dim, args.net_arch)
+        report = init_actor(trainer.net, args.init_actor, trainer.public_dim, args.net_arch)
         (files.root / "init_actor.json").write_text(json.dumps(report, indent=1))
     elif args.bc_games > 0:
         report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,
-                            player_counts=args.player_counts)
+                            player_counts=args.player_counts, privileged=args.privileged_critic)
         (files.root / "bc.json").write_text(json.dumps(report, indent=1))
         trainer.train_s += report["seconds"]
     trainer.start()

@@ -78,14 +78,17 @@ class Trainer:
         self.game = _engine(config, counts, num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode,
                             reward=args.reward, autoreset=True, check=False)
         obs, self.mask, self.seat = self.game.reset()
-        self.obs = np.asarray(obs, np.float32)
+        self.public_dim = obs.shape[1]
+        """The observation's size: what the actor and the opponents read."""
+        self.obs = self._inputs(obs)
         self.obs_dim = self.obs.shape[1]
+        """The critic's input size: the observation, then (privileged critic) the hidden state."""
         table = self.game.num_players if counts else None
         self.plan = SeatPlan(parse_pool(args.opponents), args.num_envs, self.n, self.rng, table)
         self.snapshots = SnapshotPool(args.pool_size)
         self.random = RandomOpponent()
         self.heuristic = batched_heuristic(config, counts) if HEURISTIC in self.plan.specs else None
-        self.net = ActorCritic(self.obs_dim, args.net_arch, resolve_precision(args.precision))
+        self.net = ActorCritic(self.public_dim, args.net_arch, resolve_precision(args.precision), self.obs_dim)
         # fused: one kernel for all parameters, half the time of torch's default per-tensor loop on CPU
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
         self.pending = Pending.empty(args.num_envs, self.n, self.obs_dim, np.float32)
@@ -98,6 +101,13 @@ class Trainer:
         """Learner wins (1/0) per opponent entry; a generalist's also per entry and count (``heuristic@6p``)."""
         self.results |= {f"{spec}@{k}p": [] for spec in list(self.results) for k in counts}
         self.lengths: list[int] = []
+
+    def _inputs(self, obs: np.ndarray) -> np.ndarray:
+        """The rows the network reads (float32): the observations, followed by the hidden state of each game's
+        seat to move when the critic is privileged."""
+        if self.args.privileged_critic:
+            return np.concatenate([obs, self.game.hidden()], axis=1, dtype=np.float32)
+        return np.asarray(obs, np.float32)
 
     def start(self) -> None:
         """Draw the first seat plan (after the snapshot pool holds the step-0 learner)."""
@@ -131,9 +141,9 @@ class Trainer:
                 actions[mine] = roll.action[t, mine] = a.numpy()
                 roll.logp[t, mine] = logp.numpy()
                 roll.value[t, mine] = value.numpy()
-            self._opponents_act(obs, mask, ~learner, actions)
+            self._opponents_act(obs[:, :self.public_dim], mask, ~learner, actions)
             obs, mask8, seat, rewards, done = self.game.step(actions)
-            self.obs, self.mask, self.seat = np.asarray(obs, np.float32), mask8, seat
+            self.obs, self.mask, self.seat = self._inputs(obs), mask8, seat
             roll.reward[t], roll.done[t] = rewards, done
             self.steps += len(mine)
             self._episode_stats(rewards, done)
@@ -253,11 +263,12 @@ class Trainer:
 
 
 def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256,
-                    player_counts: Sequence[int] = ()) -> Any:
+                    player_counts: Sequence[int] = (), privileged: bool = False) -> Any:
     """:func:`goboom_env.training.imitation.collect` for the ``heuristic`` teacher (``classic-tricks`` or
     ``jokers-boom``), played on the batched engine: every decision of ``games`` finished hands (observation,
     mask, move and the mover's win reward). With ``player_counts``, hands at all those counts
-    (:class:`~goboom_env.vector.MixedVectorGame`, padded observations)."""
+    (:class:`~goboom_env.vector.MixedVectorGame`, padded observations); with ``privileged``, each observation is
+    followed by the mover's hidden state (:meth:`~goboom_env.vector.VectorGame.hidden`)."""
     from goboom_env.training.imitation import Demonstrations
 
     rng = np.random.default_rng(seed)
@@ -269,7 +280,8 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
     finished = 0
     while finished < games:
         action = teacher.act(obs, mask, rng)
-        steps.append((obs.astype(np.float16), mask.astype(bool), seat.copy(), action))
+        rows = np.concatenate([obs, game.hidden()], axis=1) if privileged else obs
+        steps.append((rows.astype(np.float16), mask.astype(bool), seat.copy(), action))
         obs, mask, seat, reward, done = game.step(action)
         steps[-1] += (reward.copy(), done.copy())
         finished += int(done.sum())
@@ -282,18 +294,20 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
 
 
 def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
-               batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = ()) -> dict[str, Any]:
+               batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
+               privileged: bool = False) -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
     squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
     engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with ``player_counts`` (a
-    generalist), hands at each of those counts with padded observations."""
+    generalist), hands at each of those counts with padded observations; with ``privileged`` (a privileged critic),
+    each observation followed by the mover's hidden state."""
     import torch
 
     started = time.perf_counter()
     if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):
-        data = collect_batched(config, games, seed=seed, player_counts=player_counts)
+        data = collect_batched(config, games, seed=seed, player_counts=player_counts, privileged=privileged)
     else:
-        data = _collect_padded(config, teacher, games, seed, player_counts)
+        data = _collect_padded(config, teacher, games, seed, player_counts, privileged)
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     obs = torch.from_numpy(data.obs.astype(np.float32))
     mask, actions, returns = (torch.from_numpy(a) for a in (data.masks, data.actions, data.returns))
@@ -344,14 +358,17 @@ def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[in
     return {"init_actor": str(path), "config": meta.get("config"), "timesteps": meta.get("timesteps")}
 
 
-def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, player_counts: Sequence[int]) -> Any:
-    """:func:`~goboom_env.training.imitation.collect` of ``teacher``; with ``player_counts``, about
-    ``games / len(player_counts)`` hands at each count, observations padded to the 12-seat layout."""
+def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, player_counts: Sequence[int],
+                    privileged: bool = False) -> Any:
+    """:func:`~goboom_env.training.imitation.collect` of ``teacher`` (``privileged``: each observation followed by
+    the mover's hidden state); with ``player_counts``, about ``games / len(player_counts)`` hands at each count,
+    observations padded to the 12-seat layout."""
     from goboom_env.observation import pad_observations
     from goboom_env.training.imitation import Demonstrations, collect
+    from goboom_env.training.privileged import critic_encoder
 
     if not player_counts:
-        return collect(config, teacher, games, seed=seed)
+        return collect(config, teacher, games, seed=seed, hidden=critic_encoder(config) if privileged else None)
     parts = [(k, collect(config.replace(num_players=k), teacher, max(1, games // len(player_counts)), seed=seed + i))
              for i, k in enumerate(player_counts)]
     return Demonstrations(np.concatenate([pad_observations(d.obs, k) for k, d in parts]),
