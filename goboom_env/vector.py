@@ -251,7 +251,8 @@ class VectorGame:
         others = (self._seat[:, None] + np.arange(1, n)) % n
         out[:, :(n - 1) * f] = (st["counts"][rows[:, None], others] * self._copies_scale).reshape(batch, -1)
         head, length = st["g"][:, _k.G_STOCK_HEAD], st["g"][:, _k.G_STOCK_LEN]
-        faces = st["stock"][rows[:, None], (head[:, None] + np.arange(self.deck_size)) % self.deck_size].astype(np.int64)
+        at = (head[:, None] + np.arange(self.deck_size)) % self.deck_size
+        faces = st["stock"][rows[:, None], at].astype(np.int64)  # top first; uint8 would wrap the indices below
         held = np.arange(self.deck_size) < length[:, None]
         stock = np.bincount((rows[:, None] * f + faces)[held], minlength=batch * f).reshape(batch, f)
         at = blocks["stock"].start - first

@@ -220,6 +220,49 @@ def test_jokers_trains_against_the_batched_heuristic_from_its_warm_start(tmp_pat
     assert json.loads((out / "bc.json").read_text())["decisions"] > 30 * 10
 
 
+def test_privileged_critic_reads_the_hidden_state_and_the_saved_actor_only_the_observation(tmp_path: Path) -> None:
+    from goboom_env.observation import observation_size
+    from goboom_env.state import state_size
+    from goboom_env.training.model_files import load_actor
+    from goboom_env.training.vector_trainer import Trainer
+
+    out = tmp_path / "x"
+    args = tiny_args(out, variant="jokers", opponents=["heuristic=1", "learner=1", "self=1"], privileged_critic=True,
+                     bc_games=20, bc_epochs=1)
+    model = train(args)
+    assert load_actor(model).input_size == observation_size(4)
+    assert json.loads((out / "bc.json").read_text())["decisions"] > 20 * 10  # the warm start cloned both networks
+    assert play_legally(model, args.game_config())["games"] == 8
+    trainer = Trainer(args, args.game_config())
+    assert (trainer.net.actor[0].in_features, trainer.net.critic[0].in_features) == (observation_size(4),
+                                                                                      state_size(4))
+    np.testing.assert_array_equal(trainer.obs[:, trainer.public_dim:], trainer.game.hidden())
+
+
+def test_a_privileged_actor_ignores_the_hidden_entries_and_its_critic_reads_them() -> None:
+    net = ActorCritic(10, [8], critic_dim=15)
+    rows = torch.randn(4, 15)
+    moved = rows.clone()
+    moved[:, 10:] += 1.0
+    mask, actions = torch.ones(4, NUM_ACTIONS, dtype=torch.bool), torch.zeros(4, dtype=torch.int64)
+    logp, _, values = net.evaluate(rows, mask, actions)
+    logp_moved, _, values_moved = net.evaluate(moved, mask, actions)
+    assert torch.equal(logp, logp_moved) and not torch.equal(values, values_moved)
+    assert torch.equal(net.masked_logits(rows, mask), net.masked_logits(moved, mask))
+    with pytest.raises(ValueError, match="critic_dim"):
+        ActorCritic(10, [8], critic_dim=9)
+
+
+def test_privileged_critic_refused_for_a_generalist_and_on_a_resume_that_changes_it(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="privileged_critic is for one table size"):
+        train(tiny_args(tmp_path / "g", player_counts=[2, 3], privileged_critic=True))
+    assert not (tmp_path / "g").exists()
+    out = tmp_path / "x"
+    train(tiny_args(out, timesteps=600))
+    with pytest.raises(ValueError, match="--resume: privileged_critic True differs from the checkpoint's False"):
+        train(tiny_args(out, timesteps=1200, resume=True, privileged_critic=True))
+
+
 def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     out = tmp_path / "run"
     train(tiny_args(out, timesteps=600))
