@@ -259,7 +259,7 @@ def test_privileged_critic_refused_for_a_generalist_and_on_a_resume_that_changes
     assert not (tmp_path / "g").exists()
     out = tmp_path / "x"
     train(tiny_args(out, timesteps=600))
-    with pytest.raises(ValueError, match="--resume: privileged_critic True differs from the checkpoint's False"):
+    with pytest.raises(ValueError, match="--resume: privileged_critic=True differs from the checkpoint's False"):
         train(tiny_args(out, timesteps=1200, resume=True, privileged_critic=True))
 
 

@@ -99,10 +99,9 @@ def check_same_network(args: Any, saved: dict[str, Any]) -> None:
     critic's input) differs from the checkpoint's ``train_args`` (``saved``)."""
     if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
         raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
-    privileged = getattr(args, "privileged_critic", False)
-    if bool(saved.get("privileged_critic", privileged)) != privileged:
-        raise ValueError(f"--resume: privileged_critic {privileged} differs from the checkpoint's "
-                         f"{saved['privileged_critic']}")
+    privileged, was = bool(getattr(args, "privileged_critic", False)), bool(saved.get("privileged_critic", False))
+    if privileged != was:
+        raise ValueError(f"--resume: privileged_critic={privileged} differs from the checkpoint's {was}")
 
 
 def best_win_rate(path: Path, baseline: str) -> float:

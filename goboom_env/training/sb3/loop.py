@@ -117,9 +117,6 @@ def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> P
                          "exported or averaged); it has no critic or optimizer state to continue training from")
     saved = meta.get("train_args") or {}
     check_same_network(args, saved)
-    if bool(saved.get("privileged_critic", False)) != args.privileged_critic:
-        raise ValueError(f"--resume: privileged_critic={args.privileged_critic} differs from the checkpoint's "
-                         f"{bool(saved.get('privileged_critic', False))}")
     return checkpoint
 
 
