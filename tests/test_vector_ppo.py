@@ -105,7 +105,7 @@ def test_masked_policy_never_samples_an_illegal_action() -> None:
     obs = torch.randn(4000, 20)
     with torch.no_grad():
         actions, logp, _ = net.act(obs, torch.from_numpy(mask))
-        _, entropy, _ = net.evaluate(obs, torch.from_numpy(mask), actions)
+        _, entropy, _, _ = net.evaluate(obs, torch.from_numpy(mask), actions)
     assert mask[np.arange(4000), actions.numpy()].all()
     assert torch.isfinite(logp).all() and torch.isfinite(entropy).all()
     picks = sample_masked(rng.normal(size=(4000, NUM_ACTIONS)) * 30, mask, rng)
@@ -245,8 +245,8 @@ def test_a_privileged_actor_ignores_the_hidden_entries_and_its_critic_reads_them
     moved = rows.clone()
     moved[:, 10:] += 1.0
     mask, actions = torch.ones(4, NUM_ACTIONS, dtype=torch.bool), torch.zeros(4, dtype=torch.int64)
-    logp, _, values = net.evaluate(rows, mask, actions)
-    logp_moved, _, values_moved = net.evaluate(moved, mask, actions)
+    logp, _, values, _ = net.evaluate(rows, mask, actions)
+    logp_moved, _, values_moved, _ = net.evaluate(moved, mask, actions)
     assert torch.equal(logp, logp_moved) and not torch.equal(values, values_moved)
     assert torch.equal(net.masked_logits(rows, mask), net.masked_logits(moved, mask))
     with pytest.raises(ValueError, match="critic_dim"):

@@ -73,7 +73,7 @@ def test_entropy_is_the_masked_policy_entropy_with_its_gradient(precision: str) 
     mask = torch.rand(500, NUM_ACTIONS) < 0.2
     mask[:, 7] = True
     actions = torch.full((500,), 7)
-    _, entropy, _ = net.evaluate(obs, mask, actions)
+    _, entropy, _, _ = net.evaluate(obs, mask, actions)
     entropy.sum().backward()
     got = [p.grad.clone() for p in net.actor.parameters()]
     net.zero_grad()
@@ -100,7 +100,7 @@ def reference_update(trainer: Any, batch: Batch) -> dict[str, float]:
         order = torch.from_numpy(trainer.rng.permutation(len(batch)))
         for start in range(0, len(batch), args.minibatch_size):
             idx = order[start:start + args.minibatch_size]
-            logp, entropy, value = trainer.net.evaluate(obs[idx], mask[idx], action[idx])
+            logp, entropy, value, _ = trainer.net.evaluate(obs[idx], mask[idx], action[idx])
             log_ratio = logp - old_logp[idx]
             ratio = log_ratio.exp()
             adv = adv_all[idx]

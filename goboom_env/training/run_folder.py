@@ -152,8 +152,12 @@ def truncate_csv(path: Path, timesteps: int) -> None:
 
 
 def append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:
-    """Append ``row`` to the CSV log at ``path`` (with a header line when the file is new)."""
-    new = not path.exists()
+    """Append ``row`` to the CSV log at ``path`` (with a header line when the file is new). An existing log keeps
+    its own columns (a run resumed by a newer version writes no column its header lacks)."""
+    new = not path.exists() or path.stat().st_size == 0
+    if not new:
+        with path.open(newline="") as fh:
+            columns = next(csv.reader(fh), None) or columns
     with path.open("a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
         if new:

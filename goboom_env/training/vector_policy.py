@@ -180,16 +180,24 @@ class ActorCritic(_torch_module()):  # type: ignore[misc]
         logp = torch.log_softmax(logits, dim=1).gather(1, actions[:, None])[:, 0]
         return actions, logp, values
 
-    def evaluate(self, obs: Any, mask: Any, actions: Any) -> tuple[Any, Any, Any]:
-        """Log-probs of ``actions``, entropies of the masked policies and values (for the PPO loss)."""
+    def evaluate(self, obs: Any, mask: Any, actions: Any, anchor: Any = None) -> tuple[Any, Any, Any, Any]:
+        """Log-probs of ``actions``, entropies of the masked policies and values (for the PPO loss), and with
+        ``anchor`` (a frozen actor network of the same shape) each row's KL divergence KL(policy || anchor's
+        policy) over the legal actions (None without)."""
         import torch
 
         logits, values = self._heads(obs)
         logp_all = torch.log_softmax(self._masked(logits, mask), dim=1)
         # 0 on the illegal actions, whose terms vanish: exp of a log-prob near MASKED_LOGIT is 8x slower than exp(0)
         legal = torch.where(mask, logp_all, torch.zeros(()))
-        entropy = -(legal.exp() * legal).sum(1)
-        return logp_all.gather(1, actions[:, None])[:, 0], entropy, values
+        probs = legal.exp()
+        entropy = -(probs * legal).sum(1)
+        kl = None
+        if anchor is not None:
+            with torch.no_grad():
+                ref = torch.log_softmax(self._masked(self._run(anchor, obs[:, :self.obs_dim]), mask), dim=1)
+            kl = (probs * (legal - torch.where(mask, ref, torch.zeros(())))).sum(1)  # illegal terms: 1 * (0 - 0)
+        return logp_all.gather(1, actions[:, None])[:, 0], entropy, values, kl
 
     def load_actor(self, frozen: FrozenMlp) -> None:
         """Copy a numpy actor of the same layer sizes into this actor (:func:`~goboom_env.training.vector_trainer.

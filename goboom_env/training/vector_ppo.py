@@ -25,6 +25,7 @@ module                     what it holds
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sys
 import time
@@ -76,6 +77,10 @@ class VectorArgs(SelfPlayArgs):
     """Fine-tune: start the actor of a fresh run from a saved model's actor (a zoo name such as classic-4p, or a
     path) trained on another game with the same observation size and --net-arch (classic 4p standard scoring ->
     reverse scoring). The critic starts fresh: pair it with --critic-warmup. Excludes --bc-games ("" = off)."""
+    anchor_kl: float = 0.0
+    """Keep the policy near its warm start (the actor as the run started: the clone of --bc-games or the model of
+    --init-actor): this coefficient x KL(policy || warm start) joins the loss once the actor learns, so that only
+    consistent advantages move it far, not the noise of a few thousand match outcomes (0 = off; e.g. 0.5)."""
     privileged_critic: bool = False
     """Let the value network (only) also read the hidden cards of each decision (the other hands, the stock, its
     top card: VectorGame.hidden) while training: advantages with less of the deal's luck in them. The actor, the
@@ -124,7 +129,7 @@ class VectorArgs(SelfPlayArgs):
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         self.validate_self_play()
-        check_bounds(self, ">= 0", "time_limit", "critic_warmup")
+        check_bounds(self, ">= 0", "time_limit", "critic_warmup", "anchor_kl")
         if self.privileged_critic and self.player_counts:
             raise ValueError("privileged_critic is for one table size: a generalist (--player-counts) pads its "
                              "observations to 12 seats and has no hidden-state layout to pad them with")
@@ -194,7 +199,7 @@ class VectorArgs(SelfPlayArgs):
 # -- the run folder ------------------------------------------------------------------------------------------
 
 PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", "policy_loss", "value_loss",
-                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean"]
+                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean", "anchor_kl"]
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
 
 
@@ -362,7 +367,8 @@ def _best_column(args: VectorArgs) -> str:
 def _log_progress(path: Path, writer: Any, trainer: Trainer, stats: dict[str, float], fps: float) -> None:
     """One ``progress.csv`` row and the matching TensorBoard scalars per iteration."""
     row: dict[str, Any] = {"timesteps": trainer.steps, "episodes": trainer.episodes, "fps": round(fps),
-                           "train_s": round(trainer.train_s, 2), **{k: round(v, 6) for k, v in stats.items()},
+                           "train_s": round(trainer.train_s, 2),
+                           **{k: round(v, 6) for k, v in stats.items() if not math.isnan(v)},  # NaN: blank
                            "ep_len_mean": mean_or_blank(trainer.lengths[-1000:])}
     for spec, results in trainer.results.items():
         row[f"win_rate/{spec}"] = mean_or_blank(results[-1000:])
@@ -370,7 +376,7 @@ def _log_progress(path: Path, writer: Any, trainer: Trainer, stats: dict[str, fl
     for key, value in row.items():
         if key != "timesteps" and value != "":
             group = "losses" if key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction",
-                                        "explained_variance") else "charts"
+                                        "explained_variance", "anchor_kl") else "charts"
             writer.add_scalar(f"{group}/{key}", value, trainer.steps)
 
 

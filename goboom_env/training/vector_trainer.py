@@ -8,6 +8,7 @@ behaviour-clones a teacher into a fresh network first; :func:`save_play_only` wr
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -92,6 +93,9 @@ class Trainer:
         # fused: one kernel for all parameters, half the time of torch's default per-tensor loop on CPU
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
         self.pending = Pending.empty(args.num_envs, self.n, self.obs_dim, np.float32)
+        self.anchor: Any = None
+        """With ``anchor_kl``: a frozen copy of the actor as the run started (its warm start), which the loss keeps
+        the policy near."""
         self.steps = 0
         self.episodes = 0
         self.train_s = 0.0
@@ -110,9 +114,12 @@ class Trainer:
         return np.asarray(obs, np.float32)
 
     def start(self) -> None:
-        """Draw the first seat plan (after the snapshot pool holds the step-0 learner)."""
+        """Draw the first seat plan (after the snapshot pool holds the step-0 learner); with ``anchor_kl``, fix the
+        anchor as the actor is now unless a resumed state brought one."""
         if not self.snapshots.nets:
             self.snapshot()
+        if self.args.anchor_kl > 0 and self.anchor is None:
+            self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
         self.plan.redraw(np.ones(self.args.num_envs, bool), len(self.snapshots.nets))
 
     def snapshot(self) -> None:
@@ -187,13 +194,14 @@ class Trainer:
     # -- one update -----------------------------------------------------------------------------------
 
     def update(self, batch: Batch) -> dict[str, float]:
-        """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus; the value loss alone during
-        the critic warm-up); returns the last epoch's mean losses and diagnostics (explained variance of the
-        rollout's values, as SB3 reports it)."""
+        """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus, ``anchor_kl`` x KL(policy ||
+        anchor); the value loss alone during the critic warm-up); returns the last epoch's mean losses and
+        diagnostics (explained variance of the rollout's values, as SB3 reports it)."""
         import torch
 
         args = self.args
         actor_learns = self.steps > args.critic_warmup
+        anchor = self.anchor if actor_learns else None
         columns = [torch.from_numpy(np.asarray(batch.obs, np.float32)).to(self.net.input_dtype),
                    torch.from_numpy(batch.mask), torch.from_numpy(batch.action), torch.from_numpy(batch.logp),
                    torch.from_numpy(batch.advantage), torch.from_numpy(batch.ret.astype(np.float32))]
@@ -205,7 +213,7 @@ class Trainer:
             record = epoch == args.n_epochs - 1  # the statistics are the last epoch's
             for start in range(0, size, step):
                 obs, mask, action, old_logp, adv, ret = (column[start:start + step] for column in shuffled)
-                logp, entropy, value = self.net.evaluate(obs, mask, action)
+                logp, entropy, value, anchor_kl = self.net.evaluate(obs, mask, action, anchor)
                 log_ratio = logp - old_logp
                 ratio = log_ratio.exp()
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
@@ -215,6 +223,9 @@ class Trainer:
                 loss = args.vf_coef * value_loss
                 if actor_learns:
                     loss = loss + policy_loss - args.ent_coef * entropy.mean()
+                if anchor_kl is not None:
+                    anchor_kl = anchor_kl.mean()
+                    loss = loss + args.anchor_kl * anchor_kl
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), args.max_grad_norm)
@@ -223,8 +234,10 @@ class Trainer:
                     with torch.no_grad():
                         kl = ((ratio - 1) - log_ratio).mean()
                         clip_fraction = ((ratio - 1).abs() > args.clip_range).float().mean()
-                        stats.append(torch.stack([policy_loss, value_loss, entropy.mean(), kl, clip_fraction]))
-        names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+                        nan = torch.full((), float("nan"))
+                        stats.append(torch.stack([policy_loss, value_loss, entropy.mean(), kl, clip_fraction,
+                                                  nan if anchor_kl is None else anchor_kl.detach()]))
+        names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "anchor_kl")
         means = torch.stack(stats).double().mean(0).tolist() if stats else [float("nan")] * len(names)
         out = dict(zip(names, means, strict=True))
         var = float(np.var(batch.ret))  # ret - advantage = the values the rollout predicted
@@ -245,6 +258,7 @@ class Trainer:
     def state_dict(self) -> dict[str, Any]:
         """Everything :meth:`load_state_dict` needs to resume (open decisions are dropped)."""
         return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(), "steps": self.steps,
+                "anchor": None if self.anchor is None else self.anchor.state_dict(),
                 "episodes": self.episodes, "train_s": self.train_s,
                 "snapshots": [(name, snap.net.state())
                               for name, snap in zip(self.snapshots.names, self.snapshots.nets)]}
@@ -257,6 +271,9 @@ class Trainer:
         self.steps, self.episodes, self.train_s = int(state["steps"]), int(state["episodes"]), float(state["train_s"])
         for name, snap in state["snapshots"]:
             self.snapshots.add(name, FrozenMlp.from_state(snap))
+        if state.get("anchor") is not None and self.args.anchor_kl > 0:
+            self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
+            self.anchor.load_state_dict(state["anchor"])
 
 
 # -- warm start -----------------------------------------------------------------------------------------
@@ -317,7 +334,7 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
         loss_sum = agree = 0.0
         for idx in np.array_split(rng.permutation(len(data)), max(1, len(data) // batch_size)):
             i = torch.from_numpy(idx)
-            logp, _, value = net.evaluate(obs[i], mask[i], actions[i])
+            logp, _, value, _ = net.evaluate(obs[i], mask[i], actions[i])
             loss = -logp.mean() + 0.5 * ((value - returns[i]) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
