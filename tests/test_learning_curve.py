@@ -39,3 +39,17 @@ def test_the_curve_is_drawn_against_the_seconds_the_run_logged(tmp_path: Path, s
 
 def test_no_progress_log_no_curve(tmp_path: Path) -> None:
     assert plot_learning_curve(RunFiles(tmp_path / "empty")) is None
+
+
+def test_append_csv_keeps_the_columns_of_an_existing_log(tmp_path: Path) -> None:
+    """A run resumed by a version that logs one more column still writes rows that fit the log's header."""
+    from goboom_env.training.run_folder import append_csv
+
+    log = tmp_path / "progress.csv"
+    append_csv(log, {"timesteps": 1, "loss": 0.5}, ["timesteps", "loss"])
+    append_csv(log, {"timesteps": 2, "loss": 0.4, "anchor_kl": 0.1}, ["timesteps", "loss", "anchor_kl"])
+    assert log.read_text().splitlines() == ["timesteps,loss", "1,0.5", "2,0.4"]
+    fresh = tmp_path / "fresh.csv"
+    fresh.touch()  # an empty file gets its header
+    append_csv(fresh, {"timesteps": 1}, ["timesteps"])
+    assert fresh.read_text().splitlines() == ["timesteps", "1"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import subprocess
@@ -263,6 +264,57 @@ def test_privileged_critic_refused_for_a_generalist_and_on_a_resume_that_changes
         train(tiny_args(out, timesteps=1200, resume=True, privileged_critic=True))
 
 
+def test_anchor_kl_is_the_kl_divergence_from_the_anchor_policy_over_the_legal_actions() -> None:
+    torch.manual_seed(3)
+    net, other = ActorCritic(20, [16]), ActorCritic(20, [16])
+    obs = torch.randn(64, 20)
+    mask = torch.rand(64, NUM_ACTIONS) < 0.3
+    mask[:, 5] = True
+    actions = torch.full((64,), 5)
+    *_, kl = net.evaluate(obs, mask, actions, other.actor)
+    p = torch.softmax(net.masked_logits(obs, mask), dim=1)
+    q = torch.softmax(other.masked_logits(obs, mask), dim=1)
+    reference = torch.where(mask, p * (p.log() - q.log()), torch.zeros(())).sum(1)
+    torch.testing.assert_close(kl, reference, atol=1e-5, rtol=1e-4)
+    assert (kl > 0).all()
+    *_, same = net.evaluate(obs, mask, actions, net.actor)
+    torch.testing.assert_close(same, torch.zeros(64), atol=1e-6, rtol=0)
+    assert net.evaluate(obs, mask, actions)[3] is None
+
+
+def test_anchor_kl_holds_the_policy_at_its_warm_start_and_resumes_with_it(tmp_path: Path) -> None:
+    """The anchor is the actor as the run started; a strong pull keeps the policy nearer to it than no pull."""
+    from goboom_env.training.vector_trainer import Trainer
+
+    def drift(coefficient: float) -> float:
+        args = tiny_args(tmp_path / f"x{coefficient}", opponents=["heuristic=1"], anchor_kl=coefficient,
+                         learning_rate=3e-3)
+        trainer = Trainer(args, args.game_config())
+        trainer.start()
+        start = copy.deepcopy(trainer.net.actor)
+        for _ in range(4):
+            stats = trainer.iteration()
+        assert ("anchor_kl" in stats) and (np.isnan(stats["anchor_kl"]) == (coefficient == 0))
+        obs, mask = torch.from_numpy(trainer.obs), torch.from_numpy(trainer.mask.view(bool))
+        with torch.no_grad():
+            return float(trainer.net.evaluate(obs, mask, torch.zeros(len(obs), dtype=torch.int64), start)[3].mean())
+
+    assert drift(20.0) < drift(0.0) / 2
+    out = tmp_path / "run"
+    train(tiny_args(out, timesteps=600, anchor_kl=0.5))
+    rows = list(csv.DictReader((out / "progress.csv").open()))
+    assert any(r["anchor_kl"] for r in rows)
+    from goboom_env.training.vector_trainer import Trainer as Resumed
+
+    state = torch.load(sorted((out / "checkpoints").glob("state_*.pt"))[-1], weights_only=False)
+    resumed = Resumed(tiny_args(out, anchor_kl=0.5, resume=True), GameConfig())
+    resumed.load_state_dict(state)
+    resumed.start()
+    for key, value in resumed.anchor.state_dict().items():
+        assert torch.equal(value, state["anchor"][key])
+    assert not torch.equal(state["anchor"]["0.weight"], state["net"]["actor.0.weight"])  # the start, not the current
+
+
 def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     out = tmp_path / "run"
     train(tiny_args(out, timesteps=600))
@@ -313,9 +365,9 @@ def test_bf16_networks_compute_in_bfloat16_and_return_float32_close_to_fp32() ->
     mask = torch.rand(256, NUM_ACTIONS) < 0.3
     mask[:, 0] = True
     actions = torch.zeros(256, dtype=torch.long)
-    logp16, entropy16, value16 = net.evaluate(obs, mask, actions)
+    logp16, entropy16, value16, _ = net.evaluate(obs, mask, actions)
     net.bf16 = False
-    logp32, entropy32, value32 = net.evaluate(obs, mask, actions)
+    logp32, entropy32, value32, _ = net.evaluate(obs, mask, actions)
     assert logp16.dtype == entropy16.dtype == value16.dtype == torch.float32
     assert not torch.equal(logp16, logp32)  # the products really ran in bfloat16
     torch.testing.assert_close(logp16, logp32, atol=0.02, rtol=0.02)
