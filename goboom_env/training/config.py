@@ -148,6 +148,11 @@ class SelfPlayArgs(PPOArgs):
     """Agent spec whose moves the warm start imitates."""
     bc_epochs: int = 4
     """Passes over the teacher's decisions in the warm start."""
+    privileged_critic: bool = False
+    """Let the value network (only) also see the hidden cards of each decision while training (the other hands,
+    the stock, its top card: the env's state() seen from the mover): advantages with less of the deal's luck in
+    them. The actor, the only part a saved model holds, still sees just the observation (training/privileged.py).
+    train-fast: not with --player-counts."""
     eval_every: int = 250_000
     """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
     eval_games: int = 2000
@@ -196,9 +201,6 @@ class TrainArgs(SelfPlayArgs):
     shaping: float = 0.0
     """Potential-based reward shaping: this x (opponents' mean hand size - own hand size) as the potential
     (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
-    privileged_critic: bool = False
-    """Let the value network (only) see the hidden cards during training: lower-variance advantages;
-    the actor, the only part ever played, still sees just the observation (training/privileged.py)."""
     out: str = "runs/ppo"
     """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
     threads: int = 1

@@ -81,10 +81,6 @@ class VectorArgs(SelfPlayArgs):
     """Keep the policy near its warm start (the actor as the run started: the clone of --bc-games or the model of
     --init-actor): this coefficient x KL(policy || warm start) joins the loss once the actor learns, so that only
     consistent advantages move it far, not the noise of a few thousand match outcomes (0 = off; e.g. 0.5)."""
-    privileged_critic: bool = False
-    """Let the value network (only) also read the hidden cards of each decision (the other hands, the stock, its
-    top card: VectorGame.hidden) while training: advantages with less of the deal's luck in them. The actor, the
-    only part a saved model holds, still sees just the observation. Not with --player-counts."""
     eval_every: int = 500_000
     eval_games: int = 1000
     timesteps: int = 2_000_000
