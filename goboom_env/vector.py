@@ -251,12 +251,12 @@ class VectorGame:
         others = (self._seat[:, None] + np.arange(1, n)) % n
         out[:, :(n - 1) * f] = (st["counts"][rows[:, None], others] * self._copies_scale).reshape(batch, -1)
         head, length = st["g"][:, _k.G_STOCK_HEAD], st["g"][:, _k.G_STOCK_LEN]
-        at = (head[:, None] + np.arange(self.deck_size)) % self.deck_size
-        faces = st["stock"][rows[:, None], at].astype(np.int64)  # top first; uint8 would wrap the indices below
+        ring = (head[:, None] + np.arange(self.deck_size)) % self.deck_size
+        faces = st["stock"][rows[:, None], ring].astype(np.int64)  # top first; uint8 would wrap the indices below
         held = np.arange(self.deck_size) < length[:, None]
         stock = np.bincount((rows[:, None] * f + faces)[held], minlength=batch * f).reshape(batch, f)
-        at = blocks["stock"].start - first
-        out[:, at:at + f] = stock * self._copies_scale
+        start = blocks["stock"].start - first
+        out[:, start:start + f] = stock * self._copies_scale
         some = np.flatnonzero(length > 0)
         out[some, blocks["stock_top"].start - first + faces[some, 0]] = 1.0
         out[rows, blocks["phase"].start - first + st["g"][:, _k.G_PHASE]] = 1.0
@@ -486,8 +486,7 @@ def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool
 def _observation_scale(config: GameConfig) -> np.ndarray:
     """The float32 factor of each observation entry, as :class:`ObservationEncoder` scales its levels."""
     slices = layout(config.num_players)
-    copies = np.full(NUM_FACES, 1.0 / config.num_decks, np.float32)
-    copies[-1] = 1.0 / max(config.num_jokers, 1)
+    copies = (1.0 / face_copies(config)).astype(np.float32)
     scale = np.ones(observation_size(config.num_players), np.float32)
     scale[slices["hand"]] = copies
     scale[slices["seen"]] = copies

@@ -304,10 +304,8 @@ def test_anchor_kl_holds_the_policy_at_its_warm_start_and_resumes_with_it(tmp_pa
     train(tiny_args(out, timesteps=600, anchor_kl=0.5))
     rows = list(csv.DictReader((out / "progress.csv").open()))
     assert any(r["anchor_kl"] for r in rows)
-    from goboom_env.training.vector_trainer import Trainer as Resumed
-
     state = torch.load(sorted((out / "checkpoints").glob("state_*.pt"))[-1], weights_only=False)
-    resumed = Resumed(tiny_args(out, anchor_kl=0.5, resume=True), GameConfig())
+    resumed = Trainer(tiny_args(out, anchor_kl=0.5, resume=True), GameConfig())
     resumed.load_state_dict(state)
     resumed.start()
     for key, value in resumed.anchor.state_dict().items():

@@ -213,7 +213,7 @@ class Trainer:
             record = epoch == args.n_epochs - 1  # the statistics are the last epoch's
             for start in range(0, size, step):
                 obs, mask, action, old_logp, adv, ret = (column[start:start + step] for column in shuffled)
-                logp, entropy, value, anchor_kl = self.net.evaluate(obs, mask, action, anchor)
+                logp, entropy, value, drift = self.net.evaluate(obs, mask, action, anchor)
                 log_ratio = logp - old_logp
                 ratio = log_ratio.exp()
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
@@ -223,8 +223,8 @@ class Trainer:
                 loss = args.vf_coef * value_loss
                 if actor_learns:
                     loss = loss + policy_loss - args.ent_coef * entropy.mean()
-                if anchor_kl is not None:
-                    anchor_kl = anchor_kl.mean()
+                anchor_kl = drift.mean() if drift is not None else torch.full((), float("nan"))
+                if drift is not None:
                     loss = loss + args.anchor_kl * anchor_kl
                 self.optimizer.zero_grad()
                 loss.backward()
@@ -234,9 +234,8 @@ class Trainer:
                     with torch.no_grad():
                         kl = ((ratio - 1) - log_ratio).mean()
                         clip_fraction = ((ratio - 1).abs() > args.clip_range).float().mean()
-                        nan = torch.full((), float("nan"))
                         stats.append(torch.stack([policy_loss, value_loss, entropy.mean(), kl, clip_fraction,
-                                                  nan if anchor_kl is None else anchor_kl.detach()]))
+                                                  anchor_kl]))
         names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "anchor_kl")
         means = torch.stack(stats).double().mean(0).tolist() if stats else [float("nan")] * len(names)
         out = dict(zip(names, means, strict=True))
