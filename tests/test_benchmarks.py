@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,3 +188,73 @@ def test_seed_band_script_refuses_a_grid_beyond_every_checkpoint(tmp_path: Path)
                            "--out", str(tmp_path / "band")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "no run has a checkpoint at or after --every 1,000 steps" in proc.stderr
     assert not (tmp_path / "band").exists()
+
+
+@pytest.fixture(scope="module")
+def variants() -> Iterator[ModuleType]:
+    """``benchmarks/heuristic_variants.py`` imported as a module."""
+    spec = importlib.util.spec_from_file_location("heuristic_variants", ROOT / "benchmarks" / "heuristic_variants.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+def test_the_unchanged_variant_plays_every_game_exactly_as_jokers_boom(variants: ModuleType) -> None:
+    from goboom_env.agents.registry import register_agent, unregister_agent
+    from goboom_env.config import GameConfig
+    from goboom_env.evaluation.tournament import run_tournament
+
+    config = GameConfig(variant="jokers", num_players=4)
+    register_agent("variant", lambda config, seed=None, **params: variants.Variant(config, seed, **params))
+    try:
+        def games(first: str) -> list[tuple[object, ...]]:
+            result = run_tournament(config, [first] + ["jokers-boom"] * 3, 24, seed=5, duplicate=True,
+                                    episode="match", progress=False)
+            return [(g.winners, g.points, g.decisions) for g in result.games]
+
+        assert games("variant") == games("jokers-boom")
+        assert games("variant:boom_at=3") != games("jokers-boom")  # a parameter does change the play
+    finally:
+        unregister_agent("variant")
+
+
+def test_variant_rules_on_hand_built_tables(variants: ModuleType) -> None:
+    """An opponent holds 2 cards, we hold a joker and a matching 5: jokers-boom sheds the 5, ``boom_at=2`` booms.
+    With no matching card and a stock of 15, jokers-boom booms, ``draw_from=10`` draws."""
+    from goboom_env.agents.heuristics import Table
+    from goboom_env.cards import DRAW_OR_PASS, JOKER, NUM_FACES
+    from goboom_env.config import GameConfig
+
+    config = GameConfig(variant="jokers", num_players=4)
+    hand = np.zeros(NUM_FACES, np.int64)
+    hand[[4, JOKER]] = 1
+    unseen = np.ones(NUM_FACES, np.int64)
+    two_left = Table(hand=hand, unseen=unseen, legal=[4, JOKER], sizes=np.array([2, 2, 5, 5]), stock=15, led=-1,
+                     best=-1)
+    assert variants.Variant(config, 0).choose(two_left) == 4
+    assert variants.Variant(config, 0, boom_at=2).choose(two_left) == JOKER
+    no_match = Table(hand=hand, unseen=unseen, legal=[JOKER, DRAW_OR_PASS], sizes=np.array([2, 5, 5, 5]), stock=15,
+                     led=-1, best=-1)
+    assert variants.Variant(config, 0).choose(no_match) == JOKER
+    assert variants.Variant(config, 0, draw_from=10).choose(no_match) == DRAW_OR_PASS
+    assert variants.Variant(config, 0, draw_from=20).choose(no_match) == JOKER
+
+
+def test_heuristic_variants_script_writes_paired_differences(tmp_path: Path) -> None:
+    """End to end on a tiny budget: the unchanged agent's difference is exactly 0, the others have an interval."""
+    out = tmp_path / "v"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--games", "12",
+                           "--seeds", "3", "4", "--only", "boom at 3 cards", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = list(csv.DictReader((out / "variants.csv").open()))
+    assert [r["variant"] for r in rows] == ["jokers-boom", "boom at 3 cards"]
+    assert all(int(r["matches"]) == 24 for r in rows)
+    assert (float(rows[0]["diff"]), float(rows[0]["diff_low"]), float(rows[0]["diff_high"])) == (0.0, 0.0, 0.0)
+    assert float(rows[1]["diff_low"]) <= float(rows[1]["diff"]) <= float(rows[1]["diff_high"])
+    assert "| boom at 3 cards | 24 |" in (out / "variants.md").read_text()
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--only", "nope",
+                          "--out", str(tmp_path / "w")], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "unknown variants ['nope']" in bad.stderr
