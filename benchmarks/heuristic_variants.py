@@ -1,13 +1,17 @@
 """Is ``jokers-boom`` at a local optimum? Variants of it, each 1 vs 3 ``jokers-boom`` over whole matches.
 
 Each variant changes one constant or adds one rule to ``jokers-boom`` (boom timing, drawing instead of booming,
-the weights of scarcity, follow-ups and points, booming by the match standing in the last rounds). Every variant
+the weights of scarcity, follow-ups and points, booming by the match standing in the last rounds, playing into
+the suits and ranks the next player is known to lack). Every variant
 plays the same duplicate tournaments (same seeds, so the same deals, seats and opponent seeds) as the unchanged
 agent, and the table gives its win rate and the paired difference from the unchanged agent game by game, with a
 95% t-interval: common random numbers make that difference far less noisy than two separate win rates.
-Writes ``variants.csv`` and ``variants.md`` into ``--out``.
+``--agents`` compares any other agents the same way, e.g. a trained model's checkpoints (``--only`` with no
+name then skips the variants). Writes ``variants.csv`` and ``variants.md`` into ``--out``.
 
     .venv/bin/python benchmarks/heuristic_variants.py --games 2000 --seeds 4242 1 --out results/variants
+    .venv/bin/python benchmarks/heuristic_variants.py --only --agents ppo:runs/jk4/model.zip --games 1000 \\
+        --seeds 777 --out results/jk4-paired
 """
 
 from __future__ import annotations
@@ -46,12 +50,14 @@ VARIANTS: dict[str, dict[str, float]] = {
     "both boom, last round": {"leader_booms": 1, "trailer_booms": 1},
     "leader booms, last 2 rounds": {"leader_booms": 2},
     "trailer booms, last 2 rounds": {"trailer_booms": 2},
+    "next player's known voids, weight 2": {"void_weight": 2.0},
+    "next player's known voids, weight 5": {"void_weight": 5.0},
 }
 """Name -> the parameters of :class:`Variant` that differ from ``jokers-boom``."""
 
 
 class Variant(JokersBoomAgent):
-    """``jokers-boom`` with its constants as parameters and three optional rules; the defaults play exactly as it.
+    """``jokers-boom`` with its constants as parameters and some optional rules; the defaults play exactly as it.
 
     * ``boom_at``: boom at once when an opponent holds this many cards or fewer (and the stock can make them draw).
     * ``draw_from``: with no matching plain card, draw instead of booming while the stock holds this many or more.
@@ -59,14 +65,23 @@ class Variant(JokersBoomAgent):
     * ``late_points`` x the card's points when an opponent holds ``late_at`` cards or fewer.
     * ``leader_booms`` / ``trailer_booms``: in the match's last this-many rounds, boom whenever possible while
       holding the lowest total / while not holding it.
+    * ``void_weight``: read the hand's public events (the agent then asks for its view) for the suits and ranks the
+      next player is known to lack: a player who draws or passes by choice holds no plain card matching the
+      match card then (R2.7). Each such suit and rank of a candidate card adds this weight, while the next
+      player has drawn at most ``void_draws`` cards since.
     """
 
     name = "variant"
 
     def __init__(self, config: GameConfig, seed: int | None = None, *, boom_at: int = 1, draw_from: int = 10**9,
                  scarcity: float = 2.0, follow: float = 3.0, late_at: int = -1, late_points: float = 1.0,
-                 leader_booms: int = 0, trailer_booms: int = 0) -> None:
+                 leader_booms: int = 0, trailer_booms: int = 0, void_weight: float = 0.0,
+                 void_draws: int = 1) -> None:
         super().__init__(config, seed)
+        self.void_weight, self.void_draws = float(void_weight), int(void_draws)
+        self.needs_view = self.void_weight > 0
+        self.next_voids = np.full((2, 13), NEVER, np.int64)
+        """The next player's :func:`known_voids` (read by ``act`` from the view)."""
         self.boom_at, self.draw_from = int(boom_at), int(draw_from)
         self.scarcity, self.follow = float(scarcity), float(follow)
         self.late_at, self.late_points = int(late_at), float(late_points)
@@ -80,6 +95,8 @@ class Variant(JokersBoomAgent):
         self.scores = vector[self.blocks["scores"]]  # relative seats, scaled: order is all the rule needs
         played = float(vector[self.blocks["progress"]][0]) * self.config.rounds
         self.rounds_left = self.config.rounds - round(played)
+        if view is not None:
+            self.next_voids = known_voids(view)[(view.seat + 1) % self.config.num_players]
         return super().act(observation, view)
 
     def shed(self, t: Table, cards: list[int]) -> int:
@@ -87,8 +104,13 @@ class Variant(JokersBoomAgent):
         rows = _MATCH_J[cards]
         followups = rows @ hand - hand[cards]
         points = self.late_points if t.sizes[1:].min() <= self.late_at else 1.0
-        return self._argmax(cards, points * _JOKERS_PTS[cards] + self.follow * followups
-                            - self.scarcity * (rows @ t.unseen))
+        score = points * _JOKERS_PTS[cards] + self.follow * followups - self.scarcity * (rows @ t.unseen)
+        if self.void_weight:
+            plain = np.minimum(cards, 51)  # a joker has no suit or rank: its row of the table reads nothing
+            lacks = ((self.next_voids[0, plain // 13] <= self.void_draws).astype(float)
+                     + (self.next_voids[1, plain % 13] <= self.void_draws))
+            score = score + self.void_weight * np.where(np.asarray(cards) < 52, lacks, 0.0)
+        return self._argmax(cards, score)
 
     def choose(self, t: Table) -> int:
         plays, booms = self.split(t)
@@ -102,6 +124,37 @@ class Variant(JokersBoomAgent):
         if booms and not (DRAW_OR_PASS in t.legal and t.stock >= self.draw_from):
             return self.shed(t, booms)
         return DRAW_OR_PASS
+
+
+NEVER = 1 << 30
+"""Cards drawn since a seat was seen lacking a suit or rank: never seen lacking it."""
+
+
+def known_voids(view: Any) -> np.ndarray:
+    """``[n, 2, 13]``: per seat, per suit (row 0) and rank (row 1), how many cards the seat has drawn since it last
+    drew or passed by choice on a match card of that suit or rank (:data:`NEVER` when it has not), read from the
+    hand's public events. A choice to draw or pass means no plain matching card in hand (R2.7); after a BOOM the
+    next seats' draws are forced, not chosen (R2.6)."""
+    n = view.config.num_players
+    voids = np.full((n, 2, 13), NEVER, np.int64)
+    match, forced = -1, []
+    for event in view.events:
+        kind = event[0]
+        if kind in ("upcard", "play") and event[-1] < 52:
+            match = event[-1]
+        if kind == "boom":
+            forced = [(event[1] + k) % n for k in range(1, n)]
+            continue
+        if kind == "draw" and forced and event[1] == forced[0]:
+            forced.pop(0)
+            voids[event[1]] += voids[event[1]] < NEVER
+            continue
+        forced = []
+        if kind in ("draw", "pass") and match >= 0:
+            voids[event[1], 0, match // 13] = voids[event[1], 1, match % 13] = 0
+        if kind == "draw":
+            voids[event[1]] += voids[event[1]] < NEVER
+    return voids
 
 
 def deal_shares(result: Any) -> np.ndarray:
@@ -120,13 +173,15 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--games", type=int, default=2000, help="duplicate matches per seed and variant")
     parser.add_argument("--seeds", type=int, nargs="+", default=[4242, 1])
-    parser.add_argument("--only", nargs="*", default=None, help="variant names to play (default: all)")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="variant names to play (default: all; none: no variant)")
+    parser.add_argument("--agents", nargs="*", default=[], help="other agent specs to compare, e.g. ppo:PATH")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     from goboom_env.evaluation.stats import paired_test, wilson_interval
     from goboom_env.evaluation.tournament import run_tournament
 
-    names = args.only or list(VARIANTS)
+    names = list(VARIANTS) if args.only is None else args.only
     unknown = sorted(set(names) - set(VARIANTS))
     if unknown:
         raise SystemExit(f"heuristic_variants: unknown variants {unknown}; known: {list(VARIANTS)}")
@@ -135,9 +190,11 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     base: np.ndarray | None = None
     rows = []
-    for name in ["jokers-boom", *[n for n in names if n != "jokers-boom"]]:
-        params = ",".join(f"{k}={v}" for k, v in VARIANTS[name].items())
-        spec = f"variant:{params}" if params else "variant"
+    entries = [(name, ",".join(f"{k}={v}" for k, v in VARIANTS[name].items()))
+               for name in ["jokers-boom", *[n for n in names if n != "jokers-boom"]]]
+    entries += [(spec, None) for spec in args.agents]
+    for name, params in entries:
+        spec = name if params is None else f"variant:{params}" if params else "variant"
         shares = np.concatenate([deal_shares(run_tournament(config, [spec] + ["jokers-boom"] * (args.players - 1),
                                                            args.games, seed=seed, duplicate=True, episode="match",
                                                            progress=False)) for seed in args.seeds])

@@ -242,8 +242,36 @@ def test_variant_rules_on_hand_built_tables(variants: ModuleType) -> None:
     assert variants.Variant(config, 0, draw_from=20).choose(no_match) == JOKER
 
 
+@pytest.mark.parametrize("players", [3, 4])
+def test_known_voids_never_claim_more_than_the_seat_could_hold(variants: ModuleType, players: int) -> None:
+    """Over random jokers hands, after every move: a seat seen lacking a suit (rank) that has drawn k cards since
+    holds at most k plain cards of it. A forced draw after a BOOM read as a choice would break this."""
+    from conftest import random_hand_steps
+
+    from goboom_env.config import GameConfig
+    from goboom_env.engine import Match
+    from goboom_env.info import PlayerView
+
+    config = GameConfig(variant="jokers", num_players=players)
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(150):
+        hand = Match(config, rng).hand
+        for _ in random_hand_steps(hand, rng):
+            voids = variants.known_voids(PlayerView.of(hand, 0))
+            for seat in range(players):
+                held = np.array(hand.counts[seat][:52]).reshape(4, 13)
+                for axis, per in ((0, held.sum(1)), (1, held.sum(0))):
+                    since = voids[seat, axis, :len(per)]  # 4 suits, 13 ranks
+                    known = since < variants.NEVER
+                    assert (per[known] <= since[known]).all()
+                    checked += int(known.sum())
+    assert checked > 5000
+
+
 def test_heuristic_variants_script_writes_paired_differences(tmp_path: Path) -> None:
-    """End to end on a tiny budget: the unchanged agent's difference is exactly 0, the others have an interval."""
+    """End to end on a tiny budget: the unchanged agent's difference is exactly 0, the others have an interval;
+    ``--agents`` compares any agent spec the same way (random loses to the heuristic it replaces)."""
     out = tmp_path / "v"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--games", "12",
                            "--seeds", "3", "4", "--only", "boom at 3 cards", "--out", str(out)],
@@ -255,6 +283,12 @@ def test_heuristic_variants_script_writes_paired_differences(tmp_path: Path) -> 
     assert (float(rows[0]["diff"]), float(rows[0]["diff_low"]), float(rows[0]["diff_high"])) == (0.0, 0.0, 0.0)
     assert float(rows[1]["diff_low"]) <= float(rows[1]["diff"]) <= float(rows[1]["diff_high"])
     assert "| boom at 3 cards | 24 |" in (out / "variants.md").read_text()
+    agents = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--only", "--agents",
+                             "random", "--games", "40", "--seeds", "3", "--out", str(tmp_path / "a")],
+                            capture_output=True, text=True, timeout=300)
+    assert agents.returncode == 0, agents.stderr[-3000:]
+    rows = list(csv.DictReader((tmp_path / "a" / "variants.csv").open()))
+    assert [r["variant"] for r in rows] == ["jokers-boom", "random"] and float(rows[1]["diff"]) < 0
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--only", "nope",
                           "--out", str(tmp_path / "w")], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "unknown variants ['nope']" in bad.stderr
