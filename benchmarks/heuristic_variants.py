@@ -23,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from goboom_env.agents.heuristics import _JOKERS_PTS, _MATCH_J, DRAW_OR_PASS, JokersBoomAgent, Table
+from goboom_env.agents.heuristics import DRAW_OR_PASS, JokersBoomAgent, Table
 from goboom_env.agents.registry import register_agent
+from goboom_env.cards import JOKERS_POINTS
 from goboom_env.config import GameConfig
 from goboom_env.observation import layout
+
+_POINTS = np.array(JOKERS_POINTS, np.float64)
 
 VARIANTS: dict[str, dict[str, float]] = {
     "jokers-boom": {},
@@ -87,35 +90,33 @@ class Variant(JokersBoomAgent):
         self.late_at, self.late_points = int(late_at), float(late_points)
         self.leader_booms, self.trailer_booms = int(leader_booms), int(trailer_booms)
         self.blocks = layout(config.num_players)
-        self.scores = np.zeros(config.num_players)
+        self.totals = np.zeros(config.num_players)
         self.rounds_left = config.rounds
 
     def act(self, observation: Any, view: Any = None) -> int:
         vector = observation["observation"]
-        self.scores = vector[self.blocks["scores"]]  # relative seats, scaled: order is all the rule needs
+        self.totals = vector[self.blocks["scores"]]  # relative seats, scaled: order is all the rule needs
         played = float(vector[self.blocks["progress"]][0]) * self.config.rounds
         self.rounds_left = self.config.rounds - round(played)
         if view is not None:
             self.next_voids = known_voids(view)[(view.seat + 1) % self.config.num_players]
         return super().act(observation, view)
 
-    def shed(self, t: Table, cards: list[int]) -> int:
-        hand = t.hand * self.plain
-        rows = _MATCH_J[cards]
-        followups = rows @ hand - hand[cards]
-        points = self.late_points if t.sizes[1:].min() <= self.late_at else 1.0
-        score = points * _JOKERS_PTS[cards] + self.follow * followups - self.scarcity * (rows @ t.unseen)
+    def card_scores(self, t: Table, cards: list[int]) -> np.ndarray:
+        score = super().card_scores(t, cards)
+        if t.sizes[1:].min() <= self.late_at:
+            score = score + (self.late_points - 1.0) * _POINTS[cards]
         if self.void_weight:
             plain = np.minimum(cards, 51)  # a joker has no suit or rank: its row of the table reads nothing
             lacks = ((self.next_voids[0, plain // 13] <= self.void_draws).astype(float)
                      + (self.next_voids[1, plain % 13] <= self.void_draws))
             score = score + self.void_weight * np.where(np.asarray(cards) < 52, lacks, 0.0)
-        return self._argmax(cards, score)
+        return score
 
     def choose(self, t: Table) -> int:
         plays, booms = self.split(t)
         if booms and t.stock > 0:
-            leading = self.scores[0] <= self.scores[1:].min()
+            leading = self.totals[0] <= self.totals[1:].min()
             late = self.leader_booms if leading else self.trailer_booms
             if t.sizes[1:].min() <= self.boom_at or self.rounds_left <= late:
                 return self.shed(t, booms)
@@ -147,11 +148,10 @@ def known_voids(view: Any) -> np.ndarray:
             continue
         if kind == "draw" and forced and event[1] == forced[0]:
             forced.pop(0)
-            voids[event[1]] += voids[event[1]] < NEVER
-            continue
-        forced = []
-        if kind in ("draw", "pass") and match >= 0:
-            voids[event[1], 0, match // 13] = voids[event[1], 1, match % 13] = 0
+        else:
+            forced = []
+            if kind in ("draw", "pass") and match >= 0:
+                voids[event[1], 0, match // 13] = voids[event[1], 1, match % 13] = 0
         if kind == "draw":
             voids[event[1]] += voids[event[1]] < NEVER
     return voids
@@ -190,11 +190,12 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     base: np.ndarray | None = None
     rows = []
-    entries = [(name, ",".join(f"{k}={v}" for k, v in VARIANTS[name].items()))
-               for name in ["jokers-boom", *[n for n in names if n != "jokers-boom"]]]
-    entries += [(spec, None) for spec in args.agents]
-    for name, params in entries:
-        spec = name if params is None else f"variant:{params}" if params else "variant"
+    entries = []  # (row name, agent spec, the variant's parameters)
+    for name in ["jokers-boom", *[n for n in names if n != "jokers-boom"]]:
+        params = ",".join(f"{k}={v}" for k, v in VARIANTS[name].items())
+        entries.append((name, f"variant:{params}" if params else "variant", params))
+    entries += [(spec, spec, "") for spec in args.agents]
+    for name, spec, params in entries:
         shares = np.concatenate([deal_shares(run_tournament(config, [spec] + ["jokers-boom"] * (args.players - 1),
                                                            args.games, seed=seed, duplicate=True, episode="match",
                                                            progress=False)) for seed in args.seeds])

@@ -192,6 +192,8 @@ class JokersShedAgent(HeuristicAgent):
     variant = "jokers"
     scarcity = 0.0
     """Weight of the unseen cards that could match the card we play (the next players' options)."""
+    follow = 3.0
+    """Weight of the other plain cards in hand that would match the card we play (our next turn's options)."""
 
     def __init__(self, config: GameConfig, seed: int | None = None) -> None:
         super().__init__(config, seed)
@@ -207,14 +209,19 @@ class JokersShedAgent(HeuristicAgent):
         return plays, booms
 
     def shed(self, t: Table, cards: list[int]) -> int:
-        """The card worth most points plus 3 per remaining card matching it, minus the scarcity term."""
+        """The candidate card with the best :meth:`card_scores`."""
+        return self._argmax(cards, self.card_scores(t, cards))
+
+    def card_scores(self, t: Table, cards: list[int]) -> np.ndarray:
+        """Per candidate card: its points, plus ``follow`` per remaining plain card matching it, minus ``scarcity``
+        per unseen card matching it."""
         hand = t.hand * self.plain
         rows = _MATCH_J[cards]
         followups = rows @ hand - hand[cards]
-        score = _JOKERS_PTS[cards] + 3.0 * followups
+        score = _JOKERS_PTS[cards] + self.follow * followups
         if self.scarcity:
             score = score - self.scarcity * (rows @ t.unseen)
-        return self._argmax(cards, score)
+        return score
 
     def choose(self, t: Table) -> int:
         plays, booms = self.split(t)
