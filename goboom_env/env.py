@@ -147,7 +147,9 @@ episode sum to `-1` (earlier hands of a `reward="points"` match paid rewards tha
 
 from __future__ import annotations
 
+import copy
 import warnings
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -194,6 +196,20 @@ def make_config(config: GameConfig | None = None, preset: str | None = None, **f
     if preset is not None:
         return GameConfig.preset(preset, **fields)
     return GameConfig.from_dict(fields)
+
+
+@lru_cache(maxsize=64)
+def space_prototypes(config: GameConfig) -> tuple[spaces.Dict, spaces.Box]:
+    """The observation space and the state space of ``config``'s env, built once per configuration.
+
+    Each env deep-copies them (a space owns the generator its ``sample`` draws from, so envs must not share
+    one): building gymnasium's Box formats its bounds as text, which took most of an env's construction time."""
+    encoder, state_encoder = ObservationEncoder(config), StateEncoder(config)
+    obs_space = spaces.Dict({
+        "observation": spaces.Box(encoder.low, encoder.high, dtype=np.float32),
+        "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
+    })
+    return obs_space, spaces.Box(state_encoder.low, state_encoder.high, dtype=np.float32)
 
 
 class IntegerActionWrapper(BaseWrapper):
@@ -250,14 +266,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.encoder = ObservationEncoder(self.config)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_space = spaces.Dict({
-            "observation": spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
-        })
+        obs_space, self.state_space = copy.deepcopy(space_prototypes(self.config))
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.state_encoder = StateEncoder(self.config)
-        self.state_space = spaces.Box(self.state_encoder.low, self.state_encoder.high, dtype=np.float32)
         """The space of :meth:`state` (PettingZoo's optional global state)."""
         self._rng = np.random.default_rng()
         self.match: Match | None = None

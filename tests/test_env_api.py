@@ -178,6 +178,23 @@ def test_step_clears_a_hands_rewards_with_the_aec_helper(monkeypatch: pytest.Mon
     assert seen == [paid] and not any(env.rewards.values())
 
 
+def test_envs_of_one_configuration_own_equal_spaces() -> None:
+    """The spaces are built once per configuration and copied: each env owns its spaces (seeding one env's
+    space leaves another's sampling alone), with the bounds of its own configuration."""
+    first, second = (goboom_env.raw_env(variant="jokers", num_players=3) for _ in range(2))
+    other = goboom_env.raw_env(variant="jokers", num_players=4)
+    space, twin = first.observation_space("player_0"), second.observation_space("player_0")
+    assert space is not twin and first.state_space is not second.state_space
+    assert space == twin and first.state_space == second.state_space
+    assert space["observation"].shape != other.observation_space("player_0")["observation"].shape
+    space.seed(1)
+    twin.seed(1)
+    draw = space.sample()["observation"]
+    space.seed(1)
+    space.sample()  # the first env's generator moves on; the second's must not
+    assert np.array_equal(twin.sample()["observation"], draw)
+
+
 def test_wrapped_env_rejects_actions_outside_the_action_space() -> None:
     env = goboom_env.env()
     env.reset(seed=0)

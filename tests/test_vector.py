@@ -94,25 +94,30 @@ def deal_env(env: goboom_env.raw_env, vg: VectorGame, b: int) -> None:
 
 
 def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
-                     where: str, hidden: np.ndarray | None = None) -> None:
+                     where: str, hidden: np.ndarray | None = None, step: int | None = None) -> None:
     """Game ``b``'s seat, mask and observation are ``env``'s; with ``hidden`` (``VectorGame.hidden()``), so are
-    the hidden blocks of the mover's global state."""
+    the hidden blocks of the mover's global state. ``where`` (with ``step``) names the place in a failure message,
+    which is built only on a failure (the soak calls this after every decision)."""
+
+    def place() -> str:
+        return where if step is None else f"{where} step {step} game {b}"
+
     agent = env.agent_selection
-    assert seat[b] == env.agent_name_mapping[agent], f"{where}: seat"
+    assert seat[b] == env.agent_name_mapping[agent], f"{place()}: seat"
     view = env.observe(agent)
     expected_mask = view["action_mask"]
-    assert mask.dtype == expected_mask.dtype and mask[b].tobytes() == expected_mask.tobytes(), f"{where}: mask"
+    assert mask.dtype == expected_mask.dtype and mask[b].tobytes() == expected_mask.tobytes(), f"{place()}: mask"
     expected = view["observation"]
     assert obs.dtype == expected.dtype
     if obs[b].tobytes() != expected.tobytes():
         diff = np.flatnonzero(obs[b] != expected)
-        raise AssertionError(f"{where}: observation differs at {diff.tolist()[:10]}: "
+        raise AssertionError(f"{place()}: observation differs at {diff.tolist()[:10]}: "
                              f"{obs[b][diff][:10]} vs {expected[diff][:10]}")
     if hidden is not None:
         truth = env.state_encoder.hidden(env.match.hand, int(seat[b]))
         if hidden[b].tobytes() != truth.tobytes():
             diff = np.flatnonzero(hidden[b] != truth)
-            raise AssertionError(f"{where}: hidden state differs at {diff.tolist()[:10]}: "
+            raise AssertionError(f"{place()}: hidden state differs at {diff.tolist()[:10]}: "
                                  f"{hidden[b][diff][:10]} vs {truth[diff][:10]}")
 
 
@@ -143,6 +148,7 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
             env.reset(options={"deck": decks[b].tolist(), "dealer": int(dealers[b])})
             assert_same_view(env, b, obs, mask, seat, f"game {b} after reset", vgs[0].hidden())
     agents = envs[0][0].possible_agents
+    name = f"{config_id(config)} {episode}"
     ended = decisions = step = 0
     while ended < games:
         actions = random_legal_actions(mask, rng)
@@ -152,29 +158,31 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
         hidden = vgs[0].hidden() if step % hidden_every == 0 else None
         for k in range(1, len(vgs)):
             assert all(np.array_equal(a, b) for a, b in zip(outs[0][:3], outs[k][:3], strict=True)), \
-                f"{config_id(config)} {episode}/{rewards[k]} step {step}: the VectorGames of the reward modes differ"
+                f"{name}/{rewards[k]} step {step}: the VectorGames of the reward modes differ"
             assert np.array_equal(done, outs[k][4])
-        for b in range(batch):
-            action = int(actions[b])
+        # per mode, the games that paid a reward this step and the done flags, as Python lists (one numpy call each)
+        paying = [out[3].any(axis=1).tolist() for out in outs]
+        dones = [out[4].tolist() for out in outs]
+        for b, action in enumerate(actions.tolist()):
             for k, games_of_mode in enumerate(envs):
                 env = games_of_mode[b]
                 env.step(action)
                 over = all(env.terminations.values())
-                paid = outs[k][3][b]
                 # rewards are paid at episode ends only: the full comparison where one is due or any is paid
-                due = over or paid.any() or any(env.rewards.values())
-                expected = np.array([env.rewards[a] for a in agents], np.float32) if due else paid
-                if bool(outs[k][4][b]) != over or not np.array_equal(paid, expected):
-                    raise AssertionError(f"{config_id(config)} {episode}/{rewards[k]} step {step} game {b}: rewards "
-                                         f"{outs[k][3][b]} vs {expected}, done {outs[k][4][b]} vs {over}")
+                # (otherwise both sides are all zeros)
+                if dones[k][b] != over or over or paying[k][b] or any(env.rewards.values()):
+                    paid = outs[k][3][b]
+                    expected = np.array([env.rewards[a] for a in agents], np.float32)
+                    if dones[k][b] != over or not np.array_equal(paid, expected):
+                        raise AssertionError(f"{name}/{rewards[k]} step {step} game {b}: rewards {paid} vs "
+                                             f"{expected}, done {dones[k][b]} vs {over}")
                 if over:
                     deal_env(env, vgs[0], b)
                 if k:
                     assert env.agent_selection == envs[0][b].agent_selection, f"step {step} game {b}: seat"
             decisions += 1
-            ended += int(done[b])
-            assert_same_view(envs[0][b], b, obs, mask, seat, f"{config_id(config)} {episode} step {step} game {b}",
-                             hidden)
+            ended += dones[0][b]
+            assert_same_view(envs[0][b], b, obs, mask, seat, name, hidden, step)
     return decisions
 
 
