@@ -7,7 +7,8 @@ plays the same duplicate tournaments (same seeds, so the same deals, seats and o
 agent, and the table gives its win rate and the paired difference from the unchanged agent game by game, with a
 95% t-interval: common random numbers make that difference far less noisy than two separate win rates.
 ``--agents`` compares any other agents the same way, e.g. a trained model's checkpoints (``--only`` with no
-name then skips the variants). Writes ``variants.csv`` and ``variants.md`` into ``--out``.
+name then skips the variants); ``--num-jokers 0`` plays aces mode. Writes ``variants.csv`` and ``variants.md``
+into ``--out``.
 
     .venv/bin/python benchmarks/heuristic_variants.py --games 2000 --seeds 4242 1 --out results/variants
     .venv/bin/python benchmarks/heuristic_variants.py --only --agents ppo:runs/jk4/model.zip --games 1000 \\
@@ -171,6 +172,7 @@ def deal_shares(result: Any) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--num-jokers", type=int, default=2, help="jokers in the deck; 0 plays aces mode (R2.8)")
     parser.add_argument("--games", type=int, default=2000, help="duplicate matches per seed and variant")
     parser.add_argument("--seeds", type=int, nargs="+", default=[4242, 1])
     parser.add_argument("--only", nargs="*", default=None,
@@ -185,7 +187,10 @@ def main() -> None:
     unknown = sorted(set(names) - set(VARIANTS))
     if unknown:
         raise SystemExit(f"heuristic_variants: unknown variants {unknown}; known: {list(VARIANTS)}")
-    config = GameConfig(variant="jokers", num_players=args.players)
+    try:
+        config = GameConfig(variant="jokers", num_players=args.players, num_jokers=args.num_jokers)
+    except ValueError as exc:
+        raise SystemExit(f"heuristic_variants: {exc}") from None
     register_agent("variant", lambda config, seed=None, **params: Variant(config, seed, **params), replace=True)
     args.out.mkdir(parents=True, exist_ok=True)
     base: np.ndarray | None = None

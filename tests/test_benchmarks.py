@@ -270,11 +270,12 @@ def test_known_voids_never_claim_more_than_the_seat_could_hold(variants: ModuleT
 
 
 def test_heuristic_variants_script_writes_paired_differences(tmp_path: Path) -> None:
-    """End to end on a tiny budget: the unchanged agent's difference is exactly 0, the others have an interval;
-    ``--agents`` compares any agent spec the same way (random loses to the heuristic it replaces)."""
+    """End to end on a tiny budget: the unchanged agent's difference is exactly 0, the others have an interval
+    (in aces mode here); ``--agents`` compares any agent spec the same way (random loses to the heuristic it
+    replaces); a bad game option or variant name is refused."""
     out = tmp_path / "v"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--games", "12",
-                           "--seeds", "3", "4", "--only", "boom at 3 cards", "--out", str(out)],
+                           "--seeds", "3", "4", "--only", "boom at 3 cards", "--num-jokers", "0", "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = list(csv.DictReader((out / "variants.csv").open()))
@@ -292,3 +293,6 @@ def test_heuristic_variants_script_writes_paired_differences(tmp_path: Path) -> 
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--only", "nope",
                           "--out", str(tmp_path / "w")], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "unknown variants ['nope']" in bad.stderr
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--num-jokers", "-1",
+                          "--out", str(tmp_path / "w")], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "num_jokers" in bad.stderr and "Traceback" not in bad.stderr
