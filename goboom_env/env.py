@@ -266,10 +266,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.encoder = ObservationEncoder(self.config)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_space, self.state_space = copy.deepcopy(space_prototypes(self.config))
+        obs_space, state_space = copy.deepcopy(space_prototypes(self.config))
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.state_encoder = StateEncoder(self.config)
+        self.state_space = state_space
         """The space of :meth:`state` (PettingZoo's optional global state)."""
         self._rng = np.random.default_rng()
         self.match: Match | None = None
