@@ -162,10 +162,10 @@ from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import IllegalActionError, Match, action_type_error
 from goboom_env.episode import EPISODES, end_hand
-from goboom_env.observation import ObservationEncoder, observe
+from goboom_env.observation import ObservationEncoder, encoder_for, observe
 from goboom_env.render import render_text
 from goboom_env.scoring import REWARDS, points_rewards, win_rewards
-from goboom_env.state import StateEncoder
+from goboom_env.state import StateEncoder, state_encoder_for
 
 _OPTION_KEYS = {"deck", "dealer"}
 
@@ -204,7 +204,7 @@ def space_prototypes(config: GameConfig) -> tuple[spaces.Dict, spaces.Box]:
 
     Each env deep-copies them (a space owns the generator its ``sample`` draws from, so envs must not share
     one): building gymnasium's Box formats its bounds as text, which took most of an env's construction time."""
-    encoder, state_encoder = ObservationEncoder(config), StateEncoder(config)
+    encoder, state_encoder = encoder_for(config), state_encoder_for(config)
     obs_space = spaces.Dict({
         "observation": spaces.Box(encoder.low, encoder.high, dtype=np.float32),
         "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
