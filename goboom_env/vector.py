@@ -237,6 +237,11 @@ class VectorGame:
         """``[B, n]`` int64: each game's match totals (zero in hand episodes)."""
         return self._state["scores"].astype(np.int64)
 
+    @property
+    def hand_sizes(self) -> np.ndarray:
+        """``[B, n]`` int64: the number of cards in each seat's hand (public: every player can count them)."""
+        return self._state["sizes"].astype(np.int64)
+
     def hidden(self) -> np.ndarray:
         """``[B, H]`` float32, a new array: what only the engine sees, from each game's seat to move: exactly
         :meth:`goboom_env.state.StateEncoder.hidden` (the other hands in relative seat order, the stock's
@@ -407,6 +412,15 @@ class MixedVectorGame:
             self._rewards[rows, :game.num_players] = rewards
             self._done[rows] = done
         return self._obs, self._mask, self._seat, self._rewards, self._done
+
+    @property
+    def hand_sizes(self) -> np.ndarray:
+        """``[B, 12]`` int64: each seat's number of cards (zeros beyond a game's seats), as
+        :attr:`VectorGame.hand_sizes`."""
+        out = np.zeros((self.num_envs, MAX_PLAYERS), np.int64)
+        for game, rows in zip(self.games, self.rows):
+            out[rows, :game.num_players] = game.hand_sizes
+        return out
 
     def _store(self, rows: slice, index: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> None:
         self._obs[rows][:, index] = obs  # the padding slots are never written: they stay zero

@@ -90,6 +90,10 @@ def test_mixed_engine_equals_separate_vector_games() -> None:
             np.testing.assert_array_equal(unpad_observations(obs[rows], k), o)
             np.testing.assert_array_equal(mask[rows], m)
             np.testing.assert_array_equal(seat[rows], s)
+        sizes = mixed.hand_sizes
+        for k, rows, game in zip(counts, mixed.rows, alone):
+            np.testing.assert_array_equal(sizes[rows, :k], game.hand_sizes)
+            assert not sizes[rows, k:].any()
         actions = random_legal_actions(mask, rng)
         obs, mask, seat, rewards, done = mixed.step(actions)
         views = []

@@ -23,6 +23,7 @@ import goboom_env
 from goboom_env import GameConfig
 from goboom_env.cards import deck_faces, faces_of_codes
 from goboom_env.engine import win_rewards
+from goboom_env.observation import layout
 
 vector = pytest.importorskip("goboom_env.vector", reason="numba is not installed (goboom-env[vector])")
 VectorGame = vector.VectorGame
@@ -368,6 +369,25 @@ def test_bad_reset_and_step_arguments() -> None:
         vg.step(np.zeros(2, np.float32))
     with pytest.raises(ValueError, match=r"mask must have shape \(B, 54\)"):
         random_legal_actions(np.zeros(54, np.int8), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("config", [GameConfig(), GameConfig(variant="jokers", num_players=3),
+                                    GameConfig(num_players=8)], ids=config_id)
+def test_hand_sizes_are_the_cards_each_seat_holds(config: GameConfig) -> None:
+    """``hand_sizes`` (absolute seats) is the mover's observation block (relative seats) over many decisions, draws
+    and new deals included."""
+    game = VectorGame(config, num_envs=8, seed=3, episode="match")
+    obs, mask, seat = game.reset()
+    n, start = config.num_players, layout(config.num_players)["hand_sizes"].start
+    rng = np.random.default_rng(0)
+    changed = 0
+    for _ in range(400):
+        sizes = game.hand_sizes
+        relative = sizes[np.arange(8)[:, None], (seat[:, None] + np.arange(n)) % n]
+        np.testing.assert_allclose(relative / config.deck_size, obs[:, start:start + n], rtol=1e-6)
+        obs, mask, seat, _, _ = game.step(random_legal_actions(mask, rng))
+        changed += int((game.hand_sizes != sizes).any(axis=1).sum())
+    assert changed > 400  # most steps change some hand
 
 
 def test_random_legal_actions_are_legal_and_cover_the_mask() -> None:

@@ -27,7 +27,7 @@ from goboom_env.training.vector_policy import (  # noqa: E402
     sample_masked,
 )
 from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
-from goboom_env.training.vector_rollout import Pending, seat_gae  # noqa: E402
+from goboom_env.training.vector_rollout import Pending, hand_size_potential, seat_gae  # noqa: E402
 from goboom_env.training.vector_trainer import collect_batched  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,6 +84,63 @@ def test_seat_gae_open_decisions_resolve_in_the_next_rollout_as_in_one_long_roll
     np.testing.assert_allclose(second.pending_advantages[0], [whole.advantages[2, 0], whole.advantages[1, 0]])
     np.testing.assert_allclose(second.advantages[:2, 0], whole.advantages[3:5, 0])
     assert first.advantages[0, 0] == pytest.approx(whole.advantages[0, 0])
+
+
+def test_seat_gae_adds_the_shaping_potential_difference_to_each_decisions_reward() -> None:
+    """Shaping turns the reward after each decision into reward + gamma x phi(the seat's next decision) - phi,
+    with phi = 0 past the end; split over two rollouts, the open decisions carry their potential."""
+    seq = two_seat_hand()
+    phi = np.array([[0.5], [-0.25], [1.0], [0.75], [2.0], [-1.5], [3.0]], np.float32)
+    gamma, lam = 0.9, 0.8
+    out = seat_gae(**seq, gamma=gamma, lam=lam, potentials=phi)
+    seat0 = reference_gae([0.1, 0.3, 0.5], [gamma * 1.0 - 0.5, gamma * 2.0 - 1.0, 1.0 - 2.0], gamma, lam)
+    seat1 = reference_gae([-0.2, -0.4], [gamma * 0.75 + 0.25, -1.0 - 0.75], gamma, lam)
+    np.testing.assert_allclose(out.advantages[[0, 2, 4], 0], seat0, rtol=1e-6)
+    np.testing.assert_allclose(out.advantages[[1, 3], 0], seat1, rtol=1e-6)
+    flat = seat_gae(**seq, gamma=1.0, lam=1.0, potentials=phi)  # gamma = 1: the potentials telescope
+    plain = seat_gae(**seq, gamma=1.0, lam=1.0)
+    np.testing.assert_allclose(flat.advantages[:5, 0], plain.advantages[:5, 0] - phi[:5, 0], rtol=1e-6)
+
+    whole = seat_gae(**seq, gamma=gamma, lam=0.0, potentials=phi)
+    first = seat_gae(**{k: v[:3] for k, v in seq.items()}, gamma=gamma, lam=0.0, potentials=phi[:3])
+    pending = Pending.empty(1, 2, 1, np.float32)
+    pending.active[0] = [True, True]
+    pending.value[0] = [0.3, -0.2]
+    pending.potential[0] = [1.0, -0.25]
+    pending.reward[0] = first.opened_reward[0]
+    second = seat_gae(**{k: v[3:] for k, v in seq.items()}, gamma=gamma, lam=0.0, pending=pending,
+                      potentials=phi[3:])
+    np.testing.assert_allclose(second.pending_advantages[0], [whole.advantages[2, 0], whole.advantages[1, 0]])
+    np.testing.assert_allclose(second.advantages[:2, 0], whole.advantages[3:5, 0])
+
+
+def test_hand_size_potential_is_the_opponents_mean_hand_size_minus_ones_own() -> None:
+    sizes = np.array([[3, 5, 7, 0], [4, 4, 1, 9], [2, 6, 0, 0]])
+    got = hand_size_potential(sizes, np.array([0, 3, 1]), np.array([3, 4, 2]))
+    np.testing.assert_allclose(got, [(5 + 7) / 2 - 3, (4 + 4 + 1) / 3 - 9, 2 - 6])
+    assert got.dtype == np.float32
+
+
+def test_shaping_run_records_each_movers_potential_and_trains(tmp_path: Path) -> None:
+    """With --shaping the rollout holds shaping x the mover's potential, read from its own observation (hand sizes
+    in relative seats); without it, zeros. A short run with shaping trains, saves and plays."""
+    from goboom_env.observation import layout
+    from goboom_env.training.vector_trainer import Trainer
+
+    start = layout(4)["hand_sizes"].start
+    for shaping in (0.0, 0.05):
+        args = tiny_args(tmp_path / f"x{shaping}", shaping=shaping, opponents=["heuristic=1", "learner=1"])
+        trainer = Trainer(args, args.game_config())
+        trainer.start()
+        roll = trainer.collect()
+        sizes = roll.obs[..., start:start + 4] * GameConfig().deck_size  # relative seats: the mover first
+        expected = shaping * (sizes[..., 1:].mean(axis=-1) - sizes[..., 0])
+        np.testing.assert_allclose(roll.potential, expected, atol=1e-5)
+        assert roll.potential.any() == bool(shaping)
+    out = tmp_path / "run"
+    train(tiny_args(out, shaping=0.05, privileged_critic=True, opponents=["heuristic=1"]))
+    assert json.loads((out / "args.json").read_text())["shaping"] == 0.05
+    assert play_legally(out / "model.zip", GameConfig())["games"] > 0
 
 
 def test_seat_gae_ignores_opponent_seats_but_still_pays_the_learner() -> None:
@@ -340,6 +397,7 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     ("num_players", 13, "num_players"),
     ("net_arch", [], "net_arch"),
     ("precision", "fp16", "precision must be one of auto, fp32, bf16"),
+    ("shaping", -0.1, "shaping must be >= 0"),
 ])
 def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: str, value: object,
                                                          message: str) -> None:

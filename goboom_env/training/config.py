@@ -153,6 +153,9 @@ class SelfPlayArgs(PPOArgs):
     the stock, its top card: the env's state() seen from the mover): advantages with less of the deal's luck in
     them. The actor, the only part a saved model holds, still sees just the observation (training/privileged.py).
     train-fast: not with --player-counts."""
+    shaping: float = 0.0
+    """Potential-based reward shaping: this x (opponents' mean hand size - own hand size) as the potential
+    (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
     eval_every: int = 250_000
     """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
     eval_games: int = 2000
@@ -170,7 +173,7 @@ class SelfPlayArgs(PPOArgs):
     def validate_self_play(self) -> None:
         """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
         check_bounds(self, ">= 1", "pool_size", "eval_games")
-        check_bounds(self, ">= 0", "bc_games")
+        check_bounds(self, ">= 0", "bc_games", "shaping")
         check_bounds(self, ">= -1", "eval_every")
         if self.eval_every >= 0 and not self.eval_opponents:
             raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
@@ -198,9 +201,6 @@ class TrainArgs(SelfPlayArgs):
     or `self` for the snapshots of the learner. Each episode draws one entry for all opponent seats."""
     seat: str = "rotate"
     """Learner seat per episode: rotate (next seat each episode) or random."""
-    shaping: float = 0.0
-    """Potential-based reward shaping: this x (opponents' mean hand size - own hand size) as the potential
-    (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
     out: str = "runs/ppo"
     """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
     threads: int = 1
@@ -213,7 +213,6 @@ class TrainArgs(SelfPlayArgs):
         check_choice("vec_env", self.vec_env, VEC_ENVS)
         check_choice("seat", self.seat, SEAT_MODES)
         check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps")
-        check_bounds(self, ">= 0", "shaping")
         parse_opponents(self.opponents)
         self.validate_self_play()
         self.check_agent_specs()

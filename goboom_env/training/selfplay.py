@@ -30,6 +30,7 @@ from goboom_env.config import GameConfig, as_int
 from goboom_env.env import make_config, raw_env
 from goboom_env.training.league import OpponentPool
 from goboom_env.training.privileged import critic_encoder
+from goboom_env.training.vector_rollout import hand_size_potential
 
 
 class SelfPlayEnv(gym.Env):
@@ -189,9 +190,8 @@ class SelfPlayEnv(gym.Env):
         shedding a card or making another player draw, instead of only at the end of the hand."""
         if not self.shaping:
             return 0.0
-        sizes = self.aec.match.hand.sizes
-        others = (sum(sizes) - sizes[self.seat]) / (self.n - 1)
-        return self.shaping * (others - sizes[self.seat])
+        sizes = np.array([self.aec.match.hand.sizes])
+        return self.shaping * float(hand_size_potential(sizes, np.array([self.seat]), self.n)[0])
 
     def _illegal(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """Like PettingZoo's TerminateIllegalWrapper: an illegal action ends the episode with -1."""

@@ -2,9 +2,10 @@
 
 One call of ``VectorGame.step`` moves the seat to play in each game, so the trainer keeps one decision
 sequence per (game, seat): a seat's reward (the end of the hand or match) is credited to that seat's last
-decision, and GAE runs over each seat's own decisions (:func:`seat_gae`). A decision whose outcome is
-still open when a rollout ends is carried into the next rollout (:class:`Pending`) instead of being cut
-off. :class:`SeatPlan` draws, per game and episode, an entry of the opponent pool (:data:`POOL_KINDS`).
+decision, and GAE runs over each seat's own decisions (:func:`seat_gae`), optionally with potential-based
+shaping on the hand sizes (:func:`hand_size_potential`). A decision whose outcome is still open when a
+rollout ends is carried into the next rollout (:class:`Pending`) instead of being cut off. :class:`SeatPlan`
+draws, per game and episode, an entry of the opponent pool (:data:`POOL_KINDS`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,19 @@ def parse_pool(items: Sequence[str]) -> list[tuple[str, float]]:
 # -- per-seat GAE ----------------------------------------------------------------------------------------
 
 
+def hand_size_potential(sizes: np.ndarray, seat: np.ndarray, players: np.ndarray | int) -> np.ndarray:
+    """The shaping potential of ``seat`` in each game: the opponents' mean hand size minus its own.
+
+    ``sizes`` is ``[B, width]`` (each seat's number of cards, zeros beyond a game's seats), ``seat`` ``[B]`` and
+    ``players`` each game's table size (``[B]``, or one count for all). Potential-based shaping (Ng, Harada and
+    Russell, 1999) pays ``gamma x phi(next) - phi(now)`` per decision, with ``phi = 0`` once the episode is over:
+    shedding a card or making another player draw pays at once, and the best policy does not change."""
+    rows = np.arange(len(sizes))
+    own = sizes[rows, seat]
+    return ((sizes.sum(axis=1) - own) / (np.asarray(players) - 1) - own).astype(np.float32)
+
+
+
 @dataclass
 class Pending:
     """The open decisions of each (game, seat): the seat's last decision of a rollout while its episode
@@ -54,13 +68,15 @@ class Pending:
     mask: np.ndarray
     action: np.ndarray
     logp: np.ndarray
+    potential: np.ndarray
+    """The shaping potential at the decision (0 without shaping)."""
 
     @classmethod
     def empty(cls, num_envs: int, num_players: int, obs_dim: int, obs_dtype: Any) -> Pending:
         shape = (num_envs, num_players)
         return cls(np.zeros(shape, bool), np.zeros(shape, np.float32), np.zeros(shape, np.float32),
                    np.zeros((*shape, obs_dim), obs_dtype), np.zeros((*shape, NUM_ACTIONS), bool),
-                   np.zeros(shape, np.int64), np.zeros(shape, np.float32))
+                   np.zeros(shape, np.int64), np.zeros(shape, np.float32), np.zeros(shape, np.float32))
 
 
 @dataclass
@@ -84,7 +100,8 @@ class SeatAdvantages:
 
 
 def seat_gae(values: np.ndarray, rewards: np.ndarray, dones: np.ndarray, seats: np.ndarray, learner: np.ndarray,
-             gamma: float, lam: float, pending: Pending | None = None) -> SeatAdvantages:
+             gamma: float, lam: float, pending: Pending | None = None,
+             potentials: np.ndarray | None = None) -> SeatAdvantages:
     """GAE over each (game, seat)'s own decisions of one rollout.
 
     ``values``, ``seats`` and ``learner`` are ``[T, B]`` (the value, the seat that moved and whether it is a
@@ -94,10 +111,14 @@ def seat_gae(values: np.ndarray, rewards: np.ndarray, dones: np.ndarray, seats: 
     decision (0 at the end). A seat's last decision of the rollout in a running episode stays open: the
     decisions before it bootstrap from its value (the GAE chain is cut there, as at a rollout's end in
     plain PPO) and ``pending`` carries it into the next call, where it is resolved first in line.
+    ``potentials`` (``[T, B]``, the mover's shaping potential at each decision) adds ``gamma x phi(next) - phi``
+    to each decision's reward, where ``phi(next)`` is the seat's potential at its next decision (0 at the end).
     """
     steps, num_envs = seats.shape
     n = rewards.shape[2]
+    phi = np.zeros((steps, num_envs), np.float32) if potentials is None else potentials
     next_value = np.zeros((num_envs, n), np.float32)
+    next_phi = np.zeros((num_envs, n), np.float32)
     next_adv = np.zeros((num_envs, n), np.float32)
     acc = np.zeros((num_envs, n), np.float32)
     open_ = np.ones((num_envs, n), bool)  # nothing seen yet after this point: no later decision, no end
@@ -108,19 +129,21 @@ def seat_gae(values: np.ndarray, rewards: np.ndarray, dones: np.ndarray, seats: 
     rows = np.arange(num_envs)
     for t in range(steps - 1, -1, -1):
         ended = dones[t]
-        next_value[ended] = next_adv[ended] = acc[ended] = 0.0
+        next_value[ended] = next_phi[ended] = next_adv[ended] = acc[ended] = 0.0
         open_[ended] = False
         acc += rewards[t]
         b = rows[learner[t]]
         s = seats[t, b]
-        v = values[t, b]
+        v, p = values[t, b], phi[t, b]
         is_open = open_[b, s]
-        adv = acc[b, s] + gamma * next_value[b, s] - v + gamma * lam * next_adv[b, s]
+        reward = acc[b, s] + gamma * next_phi[b, s] - p
+        adv = reward + gamma * next_value[b, s] - v + gamma * lam * next_adv[b, s]
         advantages[t, b] = np.where(is_open, 0.0, adv)
         resolved[t, b] = ~is_open
         opened[t, b] = is_open
         opened_reward[b[is_open], s[is_open]] = acc[b[is_open], s[is_open]]
         next_value[b, s] = v
+        next_phi[b, s] = p
         next_adv[b, s] = np.where(is_open, 0.0, adv)
         acc[b, s] = 0.0
         open_[b, s] = False
@@ -131,7 +154,8 @@ def seat_gae(values: np.ndarray, rewards: np.ndarray, dones: np.ndarray, seats: 
         active = pending.active
         pend_resolved = active & ~open_
         reward = pending.reward + acc
-        pend_adv = np.where(pend_resolved, reward + gamma * next_value - pending.value + gamma * lam * next_adv, 0.0)
+        shaped = reward + gamma * next_phi - pending.potential
+        pend_adv = np.where(pend_resolved, shaped + gamma * next_value - pending.value + gamma * lam * next_adv, 0.0)
         pend_reward = np.where(active & open_, reward, 0.0)
     return SeatAdvantages(advantages, resolved, opened, opened_reward, pend_adv.astype(np.float32), pend_resolved,
                           pend_reward.astype(np.float32))
@@ -158,13 +182,15 @@ class Rollout:
     reward: np.ndarray
     """``[T, B, n]`` what each seat received from the call."""
     done: np.ndarray
+    potential: np.ndarray
+    """``[T, B]`` the mover's shaping potential before its move (zeros without shaping)."""
 
     @classmethod
     def empty(cls, steps: int, num_envs: int, n: int, obs_dim: int, obs_dtype: Any) -> Rollout:
         tb = (steps, num_envs)
         return cls(np.zeros((*tb, obs_dim), obs_dtype), np.zeros((*tb, NUM_ACTIONS), bool), np.zeros(tb, np.int64),
                    np.zeros(tb, bool), np.zeros(tb, np.int64), np.zeros(tb, np.float32), np.zeros(tb, np.float32),
-                   np.zeros((*tb, n), np.float32), np.zeros(tb, bool))
+                   np.zeros((*tb, n), np.float32), np.zeros(tb, bool), np.zeros(tb, np.float32))
 
 
 @dataclass
@@ -200,7 +226,8 @@ def build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[B
                   action=gather(roll.action, pending.action), logp=gather(roll.logp, pending.logp),
                   advantage=adv, ret=adv + gather(roll.value, pending.value))
     new = Pending(pending.active & ~gae.pending_resolved, pending.value.copy(), gae.pending_reward,
-                  pending.obs.copy(), pending.mask.copy(), pending.action.copy(), pending.logp.copy())
+                  pending.obs.copy(), pending.mask.copy(), pending.action.copy(), pending.logp.copy(),
+                  pending.potential.copy())
     ot, ob = np.nonzero(gae.opened)
     os_ = roll.seat[ot, ob]
     new.active[ob, os_] = True
@@ -210,6 +237,7 @@ def build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[B
     new.mask[ob, os_] = roll.mask[ot, ob]
     new.action[ob, os_] = roll.action[ot, ob]
     new.logp[ob, os_] = roll.logp[ot, ob]
+    new.potential[ob, os_] = roll.potential[ot, ob]
     return batch, new
 
 

@@ -37,6 +37,7 @@ from goboom_env.training.vector_rollout import (
     Rollout,
     SeatPlan,
     build_batch,
+    hand_size_potential,
     parse_pool,
     seat_gae,
 )
@@ -140,6 +141,8 @@ class Trainer:
             obs, mask, seat = self.obs, self.mask.view(bool), self.seat
             learner = plan.learner[rows, seat]
             roll.obs[t], roll.mask[t], roll.seat[t], roll.learner[t] = obs, mask, seat, learner
+            if args.shaping:
+                roll.potential[t] = args.shaping * hand_size_potential(self.game.hand_sizes, seat, self.plan.table)
             actions = np.zeros(num_envs, np.int64)
             mine = np.flatnonzero(learner)
             if len(mine):
@@ -247,7 +250,7 @@ class Trainer:
         """One rollout, per-seat GAE and one PPO update; returns the update's statistics."""
         roll = self.collect()
         gae = seat_gae(roll.value, roll.reward, roll.done, roll.seat, roll.learner, self.args.gamma,
-                       self.args.gae_lambda, self.pending)
+                       self.args.gae_lambda, self.pending, roll.potential)
         batch, self.pending = build_batch(roll, gae, self.pending)
         stats = self.update(batch) if len(batch) else {}
         return {**stats, "batch": len(batch), "pending": int(self.pending.active.sum())}
