@@ -162,9 +162,10 @@ def reference_build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) 
     batch = Batch(both(roll.obs, pending.obs), both(roll.mask, pending.mask), both(roll.action, pending.action),
                   both(roll.logp, pending.logp), adv, adv + both(roll.value, pending.value))
     new = Pending(pending.active & ~gae.pending_resolved, pending.value.copy(), gae.pending_reward,
-                  pending.obs.copy(), pending.mask.copy(), pending.action.copy(), pending.logp.copy())
+                  pending.obs.copy(), pending.mask.copy(), pending.action.copy(), pending.logp.copy(),
+                  pending.potential.copy())
     ot, ob = np.nonzero(gae.opened)
-    for name in ("value", "obs", "mask", "action", "logp"):
+    for name in ("value", "obs", "mask", "action", "logp", "potential"):
         getattr(new, name)[ob, roll.seat[ot, ob]] = getattr(roll, name)[ot, ob]
     new.active[ob, roll.seat[ot, ob]] = True
     new.reward[ob, roll.seat[ot, ob]] = gae.opened_reward[ob, roll.seat[ot, ob]]
@@ -175,21 +176,22 @@ def test_build_batch_holds_the_resolved_decisions_and_carries_the_open_ones() ->
     from goboom_env.training.vector_ppo import VectorArgs
     from goboom_env.training.vector_trainer import Trainer
 
-    args = VectorArgs(num_envs=12, num_steps=20, opponents=["learner=1", "random=1"], threads=1, progress=False)
+    args = VectorArgs(num_envs=12, num_steps=20, opponents=["learner=1", "random=1"], threads=1, progress=False,
+                      shaping=0.05)
     trainer = Trainer(args, args.game_config())
     trainer.start()
     trainer.iteration()
-    assert trainer.pending.active.any()  # the previous rollout left open decisions
+    assert trainer.pending.active.any() and trainer.pending.potential.any()  # open decisions, with potentials
     roll = trainer.collect()
     gae = seat_gae(roll.value, roll.reward, roll.done, roll.seat, roll.learner, args.gamma, args.gae_lambda,
-                   trainer.pending)
+                   trainer.pending, roll.potential)
     assert gae.pending_resolved.any() and gae.resolved.any() and gae.opened.any()
     (batch, pending), (ref_batch, ref_pending) = (f(roll, gae, trainer.pending)
                                                   for f in (build_batch, reference_build_batch))
     for name in ("obs", "mask", "action", "logp", "advantage", "ret"):
         got, expected = getattr(batch, name), getattr(ref_batch, name)
         assert got.dtype == expected.dtype and np.array_equal(got, expected), name
-    for name in ("active", "value", "reward", "obs", "mask", "action", "logp"):
+    for name in ("active", "value", "reward", "obs", "mask", "action", "logp", "potential"):
         assert np.array_equal(getattr(pending, name), getattr(ref_pending, name)), name
 
 
