@@ -53,7 +53,6 @@ def hand_size_potential(sizes: np.ndarray, seat: np.ndarray, players: np.ndarray
     return ((sizes.sum(axis=1) - own) / (np.asarray(players) - 1) - own).astype(np.float32)
 
 
-
 @dataclass
 class Pending:
     """The open decisions of each (game, seat): the seat's last decision of a rollout while its episode

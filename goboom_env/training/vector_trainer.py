@@ -142,7 +142,7 @@ class Trainer:
             learner = plan.learner[rows, seat]
             roll.obs[t], roll.mask[t], roll.seat[t], roll.learner[t] = obs, mask, seat, learner
             if args.shaping:
-                roll.potential[t] = args.shaping * hand_size_potential(self.game.hand_sizes, seat, self.plan.table)
+                roll.potential[t] = args.shaping * hand_size_potential(self.game.hand_sizes, seat, plan.table)
             actions = np.zeros(num_envs, np.int64)
             mine = np.flatnonzero(learner)
             if len(mine):
