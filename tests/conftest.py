@@ -277,3 +277,14 @@ def play_aec(env: Any, choose: Callable[[dict[str, np.ndarray]], int], max_iter:
     for step in aec_steps(env, choose, max_iter):
         totals[step.agent] += step.reward
     return totals
+
+
+class Payload:
+    """A pickled object that creates ``marker`` when it is unpickled: a harmless stand-in for the code a crafted
+    file would run. A loader is safe when, after refusing such a file, ``marker`` does not exist."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[str, ...]]:
+        return os.system, (f"touch '{self.marker}'",)

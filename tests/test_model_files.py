@@ -210,7 +210,7 @@ def test_resume_names_a_damaged_checkpoint(model_file: Path, tmp_path: Path) -> 
     files.checkpoints.mkdir(parents=True)
     bad = files.checkpoints / "model_64.zip"
     rewrite(model_file, bad, {"policy.pth": b"garbage"})
-    with pytest.raises(ValueError, match=r"--resume: cannot load the checkpoint .*model_64\.zip"):
+    with pytest.raises(ValueError, match=r"--resume: .*model_64\.zip \(policy\.pth\) is not tensors and plain data"):
         train(args)
     assert not files.args.exists()
 
@@ -223,3 +223,21 @@ def test_ppo_spec_options_are_parsed_strictly(model_file: Path) -> None:
             make_agent(f"ppo:path={model_file},deterministic={word}", CLASSIC)
     with pytest.raises(ValueError, match="is a folder, not a model file"):
         make_agent(f"ppo:{model_file.parent}", CLASSIC)
+
+
+def test_an_overflowing_network_is_an_error_naming_the_agent() -> None:
+    """Finite weights so large that the scores overflow: a clear error naming the agent, greedy or sampled,
+    never a NaN probability from numpy or an illegal arg-max."""
+    from goboom_env.training.sb3.agent import PPOAgent
+
+    size = observation_size(4)
+    huge = FrozenMlp([(np.full((8, size), 3e38, np.float32), np.zeros(8, np.float32)),
+                      (np.full((54, 8), 3e38, np.float32), np.zeros(54, np.float32))], activation="relu")
+    observation = {"observation": np.ones(size, np.float32), "action_mask": np.eye(54, dtype=np.int8)[3]}
+    for deterministic in (True, False):
+        agent = PPOAgent("ppo:huge.zip", huge, seed=0, deterministic=deterministic)
+        with pytest.raises(ValueError, match=r"agent ppo:huge\.zip: the network's scores of the legal actions are "
+                                             "not finite"):
+            agent.act(observation)
+    with pytest.raises(ValueError, match=r"agent ppo:huge\.zip: the action mask has no legal action"):
+        agent.act({**observation, "action_mask": np.zeros(54, np.int8)})

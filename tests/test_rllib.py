@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("torch")  # the rllib extra
 pytest.importorskip("ray.rllib")
 import torch
-from conftest import play_aec
+from conftest import Payload, play_aec
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
@@ -38,10 +38,12 @@ from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv
 from goboom_env.training.rllib_league import LEAGUE_PREFIX, LeagueMapping
 from goboom_env.training.rllib_policy import (
     MAIN_MODULE,
+    MODULE_FILE,
     MaskedPPOTorchRLModule,
     RLlibAgent,
     load_rllib_agent,
     module_path,
+    save_module,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -250,7 +252,7 @@ def one_observation(legal: list[int], num_players: int = 4) -> dict[str, np.ndar
 def save_policy(module: RLModule, folder: Path, config: GameConfig, metadata_in: Path | None = None) -> None:
     """Save ``module`` in ``folder`` with the ``goboom.json`` that ``goboom train-rllib`` writes beside a policy
     (in ``metadata_in``, the folder itself by default)."""
-    module.save_to_path(folder)
+    save_module(module, folder)
     (metadata_in or folder).joinpath("goboom.json").write_text(json.dumps(model_metadata(config)))
 
 
@@ -295,9 +297,38 @@ def test_loader_errors_name_the_problem(tmp_path):
         module_path(tmp_path)
     with pytest.raises(ValueError, match="needs a path"):
         load_rllib_agent(GameConfig(), 0, "")
-    build_module(num_players=4).save_to_path(tmp_path / "policy")
+    save_module(build_module(num_players=4), tmp_path / "policy")
     with pytest.raises(ValueError, match=r"has no goboom\.json beside it"):
         make_agent(f"rllib:{tmp_path}", GameConfig(num_players=4), seed=0)
+
+
+def test_loader_never_unpickles_a_crafted_policy_folder(tmp_path):
+    """Ray's module files are pickles: a crafted ``class_and_ctor_args.pkl`` is never read, a folder with no
+    module file of ours is refused, and a module file holding a pickled object is refused, naming the file."""
+    config = GameConfig(num_players=4)
+    marker = tmp_path / "ran"
+    save_policy(build_module(num_players=4), tmp_path / "policy", config)
+    for name in (RLModule.CLASS_AND_CTOR_ARGS_FILE_NAME, "module_state.pkl"):
+        (tmp_path / "policy" / name).write_bytes(pickle.dumps(Payload(marker)))
+    agent = make_agent(f"rllib:{tmp_path}", config, seed=0)  # plays from goboom_module.pt alone
+    assert agent.act(one_observation([3, 17])) in {3, 17} and not marker.exists()
+
+    module_file = tmp_path / "policy" / MODULE_FILE
+    saved = torch.load(module_file, weights_only=True)
+    torch.save({**saved, "extra": Payload(marker)}, module_file)
+    with pytest.raises(ValueError, match=f"{module_file} is not tensors and plain data; refused, not loaded"):
+        make_agent(f"rllib:{tmp_path}", config, seed=0)
+    torch.save({**saved, "settings": {"fcnet_hiddens": [8]}}, module_file)
+    with pytest.raises(ValueError, match=f"{module_file} does not fit a 4-player module"):
+        make_agent(f"rllib:{tmp_path}", config, seed=0)
+    torch.save({**saved, "settings": {"fcnet_activation": 3}}, module_file)
+    with pytest.raises(ValueError, match=f"{module_file} is damaged: setting 'fcnet_activation'"):
+        make_agent(f"rllib:{tmp_path}", config, seed=0)
+    module_file.unlink()
+    with pytest.raises(ValueError, match=f"has no {MODULE_FILE}: rllib: loads only policies saved by goboom "
+                                         "train-rllib"):
+        make_agent(f"rllib:{tmp_path}", config, seed=0)
+    assert not marker.exists()
 
 
 def test_loader_refuses_a_policy_trained_for_another_game(tmp_path):

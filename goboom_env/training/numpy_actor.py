@@ -48,8 +48,16 @@ class FrozenMlp:
         return x @ w_out + b_out
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
-        """Most probable legal action, or a sample from the masked softmax when ``rng`` is given."""
-        logits = np.where(mask.astype(bool), self.logits(obs), -np.inf)
+        """Most probable legal action, or a sample from the masked softmax when ``rng`` is given. ValueError when
+        no action is legal or a legal action's score is not finite (weights so large that the network overflows),
+        rather than a NaN probability or an illegal arg-max."""
+        legal = mask.astype(bool)
+        logits = np.where(legal, self.logits(obs), -np.inf)
+        if not legal.any():
+            raise ValueError("the action mask has no legal action")
+        if not np.isfinite(logits[legal]).all():
+            raise ValueError("the network's scores of the legal actions are not finite for this observation "
+                             "(its weights overflow)")
         if rng is None:
             return int(np.argmax(logits))
         p = np.exp(logits - logits.max())
@@ -102,7 +110,14 @@ class SnapshotAgent:
         self.rng = None if deterministic else np.random.default_rng(seed)
 
     def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
-        return self.net.act(observation["observation"], observation["action_mask"], self.rng)
+        return self.choose(observation["observation"], observation["action_mask"])
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """:meth:`FrozenMlp.act` with this agent's generator; its errors name the agent."""
+        try:
+            return self.net.act(obs, mask, self.rng)
+        except ValueError as exc:
+            raise ValueError(f"agent {self.name}: {exc}") from None
 
     def reseed(self, seed: int | None) -> None:
         """Restart the sampling generator (tournament runners call this before each game)."""

@@ -12,11 +12,17 @@ policy's ``goboom.json`` (the metadata every trained policy carries,
 :func:`goboom_env.training.model_files.model_metadata`) and refuses, with
 :func:`~goboom_env.training.model_files.check_compatible`, a policy trained for another variant,
 player count, rule or observation layout, exactly as the ``ppo:`` loader does.
+
+Ray's own module files (``class_and_ctor_args.pkl``, ``module_state.pkl``) are pickles, so a crafted folder
+would run code when Ray loads it. The loader never reads them: ``goboom train-rllib`` also writes
+``goboom_module.pt`` (:func:`write_module_file`: the network's settings and its tensors), and the loader
+builds :class:`MaskedPPOTorchRLModule` from those settings and loads the tensors with ``weights_only``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +32,14 @@ import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
 from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from goboom_env.config import GameConfig
-from goboom_env.observation import observation_size
 from goboom_env.training.model_files import check_compatible, metadata_problem
-from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY
+from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
+from goboom_env.training.run_folder import load_tensors
 
 MAIN_MODULE = "main"
 """Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""
@@ -41,6 +48,11 @@ POLICY_DIR = "policy"
 METADATA_FILE = "goboom.json"
 """The policy's metadata (:func:`goboom_env.training.model_files.model_metadata` plus the RLlib run's
 ``episode``, ``reward``, ``iteration`` and ``checkpoint``), saved in the run folder and in ``policy/``."""
+MODULE_FILE = "goboom_module.pt"
+"""The module's settings and tensors (:func:`write_module_file`), beside Ray's files in every module folder that
+``goboom train-rllib`` writes: what ``rllib:`` loads."""
+MODULE_SETTINGS = {"fcnet_hiddens": list, "fcnet_activation": str, "vf_share_layers": bool}
+"""The fields of RLlib's ``DefaultModelConfig`` a module file records, with their types."""
 
 
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
@@ -97,10 +109,9 @@ def _masked(outputs: dict[str, Any], mask: Any) -> dict[str, Any]:
 
 
 def module_path(path: str | Path) -> Path:
-    """The folder of the ``main`` RLModule inside ``path``: an exported policy folder, a run folder
-    (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``).
-
-    The result is absolute: Ray reads a relative path as a URI without a scheme and fails."""
+    """The folder of the ``main`` module inside ``path``: an exported policy folder, a run folder
+    (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``), holding
+    :data:`MODULE_FILE`. The result is absolute."""
     root = Path(path).expanduser().resolve()
     candidates = [
         root,
@@ -108,13 +119,76 @@ def module_path(path: str | Path) -> Path:
         root / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / MAIN_MODULE,
     ]
     for candidate in candidates:
-        if (candidate / RLModule.CLASS_AND_CTOR_ARGS_FILE_NAME).is_file() and any(candidate.glob("module_state*")):
+        if (candidate / MODULE_FILE).is_file():
             return candidate
+    for candidate in candidates:
+        if (candidate / RLModule.CLASS_AND_CTOR_ARGS_FILE_NAME).is_file():
+            raise ValueError(f"the RLlib module at {str(candidate)!r} has no {MODULE_FILE}: rllib: loads only policies "
+                             "saved by goboom train-rllib, and never Ray's own pickled module files, which can run "
+                             "code")
     raise ValueError(
         f"no RLlib policy found at {str(root)!r}: expected an exported policy folder, a run folder with "
         f"'{POLICY_DIR}/', or an algorithm checkpoint with "
-        f"'{COMPONENT_LEARNER_GROUP}/{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{MAIN_MODULE}/'"
+        f"'{COMPONENT_LEARNER_GROUP}/{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{MAIN_MODULE}/', holding {MODULE_FILE}"
     )
+
+
+def model_config(net_arch: list[int]) -> DefaultModelConfig:
+    """The network of ``goboom train-rllib``: RLlib's default MLPs of ``net_arch``, the critic's apart."""
+    return DefaultModelConfig(fcnet_hiddens=list(net_arch), vf_share_layers=False)
+
+
+def module_settings(model_config: Any) -> dict[str, Any]:
+    """The :data:`MODULE_SETTINGS` of an RLlib model config (a ``DefaultModelConfig`` or a dict)."""
+    fields = model_config if isinstance(model_config, Mapping) else vars(model_config)
+    settings = {key: fields[key] for key in MODULE_SETTINGS if key in fields}
+    if "fcnet_hiddens" in settings:
+        settings["fcnet_hiddens"] = [int(n) for n in settings["fcnet_hiddens"]]
+    return settings
+
+
+def write_module_file(folder: Path, settings: dict[str, Any], state: Mapping[str, Any]) -> Path:
+    """Save a masked PPO module as :data:`MODULE_FILE` in ``folder``: its :func:`module_settings` and its
+    ``state_dict`` (arrays or tensors), all loadable with ``torch.load(weights_only=True)``."""
+    file = folder / MODULE_FILE
+    tensors = {str(key): torch.as_tensor(np.asarray(value)) for key, value in state.items()}
+    torch.save({"format": "goboom-rllib-module", "settings": settings, "state": tensors}, file)
+    return file
+
+
+def save_module(module: RLModule, folder: Path) -> Path:
+    """Ray's checkpoint of ``module`` in ``folder`` plus the :data:`MODULE_FILE` that ``rllib:`` loads."""
+    module.save_to_path(folder)
+    return write_module_file(folder, module_settings(module.model_config), module.state_dict())
+
+
+def load_module(folder: Path, config: GameConfig) -> RLModule:
+    """The masked PPO module of :data:`MODULE_FILE` in ``folder``, built for ``config``'s observation and
+    action spaces: ValueError naming the file when it is not such a file or its tensors do not fit."""
+    file = folder / MODULE_FILE
+    saved = load_tensors(file, file)
+    if not isinstance(saved, dict) or saved.get("format") != "goboom-rllib-module":
+        raise ValueError(f"{file} is not a module file of goboom train-rllib")
+    settings, state = saved.get("settings"), saved.get("state")
+    if not isinstance(settings, dict) or not isinstance(state, dict):
+        raise ValueError(f"{file} is damaged: it needs a 'settings' and a 'state' mapping")
+    for key, value in settings.items():
+        kind = MODULE_SETTINGS.get(key)
+        if kind is None or not isinstance(value, kind):
+            raise ValueError(f"{file} is damaged: setting {key!r} is not one of {sorted(MODULE_SETTINGS)} "
+                             "with its type")
+    if not all(isinstance(n, int) and 0 < n <= 65536 for n in settings.get("fcnet_hiddens", [1])):
+        raise ValueError(f"{file} is damaged: fcnet_hiddens must be positive layer widths")
+    env = GoBoomMultiAgentEnv(make_env_config(config))
+    module = RLModuleSpec(module_class=MaskedPPOTorchRLModule, observation_space=env.observation_spaces[env.agents[0]],
+                          action_space=env.action_spaces[env.agents[0]],
+                          model_config=DefaultModelConfig(**settings)).build()
+    try:
+        module.load_state_dict(state, strict=True)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"{file} does not fit a {config.num_players}-player module with its settings: "
+                         f"{str(exc).splitlines()[0]}") from None
+    return module
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -190,11 +264,4 @@ def load_rllib_agent(config: GameConfig, seed: int | None = None, path: str = ""
     if not path:
         raise ValueError("the rllib agent needs a path: rllib:path/to/run_or_checkpoint")
     check_compatible(read_metadata(path), config, f"the RLlib policy at {path!r}")
-    module = RLModule.from_checkpoint(module_path(path))
-    space = module.observation_space
-    trained = space[OBS_KEY].shape[0] if isinstance(space, gym.spaces.Dict) else None
-    wanted = observation_size(config.num_players)
-    if trained != wanted:
-        raise ValueError(f"the RLlib policy at {path!r} is damaged: its module reads observations of size "
-                         f"{trained}, but {config.num_players}-player observations have {wanted}")
-    return RLlibAgent(module, greedy=greedy, seed=seed, name="rllib")
+    return RLlibAgent(load_module(module_path(path), config), greedy=greedy, seed=seed, name="rllib")

@@ -20,7 +20,14 @@ from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT
 
 from goboom_env.training.model_files import model_metadata
 from goboom_env.training.rllib_args import RLlibArgs
-from goboom_env.training.rllib_policy import MAIN_MODULE, METADATA_FILE, POLICY_DIR
+from goboom_env.training.rllib_policy import (
+    MAIN_MODULE,
+    METADATA_FILE,
+    POLICY_DIR,
+    model_config,
+    module_settings,
+    write_module_file,
+)
 
 # -- run folder -----------------------------------------------------------------------------------
 
@@ -31,6 +38,7 @@ def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps:
     ckpt = run / "checkpoints" / f"iter_{iteration:06d}"
     algo.save_to_path(ckpt)
     module_dir = ckpt / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / MAIN_MODULE
+    write_module_file(module_dir, module_settings(model_config(args.net_arch)), learner_state(algo))
     meta = {
         **model_metadata(args.game_config(), args, timesteps),
         "format": "goboom-rllib-policy",
@@ -50,6 +58,15 @@ def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps:
     tmp.rename(export)
     (run / METADATA_FILE).write_text(text)
     return ckpt
+
+
+def learner_state(algo: Algorithm) -> dict[str, Any]:
+    """The trained ``main`` module's weights (numpy arrays by name), as the learner holds them."""
+    path = (COMPONENT_LEARNER, COMPONENT_RL_MODULE, MAIN_MODULE)
+    state = algo.learner_group.get_state(components="/".join(path))
+    for key in path:
+        state = state[key]
+    return state
 
 
 def run_folder(out: str | Path) -> Path:

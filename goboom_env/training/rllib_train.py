@@ -27,7 +27,6 @@ from typing import Any
 import ray
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -36,7 +35,13 @@ from goboom_env.training.model_files import check_compatible
 from goboom_env.training.rllib_args import RLlibArgs, cluster_endpoint, probe
 from goboom_env.training.rllib_env import GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib_league import LeagueMapping, LeagueMetricsCallback, league_ids, snapshot
-from goboom_env.training.rllib_policy import MAIN_MODULE, METADATA_FILE, MaskedPPOTorchRLModule, read_metadata_file
+from goboom_env.training.rllib_policy import (
+    MAIN_MODULE,
+    METADATA_FILE,
+    MaskedPPOTorchRLModule,
+    model_config,
+    read_metadata_file,
+)
 from goboom_env.training.rllib_run import ProgressLog, latest_checkpoint, run_folder, save, summary
 
 # -- the RLlib configuration ----------------------------------------------------------------------
@@ -48,7 +53,7 @@ def build_config(args: RLlibArgs) -> PPOConfig:
     modules = [MAIN_MODULE, *league_ids(args.league_size)]
     spec = RLModuleSpec(
         module_class=MaskedPPOTorchRLModule,
-        model_config=DefaultModelConfig(fcnet_hiddens=list(args.net_arch), vf_share_layers=False),
+        model_config=model_config(args.net_arch),
     )
     return (
         PPOConfig()

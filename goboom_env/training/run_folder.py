@@ -14,7 +14,7 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -163,3 +163,20 @@ def append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:
         if new:
             writer.writeheader()
         writer.writerow(row)
+
+
+def load_tensors(source: Path | IO[bytes], name: str | Path, device: str = "cpu") -> Any:
+    """``torch.load`` with ``weights_only``: tensors and plain data only, so that a crafted checkpoint cannot run
+    code. ValueError naming ``name`` (the file) for anything else: a pickled object, a damaged file."""
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(source, map_location=device, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = next((line.strip() for line in str(exc).splitlines() if "GLOBAL" in line), "")  # what it wanted
+        raise ValueError(f"{name} is not tensors and plain data; refused, not loaded"
+                         + (f" ({found})" if found else "")) from None
+    except (EOFError, OSError, RuntimeError) as exc:
+        raise ValueError(f"cannot read {name}: {exc}") from None

@@ -228,7 +228,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
 
     from goboom_env.training.learning_curve import plot_learning_curve
     from goboom_env.training.model_files import check_compatible, model_metadata
-    from goboom_env.training.vector_trainer import Trainer, init_actor, save_play_only, warm_start
+    from goboom_env.training.vector_trainer import Trainer, init_actor, load_checkpoint, save_play_only, warm_start
 
     args.validate()
     set_threads(args.threads)
@@ -238,7 +238,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     state_path = _check_run_folder(args, config, paths)
     start_run_folder(args, files, command)
     files.checkpoints.mkdir(parents=True, exist_ok=True)
-    state = torch.load(state_path, weights_only=False) if state_path else None
+    state = load_checkpoint(state_path) if state_path else None
     if state is not None:
         check_compatible(state["meta"], config, state_path)
     trainer = Trainer(args, config, seed_offset=state["steps"] if state else 0)
@@ -301,11 +301,11 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
 
 def _check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or change the network."""
-    import torch
+    from goboom_env.training.vector_trainer import load_checkpoint
 
     latest = checkpoint_to_resume(args, paths.root, paths.latest_state, "state_*.pt", paths.files.checkpoints)
     if latest is not None:
-        saved = torch.load(latest, weights_only=False)["meta"].get("train_args") or {}
+        saved = load_checkpoint(latest)["meta"].get("train_args") or {}
         check_same_network(args, saved)
         if list(saved.get("player_counts") or []) != list(args.player_counts):
             raise ValueError(f"--resume: player_counts {args.player_counts} differ from the checkpoint's "

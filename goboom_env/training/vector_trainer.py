@@ -262,7 +262,7 @@ class Trainer:
         return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(), "steps": self.steps,
                 "anchor": None if self.anchor is None else self.anchor.state_dict(),
                 "episodes": self.episodes, "train_s": self.train_s,
-                "snapshots": [(name, snap.net.state())
+                "snapshots": [(name, _tensor_state(snap.net.state()))
                               for name, snap in zip(self.snapshots.names, self.snapshots.nets)]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -272,10 +272,40 @@ class Trainer:
             group["lr"] = self.args.learning_rate
         self.steps, self.episodes, self.train_s = int(state["steps"]), int(state["episodes"]), float(state["train_s"])
         for name, snap in state["snapshots"]:
-            self.snapshots.add(name, FrozenMlp.from_state(snap))
+            self.snapshots.add(name, FrozenMlp.from_state(_array_state(snap)))
         if state.get("anchor") is not None and self.args.anchor_kl > 0:
             self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
             self.anchor.load_state_dict(state["anchor"])
+
+
+def _tensor_state(state: dict[str, Any]) -> dict[str, Any]:
+    """A :meth:`FrozenMlp.state` with tensors for arrays, so that the checkpoint loads with ``weights_only``."""
+    import torch
+
+    return {**state, "layers": [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in state["layers"]]}
+
+
+def _array_state(state: dict[str, Any]) -> dict[str, Any]:
+    """Inverse of :func:`_tensor_state`."""
+    return {**state, "layers": [(w.numpy(), b.numpy()) for w, b in state["layers"]]}
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """A ``state_N.pt`` checkpoint, read by ``torch.load`` with ``weights_only``: tensors and plain data only, so
+    that a crafted file cannot run code. ValueError naming the file for anything else."""
+    from goboom_env.training.run_folder import load_tensors
+
+    try:
+        state = load_tensors(path, path)
+    except ValueError as exc:
+        raise ValueError(f"--resume: {exc}") from None
+    missing = [k for k in ("net", "optimizer", "steps", "episodes", "train_s", "snapshots", "meta")
+               if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise ValueError(f"--resume: {path} is not a goboom train-fast checkpoint (no {', '.join(missing)})")
+    if not isinstance(state["meta"], dict):
+        raise ValueError(f"--resume: {path} is damaged: its 'meta' is not a mapping")
+    return state
 
 
 # -- warm start -----------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ class PPOAgent(SnapshotAgent):
         if self.pad_players is None:
             return super().act(observation, view)
         obs = pad_observations(observation["observation"], self.pad_players)
-        return self.net.act(obs, observation["action_mask"], self.rng)
+        return self.choose(obs, observation["action_mask"])
 
 
 def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None = None,

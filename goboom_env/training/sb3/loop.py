@@ -8,8 +8,8 @@ and rules are :mod:`goboom_env.training.run_folder`'s.
 
 from __future__ import annotations
 
+import io
 import json
-import pickle
 import shutil
 import sys
 import time
@@ -31,10 +31,11 @@ from goboom_env.training.run_folder import (
     check_same_network,
     checkpoint_to_resume,
     last_evaluated,
+    load_tensors,
     start_run_folder,
     truncate_csv,
 )
-from goboom_env.training.sb3.model import build_model, make_vec_env, ppo_hyperparameters, resolve_device, save_model
+from goboom_env.training.sb3.model import build_model, make_vec_env, resolve_device, save_model
 
 
 def train(args: TrainArgs, command: str | None = None) -> Path:
@@ -121,15 +122,19 @@ def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> P
 
 
 def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, device: str = "cpu") -> Any:
-    """Load the checkpoint with the current PPO settings, cut the logs back to it, refill the snapshot pool."""
-    from sb3_contrib import MaskablePPO
+    """Rebuild the model from the run's settings and load the checkpoint's tensors into it, cut the logs back to
+    it, refill the snapshot pool.
 
+    SB3's own ``load`` unpickles (cloudpickle) objects from the zip, so a crafted checkpoint would run code: here
+    only the weights and optimizer state (``policy.pth``, ``policy.optimizer.pth``, read by ``torch.load`` with
+    ``weights_only``) and two counters of the plain JSON ``data`` member are read."""
+    model = build_model(args, vec_env, str(files.tensorboard), device)
+    params, counters = read_checkpoint(checkpoint, device)
     try:
-        model = MaskablePPO.load(checkpoint, env=vec_env, device=device,
-                                 tensorboard_log=str(files.tensorboard), **ppo_hyperparameters(args))
-    except (zipfile.BadZipFile, zlib.error, KeyError, EOFError, OSError, RuntimeError, ValueError,
-            pickle.UnpicklingError) as exc:
-        raise ValueError(f"--resume: cannot load the checkpoint {checkpoint}: {exc!r}") from exc
+        model.set_parameters(params, exact_match=True, device=device)
+    except (KeyError, RuntimeError, ValueError) as exc:
+        raise ValueError(f"--resume: the checkpoint {checkpoint} does not fit the run's network: {exc}") from None
+    model.num_timesteps, model._n_updates = counters["num_timesteps"], counters["_n_updates"]
     kept = [(step, path) for step, path in files.snapshot_files() if step <= model.num_timesteps][-args.pool_size:]
     states = []
     for step, path in kept:
@@ -144,6 +149,33 @@ def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, de
     for name, state in states:
         vec_env.env_method("add_snapshot", name, state)
     return model
+
+
+CHECKPOINT_TENSORS = ("policy", "policy.optimizer")
+"""The ``.pth`` members of an SB3 checkpoint that ``--resume`` loads: the network and its optimizer state."""
+CHECKPOINT_COUNTERS = ("num_timesteps", "_n_updates")
+"""The counters ``--resume`` reads from the checkpoint's JSON ``data`` member (as plain numbers only)."""
+
+
+def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], dict[str, int]]:
+    """The state dicts of :data:`CHECKPOINT_TENSORS` and the counters of :data:`CHECKPOINT_COUNTERS` of a
+    ``goboom train`` checkpoint, read as tensors and JSON only: ValueError naming the file for anything else
+    (a pickled object, a missing member, a damaged zip)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = json.loads(zf.read("data"))
+            params = {name: load_tensors(io.BytesIO(zf.read(f"{name}.pth")), f"{path} ({name}.pth)", device)
+                      for name in CHECKPOINT_TENSORS}
+    except (zipfile.BadZipFile, zlib.error, KeyError, EOFError, OSError, UnicodeDecodeError,
+            json.JSONDecodeError) as exc:
+        raise ValueError(f"--resume: cannot read the checkpoint {path}: {exc}") from None
+    except ValueError as exc:  # from load_tensors, naming the member
+        raise ValueError(f"--resume: {exc}") from None
+    counters = {key: data.get(key) if isinstance(data, dict) else None for key in CHECKPOINT_COUNTERS}
+    for key, value in counters.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"--resume: the checkpoint {path} is damaged: its data member has no count {key!r}")
+    return params, counters
 
 
 def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles) -> dict[str, Any]:
