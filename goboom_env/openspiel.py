@@ -17,8 +17,17 @@ The rules are the engine's (:class:`goboom_env.engine.Match`); this module adds 
   ``"points"``), as in ``goboom_env.env()``. A bad value raises ``ValueError`` naming the field.
 * **Chance nodes** deal explicitly: the first dealer (uniform over the seats, R1.2, R2.2), then the deck
   card by card from the top (each remaining face with probability copies left / cards left, R0.5), so
-  every deal is reproducible from the action history (which is also what ``serialize()`` writes). In a
-  match each later hand is dealt the same way, the dealer moving left.
+  every deal is reproducible from the action history. In a match each later hand is dealt the same way,
+  the dealer moving left. ``apply_action`` refuses, with a ValueError naming the action and why, a chance
+  action that is not a legal outcome (a seat that does not exist, a card no longer in the deck) and a
+  player's action that is not legal.
+* **Serialization** is the action history: ``state.serialize()`` writes one action a line, and
+  ``game.deserialize_state`` (or :func:`deserialize_game_and_state` for a whole
+  ``pyspiel.serialize_game_and_state`` text) replays it from the initial state, every action checked.
+  Nothing is unpickled: pyspiel's own text for a Python state carries a pickle (``__dict__=``), which is
+  accepted only when it is exactly what pyspiel writes for the replayed state. pyspiel's own loader,
+  ``pyspiel.deserialize_game_and_state``, unpickles that field for every Python game: never give it text
+  you did not write.
 * **Actions**: the env's 54 (faces 0-52 play a card, 53 draws or passes; R3.1). **Returns** at the end,
   zero-sum: the env's ``reward="win"`` (a winner gets ``(n/k - 1)/(n - 1)``) or, summed over the hands,
   ``reward="points"``.
@@ -32,12 +41,14 @@ The rules are the engine's (:class:`goboom_env.engine.Match`); this module adds 
   sets apart.
 * ``resample_from_infostate`` deals the cards hidden from the player at random, keeping everything it
   knows (:meth:`goboom_env.info.PlayerView.sample_hand`). The resampled state's action history still
-  holds the original deal, so serialize an original state, not a resampled one.
+  holds the original deal, so its ``serialize()`` refuses: serialize the original state.
 """
 
 from __future__ import annotations
 
 import copy
+import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -165,6 +176,18 @@ class GoBoomGame(pyspiel.Game):
         """The observer of one player (tensor, named views and strings)."""
         return GoBoomObserver(self.config, iig_obs_type, params)
 
+    def deserialize_state(self, text: str) -> GoBoomState:
+        """The state ``text`` stands for, rebuilt by replaying its actions from :meth:`new_initial_state`, each
+        checked legal. ``text`` is what :meth:`GoBoomState.serialize` writes (one action a line) or the
+        state part of ``pyspiel.serialize_game_and_state`` (``history=``, ``move_number=``, ``__dict__=``):
+        that ``__dict__=`` field, a pickle, is never unpickled; the text is accepted only when it is exactly
+        what pyspiel writes for the replayed state. Anything else raises ValueError naming the problem."""
+        if not isinstance(text, str):
+            raise TypeError(f"{SHORT_NAME}: a serialized state is a str, got {type(text).__name__}")
+        if text.startswith(_HISTORY_TAG):
+            return _load_pyspiel_text(self, text)
+        return _replay(self, ((action, None) for action in _action_lines(text)))
+
 
 class GoBoomState(pyspiel.State):
     """A game in progress: the deal being drawn by chance, or a :class:`Match` being played."""
@@ -181,6 +204,8 @@ class GoBoomState(pyspiel.State):
         self._left = _deck_counts(game.config)
         self._points = [0.0] * self.n
         self._returns: list[float] | None = None
+        self._replayable = True
+        """Whether the action history gives this state (not so for a resampled state or one from a view)."""
 
     @property
     def config(self) -> GameConfig:
@@ -210,7 +235,13 @@ class GoBoomState(pyspiel.State):
         return [(face, count / total) for face, count in enumerate(self._left) if count]
 
     def _apply_action(self, action: int) -> None:
+        """Apply a player's action (checked by :meth:`Hand.apply`) or a chance outcome (checked here)."""
+        if self._returns is not None:
+            raise ValueError(f"{SHORT_NAME}: the game is over; no action is legal (got {action})")
         if self.deck is not None:
+            problem = self._chance_problem(action)
+            if problem:
+                raise ValueError(f"{SHORT_NAME}: chance action {action} is not a legal outcome: {problem}")
             self._deal(action)
             return
         hand = self.match.hand
@@ -230,6 +261,15 @@ class GoBoomState(pyspiel.State):
         """Each player's return: zero until the game is over (terminal rewards)."""
         return list(self._returns) if self._returns is not None else [0.0] * self.n
 
+    def serialize(self) -> str:
+        """The action history, one action a line (OpenSpiel's format for its C++ games): a state is its
+        history, and :meth:`GoBoomGame.deserialize_state` replays it. ValueError for a state that its history
+        does not give (one from :meth:`resample_from_infostate` or :func:`state_from_view`)."""
+        if not self._replayable:
+            raise ValueError(f"{SHORT_NAME}: this state was resampled or built from a view, so its action history "
+                             "does not give it; serialize the state it was resampled from")
+        return "".join(f"{action}\n" for action in self.history())
+
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> GoBoomState:
         """A state the player cannot tell from this one: its hidden cards dealt at random (seeded from
         ``probability_sampler``), everything it knows kept."""
@@ -237,6 +277,7 @@ class GoBoomState(pyspiel.State):
         if self.deck is None and self._returns is None:
             rng = np.random.default_rng(int(probability_sampler() * 2**63))
             clone.match.hand = PlayerView.of(self.match, player_id).sample_hand(rng)
+            clone._replayable = False
         return clone
 
     def __str__(self) -> str:
@@ -247,6 +288,19 @@ class GoBoomState(pyspiel.State):
         return f"dealing: dealer P{self.dealer}, {len(self.deck)} cards drawn"
 
     # -- dealing and the end of a hand -----------------------------------------------------------
+
+    def _chance_problem(self, action: int) -> str:
+        """Why ``action`` is not a legal chance outcome here ("" when it is one)."""
+        if self.dealer is None:
+            return "" if 0 <= action < self.n else f"the first chance node draws the dealer, a seat in 0..{self.n - 1}"
+        if not 0 <= action < NUM_FACES:
+            return f"a dealt card is a face in 0..{NUM_FACES - 1}"
+        if self._left[action]:
+            return ""
+        copies = _deck_counts(self.config)[action]
+        if not copies:
+            return f"this deck holds no {code_of(action)}"
+        return f"every {code_of(action)} of the deck ({copies}) is dealt already"
 
     def _deal(self, action: int) -> None:
         if self.dealer is None:
@@ -269,7 +323,7 @@ class GoBoomState(pyspiel.State):
                                                                               hand.hand_points()))]
         result = end_hand(self.match, self.episode)
         if result is not None:
-            self._returns = self._points if self.reward == "points" else win_rewards(self.n, list(result.winners))
+            self._returns = list(self._points) if self.reward == "points" else win_rewards(self.n, list(result.winners))
             return
         self.dealer = self.match.hand.dealer  # the next dealer, to the left (R1.2, R2.2)
         self.deck = []
@@ -301,7 +355,99 @@ def state_from_view(game: GoBoomGame, view: PlayerView, rng: np.random.Generator
     match.hand = view.sample_hand(rng)
     match.scores = list(view.scores)
     state.match, state.dealer, state.deck = match, view.dealer, None
+    state._replayable = False
     return state
+
+
+# -- loading serialized states: replayed, never unpickled -------------------------------------------
+
+_HISTORY_TAG, _MOVE_NUMBER_TAG, _DICT_TAG = "history=", "move_number=", "__dict__="
+"""The three lines of pyspiel's own serialization of a Python game's state."""
+_ACTION = re.compile(r"\d{1,9}", re.ASCII)
+_PLAYER_ACTION = re.compile(r"(-?\d{1,9}):(\d{1,9})", re.ASCII)
+
+
+def _action_lines(text: str) -> Iterator[int]:
+    """The actions of a one-action-a-line history (blank lines skipped); ValueError at a line that is not one."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        if not _ACTION.fullmatch(line.strip()):
+            raise ValueError(f"{SHORT_NAME}: cannot load the state: line {number} is not an action id "
+                             f"(a non-negative integer), got {_shown(line)}")
+        yield int(line)
+
+
+def _replay(game: GoBoomGame, steps: Iterable[tuple[int, int | None]]) -> GoBoomState:
+    """The state reached by applying the ``(action, player)`` steps from the initial state, each action checked
+    legal and, where ``player`` is given, made by that player (pyspiel writes ``-1`` for chance)."""
+    state = game.new_initial_state()
+    for index, (action, player) in enumerate(steps):
+        mover = state.current_player()
+        try:
+            if player is not None and player != mover:
+                raise ValueError(f"the history says player {player} moved; player {mover} is to move "
+                                 "(-1 = chance, -4 = the game is over)")
+            state.apply_action(action)
+        except (ValueError, pyspiel.SpielError) as exc:
+            problem = str(exc).removeprefix(f"{SHORT_NAME}: ")
+            raise ValueError(f"{SHORT_NAME}: cannot load the state: history entry {index} (action {action}): "
+                             f"{problem}") from None
+    return state
+
+
+def _load_pyspiel_text(game: GoBoomGame, text: str) -> GoBoomState:
+    """A state from pyspiel's serialization of it: the ``history=`` replayed, then the whole text compared with
+    what pyspiel writes for the replayed state, so that a tampered ``move_number=`` or ``__dict__=`` is refused
+    without ever unpickling it."""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) != 3 or not lines[1].startswith(_MOVE_NUMBER_TAG) or not lines[2].startswith(_DICT_TAG):
+        raise ValueError(f"{SHORT_NAME}: cannot load the state: pyspiel's form is three lines, "
+                         f"{_HISTORY_TAG}..., {_MOVE_NUMBER_TAG}..., {_DICT_TAG}...")
+    entries = lines[0][len(_HISTORY_TAG):].split(",") if lines[0] != _HISTORY_TAG else []
+    pairs = [_PLAYER_ACTION.fullmatch(entry) for entry in entries]
+    bad = next((i for i, pair in enumerate(pairs) if pair is None), None)
+    if bad is not None:
+        raise ValueError(f"{SHORT_NAME}: cannot load the state: history entry {bad} is not player:action, "
+                         f"got {_shown(entries[bad])}")
+    state = _replay(game, ((int(pair[2]), int(pair[1])) for pair in pairs))
+    if lines != pyspiel.State.serialize(state).split("\n") and lines != _warm(state).split("\n"):
+        raise ValueError(f"{SHORT_NAME}: cannot load the state: its {_MOVE_NUMBER_TAG} or {_DICT_TAG} field is not "
+                         f"what its {_HISTORY_TAG} gives ({SHORT_NAME} replays the history and never unpickles)")
+    return state
+
+
+def _warm(state: GoBoomState) -> str:
+    """pyspiel's serialization of ``state`` once its legal actions were asked for: the engine caches them,
+    and the pickle of the original state may hold that cache."""
+    state.legal_actions()
+    return pyspiel.State.serialize(state)
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """``repr(text)`` cut to ``limit`` characters, for one-line error messages."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else f"{shown[:limit - 3]}..."
+
+
+def deserialize_game_and_state(text: str) -> tuple[GoBoomGame, GoBoomState]:
+    """The game and state of a ``pyspiel.serialize_game_and_state`` text of a ``python_goboom`` game, the state
+    replayed by :meth:`GoBoomGame.deserialize_state`. Use it, not ``pyspiel.deserialize_game_and_state``, for
+    text you did not write: pyspiel's own loader unpickles the state's ``__dict__=`` field (for every Python
+    game), which runs whatever code a crafted text holds. ValueError for other games and bad text."""
+    if not isinstance(text, str):
+        raise TypeError(f"a serialized game and state is a str, got {type(text).__name__}")
+    head, found, state_text = text.partition("\n[State]\n")
+    game_text = head.partition("[Game]\n")[2].strip()
+    if not found or not re.fullmatch(rf"{SHORT_NAME}(\(.*\))?", game_text):
+        raise ValueError(f"not a serialized {SHORT_NAME} game and state: need a [Game] line {SHORT_NAME}(...) "
+                         "and a [State] section")
+    try:
+        game = pyspiel.load_game(game_text)
+    except pyspiel.SpielError as exc:
+        problem = str(exc).rsplit("OpenSpiel exception: ", 1)[-1]
+        raise ValueError(f"{SHORT_NAME}: cannot load the game {_shown(game_text, 80)}: {problem}") from None
+    return game, game.deserialize_state(state_text)
 
 
 def _deck_counts(config: GameConfig) -> list[int]:
@@ -355,4 +501,4 @@ class GoBoomObserver:
 pyspiel.register_game(GAME_TYPE, GoBoomGame)
 
 __all__ = ["DEFAULT_PARAMS", "GAME_TYPE", "SHORT_NAME", "GoBoomGame", "GoBoomObserver", "GoBoomState",
-           "game_info", "params_of", "read_params", "state_from_view"]
+           "deserialize_game_and_state", "game_info", "params_of", "read_params", "state_from_view"]

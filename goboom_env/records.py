@@ -55,7 +55,9 @@ The functions:
   file atomically); :func:`dumps_record` / :func:`loads_record` convert one line.
 * :func:`read` reads a file back (:func:`loads_records` the text of one) and checks every field: a bad
   line raises ValueError naming the file, the line number and the field
-  (``games.jsonl line 3: hands[0].moves[5].action: ...``).
+  (``games.jsonl line 3: hands[0].moves[5].action: ...``). A record is data only: every line goes
+  through :func:`parse_json`, which refuses NaN and Infinity, integers of more than 20 digits, nesting
+  deeper than 32 levels and repeated keys, and a record's numbers must be numbers (a bool is not one).
 * :func:`replay` rebuilds the game on the engine, yielding one :class:`ReplayStep` per deal and per move
   (the hand after it, the running scores); it raises ValueError naming the hand and move when a recorded
   move is not legal, an event or a result differs from what the engine gives. :func:`verify` runs it to
@@ -76,6 +78,7 @@ The functions:
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Generator, Iterable, Iterator, Sequence
@@ -325,11 +328,120 @@ def dumps_record(record: GameRecord) -> str:
 
 def loads_record(line: str | bytes) -> GameRecord:
     """One record from its JSON line; ValueError naming the field when it is not a valid record."""
+    return from_dict(parse_json(line))
+
+
+# -- JSON data only -----------------------------------------------------------------------------------
+
+
+MAX_DEPTH = 32
+"""The deepest nesting of JSON arrays and objects :func:`parse_json` reads (a record needs 7 levels)."""
+MAX_INT_DIGITS = 20
+"""The most digits of a JSON integer :func:`parse_json` reads (enough for any 64-bit seed)."""
+_TOO_DEEP = f"not JSON we read: nested more than {MAX_DEPTH} levels deep"
+
+
+class _Refused:
+    """Stands in, while parsing, for a JSON value :func:`parse_json` refuses; found later with its path."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _constant(name: str) -> _Refused:
+    return _Refused(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
+
+
+def _integer(text: str) -> int | _Refused:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        return _Refused(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float | _Refused:
+    value = float(text)
+    return value if math.isfinite(value) else _Refused(f"{text[:40]} is not a finite number")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Refused:
+    data = dict(pairs)
+    if len(data) == len(pairs):
+        return data
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return _Refused(f"the key {_shown(key)} appears twice")
+        seen.add(key)
+    raise AssertionError("unreachable: a shorter dict has a repeated key")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """JSON data from ``text``, refusing what a record (or any JSON we read from outside) never holds:
+    NaN and Infinity (Python's json reads them, JSON has none), numbers too large to be finite, integers
+    of more than :data:`MAX_INT_DIGITS` digits, nesting deeper than :data:`MAX_DEPTH` and keys given
+    twice. ValueError names the problem and where it is (``result.rewards[0]: NaN is not ...``): the
+    one JSON reader of every record, so that any caller gets the same checks and the same messages."""
     try:
-        data = json.loads(line)
+        data = json.loads(text, parse_constant=_constant, parse_int=_integer, parse_float=_float,
+                          object_pairs_hook=_object)
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON: {exc}") from None
-    return from_dict(data)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        _check_tree(data, 1)
+    except _RefusedError as exc:
+        raise ValueError(str(exc)) from None
+    return data
+
+
+class _RefusedError(ValueError):
+    """A refused value deep in the data; its path is filled in on the way out of :func:`_check_tree`."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem, self.keys = problem, []
+
+    def __str__(self) -> str:
+        path = "".join(f"[{k}]" if isinstance(k, int) else f".{_key_text(k)}" for k in self.keys).lstrip(".")
+        return f"{path}: {self.problem}" if path else self.problem
+
+
+def _key_text(key: str) -> str:
+    """A field name as an error message shows it: as is when it is a name, else quoted (one line, short)."""
+    return key if key.isidentifier() else _shown(key)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters: an error message stays one short line."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
+def _check_tree(value: Any, depth: int) -> None:
+    """Raise :class:`_RefusedError` at the first refused value (in text order), ValueError at a container
+    nested deeper than :data:`MAX_DEPTH` (``depth`` counts the containers around ``value``, itself included)."""
+    if isinstance(value, _Refused):
+        raise _RefusedError(value.problem)
+    if isinstance(value, dict):
+        children: Iterable[tuple[str | int, Any]] = value.items()
+    elif isinstance(value, list):
+        children = enumerate(value)
+    else:
+        return
+    if depth > MAX_DEPTH:
+        raise ValueError(_TOO_DEEP)
+    for key, child in children:
+        try:
+            _check_tree(child, depth + 1)
+        except _RefusedError as exc:
+            exc.keys.insert(0, key)
+            raise
 
 
 def write(path: str | Path, records: Iterable[GameRecord], *, append: bool = True) -> int:
@@ -373,6 +485,8 @@ def read(path: str | Path) -> list[GameRecord]:
     with path.open(encoding="utf-8") as fh:
         try:
             return loads_records(fh)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path} is not a text file of game records (not UTF-8: {exc.reason})") from None
         except ValueError as exc:
             raise ValueError(f"{path} {exc}") from None
 
@@ -410,7 +524,11 @@ class _Fields:
         self.data = data
 
     def path(self, name: str | int) -> str:
-        sub = f"[{name}]" if isinstance(name, int) else (f".{name}" if self.where and name else name)
+        if isinstance(name, int):
+            sub = f"[{name}]"
+        else:
+            sub = _key_text(name) if name else ""
+            sub = f".{sub}" if self.where and sub else sub
         return f"{self.where}{sub}" if sub else self.where or "record"
 
     def error(self, name: str | int, problem: str) -> ValueError:
@@ -419,7 +537,7 @@ class _Fields:
     def integer(self, name: str, lo: int, hi: int) -> int:
         value = as_int(self.data[name])
         if value is None or not lo <= value <= hi:
-            raise self.error(name, f"must be an integer in {lo}..{hi}, got {self.data[name]!r}")
+            raise self.error(name, f"must be an integer in {lo}..{hi}, got {_shown(self.data[name])}")
         return value
 
     def items(self, name: str, length: int | None = None) -> list:
@@ -435,8 +553,17 @@ class _Fields:
         for i, raw in enumerate(self.items(name, length)):
             value = as_int(raw)
             if value is None or not lo <= value <= hi:
-                raise ValueError(f"{self.path(name)}[{i}]: must be an integer in {lo}..{hi}, got {raw!r}")
+                raise ValueError(f"{self.path(name)}[{i}]: must be an integer in {lo}..{hi}, got {_shown(raw)}")
             out.append(value)
+        return tuple(out)
+
+    def numbers(self, name: str, length: int) -> tuple[float, ...]:
+        """A list of finite numbers (an int or a float; a bool is not a number)."""
+        out = []
+        for i, raw in enumerate(self.items(name, length)):
+            if type(raw) not in (int, float) or not math.isfinite(raw):
+                raise ValueError(f"{self.path(name)}[{i}]: must be a finite number, got {_shown(raw)}")
+            out.append(float(raw))
         return tuple(out)
 
     def seats(self, name: str, n: int) -> tuple[int, ...]:
@@ -444,7 +571,7 @@ class _Fields:
         for i, raw in enumerate(self.items(name)):
             value = as_int(raw)
             if value is None or not 0 <= value < n:
-                raise ValueError(f"{self.path(name)}[{i}]: must be a seat in 0..{n - 1}, got {raw!r}")
+                raise ValueError(f"{self.path(name)}[{i}]: must be a seat in 0..{n - 1}, got {_shown(raw)}")
             seats.append(value)
         return tuple(seats)
 
@@ -454,16 +581,16 @@ def from_dict(data: Any) -> GameRecord:
     consistent lengths), and ValueError names the first bad field."""
     top = _Fields(data, "", ("format", "version", "config", "episode", "seats", "hands", "result"), ("meta",))
     if data["format"] != FORMAT:
-        raise top.error("format", f"must be {FORMAT!r}, got {data['format']!r}")
-    if data["version"] != VERSION:
-        raise top.error("version", f"this reader knows version {VERSION}, got {data['version']!r}")
+        raise top.error("format", f"must be {FORMAT!r}, got {_shown(data['format'])}")
+    if as_int(data["version"]) != VERSION:
+        raise top.error("version", f"this reader knows version {VERSION}, got {_shown(data['version'])}")
     try:
         config = GameConfig.from_dict(data["config"])
     except (TypeError, ValueError) as exc:
         raise top.error("config", str(exc)) from None
     n = config.num_players
     if data["episode"] not in EPISODES:
-        raise top.error("episode", f"must be one of {list(EPISODES)}, got {data['episode']!r}")
+        raise top.error("episode", f"must be one of {list(EPISODES)}, got {_shown(data['episode'])}")
     seats = top.items("seats", n)
     if not all(isinstance(s, str) for s in seats):
         raise top.error("seats", "must be a list of agent specs (strings)")
@@ -510,21 +637,22 @@ def _read_move(data: Any, where: str, n: int) -> Move:
     action = r.integer("action", 0, NUM_ACTIONS - 1)
     expected = DRAW_WORD if action == DRAW_OR_PASS else code_of(action)
     if data["card"] != expected:
-        raise r.error("card", f"action {action} is {expected!r}, got {data['card']!r}")
+        raise r.error("card", f"action {action} is {expected!r}, got {_shown(data['card'])}")
     events = tuple(_read_event(raw, f"{r.path('events')}[{i}]", n) for i, raw in enumerate(r.items("events")))
     return Move(seat, action, events)
 
 
 def _read_event(raw: Any, where: str, n: int) -> Event:
     if not isinstance(raw, list) or not raw:
-        raise ValueError(f"{where}: an event must be a list like ['play', 0, '7S'], got {raw!r}")
+        raise ValueError(f"{where}: an event must be a list like ['play', 0, '7S'], got {_shown(raw)}")
     try:
         kind = EventKind(raw[0])
     except ValueError:
-        raise ValueError(f"{where}: unknown event kind {raw[0]!r}; kinds: {[k.value for k in EventKind]}") from None
+        kinds = [k.value for k in EventKind]
+        raise ValueError(f"{where}: unknown event kind {_shown(raw[0])}; kinds: {kinds}") from None
     names = fields_of(kind)
     if len(raw) != 1 + len(names):
-        raise ValueError(f"{where}: a {kind.value!r} event has fields {list(names)}, got {raw!r}")
+        raise ValueError(f"{where}: a {kind.value!r} event has fields {list(names)}, got {_shown(raw)}")
     values = []
     for name, value in zip(names, raw[1:]):
         if name == "face":
@@ -537,7 +665,7 @@ def _read_event(raw: Any, where: str, n: int) -> Event:
         hi = n - 1 if name == "seat" else 10**6
         lo = 0 if name == "seat" else 1
         if number is None or not lo <= number <= hi:
-            raise ValueError(f"{where}: {name} must be an integer in {lo}..{hi}, got {value!r}")
+            raise ValueError(f"{where}: {name} must be an integer in {lo}..{hi}, got {_shown(value)}")
         values.append(number)
     return make_event(kind, *values)
 
@@ -547,14 +675,14 @@ def _read_result(data: Any, config: GameConfig, episode: str) -> EpisodeResult:
     r = _Fields(data, "result", ("episode", "winners", "points", "hands", "hand_points", "last_hand_winners",
                                  "standing", "rewards"))
     if data["episode"] != episode:
-        raise r.error("episode", f"must equal the record's episode {episode!r}, got {data['episode']!r}")
+        raise r.error("episode", f"must equal the record's episode {episode!r}, got {_shown(data['episode'])}")
     result = EpisodeResult(episode, r.seats("winners", n), r.ints("points", n), r.integer("hands", 1, 10**6),
                            r.ints("hand_points", n, 0), r.seats("last_hand_winners", n), r.ints("standing", n))
-    rewards = r.items("rewards", n)
+    rewards = r.numbers("rewards", n)
     expected = win_rewards(n, result.winners)
-    if any(not isinstance(v, (int, float)) or abs(v - e) > 1e-9 for v, e in zip(rewards, expected)):
+    if any(abs(v - e) > 1e-9 for v, e in zip(rewards, expected)):
         raise r.error("rewards", f"must be the win rewards of the winners {list(result.winners)}: {expected}, "
-                                 f"got {rewards}")
+                                 f"got {list(rewards)}")
     return result
 
 
@@ -672,7 +800,7 @@ def verify(record: GameRecord) -> EpisodeResult:
 
 
 __all__ = [
-    "DRAW_WORD", "FORMAT", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder", "ReplayStep", "check_recordable",
-    "deck_of", "dumps_record", "from_dict", "loads_record", "loads_records", "read", "record_episode", "replay",
-    "verify", "write",
+    "DRAW_WORD", "FORMAT", "MAX_DEPTH", "MAX_INT_DIGITS", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder",
+    "ReplayStep", "check_recordable", "deck_of", "dumps_record", "from_dict", "loads_record", "loads_records",
+    "parse_json", "read", "record_episode", "replay", "verify", "write",
 ]

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,29 @@ def test_replay_of_a_record_that_is_not_the_game_it_claims_names_the_move(saved:
     corrupt.write_text("{}\n")
     done = goboom("replay", str(corrupt))
     assert done.returncode == 2 and f"{corrupt} line 1: format: missing" in done.stderr
+
+
+def _nan_reward(saved: Path) -> bytes:
+    line = json.loads((saved / "games.jsonl").read_text().splitlines()[0])
+    line["result"]["rewards"][0] = float("nan")
+    return json.dumps(line).encode()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (lambda saved: b"[" * 100_000 + b"]" * 100_000, "line 1: not JSON we read: nested more than 32 levels deep"),
+    (lambda saved: b'{"format": "goboom-record", "version": ' + b"7" * 5000 + b"}",
+     "line 1: version: an integer of 5000 digits (at most 20)"),
+    (_nan_reward, "line 1: result.rewards[0]: NaN is not a JSON number"),
+    (lambda saved: b"\xff\xfe{}\n", "is not a text file of game records (not UTF-8"),
+], ids=["deep", "5000-digits", "nan-reward", "not-utf8"])
+def test_replay_of_a_hostile_file_prints_one_error_line(saved: Path, tmp_path: Path, content: Callable[[Path], bytes],
+                                                        message: str) -> None:
+    bad = tmp_path / "hostile.jsonl"
+    bad.write_bytes(content(saved))
+    done = goboom("replay", str(bad))
+    assert done.returncode == 2, done.stdout[-500:]
+    assert done.stderr.startswith(f"goboom replay: error: {bad}") and message in done.stderr, done.stderr[-2000:]
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr and done.stdout == ""
 
 
 def test_replay_of_an_empty_file_says_it_holds_no_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,11 +1,13 @@
 """Game records: recorded while agents play, written and read back as JSON Lines, replayed on the engine.
 
 Round trips for every rule system (classic standard and reverse scoring, jokers, aces mode) in hand and
-match episodes; corrupt lines rejected by name; tampered records caught by the replay."""
+match episodes; corrupt lines rejected by name, JSON that is not plain finite data (NaN, huge integers, deep
+nesting) refused in one clear error; tampered records caught by the replay."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from goboom_env.records import (
     dumps_record,
     from_dict,
     loads_record,
+    parse_json,
     read,
     record_episode,
     replay,
@@ -166,6 +169,61 @@ def test_read_names_a_line_that_is_not_json(tmp_path: Path) -> None:
     file.write_text(dumps_record(from_dict(_line())) + "\n{\"format\": \n")
     with pytest.raises(ValueError, match=r"games\.jsonl line 2: not JSON"):
         read(file)
+
+
+def _write_bad(tmp_path: Path, bad: str) -> Path:
+    """A record file whose line 3 is ``bad`` (line 1 a good record, line 2 blank)."""
+    file = tmp_path / "games.jsonl"
+    file.write_text(dumps_record(from_dict(_line(1))) + "\n\n" + bad + "\n")
+    return file
+
+
+def _winner_reward_true() -> str:
+    data = _line(0)
+    data["result"]["rewards"][data["result"]["winners"][0]] = True  # True == 1.0, the winner's reward
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    (lambda: json.dumps(_set(_line(0), "result.rewards.0", float("nan"))),
+     r"result\.rewards\[0\]: NaN is not a JSON number \(JSON has no NaN or Infinity\)"),
+    (_winner_reward_true, r"result\.rewards\[\d\]: must be a finite number, got True"),
+    (lambda: json.dumps(_set(_line(0), "config.hand_size", float("inf"))), r"config\.hand_size: Infinity is not"),
+    (lambda: json.dumps(_set(_line(0), "version", float("-inf"))), r"version: -Infinity is not a JSON number"),
+    (lambda: json.dumps(_line(0)).replace('"version": 1', '"version": 1e999'), r"version: 1e999 is not a finite"),
+    (lambda: json.dumps(_line(0)).replace('"version": 1', '"version": true'), r"version: this reader knows"),
+], ids=["nan-reward", "true-reward", "infinity-in-config", "minus-infinity-version", "overflowing-float",
+        "true-version"])
+def test_read_refuses_numbers_that_are_not_finite_json_numbers(tmp_path: Path, bad: Callable[[], str],
+                                                               message: str) -> None:
+    with pytest.raises(ValueError, match=rf"games\.jsonl line 3: {message}"):
+        read(_write_bad(tmp_path, bad()))
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ("[" * 100_000 + "]" * 100_000, r"not JSON we read: nested more than 32 levels deep"),
+    (json.dumps(_set(_line(0), "meta", {"a": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]})),
+     r"not JSON we read: nested more than 32 levels deep$"),
+    (json.dumps(_set(_line(0), "meta", {"seed": 10**40})),
+     r"meta\.seed: an integer of 41 digits \(at most 20\)"),
+    ('{"version": ' + "9" * 5000 + "}", r"version: an integer of 5000 digits \(at most 20\)"),
+    (json.dumps(_line(0)).replace('{"format"', '{"episode": "hand", "format"', 1), r"the key 'episode' appears twice"),
+], ids=["deep-array", "deep-meta", "long-int-in-meta", "5000-digit-int", "repeated-key"])
+def test_read_refuses_json_it_would_choke_on_in_one_clear_error(tmp_path: Path, bad: str, message: str) -> None:
+    with pytest.raises(ValueError, match=rf"games\.jsonl line 3: {message}") as caught:
+        read(_write_bad(tmp_path, bad))
+    assert type(caught.value) is ValueError and caught.value.__cause__ is None
+
+
+def test_parse_json_reads_plain_json_and_names_where_a_refused_value_sits() -> None:
+    assert parse_json('{"a": [1, -2.5, "x", null, true], "b": {}}') == {"a": [1, -2.5, "x", None, True], "b": {}}
+    assert parse_json(b'[12345678901234567890]') == [12345678901234567890]
+    with pytest.raises(ValueError, match=r"^hands\[1\]\.score: NaN is not a JSON number"):
+        parse_json('{"hands": [{}, {"score": NaN}]}')
+    with pytest.raises(ValueError, match=r"^'a b': Infinity"):
+        parse_json('{"a b": Infinity}')
+    with pytest.raises(ValueError, match=r"^not JSON: "):
+        parse_json("{")
 
 
 def _tampered(change: str) -> GameRecord:

@@ -3,8 +3,11 @@
 FILE is a game record file (JSON Lines, :mod:`goboom_env.records`): ``games.jsonl`` of ``goboom evaluate
 --save-games N``, or the file of ``goboom play --save FILE``. Every hand is shown face up (``--all``, the
 default) or from one seat's view (``--seat S``: its own cards, the others' card counts); ``--wait``
-waits for Enter after each move. The replay checks the record as it goes: a move the rules do not
-allow, or a result that differs from the engine's, stops it with an error naming the hand and the move.
+waits for Enter after each move. The file is read as data only and checked first: a line that is not a
+valid record (not JSON, NaN or Infinity, a field out of range, nesting or numbers too large) is refused
+with one error line naming the line and the field. The replay checks the record as it goes: a move the
+rules do not allow, or a result that differs from the engine's, stops it with an error naming the hand
+and the move.
 
 Examples::
 
@@ -85,8 +88,6 @@ def _pick(path: Path, index: int) -> GameRecord:
         records = read(path)
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not a text file of game records ({exc})") from exc
     if not records:
         raise ValueError(f"{path} holds no game records")
     if not 0 <= index < len(records):
