@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("pyspiel")  # the openspiel extra
 import pyspiel
+from conftest import Payload
 
 import goboom_env
 from goboom_env import GameConfig
@@ -222,21 +223,11 @@ def _played(params: dict, seed: int, moves: int | None = None) -> pyspiel.State:
     return state
 
 
-class _WritesMarker:
-    """Unpickling this writes ``path``: what a crafted ``__dict__=`` field can make pyspiel's loader do."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __reduce__(self) -> tuple:
-        return exec, (f"open({str(self.path)!r}, 'w').write('the payload ran')",)
-
-
 def test_a_pickle_planted_in_a_state_string_never_runs(tmp_path: Path) -> None:
     state = _played({"players": 3, "variant": "jokers"}, 0, moves=70)
     game = state.get_game()
     marker = tmp_path / "marker"
-    payload = base64.b64encode(pickle.dumps({"match": _WritesMarker(marker)})).decode()
+    payload = base64.b64encode(pickle.dumps({"match": Payload(marker)})).decode()
     history = ",".join(f"{p}:{a}" for p, a in zip(_players(state), state.history()))
     planted = f"history={history}\nmove_number={len(state.history())}\n__dict__={payload}"  # pyspiel's layout
     with pytest.raises(ValueError, match=r"__dict__= field is not what its history= gives .*never unpickles"):
