@@ -42,6 +42,8 @@ from goboom_env.web.store import GameStore
 
 CLASSIC = {"preset": "classic", "seat": 0, "opponents": ["classic-tricks", "random"], "episode": "hand", "seed": 11,
            "delay_ms": 0}
+JSON_LINES = {"Content-Type": "application/x-ndjson"}
+"""How the page labels a record file it posts for replay."""
 JOKERS_MATCH = {"preset": "jokers-3p", "seat": 1, "opponents": ["jokers-shed"], "episode": "match", "seed": 4,
                 "delay_ms": 0}
 
@@ -207,7 +209,7 @@ def test_games_are_isolated(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize("body, status, words", [
-    ("{not json", 400, "malformed JSON"),
+    ("{not json", 400, "not JSON: "),
     ("[1, 2]", 400, "must be a JSON object"),
     ({"colour": "red"}, 400, "unknown fields ['colour']"),
     ({"config": {"num_players": 13}}, 400, "num_players must be an integer in 2..12"),
@@ -222,7 +224,7 @@ def test_games_are_isolated(client: TestClient) -> None:
     ({"delay_ms": 60000}, 400, "delay_ms must be an integer in 0..5000"),
     ({"opponents": []}, 400, "opponents must be a non-empty list"),
     ({"opponents": ["random"] * 4}, 400, "4 opponents for 3 other seats"),
-    ({"opponents": ["ppo:/etc/passwd"]}, 400, "unknown opponent 'ppo:/etc/passwd'"),
+    ({"opponents": ["ppo:/etc/passwd"]}, 400, "unknown opponent 'ppo:"),  # the path itself is never shown
     ({"opponents": ["jokers-shed"]}, 400, "plays the jokers variant"),
     ({"opponents": ["ppo:classic4"], "config": {"num_players": 3}}, 400, "trained for a different game"),
 ])
@@ -258,7 +260,7 @@ def test_bad_moves_are_refused_and_leave_the_game_as_it_was(client: TestClient) 
     assert refused.status_code == 422 and f"{illegal} is not a legal move now; legal moves:" in refused.json()["error"]
     for body, words in (({"move": "ZZ"}, "not a move: 'ZZ'"), ({"move": 99}, "action numbers are 0..53"),
                         ({"move": True}, "a move must be"), ({"card": "7D"}, 'a move request is {"move": CARD}'),
-                        ("{oops", "malformed JSON")):
+                        ("{oops", "not JSON: ")):
         response = client.post(f"{url}/move", **as_request(body, headers))
         assert response.status_code == 400 and words in response.json()["error"], body
     assert client.get(url, headers=headers).json()["frame"] == frame
@@ -270,8 +272,10 @@ def test_bad_moves_are_refused_and_leave_the_game_as_it_was(client: TestClient) 
 
 
 def test_a_huge_body_is_refused(client: TestClient) -> None:
-    response = client.post("/api/replay", content=b"x" * (8 * 1024 * 1024 + 1))
+    response = client.post("/api/replay", content=b"x" * (8 * 1024 * 1024 + 1), headers=JSON_LINES)
     assert response.status_code == 413
+    big_move = client.post("/api/games", content=b" " * (64 * 1024 + 1), headers={"Content-Type": "application/json"})
+    assert big_move.status_code == 413  # a new game or a move is far smaller than a record file
 
 
 def test_a_body_that_is_not_sent_as_json_is_refused(client: TestClient) -> None:
@@ -280,37 +284,18 @@ def test_a_body_that_is_not_sent_as_json_is_refused(client: TestClient) -> None:
     assert response.status_code == 415 and "application/json" in response.json()["error"]
     assert client.post("/api/games", content=json.dumps(CLASSIC),
                        headers={"Content-Type": "application/json; charset=utf-8"}).status_code == 201
+    bodyless = client.post("/api/games")  # what a page of another site may send without asking first
+    assert bodyless.status_code == 415 and "application/json" in bodyless.json()["error"]
+    text = client.post("/api/replay", content="{}", headers={"Content-Type": "text/plain"})
+    assert text.status_code == 415 and "application/x-ndjson" in text.json()["error"]
 
 
 def test_a_loopback_server_answers_only_to_local_host_names() -> None:
     with TestClient(create_app(ServerSettings(allowed_hosts=["127.0.0.1", "localhost"])),
                     base_url="http://localhost:8000") as client:
         assert client.get("/api/options").status_code == 200
-        assert client.get("/api/options", headers={"Host": "evil.example:8000"}).status_code == 400
-
-
-class BrokenAgent(Agent):
-    name = "broken"
-
-    def act(self, observation: Any, view: Any = None) -> int:
-        raise RuntimeError("the model file is damaged")
-
-
-def test_a_failing_agent_is_reported_and_the_server_keeps_running(client: TestClient) -> None:
-    register_agent("broken-test-agent", lambda config, seed=None: BrokenAgent(config))
-    try:
-        catalog = Catalog()
-        catalog.choices["broken"] = Choice("broken", "broken-test-agent", "fails")
-        with TestClient(create_app(ServerSettings(catalog=catalog)), raise_server_exceptions=False) as own:
-            game, headers, _ = new_game(own, CLASSIC | {"seat": 3, "opponents": ["broken"]})
-            response = own.post(f"/api/games/{game}/advance", headers=headers)
-            assert response.status_code == 500 and "the model file is damaged" in response.json()["error"]
-            with own.websocket_connect(ws_url(game, headers)) as ws:
-                assert ws.receive_json()["type"] == "frame"
-                assert "the model file is damaged" in ws.receive_json()["error"]
-            assert own.get("/api/options").status_code == 200
-    finally:
-        unregister_agent("broken-test-agent")
+        refused = client.get("/api/options", headers={"Host": "evil.example:8000"})
+        assert refused.status_code == 400 and "answers only to the host names" in refused.json()["error"]
 
 
 def test_parse_move_reads_codes_words_and_numbers() -> None:
@@ -375,7 +360,7 @@ def test_the_websocket_shows_the_agents_moves_the_chosen_delay_apart(client: Tes
     game, headers, _ = new_game(client, CLASSIC | {"seat": 3, "delay_ms": 150})
     with client.websocket_connect(ws_url(game, headers)) as ws:
         assert ws.receive_json()["frame"]["status"] == "agents"  # the table as it is, at once
-        arrivals = []
+        arrivals = [time.monotonic()]
         while True:
             frame = ws.receive_json()["frame"]
             arrivals.append(time.monotonic())
@@ -484,7 +469,7 @@ def test_a_posted_record_file_replays_or_is_refused_naming_the_line(client: Test
         _, record = records.record_episode(Match(config, rng), agents, "hand", seats=["random"] * 3)
         lines.append(records.dumps_record(record))
     text = "\n".join(lines) + "\n"
-    second = client.post("/api/replay?game=1", content=text).json()
+    second = client.post("/api/replay?game=1", content=text, headers=JSON_LINES).json()
     assert len(second["games"]) == 2 and second["game"] == 1
     assert second["frames"][-1]["scores"] == list(records.loads_record(lines[1]).result.points)
     assert second["frames"][0]["move"] is None and second["frames"][1]["move"]["seat"] is not None
@@ -494,7 +479,7 @@ def test_a_posted_record_file_replays_or_is_refused_naming_the_line(client: Test
                                (text, "?game=x", "game must be a game number"),
                                ("not json\n", "", "line 1: not JSON"), ("", "", "holds no game"),
                                (json.dumps(tampered), "", "the record does not replay: hands[0].moves[0].seat")):
-        response = client.post(f"/api/replay{query}", content=body)
+        response = client.post(f"/api/replay{query}", content=body, headers=JSON_LINES)
         assert response.status_code == 400 and words in response.json()["error"], words
 
 

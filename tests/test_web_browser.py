@@ -3,16 +3,21 @@
 A scripted player clicks (or types) the lowest legal card, else Draw; at every turn the cards the page lets it
 click must be exactly the engine's legal moves, and the final scores the page shows must equal those of the
 same game played on the engine. A finished match is then replayed from the record the server saved and must
-reach the same final table. Screenshots go to ``test-artifacts/`` (``GOBOOM_ARTIFACTS`` to change it).
+reach the same final table. The page ends the games it leaves and draws no frame older than the one it
+shows. Screenshots go to ``test-artifacts/`` (``GOBOOM_ARTIFACTS`` to change it).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import socket
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -262,3 +267,61 @@ def test_a_second_tab_on_the_same_game_is_refused_and_a_reload_picks_the_game_up
     page.wait_for_function(SETTLED)
     assert page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.code)") == hand
     assert page.is_hidden("#error")
+
+
+def game_exists(server: str, game: str, token: str) -> bool:
+    """Whether the server still keeps ``game`` (asked the way a script asks: no Origin header)."""
+    request = urllib.request.Request(f"{server}/api/games/{game}", headers={"X-Game-Token": token})
+    try:
+        with urllib.request.urlopen(request, timeout=5):
+            return True
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 404, exc.code
+        return False
+
+
+def current_game(page: Any) -> tuple[str, str]:
+    game = page.url.split("#game=")[1]
+    return game, page.evaluate(f"sessionStorage.getItem('goboom-token-{game}')")
+
+
+def test_the_page_ends_the_games_it_leaves(page: Any, server: str) -> None:
+    start(page, "classic", ["heuristic"], "hand", seed=5)
+    first, first_token = current_game(page)
+    page.click("#show-new")
+    start(page, "classic", ["heuristic"], "hand", seed=6)  # a new game ends the one left unfinished
+    second, second_token = current_game(page)
+    assert second != first and not game_exists(server, first, first_token)
+    assert page.evaluate(f"sessionStorage.getItem('goboom-token-{first}')") is None
+    play_in_browser(page)
+    assert game_exists(server, second, second_token)  # over, and still shown
+    page.goto("about:blank")  # leaving the page of a finished game ends it
+    deadline = time.monotonic() + 5
+    while game_exists(server, second, second_token):
+        assert time.monotonic() < deadline, "the finished game was not ended when the page was left"
+        time.sleep(0.1)
+
+
+def test_the_page_ignores_a_frame_older_than_the_one_it_shows(page: Any) -> None:
+    routes: list[Any] = []
+    received: list[str] = []
+
+    def relay(route: Any) -> None:  # the page's websocket, passed through to the server and back
+        server = route.connect_to_server()
+        routes.append(route)
+        server.on_message(lambda message: (received.append(message), route.send(message)))
+        route.on_message(server.send)
+
+    page.route_web_socket(re.compile(r"/api/games/[^/]+/play"), relay)
+    start(page, "classic", ["heuristic"], "hand", seed=5)
+    drawn, shown = frames_drawn(page), status(page)
+    hand = page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.code)")
+    first = json.loads(received[0])
+    stale = first | {"frame": first["frame"] | {"status": "agents"}}
+    routes[0].send(json.dumps(stale))  # a frame the page has already passed
+    page.wait_for_timeout(400)
+    assert frames_drawn(page) == drawn and status(page) == shown
+    assert page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.code)") == hand
+    latest = json.loads(received[-1])
+    routes[0].send(json.dumps(latest | {"seq": latest["seq"] + 1}))  # a newer one is drawn
+    page.wait_for_function("(n) => Number(document.body.dataset.frames) > n", arg=drawn, timeout=5000)

@@ -10,11 +10,15 @@ agents and the shipped models by name, plus the ``--model`` folders: the page ne
 hand or a whole match, and a seed. Finished games are saved as game records in ``--records``; the page
 replays them, or a record file you open (``goboom evaluate --save-games``). The server listens on
 127.0.0.1 only unless ``--host`` says otherwise: it has no accounts, so bind it to another address only
-on a network you trust.
+on a network you trust. On a loopback address (``127.0.0.1``, ``127.1``, ``::1``, ``localhost``) it answers
+only to this machine's names, and it takes moves only from its own page.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
+import os
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,8 +27,10 @@ from pathlib import Path
 from goboom_env.cli.options import parse, run_command
 from goboom_env.config import check_int
 
-LOOPBACK = ["127.0.0.1", "localhost"]
-"""Names of this machine: a server bound to one of them answers only to these host names."""
+LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
+"""Names of this machine that a server on a loopback address always answers to."""
+WS_MAX_SIZE = 64 * 1024
+"""The largest websocket message the server reads (a move is a few dozen bytes)."""
 
 
 @dataclass
@@ -52,6 +58,56 @@ class ServeArgs:
             raise ValueError(f"idle_minutes must be > 0, got {self.idle_minutes!r}")
         if not self.host:
             raise ValueError("host must be an address such as 127.0.0.1")
+        if self.records is not None:
+            check_records_folder(self.records)
+
+
+def check_records_folder(folder: Path) -> None:
+    """ValueError unless ``folder`` is a folder the server can save records in, or one it can make (the first
+    part of the path that exists must be a writable folder)."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is not a folder" if existing == folder else f"cannot be made: {existing} is not a folder"
+        raise ValueError(f"--records {folder} {what} (give the folder where finished games are saved, or None)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"--records {folder}: {existing} is not writable")
+
+
+def loopback_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The loopback address ``host`` is (``127.0.0.2``, the short form ``127.1``, ``::1``, ``::ffff:127.0.0.1``),
+    or that a name such as ``localhost`` only resolves to; None for any other host."""
+    name = host.strip("[]").partition("%")[0]
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(name)
+    except ValueError:
+        try:
+            address = ipaddress.IPv4Address(socket.inet_aton(name))  # the short forms: 127.1, 2130706433
+        except OSError:
+            return _resolved_loopback(name)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address if address.is_loopback else None
+
+
+def _resolved_loopback(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The first address of the name ``name`` when every address it resolves to is a loopback one."""
+    with contextlib.suppress(OSError, UnicodeError):
+        found = [ipaddress.ip_address(str(info[4][0]).partition("%")[0])
+                 for info in socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)]
+        if found and all(a.is_loopback for a in found):
+            return found[0]
+    return None
+
+
+def allowed_hosts(host: str) -> list[str] | None:
+    """The host names a server listening on ``host`` answers to: on a loopback address this machine's names
+    (:data:`LOCAL_NAMES`, the host as given and its address written out); None (any name) for other hosts."""
+    address = loopback_address(host)
+    if address is None:
+        return None
+    return sorted({*LOCAL_NAMES, host.strip("[]").lower(), str(address)})
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -77,10 +133,10 @@ def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
 
         settings = ServerSettings(catalog=Catalog(list(args.model)), ttl=args.idle_minutes * 60,
                                   max_games=args.max_games, records=args.records,
-                                  allowed_hosts=LOOPBACK if args.host in LOOPBACK else None)
+                                  allowed_hosts=allowed_hosts(args.host))
         sock = listen(args.host, args.port)  # before uvicorn configures logging: a taken port changes nothing
         server = uvicorn.Server(uvicorn.Config(create_app(settings), host=args.host, port=args.port,
-                                               log_level="warning"))
+                                               log_level="warning", ws_max_size=WS_MAX_SIZE))
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"goboom serve: open http://{host}:{args.port}/ in a browser (Ctrl-C stops the server)", flush=True)
         if args.records is not None:

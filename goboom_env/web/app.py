@@ -20,14 +20,22 @@ route                                   what it does
 Every refusal is a 4xx JSON ``{"error": "..."}`` (on the websocket: a ``{"type": "error", "status": ...,
 "error": ...}`` message, and the connection stays open unless the game cannot be played from it). Agents
 run on worker threads, one game at a time under its lock, so a slow agent holds up only its own game.
+
+What a hostile page or request meets (:mod:`~goboom_env.web.guard`, :mod:`~goboom_env.web.limits`): a request
+that may change state, and every websocket, must come from this server's own page (403 otherwise; requests
+that carry no ``Origin`` and no ``Sec-Fetch-Site``, as scripts send them, are let through); a server on a
+loopback address answers only to this machine's names (400); bodies are size-capped and JSON bodies must be
+labelled as JSON; JSON is parsed with bounded nesting and integer size; messages echo at most a short
+excerpt of the input and never a server path or a traceback (those go to the server's log).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import re
 import sys
+import traceback
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,26 +45,39 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_choice, check_int
 from goboom_env.episode import EPISODES
-from goboom_env.records import GameRecord
+from goboom_env.records import GameRecord, parse_json
 from goboom_env.web import replay
 from goboom_env.web.catalog import Catalog
+from goboom_env.web.guard import AllowedHosts, SameOrigin
+from goboom_env.web.limits import excerpt, public
 from goboom_env.web.session import Frame, GameError, GameSession
 from goboom_env.web.store import GameStore
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = 8 * 1024 * 1024
+MAX_BODY = replay.MAX_RECORD_BYTES
 """The largest request body read (a record file posted for replay)."""
+MAX_JSON_BODY = 64 * 1024
+"""The largest body of a new game or a move."""
+MAX_WS_MESSAGE = 4096
+"""The longest websocket message read (a move is a few dozen characters)."""
+MAX_WORD = 60
+"""The longest text accepted in a field of the new-game form (names of presets, variants, opponents)."""
 MAX_DELAY_MS = 5000
 TOKEN_HEADER = "x-game-token"
+JSON_TYPES = frozenset({"application/json"})
+RECORD_TYPES = frozenset({"application/json", "application/x-ndjson", "application/jsonl"})
+"""Content types of a record file posted for replay (JSON Lines); text/plain, which a page of another web site
+may send without asking first, is not one."""
+GAME_NUMBER = re.compile(r"[0-9]{1,6}")
+INTERNAL_ERROR = "internal error; the server's log has the details"
 
 
 @dataclass
@@ -66,6 +87,8 @@ class ServerSettings:
     catalog: Catalog = field(default_factory=Catalog)
     ttl: float = 1800.0
     """Seconds a game may stay unused before it is dropped."""
+    finished_ttl: float = 120.0
+    """Seconds a finished game stays (a reload of its page shows its end); it never holds a slot meanwhile."""
     max_games: int = 100
     records: Path | None = None
     """Folder where finished hands are saved as game records (None: not saved)."""
@@ -73,13 +96,13 @@ class ServerSettings:
     """Seconds between two sweeps for idle games."""
     allowed_hosts: list[str] | None = None
     """Host names the server answers to (None: any). ``goboom serve`` on a loopback address answers only to
-    localhost names, so that a web site whose name is made to point at 127.0.0.1 cannot use the server."""
+    this machine's names, so that a web site whose name is made to point at 127.0.0.1 cannot use the server."""
 
 
 def create_app(settings: ServerSettings | None = None) -> Starlette:
     """The web app with its own game store (two apps share nothing)."""
     settings = settings or ServerSettings()
-    store = GameStore(settings.ttl, settings.max_games)
+    store = GameStore(settings.ttl, settings.max_games, finished_ttl=settings.finished_ttl)
     api = _Api(settings, store)
 
     @contextlib.asynccontextmanager
@@ -111,8 +134,9 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     handlers = {GameError: _game_error, HTTPException: _http_error, Exception: _server_error}
-    middleware = [] if settings.allowed_hosts is None else [
-        Middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)]
+    middleware = [Middleware(SameOrigin)]
+    if settings.allowed_hosts is not None:
+        middleware.insert(0, Middleware(AllowedHosts, hosts=settings.allowed_hosts))
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan,  # type: ignore[arg-type]
                     middleware=middleware)
     app.state.store = store
@@ -150,8 +174,9 @@ class _Api:
         """A game from the page's form (every field checked: GameError 400 naming the first bad one)."""
         unknown = sorted(set(body) - {"config", "preset", "seat", "opponents", "episode", "seed", "delay_ms"})
         if unknown:
-            raise GameError(400, f"unknown fields {unknown} in the new-game request")
+            raise GameError(400, f"unknown fields {excerpt(unknown)} in the new-game request")
         try:
+            _check_form(body)
             config = _config(body.get("preset"), body.get("config", {}))
             seat = check_int("seat", body.get("seat", 0), 0, config.num_players - 1)
             episode = body.get("episode", "hand")
@@ -159,12 +184,7 @@ class _Api:
             seed = body.get("seed")
             seed = None if seed is None else check_int("seed", seed, 0, 2**63 - 1)
             delay = check_int("delay_ms", body.get("delay_ms", 700), 0, MAX_DELAY_MS)
-            opponents = body.get("opponents", ["heuristic"])
-            if not isinstance(opponents, list) or not opponents:
-                raise ValueError(f"opponents must be a non-empty list of opponent ids, got {opponents!r}")
-            if len(opponents) > config.num_players - 1:
-                raise ValueError(f"{len(opponents)} opponents for {config.num_players - 1} other seats")
-            opponents = opponents + [opponents[-1]] * (config.num_players - 1 - len(opponents))
+            opponents = _opponents(body.get("opponents", ["heuristic"]), config)
             specs = [self.settings.catalog.spec(o, config) for o in opponents]
             return GameSession(config, seat, specs, opponents, episode=episode, seed=seed, delay_ms=delay,
                                on_game_end=self._save_game)
@@ -219,41 +239,51 @@ class _Api:
         return JSONResponse({"frames": await _locked(session, step)})
 
     async def play(self, ws: WebSocket) -> None:
-        """Live play: the table after every move, the agents' moves ``delay_ms`` apart."""
+        """Live play: the table after every move, the agents' moves ``delay_ms`` apart. A refused message gets
+        an error message and the connection stays open; a game that cannot be played from here (unknown, wrong
+        token, open elsewhere, ended by a failing agent) gets the error and a close code 4000 + its status."""
         await ws.accept()
         try:
             session = self.store.get(ws.path_params["game"], ws.query_params.get("token"))
             if session.attached:
                 raise GameError(409, "this game is already open in another tab or window")
         except GameError as exc:
-            await _send_error(ws, exc.status, exc.message)
-            await ws.close(code=4000 + exc.status)
+            await _close_with_error(ws, exc.status, exc.message)
             return
         session.attached = True
         try:
-            await ws.send_json({"type": "frame", "frame": session.frame()})
-            await self._stream(ws, session, session.advance)  # the table again, then the agents' moves
-            while True:
-                text = await ws.receive_text()
-                try:
-                    step = self._ws_step(session, text)
-                    self.store.get(session.id, session.token)  # expired meanwhile: 404
-                except GameError as exc:
-                    await _send_error(ws, exc.status, exc.message)
-                    continue
-                await self._stream(ws, session, step)
+            await self._live(ws, session)
         except WebSocketDisconnect:
             pass
+        except Exception:  # a bug, not a refusal: the page hears of it, the log has the traceback
+            traceback.print_exc(file=sys.stderr)
+            await _close_with_error(ws, 500, INTERNAL_ERROR, code=1011)
         finally:
             session.attached = False
 
+    async def _live(self, ws: WebSocket, session: GameSession) -> None:
+        """The websocket's session: the table once (then the agents' moves), then one step per message."""
+        if not await self._stream(ws, session, session.resume):
+            return
+        while True:
+            text = await _receive_text(ws)
+            try:
+                step = self._ws_step(session, text)
+                self.store.get(session.id, session.token)  # expired meanwhile: 404
+            except GameError as exc:
+                await _send_error(ws, exc.status, exc.message)
+                continue
+            if not await self._stream(ws, session, step):
+                return
+
     @staticmethod
-    def _ws_step(session: GameSession, text: str) -> Callable[[], list[Frame]]:
+    def _ws_step(session: GameSession, text: str | None) -> Callable[[], list[Frame]]:
         """What a websocket message asks for; GameError 400 for a malformed one."""
-        try:
-            message = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise GameError(400, f"malformed JSON: {exc}") from None
+        if text is None:
+            raise GameError(400, "send messages as text (JSON), not binary")
+        if len(text) > MAX_WS_MESSAGE:
+            raise GameError(400, f"a message is at most {MAX_WS_MESSAGE} characters, got {len(text)}")
+        message = _parse_json(text)
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "move" and set(message) == {"type", "move"}:
             return lambda: session.play(message["move"])
@@ -263,50 +293,74 @@ class _Api:
             return lambda: [session.frame()]
         raise GameError(400, 'a message is {"type": "move", "move": CARD}, {"type": "next"} or {"type": "state"}')
 
-    async def _stream(self, ws: WebSocket, session: GameSession, step: Callable[[], list[Frame]]) -> None:
+    async def _stream(self, ws: WebSocket, session: GameSession, step: Callable[[], list[Frame]]) -> bool:
+        """Send the frames of ``step`` (the first at once, then one every ``delay_ms``), each with the next
+        ``seq``; a refusal is sent as an error. False when the game has failed (the socket is then closed)."""
         try:
             frames = await _locked(session, step)
         except GameError as exc:
-            await _send_error(ws, exc.status, exc.message)
-            return
-        except Exception as exc:  # an agent that failed: say so on the page; the server keeps running
-            message = f"internal error: {type(exc).__name__}: {exc}"
-            await _send_error(ws, 500, message)
-            return
-        for i, frame in enumerate(frames):  # the first at once, then one agent move every delay_ms
+            if exc.status != 410:
+                await _send_error(ws, exc.status, exc.message)
+                return True
+            frames = []
+        for i, frame in enumerate(frames):
             if i:
                 await asyncio.sleep(session.delay_ms / 1000)
-            await ws.send_json({"type": "frame", "frame": frame})
+            await ws.send_json({"type": "frame", "seq": session.next_seq(), "frame": frame})
+        if session.failure is not None:
+            await _close_with_error(ws, 410, session.failure)
+            return False
+        return True
 
     async def records(self, request: Request) -> Response:
         """``GET /api/records``: the names of the saved record files, newest first."""
-        return JSONResponse({"records": replay.saved_records(self.settings.records)})
+        return JSONResponse({"records": await run_in_threadpool(replay.saved_records, self.settings.records)})
 
     async def record(self, request: Request) -> Response:
         """``GET /api/records/{name}?game=K``: the games of a saved record file and the frames of game K."""
+        game = _game_number(request)
         text = await run_in_threadpool(replay.read_saved, self.settings.records, request.path_params["name"])
-        return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, _game_number(request)))
+        return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, game))
 
     async def replay(self, request: Request) -> Response:
         """``POST /api/replay?game=K``: the same for the text of a record file the page sends."""
-        body = await _body(request)
+        game = _game_number(request)
+        _check_content_type(request, RECORD_TYPES)
+        body = await _body(request, MAX_BODY)
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise GameError(400, "a record file must be UTF-8 text (JSON Lines)") from None
-        return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, _game_number(request)))
+        return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, game))
+
+
+async def _receive_text(ws: WebSocket) -> str | None:
+    """The next websocket message's text (None for a binary one); WebSocketDisconnect once the page is gone."""
+    message = await ws.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    return message.get("text")
 
 
 async def _send_error(ws: WebSocket, status: int, message: str) -> None:
     """A refusal on the websocket: the HTTP status it would have had and the message the page shows."""
-    await ws.send_json({"type": "error", "status": status, "error": message})
+    await ws.send_json({"type": "error", "status": status, "error": public(message)})
+
+
+async def _close_with_error(ws: WebSocket, status: int, message: str, code: int | None = None) -> None:
+    """Send the error, then close the websocket (code ``4000 + status`` unless given); nothing if it is gone."""
+    if ws.application_state != WebSocketState.CONNECTED or ws.client_state != WebSocketState.CONNECTED:
+        return
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):
+        await _send_error(ws, status, message)
+        await ws.close(code=code if code is not None else 4000 + status)
 
 
 def _game_number(request: Request) -> int:
-    """The ``?game=K`` of a replay request: which game of a record file (0-based)."""
+    """The ``?game=K`` of a replay request: which game of a record file (0-based, ASCII digits only)."""
     text = request.query_params.get("game", "0")
-    if not text.isdigit():
-        raise GameError(400, f"game must be a game number 0, 1, ..., got {text!r}")
+    if not GAME_NUMBER.fullmatch(text):
+        raise GameError(400, f"game must be a game number 0, 1, ..., got {excerpt(text)}")
     return int(text)
 
 
@@ -320,57 +374,96 @@ async def _locked(session: GameSession, step: Callable[[], list[Frame]]) -> list
     return await run_in_threadpool(run)
 
 
-async def _body(request: Request) -> bytes:
-    """The request's body, refused (413) past :data:`MAX_BODY` bytes."""
+async def _body(request: Request, limit: int) -> bytes:
+    """The request's body, refused (413) past ``limit`` bytes."""
     size = request.headers.get("content-length")
-    if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
-        raise GameError(413, f"the request body is larger than {MAX_BODY} bytes")
+    if size is not None and (not size.isascii() or not size.isdigit() or int(size) > limit):
+        raise GameError(413, f"the request body is larger than {limit} bytes")
     chunks, total = [], 0
     async for chunk in request.stream():
         total += len(chunk)
-        if total > MAX_BODY:
-            raise GameError(413, f"the request body is larger than {MAX_BODY} bytes")
+        if total > limit:
+            raise GameError(413, f"the request body is larger than {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-async def _json_object(request: Request) -> dict[str, Any]:
-    """The request's JSON object; GameError 400 for malformed JSON or anything but an object, 415 for a body
-    not sent as JSON (which a form on another web site could send without the browser asking first)."""
-    body = await _body(request)
+def _check_content_type(request: Request, allowed: frozenset[str]) -> None:
+    """GameError 415 unless the request says its body is one of ``allowed``, body or not: a page of another web
+    site can send text/plain or a form without the browser asking the server first, never JSON."""
     kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if body and kind != "application/json":
-        raise GameError(415, f"send the request body as JSON (Content-Type: application/json), not {kind!r}")
-    try:
-        data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise GameError(400, f"malformed JSON: {exc}") from None
+    if kind not in allowed:
+        wanted = " or ".join(sorted(allowed))
+        raise GameError(415, f"send the request as JSON (Content-Type: {wanted}), not {excerpt(kind or 'none')}")
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    """The request's JSON object (an empty body is ``{}``): GameError 415 for a request not labelled as JSON,
+    413 past :data:`MAX_JSON_BODY`, 400 for malformed or oversized JSON or anything but an object."""
+    _check_content_type(request, JSON_TYPES)
+    body = await _body(request, MAX_JSON_BODY)
+    data = _parse_json(body or b"{}")
     if not isinstance(data, dict):
         raise GameError(400, f"the request body must be a JSON object, got {type(data).__name__}")
     return data
 
 
+def _parse_json(text: str | bytes) -> Any:
+    """JSON data within the bounds of :func:`~goboom_env.records.parse_json`; GameError 400 naming the problem."""
+    try:
+        return parse_json(text)
+    except ValueError as exc:
+        raise GameError(400, str(exc)) from None
+
+
+def _check_form(body: dict[str, Any]) -> None:
+    """ValueError unless every field of the new-game form holds what a form can: numbers and short words
+    (the config an object of them, the opponents a list of names), so that no message quotes a big value."""
+    for name in ("preset", "seat", "episode", "seed", "delay_ms"):
+        _check_scalar(name, body.get(name))
+    fields = body.get("config", {})
+    if isinstance(fields, dict):
+        for key, value in fields.items():
+            _check_scalar(f"config field {excerpt(key)}", value)
+
+
+def _check_scalar(name: str, value: Any) -> None:
+    """ValueError unless ``value`` is None, a number, a boolean or a short string."""
+    if isinstance(value, (dict, list)) or (isinstance(value, str) and len(value) > MAX_WORD):
+        raise ValueError(f"{name} must be a number or a word of at most {MAX_WORD} characters, got {excerpt(value)}")
+
+
+def _opponents(opponents: Any, config: GameConfig) -> list[Any]:
+    """One opponent id per other seat: the list given, its last one repeated; ValueError for a bad list."""
+    if not isinstance(opponents, list) or not opponents:
+        raise ValueError(f"opponents must be a non-empty list of opponent ids, got {excerpt(opponents)}")
+    if len(opponents) > config.num_players - 1:
+        raise ValueError(f"{len(opponents)} opponents for {config.num_players - 1} other seats")
+    return opponents + [opponents[-1]] * (config.num_players - 1 - len(opponents))
+
+
 def _config(preset: Any, fields: Any) -> GameConfig:
     """The game's configuration: a preset (optional) with ``fields`` over it; None values derive."""
     if not isinstance(fields, dict):
-        raise ValueError(f"config must be an object of GameConfig fields, got {fields!r}")
+        raise ValueError(f"config must be an object of GameConfig fields, got {excerpt(fields)}")
     fields = {k: v for k, v in fields.items() if v is not None}
     if preset is None:
         return GameConfig.from_dict(fields)
     if not isinstance(preset, str):
-        raise ValueError(f"preset must be a preset name, got {preset!r}")
+        raise ValueError(f"preset must be a preset name, got {excerpt(preset)}")
     return GameConfig.preset(preset, **fields)
 
 
 async def _game_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GameError)
-    return JSONResponse({"error": exc.message}, status_code=exc.status)
+    return JSONResponse({"error": public(exc.message)}, status_code=exc.status)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+    return JSONResponse({"error": public(str(exc.detail))}, status_code=exc.status_code)
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
-    return JSONResponse({"error": f"internal error: {type(exc).__name__}: {exc}"}, status_code=500)
+    """A bug, not a refusal: a 500 that says so without a traceback or a path (the server logs the error)."""
+    return JSONResponse({"error": INTERNAL_ERROR}, status_code=500)

@@ -16,6 +16,7 @@ from goboom_env.agents import HEURISTICS
 from goboom_env.config import GameConfig
 from goboom_env.models import model_path, shipped_models
 from goboom_env.training.model_files import check_compatible, read_metadata, trained_games
+from goboom_env.web.limits import excerpt
 
 SEARCH_AGENTS = (("mc:budget=50", "Monte-Carlo search, 50 rollouts a move"),
                  ("ismcts:iters=200", "ISMCTS, 200 iterations a move"),
@@ -82,7 +83,7 @@ class Catalog:
         """The agent spec of ``choice_id`` for a game of ``config``; ValueError when it is unknown or does not fit."""
         choice = self.choices.get(choice_id) if isinstance(choice_id, str) else None
         if choice is None:
-            raise ValueError(f"unknown opponent {choice_id!r}; choose one of {sorted(self.choices)}")
+            raise ValueError(f"unknown opponent {excerpt(choice_id)}; choose one of {sorted(self.choices)}")
         if choice.variant is not None and choice.variant != config.variant:
             raise ValueError(f"opponent {choice.id!r} plays the {choice.variant} variant, not {config.variant}")
         if choice.meta is not None:

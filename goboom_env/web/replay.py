@@ -5,21 +5,30 @@ records folder writes each finished game to its own file there; the page lists t
 (never a path) or sends the text of a record file it opened, and gets back frames: the table after
 the deal and after every move, every hand face up (the page hides the hands of the other seats when
 you watch from one seat), as :func:`goboom_env.records.replay` rebuilds them on the engine.
+
+Only regular files directly in the records folder are listed and read: a symbolic link there (which could
+point anywhere on the machine) is neither, and a name is never joined to the folder unless it is listed.
+Record text is parsed by :func:`goboom_env.records.loads_records` (JSON data only, every field checked).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
 from goboom_env import records
 from goboom_env.records import GameRecord
+from goboom_env.web.limits import excerpt
 from goboom_env.web.session import GameError, event_view, move_code, table_view
 
 RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.jsonl")
 """A record file name the server lists and reads: no folder, no path."""
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+"""The largest saved record file read (as large as a record file the page may send)."""
 
 
 def save_game(folder: Path, game_id: str, record: GameRecord) -> Path:
@@ -31,22 +40,43 @@ def save_game(folder: Path, game_id: str, record: GameRecord) -> Path:
 
 
 def saved_records(folder: Path | None) -> list[str]:
-    """The record files in ``folder``, newest first (none when the server saves no records)."""
+    """The record files in ``folder`` (regular files, not symbolic links), newest first; none when the server
+    saves no records."""
     if folder is None or not folder.is_dir():
         return []
-    files = [p for p in folder.iterdir() if p.is_file() and RECORD_NAME.fullmatch(p.name)]
-    return [p.name for p in sorted(files, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)]
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if RECORD_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                found.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+    return [name for _, name in sorted(found, reverse=True)]
 
 
 def read_saved(folder: Path | None, name: str) -> str:
-    """The text of the saved record file ``name``: GameError 404 unless it is one that :func:`saved_records` lists."""
+    """The text of the saved record file ``name``: GameError 404 unless it is one that :func:`saved_records`
+    lists (a file swapped for a link meanwhile is not followed), 413 past :data:`MAX_RECORD_BYTES`."""
     if folder is None or not RECORD_NAME.fullmatch(name) or name not in saved_records(folder):
-        raise GameError(404, f"no saved record {name!r} on this server")
-    return (folder / name).read_text(encoding="utf-8")
+        raise GameError(404, f"no saved record {excerpt(name)} on this server")
+    try:
+        fd = os.open(folder / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        raise GameError(404, f"no saved record {excerpt(name)} on this server") from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise GameError(404, f"no saved record {excerpt(name)} on this server")
+        if info.st_size > MAX_RECORD_BYTES:
+            raise GameError(413, f"the record file {excerpt(name)} is larger than {MAX_RECORD_BYTES} bytes")
+        data = file.read(MAX_RECORD_BYTES + 1)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise GameError(400, f"the record file {excerpt(name)} is not UTF-8 text") from None
 
 
 def parse_records(text: str) -> list[GameRecord]:
-    """Every record of a JSON Lines text, each checked; GameError 400 naming the line and the field."""
+    """Every record of a JSON Lines text (blank lines skipped), each checked; GameError 400 naming the line and
+    the field."""
     try:
         games = records.loads_records(text.splitlines())
     except ValueError as exc:

@@ -5,7 +5,8 @@ state. The agents move through the one decision loop, :func:`goboom_env.game_loo
 human's seat is a policy that stops the loop when it is asked to act, and the loop's decision hook
 takes a picture of the table before each agent move, so the page can show the opponents' moves one by
 one. Every change happens under the session's lock, on a worker thread (the server never runs an agent
-on its event loop).
+on its event loop). An agent that raises ends its game (status ``failed``, with a message naming the agent
+and no server path); the full error goes to the server's log.
 
 Seeding matches ``goboom play``: a game with seed ``S`` deals like ``Match(config, default_rng(S))`` and
 the agent in seat ``s`` gets seed ``S + 1 + s``.
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +37,10 @@ from goboom_env.observation import observe
 from goboom_env.records import GameRecord, Recorder
 from goboom_env.render import parse_move as typed_move
 from goboom_env.scoring import HandResult
+from goboom_env.web.limits import excerpt, without_paths
+
+MAX_MOVE_TEXT = 16
+"""The longest typed move read (``draw``, ``10♣``, an action number): longer text is not a move."""
 
 
 class GameError(Exception):
@@ -98,6 +105,10 @@ class GameSession:
         self.delay_ms = delay_ms
         """Milliseconds between two agent moves shown on a websocket."""
         self.on_game_end = on_game_end
+        self.failure: str | None = None
+        """Why the game ended early (an agent raised), in words the page may show; None while it runs."""
+        self.seq = 0
+        """The number of the last frame sent to a websocket (each frame sent gets the next one)."""
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -106,8 +117,16 @@ class GameSession:
         """True once the episode (the hand, or the match) has ended."""
         return self.result is not None
 
+    @property
+    def finished(self) -> bool:
+        """True once the game can no longer be played: it is over, or an agent failed."""
+        return self.over or self.failure is not None
+
     def status(self) -> str:
-        """``your_turn``, ``agents`` (an agent is to move), ``hand_over`` (waiting for the next hand) or ``over``."""
+        """``your_turn``, ``agents`` (an agent is to move), ``hand_over`` (waiting for the next hand), ``over``
+        or ``failed`` (an agent raised: the game ended early)."""
+        if self.failure is not None:
+            return "failed"
         if self.over:
             return "over"
         if self.waiting_next:
@@ -129,13 +148,21 @@ class GameSession:
         frame["results"] = [_result_row(r) for r in self.match.results]
         if self.result is not None:
             frame["winners"] = list(self.result.winners)
+        if self.failure is not None:
+            frame["error"] = self.failure
         return frame
+
+    def next_seq(self) -> int:
+        """The number of the next frame sent to a websocket: increasing, so a page can drop a stale one."""
+        self.seq += 1
+        return self.seq
 
     # -- moves ---------------------------------------------------------------------------------------
 
     def play(self, move: Any) -> list[Frame]:
         """Play the human's ``move`` (a card code, ``draw``/``pass`` or an action number), then let the agents
         move up to the human's next turn; returns the frames of the agents' moves and the final frame."""
+        self._check_not_failed()
         if self.over:
             raise GameError(409, "the game is over; start a new game")
         if self.waiting_next:
@@ -154,6 +181,7 @@ class GameSession:
 
     def next_hand(self) -> list[Frame]:
         """Start the next hand of the match after a finished one; returns the frames up to the human's turn."""
+        self._check_not_failed()
         if self.over:
             raise GameError(409, "the game is over; start a new game")
         if not self.waiting_next:
@@ -164,7 +192,9 @@ class GameSession:
 
     def advance(self) -> list[Frame]:
         """Let the agents move until the human's turn or the end of the hand: the table as it is, then a frame
-        after each agent move (the page shows them one by one)."""
+        after each agent move (the page shows them one by one). When an agent raises, the game ends there: the
+        last frame has the status ``failed`` and the message."""
+        self._check_not_failed()
         if self.over or self.waiting_next:
             return [self.frame()]
         hand = self.match.hand
@@ -174,12 +204,37 @@ class GameSession:
             frames.append(self.frame())
             self.recorder.on_decision(decision)
 
-        with contextlib.suppress(_YourTurn):
-            play_hand(self.match, self.policies, hook)
-        if hand.over:
-            self._settle(hand)
+        try:
+            with contextlib.suppress(_YourTurn):
+                play_hand(self.match, self.policies, hook)
+        except Exception as exc:  # a failing agent ends its own game; the server and the other games go on
+            self._fail(exc)
+        else:
+            if hand.over:
+                self._settle(hand)
         frames.append(self.frame())
         return frames
+
+    def resume(self) -> list[Frame]:
+        """What a page that opens the game is sent: :meth:`advance`, or the table as it is once the game failed."""
+        return [self.frame()] if self.failure is not None else self.advance()
+
+    def _check_not_failed(self) -> None:
+        """GameError 410 once an agent has ended the game."""
+        if self.failure is not None:
+            raise GameError(410, self.failure)
+
+    def _fail(self, exc: Exception) -> None:
+        """End the game after the agent to move raised ``exc``: the full error to the server's log, a short
+        message without paths for the page."""
+        seat = self.match.hand.current
+        print(f"goboom serve: game {self.id}: the agent of P{seat} ({self.specs.get(seat, '?')}) failed:",
+              file=sys.stderr)
+        traceback.print_exception(exc, file=sys.stderr)
+        detail = without_paths(str(exc))
+        detail = detail if len(detail) <= 80 else detail[:80] + "…"
+        self.failure = (f"the game has ended: opponent P{seat} ({self.names[seat]}) failed "
+                        f"({type(exc).__name__}: {detail}); start a new game")
 
     def _settle(self, hand: Hand) -> None:
         """Score the finished ``hand``: the game ends, or the next hand waits for the human."""
@@ -197,11 +252,14 @@ def parse_move(move: Any) -> int:
     (:func:`goboom_env.render.parse_move`: a card code such as ``7D``, ``10h``, ``K♣`` or ``JK``, or a draw/pass
     word); GameError 400 for anything else."""
     if isinstance(move, bool) or not isinstance(move, (int, str)):
-        raise GameError(400, f"a move must be a card code such as '7D', 'draw' or an action number, got {move!r}")
+        raise GameError(400, f"a move must be a card code such as '7D', 'draw' or an action number, "
+                             f"got {excerpt(move)}")
     if isinstance(move, int):
         if not 0 <= move <= DRAW_OR_PASS:
-            raise GameError(400, f"action numbers are 0..{DRAW_OR_PASS}, got {move}")
+            raise GameError(400, f"action numbers are 0..{DRAW_OR_PASS}, got {excerpt(move)}")
         return move
+    if len(move) > MAX_MOVE_TEXT:
+        raise GameError(400, f"not a move: {excerpt(move)}; type a card code (TC, KS, JK), draw, or an action number")
     try:
         return typed_move(move)
     except ValueError as exc:

@@ -9,8 +9,9 @@ const CONFIG_FIELDS = ["variant", "num_players", "hand_size", "num_decks", "num_
                        "target_score", "rounds", "after_joker"];
 const NUMBER_FIELDS = new Set(["num_players", "hand_size", "num_decks", "num_jokers", "target_score", "rounds"]);
 
-const state = { options: null, socket: null, game: null, frame: null, logHand: null, logCount: 0,
-                replay: null, replayText: null, busy: false };
+const state = { options: null, socket: null, game: null, token: null, frame: null, seq: 0, logHand: null,
+                logCount: 0, replay: null, replayText: null, busy: false };
+const FINISHED = new Set(["over", "failed"]);
 
 // -- small helpers ----------------------------------------------------------------------------------
 
@@ -36,7 +37,8 @@ async function api(method, path, body, headers = {}) {
   const init = { method, headers: { ...headers } };
   if (body !== undefined) {
     init.body = typeof body === "string" ? body : JSON.stringify(body);
-    init.headers["Content-Type"] = typeof body === "string" ? "text/plain" : "application/json";
+    // a record file's text is JSON Lines; the server refuses text/plain, which any web site may send
+    init.headers["Content-Type"] = typeof body === "string" ? "application/x-ndjson" : "application/json";
   }
   const response = await fetch(path, init);
   const data = response.status === 204 ? {} : await response.json().catch(() => ({ error: response.statusText }));
@@ -118,6 +120,7 @@ async function startGame(event) {
   if (form.elements.seed.value !== "") body.seed = Number(form.elements.seed.value);
   try {
     const created = await api("POST", "/api/games", body);
+    leaveGame();
     sessionStorage.setItem(`goboom-token-${created.game}`, created.token);
     history.replaceState(null, "", `#game=${created.game}`);
     openGame(created.game, created.token);
@@ -128,9 +131,27 @@ async function startGame(event) {
 
 // -- live play ----------------------------------------------------------------------------------------
 
+// The server frees a finished game's slot soon; the page ends the games it leaves at once.
+function leaveGame({ onlyFinished = false } = {}) {
+  const { game, token } = state;
+  if (!game || (onlyFinished && !(state.frame && FINISHED.has(state.frame.status)))) return;
+  if (state.socket) { state.socket.close(); state.socket = null; }
+  state.game = null; state.token = null;
+  sessionStorage.removeItem(`goboom-token-${game}`);
+  fetch(`/api/games/${game}`, { method: "DELETE", headers: { "X-Game-Token": token }, keepalive: true })
+    .catch(() => {});
+}
+
+function forgetGame(game) {
+  sessionStorage.removeItem(`goboom-token-${game}`);
+  if (location.hash === `#game=${game}`) history.replaceState(null, "", location.pathname);
+  state.game = null; state.token = null;
+}
+
 function openGame(game, token, retry = true) {
   if (state.socket) state.socket.close();
-  state.game = game; state.frame = null; state.replay = null; state.logHand = null;
+  if (state.game !== game) state.seq = 0;  // frame numbers go on across the sockets of one game
+  state.game = game; state.token = token; state.frame = null; state.replay = null; state.logHand = null;
   $("#log").replaceChildren();
   $("#replay-controls").hidden = true;
   show("#table");
@@ -138,14 +159,21 @@ function openGame(game, token, retry = true) {
   const socket = new WebSocket(`${scheme}://${location.host}/api/games/${game}/play?token=${encodeURIComponent(token)}`);
   state.socket = socket;
   socket.onmessage = (message) => {
+    if (state.socket !== socket) return;  // a socket this page has left
     const data = JSON.parse(message.data);
     if (data.type === "error") showError(data.error);
-    else if (data.type === "frame") { showError(""); drawFrame(data.frame); }
+    else if (data.type === "frame" && data.seq > state.seq) {  // an older frame than the one shown: stale
+      state.seq = data.seq;
+      showError("");
+      drawFrame(data.frame);
+    }
   };
   socket.onclose = (event) => {
     if (state.socket !== socket || event.code < 4000) return;
     // a reload can reach the server before the closed page's socket is gone: try once more
     if (event.code === 4409 && retry) setTimeout(() => openGame(game, token, false), 700);
+    else if (event.code === 4410) forgetGame(game);  // the game ended early: its last frame says why
+    else if (event.code === 4404 || event.code === 4403) { forgetGame(game); show("#new-game"); }
     else $("#status").textContent = "not connected";
   };
 }
@@ -164,7 +192,7 @@ function playMove(move) {
 // -- drawing a frame ----------------------------------------------------------------------------------
 
 const STATUS_TEXT = { your_turn: "Your turn", agents: "Opponents are playing\u2026", hand_over: "Hand over",
-                      over: "Game over", replay: "Replay" };
+                      over: "Game over", failed: "Game ended early", replay: "Replay" };
 
 function drawFrame(frame, view = null) {
   state.frame = frame;
@@ -185,7 +213,7 @@ function drawFrame(frame, view = null) {
   drawLog(frame);
   drawHandEnd(frame);
   $("#next").hidden = frame.status !== "hand_over";
-  $("#again").hidden = !(frame.status === "over" || frame.status === "hand_over");
+  $("#again").hidden = !(FINISHED.has(frame.status) || frame.status === "hand_over");
   $("#again").textContent = "New game";
 }
 
@@ -484,6 +512,7 @@ function wire() {
     replayGo(target);
   };
   document.addEventListener("keydown", onKey);
+  window.addEventListener("pagehide", () => leaveGame({ onlyFinished: true }));
 }
 
 async function init() {

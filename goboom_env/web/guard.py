@@ -1,0 +1,116 @@
+"""Who may use the server: the Host names it answers to, and which pages may change its state.
+
+Two ASGI middlewares, both answering a refusal with the app's JSON error (a websocket handshake is refused
+before it is accepted):
+
+* :class:`AllowedHosts` answers only to the given host names (400 otherwise). A server on this machine's
+  loopback address uses it against DNS rebinding: a web site whose name is made to point at 127.0.0.1
+  reaches the port, but its requests carry its own name in ``Host``.
+* :class:`SameOrigin` refuses (403) every request that may change state (any method but GET and HEAD) and
+  every websocket handshake that a browser marks as sent by another web site: an ``Origin`` that is not the
+  server's own (the ``Host`` it is asked under), or a ``Sec-Fetch-Site`` of ``cross-site`` or ``same-site``.
+  A request with neither header (curl, scripts, test clients) is not from a web page and is let through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
+
+from goboom_env.web.limits import excerpt
+
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+"""Methods that change nothing: a page of another site may send them (it cannot read the answers)."""
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+TRUSTED_FETCH_SITES = frozenset({"same-origin", "none"})
+"""``Sec-Fetch-Site`` values of this server's own page (``none``: the person typed or bookmarked the address)."""
+
+
+def endpoint(netloc: str, default_port: int) -> tuple[str, int] | None:
+    """``(host name, port)`` of a ``Host`` header or of an origin's ``host[:port]``, lower case and without a
+    trailing dot (``'[::1]:8000'`` -> ``('::1', 8000)``); None when it is not one."""
+    try:
+        parts = urlsplit(f"//{netloc}")
+        name, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not name or parts.path or parts.query or parts.fragment or parts.username is not None:
+        return None
+    return name.rstrip("."), port or default_port
+
+
+async def refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+    """Answer the request with ``{"error": message}`` and ``status``; a websocket handshake gets it as the
+    handshake's HTTP answer where the server supports that, else a plain refusal."""
+    response = JSONResponse({"error": message}, status_code=status)
+    if scope["type"] != "websocket":
+        await response(scope, receive, send)
+        return
+    websocket = WebSocket(scope, receive, send)
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await websocket.send_denial_response(response)
+    else:
+        await websocket.close(code=1008)  # closed before accepted: the server answers 403
+
+
+class AllowedHosts:
+    """Refuse (400) a request whose ``Host`` header does not name one of ``hosts``."""
+
+    def __init__(self, app: ASGIApp, hosts: Iterable[str]) -> None:
+        self.app = app
+        self.hosts = frozenset(h.strip("[]").rstrip(".").lower() for h in hosts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            header = Headers(scope=scope).get("host", "")
+            found = endpoint(header, 0)
+            if found is None or found[0] not in self.hosts:
+                names = ", ".join(sorted(self.hosts))
+                await refuse(scope, receive, send, 400, f"this server answers only to the host names {names}, "
+                             f"not to Host {excerpt(header)}; open the address goboom serve printed")
+                return
+        await self.app(scope, receive, send)
+
+
+class SameOrigin:
+    """Refuse (403) a state-changing request or a websocket handshake that a browser sent for another site."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        checked = scope["type"] == "websocket" or (scope["type"] == "http" and scope["method"] not in SAFE_METHODS)
+        problem = cross_site(Headers(scope=scope)) if checked else None
+        if problem is not None:
+            await refuse(scope, receive, send, 403, f"{problem}: only this server's own page may play on it")
+            return
+        await self.app(scope, receive, send)
+
+
+def cross_site(headers: Headers) -> str | None:
+    """Why the request comes from another web site, or None when it does not (or says nothing about it)."""
+    site = headers.get("sec-fetch-site")
+    if site is not None and site.lower() not in TRUSTED_FETCH_SITES:
+        return f"the browser marks this request as {excerpt(site)}"
+    origin = headers.get("origin")
+    if origin is not None and not same_origin(origin, headers.get("host", "")):
+        return f"the request was sent by another web site (Origin {excerpt(origin)})"
+    return None
+
+
+def same_origin(origin: str, host: str) -> bool:
+    """True when ``origin`` (``scheme://name[:port]``) names the server the ``Host`` header ``host`` asks for."""
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    default = DEFAULT_PORTS.get(parts.scheme)
+    if default is None or parts.path or parts.query or parts.fragment:
+        return False
+    own = endpoint(host, default)
+    return own is not None and endpoint(parts.netloc, default) == own

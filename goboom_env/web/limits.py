@@ -1,0 +1,55 @@
+"""Bounds on what the server says back: short excerpts, no server paths.
+
+(What it reads is bounded by :func:`goboom_env.records.parse_json`, the one reader of outside JSON: no deep
+nesting, huge integers or NaN.) Messages the page is shown go through :func:`public`: a value echoed from the
+input is cut to a short excerpt, and a file path of the server is reduced to its file name (the full error goes
+to the server's log).
+"""
+
+from __future__ import annotations
+
+import re
+import reprlib
+from typing import Any
+
+EXCERPT = 60
+"""The most characters of an input value quoted back in a message."""
+MAX_MESSAGE = 500
+"""The longest message sent to the page."""
+_SCANNED = 100 * MAX_MESSAGE
+"""How much of a message is looked at for literals and paths (the rest is cut anyway)."""
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = EXCERPT
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxlevel = 3
+
+
+def excerpt(value: Any) -> str:
+    """``repr(value)`` cut to about :data:`EXCERPT` characters, with an ellipsis where it was cut."""
+    text = _REPR.repr(value)
+    return text if len(text) <= EXCERPT + 20 else text[:EXCERPT] + "…"
+
+
+_LONG_LITERAL = re.compile(rf"""(['"])((?:(?!\1)[^\\\n]|\\.){{{EXCERPT + 20},}})(\1|$)""")
+_ABSOLUTE_PATH = re.compile(r"""(?<![\w.~/\\-])(?:~|[A-Za-z]:)?[/\\](?:[^\s'"/\\,;:()\[\]{}<>]+[/\\])*"""
+                            r"""([^\s'"/\\,;:()\[\]{}<>]+)""")
+_RELATIVE_FILE = re.compile(r"""(?<![\w.~/\\-])(?:[\w.-]+/)+([\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]*)\b""")
+
+
+def without_paths(message: str) -> str:
+    """``message`` with each file path (absolute, or relative to a file with a suffix) reduced to its last part,
+    so that the page never learns where the server keeps its files."""
+    return _RELATIVE_FILE.sub(r"\1", _ABSOLUTE_PATH.sub(r"\1", message))
+
+
+def shortened(message: str) -> str:
+    """``message`` with every quoted literal longer than an excerpt cut, and at most :data:`MAX_MESSAGE` long."""
+    message = _LONG_LITERAL.sub(lambda m: f"{m.group(1)}{m.group(2)[:EXCERPT]}…{m.group(1)}",
+                                message[:_SCANNED])
+    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "…"
+
+
+def public(message: str) -> str:
+    """A message as the page may see it: no server path, no long echo of the input."""
+    return shortened(without_paths(message[:_SCANNED]))
