@@ -230,7 +230,7 @@ def tiny_train_args(**changes: Any) -> Any:
 def save_untrained_model(args: Any, config: GameConfig, path: Path, timesteps: int = 0) -> Path:
     """A MaskablePPO model freshly built for ``args`` and ``config`` (untrained: cheap, and as complete a file
     as a trained one), saved at ``path`` with its metadata."""
-    from goboom_env.training.model_files import model_metadata
+    from goboom_env.training.artifacts.model_files import model_metadata
     from goboom_env.training.sb3.model import build_model, make_vec_env, save_model
 
     vec = make_vec_env(args, config)

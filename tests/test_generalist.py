@@ -150,14 +150,14 @@ torch = pytest.importorskip("torch")
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cli.options import with_model_game  # noqa: E402
 from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
-from goboom_env.training.config import GameArgs  # noqa: E402
-from goboom_env.training.model_files import (  # noqa: E402
+from goboom_env.training.artifacts.model_files import (  # noqa: E402
     ACTOR_NAME,
     average_policies,
     metadata_problem,
     read_metadata,
     write_play_only,
 )
+from goboom_env.training.config import GameArgs  # noqa: E402
 from goboom_env.training.vector_policy import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
 from goboom_env.training.vector_rollout import SeatPlan  # noqa: E402

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from goboom_env.training.learning_curve import curve_axes, plot_learning_curve
-from goboom_env.training.run_folder import RunFiles
+from goboom_env.training.artifacts.learning_curve import curve_axes, plot_learning_curve
+from goboom_env.training.artifacts.run_folder import RunFiles
 
 
 def write_run(out: Path, seconds: bool) -> RunFiles:
@@ -43,7 +43,7 @@ def test_no_progress_log_no_curve(tmp_path: Path) -> None:
 
 def test_append_csv_keeps_the_columns_of_an_existing_log(tmp_path: Path) -> None:
     """A run resumed by a version that logs one more column still writes rows that fit the log's header."""
-    from goboom_env.training.run_folder import append_csv
+    from goboom_env.training.artifacts.run_folder import append_csv
 
     log = tmp_path / "progress.csv"
     append_csv(log, {"timesteps": 1, "loss": 0.5}, ["timesteps", "loss"])

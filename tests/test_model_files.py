@@ -21,9 +21,9 @@ pytest.importorskip("sb3_contrib")  # the train extra: the fixtures train and sa
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
 from goboom_env.observation import observation_size
-from goboom_env.training.model_files import ACTOR_NAME, META_NAME, export_policy
-from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
-from goboom_env.training.run_folder import RunFiles
+from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, export_policy
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.artifacts.run_folder import RunFiles
 from goboom_env.training.sb3 import load_ppo_agent, train
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,7 +32,7 @@ from goboom_env.cli import train_rllib as train_rllib_command
 from goboom_env.engine import win_rewards
 from goboom_env.env import raw_env
 from goboom_env.observation import observation_size
-from goboom_env.training.model_files import model_metadata
+from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.rllib_args import RLlibArgs
 from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib_league import LEAGUE_PREFIX, LeagueMapping

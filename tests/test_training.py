@@ -26,9 +26,7 @@ from goboom_env.agents import make_agent
 from goboom_env.cli.options import parse as parse_options
 from goboom_env.env import raw_env
 from goboom_env.observation import observation_size
-from goboom_env.training.config import TrainArgs, parse_opponents
-from goboom_env.training.imitation import clone, collect
-from goboom_env.training.model_files import (
+from goboom_env.training.artifacts.model_files import (
     META_NAME,
     average_policies,
     check_compatible,
@@ -37,7 +35,9 @@ from goboom_env.training.model_files import (
     model_metadata,
     read_metadata,
 )
-from goboom_env.training.run_folder import RunFiles
+from goboom_env.training.artifacts.run_folder import RunFiles
+from goboom_env.training.config import TrainArgs, parse_opponents
+from goboom_env.training.imitation import clone, collect
 from goboom_env.training.sb3 import load_ppo_agent
 from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, resolve_device, save_model
 

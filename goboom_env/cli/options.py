@@ -99,7 +99,7 @@ def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[
     """A PPO training command: parse and validate ``cls`` from ``argv``, ``train(args, command_line)``
     (the model's path), print where the model, the evaluations and the learning curve went; 2 on a bad
     option or setting."""
-    from goboom_env.training.run_folder import RunFiles
+    from goboom_env.training.artifacts.run_folder import RunFiles
 
     def run() -> int:
         args = parse(cls, argv, prog, description)
@@ -152,7 +152,7 @@ def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
     trained for different games are a ValueError too (with them, every model must play the chosen game). A
     generalist's game is the one it plays by default (4 players when trained for them); game options may choose
     any other game it was trained for. Without a ``ppo:`` model, ``args`` is returned as it is."""
-    from goboom_env.training.model_files import spec_config, spec_games
+    from goboom_env.training.artifacts.model_files import spec_config, spec_games
 
     trained = {spec: config for spec in dict.fromkeys(specs) if (config := spec_config(spec)) is not None}
     if not trained:

@@ -14,7 +14,7 @@ import numpy as np
 
 from goboom_env.agents import Policy, make_agent
 from goboom_env.config import GameConfig, check_number
-from goboom_env.training.numpy_actor import FrozenMlp, SnapshotAgent
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp, SnapshotAgent
 
 SELF = "self"
 """Opponent-pool name of the learner's snapshots."""

@@ -9,8 +9,8 @@ the PPO loss and greedy play only ever see legal actions.
 trained ``main`` module from an exported policy folder, a run folder or a full algorithm
 checkpoint, without starting Ray, and wraps it in the project's Policy protocol. It first reads the
 policy's ``goboom.json`` (the metadata every trained policy carries,
-:func:`goboom_env.training.model_files.model_metadata`) and refuses, with
-:func:`~goboom_env.training.model_files.check_compatible`, a policy trained for another variant,
+:func:`goboom_env.training.artifacts.model_files.model_metadata`) and refuses, with
+:func:`~goboom_env.training.artifacts.model_files.check_compatible`, a policy trained for another variant,
 player count, rule or observation layout, exactly as the ``ppo:`` loader does.
 
 Ray's own module files (``class_and_ctor_args.pkl``, ``module_state.pkl``) are pickles, so a crafted folder
@@ -37,16 +37,16 @@ from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from goboom_env.config import GameConfig
-from goboom_env.training.model_files import check_compatible, metadata_problem
+from goboom_env.training.artifacts.model_files import check_compatible, metadata_problem
+from goboom_env.training.artifacts.run_folder import load_tensors
 from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
-from goboom_env.training.run_folder import load_tensors
 
 MAIN_MODULE = "main"
 """Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""
 POLICY_DIR = "policy"
 """Sub-folder of a run folder holding the exported ``main`` module."""
 METADATA_FILE = "goboom.json"
-"""The policy's metadata (:func:`goboom_env.training.model_files.model_metadata` plus the RLlib run's
+"""The policy's metadata (:func:`goboom_env.training.artifacts.model_files.model_metadata` plus the RLlib run's
 ``episode``, ``reward``, ``iteration`` and ``checkpoint``), saved in the run folder and in ``policy/``."""
 MODULE_FILE = "goboom_module.pt"
 """The module's settings and tensors (:func:`write_module_file`), beside Ray's files in every module folder that

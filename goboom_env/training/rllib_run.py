@@ -2,7 +2,7 @@
 
 A run folder holds ``checkpoints/iter_NNNNNN`` (full algorithm state, resumable), ``policy/`` (the
 exported ``main`` module that ``rllib:RUN`` plays, with a copy of ``goboom.json``), ``goboom.json``
-(the metadata every trained policy carries, :func:`goboom_env.training.model_files.model_metadata`,
+(the metadata every trained policy carries, :func:`goboom_env.training.artifacts.model_files.model_metadata`,
 plus the RLlib run's details), ``progress.csv`` and ``tensorboard/``.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
 
-from goboom_env.training.model_files import model_metadata
+from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.rllib_args import RLlibArgs
 from goboom_env.training.rllib_policy import (
     MAIN_MODULE,

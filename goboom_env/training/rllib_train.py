@@ -30,8 +30,8 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+from goboom_env.training.artifacts.model_files import check_compatible
 from goboom_env.training.config import rllib_ppo_kwargs
-from goboom_env.training.model_files import check_compatible
 from goboom_env.training.rllib_args import RLlibArgs, cluster_endpoint, probe
 from goboom_env.training.rllib_env import GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib_league import LeagueMapping, LeagueMetricsCallback, league_ids, snapshot

@@ -1,7 +1,7 @@
 """The networks of the fast trainer (``goboom train-fast``): the learner's actor-critic and the batched opponents.
 
 :class:`ActorCritic` is a masked MLP policy and value network in torch (its actor freezes into the numpy
-:class:`~goboom_env.training.numpy_actor.FrozenMlp` that ``ppo:`` plays); a :class:`BatchOpponent` picks
+:class:`~goboom_env.training.artifacts.numpy_actor.FrozenMlp` that ``ppo:`` plays); a :class:`BatchOpponent` picks
 one action for each of many games at once (``random``, a learner snapshot, or the batched heuristic,
 ``classic-tricks`` or ``jokers-boom``); :class:`SnapshotPool` keeps the league of snapshots.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from goboom_env.training.numpy_actor import FrozenMlp
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp
 
 MASKED_LOGIT = -1e8
 """Logit of an illegal action: its probability is exactly 0 in float32."""

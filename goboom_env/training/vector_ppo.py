@@ -9,7 +9,7 @@ of the learner, ``random``).
 cloning, or resumed), then ``collect -> seat_gae -> update`` until the step budget is spent, with
 CSV / TensorBoard logs, a progress bar, league snapshots, checkpoints and periodic evaluation through
 :func:`goboom_env.evaluation.baselines.evaluate_vs_baselines` (the tournament runner). Saved models are
-the play-only zips of :mod:`goboom_env.training.model_files`: ``make_agent("ppo:run/model.zip", config)``
+the play-only zips of :mod:`goboom_env.training.artifacts.model_files`: ``make_agent("ppo:run/model.zip", config)``
 plays them unchanged.
 
 =========================  ==================================================================
@@ -35,8 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
-from goboom_env.training.config import SelfPlayArgs, check_bounds, check_output_folder, set_threads
-from goboom_env.training.run_folder import (
+from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     append_csv,
     best_win_rate,
@@ -49,6 +48,7 @@ from goboom_env.training.run_folder import (
     step_bar,
     truncate_csv,
 )
+from goboom_env.training.config import SelfPlayArgs, check_bounds, check_output_folder, set_threads
 from goboom_env.training.vector_rollout import parse_pool
 
 PRECISIONS = ("auto", "fp32", "bf16")
@@ -179,7 +179,7 @@ class VectorArgs(SelfPlayArgs):
     def run_config(self) -> GameConfig:
         """The game the run's model plays by default: the game of the options, or a generalist's 4-player game
         (its first count when 4 is not among them)."""
-        from goboom_env.training.model_files import default_player_count
+        from goboom_env.training.artifacts.model_files import default_player_count
 
         if self.player_counts:
             return self.player_config(default_player_count(self.player_counts))
@@ -226,8 +226,8 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
     import torch
 
-    from goboom_env.training.learning_curve import plot_learning_curve
-    from goboom_env.training.model_files import check_compatible, model_metadata
+    from goboom_env.training.artifacts.learning_curve import plot_learning_curve
+    from goboom_env.training.artifacts.model_files import check_compatible, model_metadata
     from goboom_env.training.vector_trainer import Trainer, init_actor, load_checkpoint, save_play_only, warm_start
 
     args.validate()

@@ -3,7 +3,7 @@
 :class:`Trainer` holds the batched engine, the seat plan, the network, the optimizer, the snapshot league
 and the counters; :meth:`Trainer.iteration` is one ``collect -> seat_gae -> update``. :func:`warm_start`
 behaviour-clones a teacher into a fresh network first; :func:`save_play_only` writes the model zip that
-``ppo:`` plays (:mod:`goboom_env.training.model_files`).
+``ppo:`` plays (:mod:`goboom_env.training.artifacts.model_files`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import numpy as np
 
 from goboom_env.agents.heuristics import BEST_HEURISTIC
 from goboom_env.config import MAX_PLAYERS, GameConfig
-from goboom_env.training.model_files import write_play_only
-from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.artifacts.model_files import write_play_only
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
 from goboom_env.training.vector_policy import (
     ActorCritic,
     RandomOpponent,
@@ -293,7 +293,7 @@ def _array_state(state: dict[str, Any]) -> dict[str, Any]:
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """A ``state_N.pt`` checkpoint, read by ``torch.load`` with ``weights_only``: tensors and plain data only, so
     that a crafted file cannot run code. ValueError naming the file for anything else."""
-    from goboom_env.training.run_folder import load_tensors
+    from goboom_env.training.artifacts.run_folder import load_tensors
 
     try:
         state = load_tensors(path, path)
@@ -382,7 +382,7 @@ def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[
     """The file and the actor of ``--init-actor`` (a shipped name or a path), checked to fit a run whose observations
     have ``obs_dim`` entries and whose hidden layers are ``net_arch``; ValueError naming the model otherwise."""
     from goboom_env.models import model_path
-    from goboom_env.training.model_files import load_actor
+    from goboom_env.training.artifacts.model_files import load_actor
 
     path = model_path(model.removeprefix("ppo:"))
     if not path.is_file():
@@ -399,7 +399,7 @@ def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[in
     """Start ``net``'s actor (observations of ``obs_dim`` entries, hidden layers ``net_arch``) from the actor of the
     saved ``model`` (fine-tuning an agent of another game); returns what the run folder records
     (``init_actor.json``)."""
-    from goboom_env.training.model_files import read_metadata
+    from goboom_env.training.artifacts.model_files import read_metadata
 
     path, actor = read_init_actor(model, obs_dim, net_arch)
     net.load_actor(actor)

@@ -11,15 +11,15 @@ module             what it holds
 =================  ==========================================================================
 
 The model file format and the metadata every trained policy carries are
-:mod:`goboom_env.training.model_files`'s (``export_policy`` and ``average_policies`` are re-exported
-here); the run folder is :mod:`goboom_env.training.run_folder`'s.
+:mod:`goboom_env.training.artifacts.model_files`'s (``export_policy`` and ``average_policies`` are re-exported
+here); the run folder is :mod:`goboom_env.training.artifacts.run_folder`'s.
 Importing this package imports neither torch nor stable-baselines3.
 """
 
 from __future__ import annotations
 
-from goboom_env.training.model_files import average_policies, export_policy
-from goboom_env.training.run_folder import RunFiles
+from goboom_env.training.artifacts.model_files import average_policies, export_policy
+from goboom_env.training.artifacts.run_folder import RunFiles
 from goboom_env.training.sb3.agent import PPOAgent, load_ppo_agent
 from goboom_env.training.sb3.loop import train
 from goboom_env.training.sb3.model import build_model, make_vec_env, save_model

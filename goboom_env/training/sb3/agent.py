@@ -1,8 +1,8 @@
 """The ``ppo:`` agent: a saved model zip (``goboom train``, ``goboom train-fast``) or a shipped model, played in numpy.
 
 Loading needs neither torch nor stable-baselines3: the zip's numpy actor
-(:mod:`goboom_env.training.model_files`) is all that plays, after the one compatibility check that every
-trained-policy loader makes (:func:`~goboom_env.training.model_files.check_compatible`).
+(:mod:`goboom_env.training.artifacts.model_files`) is all that plays, after the one compatibility check that every
+trained-policy loader makes (:func:`~goboom_env.training.artifacts.model_files.check_compatible`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from goboom_env.agents import spec_bool
 from goboom_env.config import GameConfig
 from goboom_env.models import model_path
 from goboom_env.observation import PADDED_SIZE, observation_size, pad_observations
-from goboom_env.training.model_files import check_compatible, load_actor, read_metadata
-from goboom_env.training.numpy_actor import FrozenMlp, SnapshotAgent
+from goboom_env.training.artifacts.model_files import check_compatible, load_actor, read_metadata
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp, SnapshotAgent
 
 
 class PPOAgent(SnapshotAgent):
@@ -43,8 +43,8 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
     (``ppo:classic4``, see :mod:`goboom_env.models`), checked against ``config``.
 
     It plays the most probable legal action, or samples from the masked policy when
-    ``deterministic=False`` (``ppo:path=m.zip,deterministic=false``); by default, as the model's
-    metadata says (greedy unless :func:`~goboom_env.training.model_files.export_policy` recorded otherwise)."""
+    ``deterministic=False`` (``ppo:path=m.zip,deterministic=false``); by default, as the model's metadata says
+    (greedy unless :func:`~goboom_env.training.artifacts.model_files.export_policy` recorded otherwise)."""
     if not path:
         raise ValueError("the ppo agent needs a model path: ppo:path/to/model.zip")
     if not isinstance(path, str):

@@ -28,11 +28,11 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+from goboom_env.training.artifacts.model_files import model_metadata
+from goboom_env.training.artifacts.numpy_actor import save_snapshot
+from goboom_env.training.artifacts.run_folder import RunFiles, append_csv, best_win_rate, mean_or_blank, next_multiple
 from goboom_env.training.config import TrainArgs, parse_opponents
 from goboom_env.training.league import SELF
-from goboom_env.training.model_files import model_metadata
-from goboom_env.training.numpy_actor import save_snapshot
-from goboom_env.training.run_folder import RunFiles, append_csv, best_win_rate, mean_or_blank, next_multiple
 from goboom_env.training.sb3.model import frozen_actor, save_model
 
 PROGRESS_COLUMNS = [

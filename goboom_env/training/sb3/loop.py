@@ -3,7 +3,7 @@
 Build the game config, the vectorised :class:`~goboom_env.training.selfplay.SelfPlayEnv` copies and the
 model (or resume one from its last checkpoint), attach the callbacks (:mod:`.callbacks`: progress logs,
 league snapshots, checkpoints, periodic evaluation), learn, save, evaluate, plot. The run folder's files
-and rules are :mod:`goboom_env.training.run_folder`'s.
+and rules are :mod:`goboom_env.training.artifacts.run_folder`'s.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ from typing import Any
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
 from goboom_env.training import privileged
-from goboom_env.training.config import TrainArgs, set_threads
-from goboom_env.training.learning_curve import plot_learning_curve
-from goboom_env.training.model_files import check_compatible, model_metadata, read_metadata
-from goboom_env.training.numpy_actor import FrozenMlp, load_snapshot
-from goboom_env.training.run_folder import (
+from goboom_env.training.artifacts.learning_curve import plot_learning_curve
+from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, read_metadata
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp, load_snapshot
+from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     append_csv,
     check_same_network,
@@ -35,6 +34,7 @@ from goboom_env.training.run_folder import (
     start_run_folder,
     truncate_csv,
 )
+from goboom_env.training.config import TrainArgs, set_threads
 from goboom_env.training.sb3.model import build_model, make_vec_env, resolve_device, save_model
 
 

@@ -1,7 +1,7 @@
 """The SB3 side of ``goboom train``: the vectorised self-play envs, the MaskablePPO model, its device and model file.
 
 :func:`save_model` writes an ordinary SB3 zip plus the members every trained policy carries
-(:mod:`goboom_env.training.model_files`): the metadata and the numpy actor (:func:`frozen_actor`), so the
+(:mod:`goboom_env.training.artifacts.model_files`): the metadata and the numpy actor (:func:`frozen_actor`), so the
 ``ppo:`` agent plays it without torch. Torch, stable-baselines3 and sb3-contrib are imported inside the
 functions that need them.
 """
@@ -18,9 +18,9 @@ import numpy as np
 
 from goboom_env.config import GameConfig
 from goboom_env.training import privileged
+from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, write_atomically
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
 from goboom_env.training.config import TrainArgs, parse_opponents, sb3_ppo_kwargs
-from goboom_env.training.model_files import ACTOR_NAME, META_NAME, write_atomically
-from goboom_env.training.numpy_actor import FrozenMlp, save_snapshot
 from goboom_env.training.selfplay import SelfPlayEnv
 
 

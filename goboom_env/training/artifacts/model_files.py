@@ -1,0 +1,268 @@
+"""Trained-model files: one metadata schema and one compatibility check for every backend, and the play-only zip.
+
+Every trained policy carries the same metadata (:func:`model_metadata`): the game ``config``, the
+``observation_version`` of the layout it reads, the ``package_version`` that wrote it, the ``timesteps``
+it was trained for and the ``train_args``. :func:`check_compatible` is the one check that a policy fits
+the requested game (variant, player count and every other rule, and the observation layout); the
+``ppo:`` loader (:mod:`goboom_env.training.sb3`) and the ``rllib:`` loader
+(:mod:`goboom_env.training.rllib_policy`) both call it, so neither plays a policy in a game it was not
+trained for.
+
+A *generalist* (``goboom train-fast --player-counts ...``), one network for several table sizes, also records
+``player_counts``, the game of each (``player_configs``) and the width of the padded observation it reads
+(``observation_size``, :func:`goboom_env.observation.pad_observations`); its ``config`` is the game it plays
+when a command names none (:func:`default_player_count`). :func:`check_compatible` lets it play exactly those
+games.
+
+A model zip (``goboom train``, ``goboom train-fast``) holds two members besides what its trainer
+saves: ``goboom_meta.json`` (the metadata) and ``goboom_actor.npz`` (the actor network as numpy
+arrays, :class:`~goboom_env.training.artifacts.numpy_actor.FrozenMlp`); a *play-only* zip holds just those two.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import zipfile
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import goboom_env
+from goboom_env.config import GameConfig
+from goboom_env.observation import OBSERVATION_VERSION, PADDED_SIZE
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp, load_snapshot, save_snapshot
+
+META_NAME = "goboom_meta.json"
+"""The metadata member of a model zip."""
+ACTOR_NAME = "goboom_actor.npz"
+"""The numpy actor member of a model zip."""
+
+
+def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int = 0,
+                   player_configs: Sequence[GameConfig] = ()) -> dict[str, Any]:
+    """The metadata of a trained policy (the schema of the module docstring); ``args`` is the run's argument
+    dataclass (``TrainArgs``, ``VectorArgs``, ``RLlibArgs``) or None. A generalist gives the game of each
+    player count it was trained on (``player_configs``); ``config`` is then the game it plays by default."""
+    meta = {
+        "config": config.to_dict(),
+        "observation_version": OBSERVATION_VERSION,
+        "package_version": goboom_env.__version__,
+        "timesteps": int(timesteps),
+        "train_args": dataclasses.asdict(args) if args is not None else None,
+    }
+    if player_configs:
+        meta |= {"player_counts": [c.num_players for c in player_configs],
+                 "player_configs": [c.to_dict() for c in player_configs], "observation_size": PADDED_SIZE}
+    return meta
+
+
+def default_player_count(player_counts: Sequence[int]) -> int:
+    """The table a generalist plays when a command names none: 4 players when it was trained for them, else the
+    first count it was trained for."""
+    return 4 if 4 in player_counts else int(player_counts[0])
+
+
+def trained_games(metadata: dict[str, Any]) -> list[GameConfig]:
+    """Every game configuration a model plays: its ``config``, or each of a generalist's ``player_configs``."""
+    if "player_configs" in metadata:
+        return [GameConfig.from_dict(c) for c in metadata["player_configs"]]
+    return [GameConfig.from_dict(metadata["config"])]
+
+
+def write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path:
+    """A zip with just the metadata and the numpy actor (what ``ppo:`` needs to play)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(META_NAME, json.dumps(meta, indent=1))
+        zf.writestr(ACTOR_NAME, actor)
+    return write_atomically(Path(dst), buf.getvalue())
+
+
+def write_atomically(path: Path, data: bytes) -> Path:
+    """Write ``data`` to a hidden file beside ``path``, then rename it to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+    return path
+
+
+def read_member(path: Path, name: str) -> bytes:
+    """One member of a model zip; ValueError naming the file and what is wrong with it."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a model file (a .zip saved by `goboom train`)")
+    if not path.is_file():
+        raise ValueError(f"model file {path} does not exist")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return zf.read(name)
+    except KeyError:
+        raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): it has no "
+                         f"{name} member") from None
+    # NotImplementedError: zipfile's answer to a compression method it cannot read
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
+        raise ValueError(f"{path} is damaged or not a goboom-env model: cannot read {name} ({exc})") from exc
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The ``goboom_meta.json`` of a saved model, checked; ValueError when the file is not a readable goboom model."""
+    path = Path(path)
+    try:
+        meta = json.loads(read_member(path, META_NAME))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is damaged: {META_NAME} is not valid JSON ({exc})") from exc
+    problem = metadata_problem(meta)
+    if problem:
+        raise ValueError(f"{path} is damaged: {META_NAME} {problem}")
+    return meta
+
+
+def metadata_problem(meta: Any) -> str | None:
+    """What is wrong with a model's metadata, or None when it has every field :func:`load_ppo_agent` and
+    ``--resume`` read, with the right types."""
+    if not isinstance(meta, dict):
+        return f"must hold a JSON object, not a {type(meta).__name__}"
+    if not isinstance(meta.get("config"), dict):
+        return "has no game configuration ('config' object)"
+    try:
+        GameConfig.from_dict(meta["config"])
+    except (ValueError, TypeError) as exc:
+        return f"has an invalid game configuration: {exc}"
+    for key in ("observation_version", "timesteps"):
+        if isinstance(meta.get(key), bool) or not isinstance(meta.get(key), int) or meta[key] < 0:
+            return f"needs a non-negative integer {key!r}, got {meta.get(key)!r}"
+    if not isinstance(meta.get("deterministic", True), bool):
+        return f"has a non-boolean 'deterministic': {meta['deterministic']!r}"
+    if not isinstance(meta.get("train_args") or {}, dict):
+        return f"has 'train_args' that are not an object: {meta['train_args']!r}"
+    if "player_configs" in meta:
+        return _generalist_problem(meta)
+    return None
+
+
+def _generalist_problem(meta: dict[str, Any]) -> str | None:
+    """What is wrong with a generalist's ``player_counts``, ``player_configs`` and ``observation_size``."""
+    configs, counts = meta.get("player_configs"), meta.get("player_counts")
+    if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
+        return "has 'player_configs' that are not a non-empty list of game configurations"
+    try:
+        games = [GameConfig.from_dict(c) for c in configs]
+    except (ValueError, TypeError) as exc:
+        return f"has an invalid game configuration in 'player_configs': {exc}"
+    if counts != [g.num_players for g in games]:
+        return f"has 'player_counts' {counts!r} that do not match its 'player_configs'"
+    if meta.get("observation_size") != PADDED_SIZE:
+        return f"has 'observation_size' {meta.get('observation_size')!r}, not the padded {PADDED_SIZE}"
+    if GameConfig.from_dict(meta["config"]) not in games:  # the game it plays when a command names none
+        return "has a 'config' that is none of its 'player_configs'"
+    return None
+
+
+def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | Path = "model") -> None:
+    """Raise ValueError naming each mismatch between a model's metadata and the requested config."""
+    version = metadata.get("observation_version")
+    if version != OBSERVATION_VERSION:
+        raise ValueError(f"{path} was trained on observation layout version {version}, but this goboom-env "
+                         f"encodes version {OBSERVATION_VERSION}; retrain the model")
+    if "player_configs" in metadata:
+        _check_generalist(metadata, config, path)
+        return
+    trained = GameConfig.from_dict(metadata["config"])
+    if trained != config:
+        diffs = [f"{k}: model {v!r} vs requested {config.to_dict()[k]!r}"
+                 for k, v in trained.to_dict().items() if config.to_dict()[k] != v]
+        raise ValueError(f"{path} was trained for a different game configuration ({'; '.join(diffs)})")
+
+
+def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | Path) -> None:
+    """A generalist plays the game of each player count it was trained for, and no other."""
+    games = trained_games(metadata)
+    if config in games:
+        return
+    counts = [g.num_players for g in games]
+    trained = f"a generalist trained for {games[0].variant} Go Boom at {', '.join(map(str, counts))} players"
+    if config.num_players not in counts:
+        raise ValueError(f"{path} is {trained}: it does not play {config.num_players} players")
+    same = games[counts.index(config.num_players)]
+    diffs = [f"{k}: model {v!r} vs requested {config.to_dict()[k]!r}"
+             for k, v in same.to_dict().items() if config.to_dict()[k] != v]
+    raise ValueError(f"{path} is {trained}, for another game configuration ({'; '.join(diffs)})")
+
+
+def spec_config(spec: str) -> GameConfig | None:
+    """The game configuration the model of a ``ppo:`` agent spec was trained for (``ppo:jokers4``,
+    ``ppo:runs/x/model.zip``, ``ppo:path=m.zip,deterministic=false``), read from its metadata (for a generalist,
+    the game it plays by default); None for any other spec. ValueError when the model cannot be read."""
+    meta = spec_metadata(spec)
+    return None if meta is None else GameConfig.from_dict(meta["config"])
+
+
+def spec_games(spec: str) -> list[GameConfig]:
+    """Every game the model of a ``ppo:`` agent spec plays (:func:`trained_games`); empty for any other spec."""
+    meta = spec_metadata(spec)
+    return [] if meta is None else trained_games(meta)
+
+
+def spec_metadata(spec: str) -> dict[str, Any] | None:
+    """The metadata of the model of a ``ppo:`` agent spec (see :func:`spec_config`); None for any other spec."""
+    from goboom_env.agents.registry import parse_spec
+    from goboom_env.models import model_path
+
+    name, params = parse_spec(spec)
+    if name != "ppo" or not isinstance(params.get("path"), str):
+        return None
+    return read_metadata(model_path(params["path"]))
+
+
+def load_actor(path: str | Path) -> FrozenMlp:
+    """The numpy actor stored in a saved model; ValueError naming the file when it is damaged."""
+    path = Path(path)
+    data = read_member(path, ACTOR_NAME)
+    try:
+        return FrozenMlp.from_state(load_snapshot(io.BytesIO(data)))
+    except ValueError as exc:
+        raise ValueError(f"{path} is damaged: {ACTOR_NAME} is not a usable actor network ({exc})") from exc
+
+
+def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) -> Path:
+    """A small, play-only copy of a saved model: just its metadata and numpy actor (no optimizer, no critic).
+
+    It loads as ``ppo:dst`` like the full model, but cannot resume training; the shipped models are such
+    exports. ``deterministic`` is recorded as the way ``ppo:dst`` plays by default (greedy or sampling)."""
+    meta = {**read_metadata(src), "deterministic": bool(deterministic)}
+    load_actor(src)  # refuse a damaged actor before copying it
+    actor = read_member(Path(src), ACTOR_NAME)
+    return write_play_only(dst, {**meta, "exported_from": str(src)}, actor)
+
+
+def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: bool = True) -> Path:
+    """A play-only model whose actor weights are the mean of the actors of ``srcs`` (checkpoints of one run).
+
+    Averaging the weights of the last checkpoints of a run (stochastic weight averaging, Izmailov et al.,
+    2018) smooths out the noise of the last PPO updates; it only makes sense for checkpoints of one run,
+    which share an architecture and a basin. The metadata is the last source's, plus ``averaged_from``.
+    Raises ValueError when the sources differ in configuration, observation version or network shape."""
+    if not srcs:
+        raise ValueError("average_policies needs at least one model")
+    metas = [read_metadata(p) for p in srcs]
+    actors = [load_actor(p) for p in srcs]
+    first = metas[0]
+    for path, meta, actor in zip(srcs, metas, actors):
+        if meta.get("observation_version") != first.get("observation_version") or meta["config"] != first["config"] \
+                or meta.get("player_configs") != first.get("player_configs"):  # a generalist's tables too
+            raise ValueError(f"{path} was trained for another configuration or observation layout than {srcs[0]}")
+        shapes = [(w.shape, b.shape) for w, b in actor.layers]
+        if shapes != [(w.shape, b.shape) for w, b in actors[0].layers] or actor.activation != actors[0].activation:
+            raise ValueError(f"{path} has another network shape or activation than {srcs[0]}")
+    layers = [(np.mean([a.layers[i][0] for a in actors], axis=0).T, np.mean([a.layers[i][1] for a in actors], axis=0))
+              for i in range(len(actors[0].layers))]
+    meta = {**metas[-1], "deterministic": bool(deterministic), "averaged_from": [str(p) for p in srcs]}
+    buf = io.BytesIO()
+    save_snapshot(buf, {"layers": layers, "activation": actors[0].activation})
+    return write_play_only(dst, meta, buf.getvalue())

@@ -1,0 +1,182 @@
+"""The run folder of the PPO trainers (``goboom train`` and ``goboom train-fast``): its files, its rules, its CSV logs.
+
+A run folder holds ``model.zip`` (the final model), ``best_model.zip``, ``checkpoints/model_STEPS.zip``,
+``snapshots/snapshot_STEPS.npz`` (league snapshots), ``progress.csv``, ``eval.csv``, ``args.json``,
+``commands.txt``, ``learning_curve.png`` and ``tensorboard/`` (:class:`RunFiles`).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
+SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
+
+
+class RunFiles:
+    """The files of one run folder (see ``TrainArgs.out``)."""
+
+    def __init__(self, out: str | Path) -> None:
+        self.root = Path(out)
+        self.model = self.root / "model.zip"
+        self.best = self.root / "best_model.zip"
+        self.eval_model = self.root / "eval_model.zip"
+        self.checkpoints = self.root / "checkpoints"
+        self.snapshots = self.root / "snapshots"
+        self.progress = self.root / "progress.csv"
+        self.eval = self.root / "eval.csv"
+        self.args = self.root / "args.json"
+        self.curve = self.root / "learning_curve.png"
+        self.tensorboard = self.root / "tensorboard"
+
+    def latest_checkpoint(self) -> Path | None:
+        """The checkpoint with the most steps, if any (other files in the folder are ignored)."""
+        found = _numbered(self.checkpoints, CHECKPOINT_NAME)
+        return found[-1][1] if found else None
+
+    def snapshot_files(self) -> list[tuple[int, Path]]:
+        """``(step, path)`` of the saved league snapshots, oldest first (other files are ignored)."""
+        return _numbered(self.snapshots, SNAPSHOT_NAME)
+
+
+def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
+    """``(step, path)`` of the files in ``folder`` whose whole name matches ``pattern``, by step."""
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := pattern.fullmatch(p.name)) and p.is_file()]
+    return sorted(found)
+
+
+def start_run_folder(args: Any, files: RunFiles, command: str | None) -> None:
+    """Create the run folder (emptied first with ``args.force``) and write ``args.json`` (``args`` is the run's
+    argument dataclass) and the ``commands.txt`` line."""
+    try:
+        if args.force and files.root.is_dir():
+            shutil.rmtree(files.root)
+        files.root.mkdir(parents=True, exist_ok=True)
+        files.args.write_text(json.dumps(dataclasses.asdict(args), indent=1))
+        if command:
+            with (files.root / "commands.txt").open("a") as fh:
+                fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n")
+    except OSError as exc:
+        raise ValueError(f"cannot write the run folder {files.root}: {exc.strerror or exc}") from exc
+
+
+def check_run_folder_rule(root: Path, *, resume: bool, force: bool, can_resume: bool = True) -> None:
+    """The output-folder rule of every training command: a non-empty ``root`` needs ``--resume`` (continue)
+    or ``--force`` (replace), never both; ValueError otherwise. ``can_resume`` False: the command has no
+    ``--resume``, so the error offers only ``--force``."""
+    if resume and force:
+        raise ValueError("--force starts the run over and --resume continues it: give one of them")
+    if not resume and not force and root.is_dir() and any(root.iterdir()):
+        hint = "--resume to continue its run, --force to replace it" if can_resume else "--force to replace it"
+        raise ValueError(f"--out {root} already exists and is not empty; pass {hint}, or choose another --out")
+
+
+def checkpoint_to_resume(args: Any, root: Path, latest: Any, name: str, folder: Path) -> Path | None:
+    """The output-folder rule (:func:`check_run_folder_rule`), then with ``args.resume`` the newest checkpoint
+    (``latest()``); ValueError naming the checkpoint ``name`` pattern and ``folder`` when there is none."""
+    check_run_folder_rule(root, resume=args.resume, force=args.force)
+    if not args.resume:
+        return None
+    checkpoint = latest()
+    if checkpoint is None:
+        raise ValueError(f"--resume: no checkpoint ({name}) in {folder}")
+    return checkpoint
+
+
+def check_same_network(args: Any, saved: dict[str, Any]) -> None:
+    """A resumed run keeps its network: ValueError when ``args.net_arch`` or ``args.privileged_critic`` (the
+    critic's input) differs from the checkpoint's ``train_args`` (``saved``)."""
+    if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
+        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
+    privileged, was = bool(getattr(args, "privileged_critic", False)), bool(saved.get("privileged_critic", False))
+    if privileged != was:
+        raise ValueError(f"--resume: privileged_critic={privileged} differs from the checkpoint's {was}")
+
+
+def best_win_rate(path: Path, baseline: str) -> float:
+    """The best ``win_rate/BASELINE`` in the ``eval.csv`` at ``path`` so far (-1 when there is none)."""
+    if not path.exists():
+        return -1.0
+    rows = list(csv.DictReader(path.open()))
+    key = f"win_rate/{baseline}"
+    return max((float(r[key]) for r in rows if r.get(key)), default=-1.0)
+
+
+def last_evaluated(files: RunFiles) -> int | None:
+    """The step count of the last row of ``eval.csv``, or None when nothing was evaluated yet."""
+    rows = list(csv.DictReader(files.eval.open())) if files.eval.exists() else []
+    return int(rows[-1]["timesteps"]) if rows else None
+
+
+def step_bar(total: int, desc: str, enabled: bool = True, start: int = 0) -> Any:
+    """The trainers' tqdm progress bar over ``total`` learner steps, resumed at ``start``."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=min(start, total), unit="step", disable=not enabled, dynamic_ncols=True,
+                desc=desc)
+
+
+def next_multiple(steps: int, every: int) -> int:
+    """The first multiple of ``every`` after ``steps`` (never, for ``every`` <= 0)."""
+    return (steps // every + 1) * every if every > 0 else 1 << 62
+
+
+def mean_or_blank(values: Any) -> float | str:
+    """The mean rounded to 4 places, or "" (an empty CSV cell) for no values."""
+    values = list(values)
+    return round(float(np.mean(values)), 4) if values else ""
+
+
+def truncate_csv(path: Path, timesteps: int) -> None:
+    """Drop the rows of a log written after ``timesteps`` (the checkpoint a resumed run restarts from)."""
+    if not path.exists():
+        return
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        columns, rows = reader.fieldnames or [], [r for r in reader if int(r["timesteps"]) <= timesteps]
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:
+    """Append ``row`` to the CSV log at ``path`` (with a header line when the file is new). An existing log keeps
+    its own columns (a run resumed by a newer version writes no column its header lacks)."""
+    new = not path.exists() or path.stat().st_size == 0
+    if not new:
+        with path.open(newline="") as fh:
+            columns = next(csv.reader(fh), None) or columns
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def load_tensors(source: Path | IO[bytes], name: str | Path, device: str = "cpu") -> Any:
+    """``torch.load`` with ``weights_only``: tensors and plain data only, so that a crafted checkpoint cannot run
+    code. ValueError naming ``name`` (the file) for anything else: a pickled object, a damaged file."""
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(source, map_location=device, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = next((line.strip() for line in str(exc).splitlines() if "GLOBAL" in line), "")  # what it wanted
+        raise ValueError(f"{name} is not tensors and plain data; refused, not loaded"
+                         + (f" ({found})" if found else "")) from None
+    except (EOFError, OSError, RuntimeError) as exc:
+        raise ValueError(f"cannot read {name}: {exc}") from None
