@@ -15,17 +15,18 @@ comparison with ``engine.py`` a side-by-side read.
 
 from __future__ import annotations
 
+from typing import get_args
+
 import numpy as np
 from numba import njit
 
-JOKER = 52
-DRAW = 53
-NUM_FACES = 53
-NOT_PLAYED = -1
-PASSED = -2
+from goboom_env.cards import DRAW_OR_PASS as DRAW
+from goboom_env.cards import JOKER, NUM_FACES
+from goboom_env.config import Scoring
+from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase
 
-# phases (goboom_env.engine.Phase)
-LEAD, FOLLOW, DISCARD, OVER = 0, 1, 2, 3
+LEAD, FOLLOW, DISCARD, OVER = (int(phase) for phase in Phase)
+"""The phases as plain ints: numba reads module-level ints as compile-time constants."""
 
 # columns of the per-game scalar array ``g`` [B, G_FIELDS]
 G_DEALER = 0
@@ -68,7 +69,8 @@ C_POINTS_REWARD = 10
 C_AUTORESET = 11
 C_FIELDS = 12
 
-STANDARD, REVERSE, PENALTY = 0, 1, 2
+STANDARD, REVERSE, PENALTY = (get_args(Scoring).index(name) for name in ("standard", "reverse", "penalty"))
+"""The ``C_SCORING`` codes: a scoring's position in :data:`goboom_env.config.Scoring`."""
 
 # entries of the observation offsets array ``off`` (goboom_env.observation.layout order)
 O_HAND, O_SEEN, O_LED, O_TRICK, O_TRICK_PASSED, O_LEADER, O_TOP, O_MATCH = 0, 1, 2, 3, 4, 5, 6, 7
