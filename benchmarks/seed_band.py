@@ -46,8 +46,8 @@ def train_seconds(run: Path, steps: int) -> float:
 
 
 def run_args(run: Path) -> Any:
-    """The run's settings (``args.json`` as a :class:`~goboom_env.training.vector_ppo.VectorArgs`)."""
-    from goboom_env.training.vector_ppo import VectorArgs
+    """The run's settings (``args.json`` as a :class:`~goboom_env.training.settings.VectorArgs`)."""
+    from goboom_env.training.settings import VectorArgs
 
     saved = json.loads((run / "args.json").read_text())
     return VectorArgs(**{k: v for k, v in saved.items() if k in VectorArgs.__dataclass_fields__})

@@ -32,8 +32,8 @@ def measure(variant: str, vec_env: str, n_envs: int, steps: int, rollout: int) -
     """Steps per second of ``learn(steps)`` (after one warm-up rollout): (wall clock, CPU time)."""
     import torch
 
-    from goboom_env.training.config import TrainArgs
     from goboom_env.training.sb3 import build_model, make_vec_env
+    from goboom_env.training.settings import TrainArgs
 
     torch.set_num_threads(1)
     args = TrainArgs(variant=variant, n_envs=n_envs, vec_env=vec_env, n_steps=rollout // n_envs,
@@ -53,7 +53,7 @@ def measure_fast(variant: str, steps: int, threads: int, precision: str) -> tupl
     """Steps per second of the fast trainer's iterations (rollout, GAE, update) after one warm-up iteration."""
     import torch
 
-    from goboom_env.training.vector_ppo import VectorArgs
+    from goboom_env.training.settings import VectorArgs
     from goboom_env.training.vector_trainer import Trainer
 
     args = VectorArgs(variant=variant, threads=threads, precision=precision, progress=False)
@@ -70,7 +70,7 @@ def measure_fast(variant: str, steps: int, threads: int, precision: str) -> tupl
 
 
 def main() -> None:
-    from goboom_env.training.vector_ppo import VectorArgs
+    from goboom_env.training.settings import VectorArgs
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variant", default="classic", choices=["classic", "jokers"])

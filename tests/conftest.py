@@ -220,7 +220,7 @@ def tiny_train_args(**changes: Any) -> Any:
     network, random opponents, no progress bar); ``changes`` replace fields."""
     import dataclasses
 
-    from goboom_env.training.config import TrainArgs
+    from goboom_env.training.settings import TrainArgs
 
     args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1, net_arch=[32, 32],
                      opponents=["random=1"], progress=False)

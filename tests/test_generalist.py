@@ -157,9 +157,9 @@ from goboom_env.training.artifacts.model_files import (  # noqa: E402
     read_metadata,
     write_play_only,
 )
-from goboom_env.training.config import GameArgs  # noqa: E402
+from goboom_env.training.settings import GameArgs, VectorArgs  # noqa: E402
 from goboom_env.training.vector_policy import PaddedOpponent, batched_heuristic  # noqa: E402
-from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
+from goboom_env.training.vector_ppo import train  # noqa: E402
 from goboom_env.training.vector_rollout import SeatPlan  # noqa: E402
 from goboom_env.training.vector_trainer import collect_batched  # noqa: E402
 

@@ -21,16 +21,16 @@ from goboom_env.cli.options import RENAMED, UsageError, parse
 from goboom_env.cli.play import PlayArgs
 from goboom_env.cli.train_rllib import RLlibCommand
 from goboom_env.config import GameConfig
-from goboom_env.training.config import (
+from goboom_env.training.settings import (
     GameArgs,
     PPOArgs,
+    RLlibArgs,
     TrainArgs,
     check_bounds,
     load_config_file,
     rllib_ppo_kwargs,
     sb3_ppo_kwargs,
 )
-from goboom_env.training.rllib_args import RLlibArgs
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {"play": PlayArgs, "evaluate": EvaluateArgs, "train": TrainArgs, "train-rllib": RLlibCommand,
@@ -41,7 +41,7 @@ GAME_FIELDS = [f.name for f in dataclasses.fields(GameConfig) if f.init and f.na
 
 def vector_args() -> type:
     pytest.importorskip("numba")
-    from goboom_env.training.vector_ppo import VectorArgs
+    from goboom_env.training.settings import VectorArgs
 
     return VectorArgs
 

@@ -17,13 +17,13 @@ from goboom_env import GameConfig
 from goboom_env.state import StateEncoder, state_encoder_for, state_size
 from goboom_env.training.artifacts.model_files import export_policy, model_metadata
 from goboom_env.training.artifacts.run_folder import RunFiles
-from goboom_env.training.config import TrainArgs
 from goboom_env.training.imitation import collect
 from goboom_env.training.privileged import critic_encoder, policy_class
 from goboom_env.training.sb3 import load_ppo_agent
 from goboom_env.training.sb3.loop import _check_run_folder
 from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, save_model
 from goboom_env.training.selfplay import SelfPlayEnv
+from goboom_env.training.settings import TrainArgs
 
 JOKERS = GameConfig(variant="jokers", num_players=4)
 

@@ -33,7 +33,6 @@ from goboom_env.engine import win_rewards
 from goboom_env.env import raw_env
 from goboom_env.observation import observation_size
 from goboom_env.training.artifacts.model_files import model_metadata
-from goboom_env.training.rllib_args import RLlibArgs
 from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib_league import LEAGUE_PREFIX, LeagueMapping
 from goboom_env.training.rllib_policy import (
@@ -45,6 +44,7 @@ from goboom_env.training.rllib_policy import (
     module_path,
     save_module,
 )
+from goboom_env.training.settings import RLlibArgs
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -33,15 +33,14 @@ def test_the_folders_hold_only_scripts() -> None:
 
 def test_written_out_settings_are_the_command_defaults() -> None:
     from goboom_env.cli.evaluate import EvaluateArgs
-    from goboom_env.training.config import TrainArgs
-    from goboom_env.training.rllib_args import RLlibArgs
+    from goboom_env.training.settings import RLlibArgs, TrainArgs
 
     assert settings_of("training/train_sb3.py") == TrainArgs()
     assert settings_of("training/train_rllib.py") == RLlibArgs()
     shown = settings_of("evaluation/evaluate.py")
     assert dataclasses.replace(shown, agents=[]) == EvaluateArgs()  # goboom evaluate's default agents, spelled out
     pytest.importorskip("numba")
-    from goboom_env.training.vector_ppo import VectorArgs
+    from goboom_env.training.settings import VectorArgs
 
     assert settings_of("training/train_fast.py") == VectorArgs()
 

@@ -36,10 +36,10 @@ from goboom_env.training.artifacts.model_files import (
     read_metadata,
 )
 from goboom_env.training.artifacts.run_folder import RunFiles
-from goboom_env.training.config import TrainArgs, parse_opponents
 from goboom_env.training.imitation import clone, collect
 from goboom_env.training.sb3 import load_ppo_agent
 from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, resolve_device, save_model
+from goboom_env.training.settings import TrainArgs, parse_opponents
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASSIC = GameConfig(variant="classic", num_players=4)

@@ -19,6 +19,7 @@ from conftest import ctrl_c_once_started  # noqa: E402
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
+from goboom_env.training.settings import VectorArgs  # noqa: E402
 from goboom_env.training.vector_policy import (  # noqa: E402
     ActorCritic,
     ClassicTricksOpponent,
@@ -26,7 +27,7 @@ from goboom_env.training.vector_policy import (  # noqa: E402
     batched_heuristic,
     sample_masked,
 )
-from goboom_env.training.vector_ppo import VectorArgs, train  # noqa: E402
+from goboom_env.training.vector_ppo import train  # noqa: E402
 from goboom_env.training.vector_rollout import Pending, hand_size_potential, seat_gae  # noqa: E402
 from goboom_env.training.vector_trainer import collect_batched  # noqa: E402
 

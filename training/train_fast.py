@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from goboom_env.cli.options import run_script
-from goboom_env.training.vector_ppo import VectorArgs
+from goboom_env.training.settings import VectorArgs
 
 SETTINGS = VectorArgs(
     # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from goboom_env.cli.options import run_script
-from goboom_env.training.rllib_args import RLlibArgs
+from goboom_env.training.settings import RLlibArgs
 
 SETTINGS = RLlibArgs(
     # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------

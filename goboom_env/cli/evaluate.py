@@ -39,7 +39,7 @@ from goboom_env.cli.options import command_line, parse, seat_agents, with_model_
 from goboom_env.config import GameConfig, check_int
 from goboom_env.evaluation.interrupt import WorkerLostError
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
-from goboom_env.training.config import GameArgs, check_choice
+from goboom_env.training.settings import GameArgs, check_choice
 
 if TYPE_CHECKING:
     from goboom_env.evaluation.report import Pairwise, Run

@@ -26,7 +26,7 @@ import tyro
 from goboom_env.cli.options import command_line, parse, run_command
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.evaluation.ratings import OUTCOMES
-from goboom_env.training.config import check_choice
+from goboom_env.training.settings import check_choice
 
 
 @dataclass

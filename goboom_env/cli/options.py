@@ -1,7 +1,7 @@
 """The options of every ``goboom`` command, built by tyro from the settings dataclasses.
 
 Each command describes its options as one dataclass whose field docstrings are the ``--help`` texts (the
-game fields come from :class:`goboom_env.training.config.GameArgs`, so ``--variant``, ``--num-players``
+game fields come from :class:`goboom_env.training.settings.GameArgs`, so ``--variant``, ``--num-players``
 (or ``--players``), ``--hand-size`` ... mean the same to every command). :func:`parse` adds the options
 every command shares (``--preset`` only to the commands that play a game):
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from goboom_env.config import PRESETS, GameConfig, field_names
-from goboom_env.training.config import GameArgs, build_args, load_config_file
+from goboom_env.training.settings import GameArgs, build_args, load_config_file
 
 T = TypeVar("T")
 

@@ -33,7 +33,7 @@ from goboom_env.game_loop import play_hand
 from goboom_env.info import PlayerView
 from goboom_env.records import GameRecord, Recorder, write
 from goboom_env.render import describe_event, move_text, parse_move, render_text, rules_summary, scores_text
-from goboom_env.training.config import GameArgs
+from goboom_env.training.settings import GameArgs
 
 QUIT_WORDS = {"quit", "q", "exit"}
 HELP_WORDS = {"help", "?", "h", ""}

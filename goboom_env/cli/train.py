@@ -1,4 +1,4 @@
-"""``goboom train``: self-play MaskablePPO training (options: :class:`goboom_env.training.config.TrainArgs`).
+"""``goboom train``: self-play MaskablePPO training (options: :class:`goboom_env.training.settings.TrainArgs`).
 
 Example::
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from goboom_env.cli.options import train_command
-from goboom_env.training.config import TrainArgs
+from goboom_env.training.settings import TrainArgs
 
 
 def main(argv: Sequence[str], prog: str = "goboom train") -> int:

@@ -1,5 +1,5 @@
 """``goboom train-fast``: self-play PPO on the batched engine (options:
-:class:`goboom_env.training.vector_ppo.VectorArgs`; the PPO settings have the names of ``goboom train``).
+:class:`goboom_env.training.settings.VectorArgs`; the PPO settings have the names of ``goboom train``).
 
 Example::
 
@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from goboom_env.cli.options import train_command
-from goboom_env.training.vector_ppo import VectorArgs, train
+from goboom_env.training.settings import VectorArgs
+from goboom_env.training.vector_ppo import train
 
 
 def main(argv: Sequence[str], prog: str = "goboom train-fast") -> int:

@@ -1,5 +1,5 @@
 """``goboom train-rllib``: multi-agent self-play PPO on Ray RLlib (options:
-:class:`goboom_env.training.rllib_args.RLlibArgs`; the PPO settings have the names and units of ``goboom train``).
+:class:`goboom_env.training.settings.RLlibArgs`; the PPO settings have the names and units of ``goboom train``).
 
 This module imports no Ray, so ``goboom --help`` stays fast; the training itself lives in
 :mod:`goboom_env.training.rllib_train` and is imported when the command runs. Examples::
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from goboom_env.cli.options import parse, run_command
-from goboom_env.training.rllib_args import RLlibArgs, cluster_endpoint, probe
+from goboom_env.training.rllib.cluster import probe
+from goboom_env.training.settings import RLlibArgs, cluster_endpoint
 
 
 @dataclass

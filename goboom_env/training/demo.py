@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from goboom_env.training.config import GameArgs
-from goboom_env.training.vector_ppo import VectorArgs
+from goboom_env.training.settings import GameArgs, VectorArgs
 
 GAME_FIELDS = tuple(f.name for f in dataclasses.fields(GameArgs))
 

@@ -19,7 +19,6 @@ from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
 
 from goboom_env.training.artifacts.model_files import model_metadata
-from goboom_env.training.rllib_args import RLlibArgs
 from goboom_env.training.rllib_policy import (
     MAIN_MODULE,
     METADATA_FILE,
@@ -28,6 +27,7 @@ from goboom_env.training.rllib_policy import (
     module_settings,
     write_module_file,
 )
+from goboom_env.training.settings import RLlibArgs
 
 # -- run folder -----------------------------------------------------------------------------------
 

@@ -31,8 +31,7 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from goboom_env.training.artifacts.model_files import check_compatible
-from goboom_env.training.config import rllib_ppo_kwargs
-from goboom_env.training.rllib_args import RLlibArgs, cluster_endpoint, probe
+from goboom_env.training.rllib.cluster import probe
 from goboom_env.training.rllib_env import GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib_league import LeagueMapping, LeagueMetricsCallback, league_ids, snapshot
 from goboom_env.training.rllib_policy import (
@@ -43,6 +42,7 @@ from goboom_env.training.rllib_policy import (
     read_metadata_file,
 )
 from goboom_env.training.rllib_run import ProgressLog, latest_checkpoint, run_folder, save, summary
+from goboom_env.training.settings import RLlibArgs, cluster_endpoint, rllib_ppo_kwargs
 
 # -- the RLlib configuration ----------------------------------------------------------------------
 
@@ -87,7 +87,7 @@ def build_config(args: RLlibArgs) -> PPOConfig:
 
 def check_reachable(address: str) -> None:
     """Raise ValueError unless the cluster at ``address`` accepts a connection within seconds
-    (:func:`goboom_env.training.rllib_args.probe`); ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the
+    (:func:`goboom_env.training.rllib.cluster.probe`); ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the
     cluster started on this machine)."""
     if cluster_endpoint(address) is not None:
         probe(address)

@@ -29,7 +29,6 @@ import math
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,148 +47,10 @@ from goboom_env.training.artifacts.run_folder import (
     step_bar,
     truncate_csv,
 )
-from goboom_env.training.config import SelfPlayArgs, check_bounds, check_output_folder, set_threads
-from goboom_env.training.vector_rollout import parse_pool
-
-PRECISIONS = ("auto", "fp32", "bf16")
-"""Choices of ``--precision``."""
+from goboom_env.training.settings import VectorArgs, set_threads
 
 if TYPE_CHECKING:  # the trainer needs torch (the train extra): imported when a run starts
     from goboom_env.training.vector_trainer import Trainer
-
-
-@dataclass
-class VectorArgs(SelfPlayArgs):
-    """Everything one fast self-play run needs; saved as ``args.json`` in the run folder. The PPO, pool,
-    warm-start and evaluation settings (:class:`~goboom_env.training.config.SelfPlayArgs`) have the names
-    and units of ``goboom train``."""
-
-    n_epochs: int = 2
-    ent_coef: float = 0.003
-    snapshot_every: int = 250_000
-    checkpoint_every: int = 500_000
-    bc_games: int = 0
-    critic_warmup: int = 0
-    """Learner decisions at the start of a fresh run during which only the critic learns: the actor keeps its
-    warm start while the critic, cloned on single-hand wins, learns the run's own return (match episodes,
-    the points reward) before its advantages steer the policy (0 = off)."""
-    init_actor: str = ""
-    """Fine-tune: start the actor of a fresh run from a saved model's actor (a zoo name such as classic-4p, or a
-    path) trained on another game with the same observation size and --net-arch (classic 4p standard scoring ->
-    reverse scoring). The critic starts fresh: pair it with --critic-warmup. Excludes --bc-games ("" = off)."""
-    anchor_kl: float = 0.0
-    """Keep the policy near its warm start (the actor as the run started: the clone of --bc-games or the model of
-    --init-actor): this coefficient x KL(policy || warm start) joins the loss once the actor learns, so that only
-    consistent advantages move it far, not the noise of a few thousand match outcomes (0 = off; e.g. 0.5)."""
-    eval_every: int = 500_000
-    eval_games: int = 1000
-    timesteps: int = 2_000_000
-    """Learner decisions to train for."""
-    time_limit: float = 0.0
-    """Also stop after this many seconds of training wall time, warm start included (0 = no limit)."""
-    num_envs: int = 512
-    """Games stepped together by the batched engine (one policy call serves all of them)."""
-    num_steps: int = 32
-    """Engine calls per rollout: a rollout holds up to num_envs x num_steps learner decisions."""
-    seed: int = 0
-    """Seed of the network, the deals and the opponent draws."""
-    threads: int = 1
-    """CPU threads of torch and of numpy's BLAS (1 is fastest on a shared 2-core machine: more threads spin against
-    other jobs)."""
-    precision: str = "auto"
-    """Matrix products of the networks: fp32, bf16 (bfloat16 autocast; weights, gradients and losses stay
-    float32; about twice the update speed on CPUs with native bfloat16) or auto (bf16 where the CPU
-    has native bfloat16, AVX512-BF16 or AMX, else fp32)."""
-    opponents: list[str] = field(default_factory=lambda: ["learner=1"])
-    """Opponent pool as SPEC=WEIGHT items, one draw per game and episode: `learner` (all seats are the
-    learner), `self` (the other seats are a snapshot of the learner), `random` or `heuristic` (the variant's best
-    heuristic, classic-tricks or jokers-boom, batched)."""
-    max_grad_norm: float = 0.5
-    """Gradient norm clipping."""
-    out: str = "runs/fast"
-    """Run folder: model.zip, best_model.zip, checkpoints/, progress.csv, eval.csv, tensorboard/."""
-    player_counts: list[int] = field(default_factory=list)
-    """Train one generalist network for classic Go Boom at all these player counts (e.g. 2 3 4 5 6 7 8 9 10 11 12):
-    the games are split evenly over the counts and every observation is padded to the 12-seat layout; the model
-    plays any of them (4 players when a command names none); --num-players is then not used. Empty: one game, the
-    one of --num-players."""
-    eval_player_counts: list[int] = field(default_factory=list)
-    """The player counts a generalist is evaluated at (eval.csv columns win_rate/BASELINE@Np; the best model has
-    the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first bad field."""
-        self.validate_game()
-        self.validate_player_counts()
-        check_output_folder(self.out)
-        self.validate_ppo()
-        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
-        self.validate_self_play()
-        check_bounds(self, ">= 0", "time_limit", "critic_warmup", "anchor_kl")
-        if self.privileged_critic and self.player_counts:
-            raise ValueError("privileged_critic is for one table size: a generalist (--player-counts) pads its "
-                             "observations to 12 seats and has no hidden-state layout to pad them with")
-        if self.init_actor:
-            if self.bc_games > 0:
-                raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
-                                 "--init-actor)")
-            from goboom_env.observation import PADDED_SIZE, observation_size
-            from goboom_env.training.vector_trainer import read_init_actor
-
-            read_init_actor(self.init_actor, PADDED_SIZE if self.player_counts else observation_size(self.num_players),
-                            self.net_arch)
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
-        check_bounds(self, "> 0", "max_grad_norm")
-        parse_pool(self.opponents)  # names a bad entry before the run folder is made
-
-    def validate_player_counts(self) -> None:
-        """The generalist settings: distinct counts in 2..12, classic only, at least one game per count."""
-        from goboom_env.vector import check_player_counts
-
-        if not self.player_counts:
-            if self.eval_player_counts:
-                raise ValueError("eval_player_counts applies to a generalist run only (give --player-counts)")
-            return
-        check_player_counts(self.player_counts)
-        if self.variant != "classic":
-            raise ValueError(f"player_counts: a generalist plays classic Go Boom only, got variant={self.variant!r}")
-        if self.num_envs < len(self.player_counts):
-            raise ValueError(f"num_envs must be at least one game per player count ({len(self.player_counts)}), "
-                             f"got {self.num_envs}")
-        for count in self.player_counts:
-            self.player_config(count)  # every table must be a valid game (hand size x players <= cards)
-        if self.eval_player_counts:
-            check_player_counts(self.eval_player_counts, "eval_player_counts")
-            extra = sorted(set(self.eval_player_counts) - set(self.player_counts))
-            if extra:
-                raise ValueError(f"eval_player_counts {extra} are not among player_counts {self.player_counts}")
-
-    def player_config(self, count: int) -> GameConfig:
-        """The game of ``count`` players of this run (its rules, the derived fields derived for that count)."""
-        try:
-            return self.game_config().replace(num_players=int(count))
-        except ValueError as exc:
-            raise ValueError(f"player_counts: no valid game at {count} players ({exc})") from None
-
-    def player_configs(self) -> list[GameConfig]:
-        """The game of each of :attr:`player_counts` (empty for a single-game run)."""
-        return [self.player_config(k) for k in self.player_counts]
-
-    def run_config(self) -> GameConfig:
-        """The game the run's model plays by default: the game of the options, or a generalist's 4-player game
-        (its first count when 4 is not among them)."""
-        from goboom_env.training.artifacts.model_files import default_player_count
-
-        if self.player_counts:
-            return self.player_config(default_player_count(self.player_counts))
-        return self.game_config()
-
-    def evaluated_counts(self) -> list[int]:
-        """The player counts a generalist is evaluated at (see :attr:`eval_player_counts`)."""
-        if self.eval_player_counts:
-            return list(self.eval_player_counts)
-        return [k for k in (3, 4, 6, 12) if k in self.player_counts] or list(self.player_counts)
 
 
 # -- the run folder ------------------------------------------------------------------------------------------

@@ -10,33 +10,13 @@ draws, per game and episode, an entry of the opponent pool (:data:`POOL_KINDS`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.training.config import check_choice, parse_opponents
-
-LEARNER = "learner"
-"""Opponent-pool entry: every seat of the game is the learner itself (parameter-shared self-play)."""
-SNAPSHOTS = "self"
-"""Opponent-pool entry: the other seats are a frozen snapshot of the learner (as in ``goboom train``)."""
-RANDOM = "random"
-"""Opponent-pool entry: the other seats play uniformly among their legal actions."""
-HEURISTIC = "heuristic"
-"""Opponent-pool entry: the other seats play the variant's best heuristic, batched (``classic-tricks`` or
-``jokers-boom``)."""
-POOL_KINDS = (LEARNER, SNAPSHOTS, RANDOM, HEURISTIC)
-
-def parse_pool(items: Sequence[str]) -> list[tuple[str, float]]:
-    """``["learner=3", "self=1"]`` -> ``[("learner", 3.0), ("self", 1.0)]``, checked against :data:`POOL_KINDS`."""
-    pool = parse_opponents(list(items))
-    for spec, _ in pool:
-        check_choice("opponents entry", spec, POOL_KINDS)
-    return pool
-
+from goboom_env.training.settings import LEARNER
 
 # -- per-seat GAE ----------------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from goboom_env.agents.heuristics import BEST_HEURISTIC
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.training.artifacts.model_files import write_play_only
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.settings import HEURISTIC, LEARNER, RANDOM, SNAPSHOTS, parse_pool
 from goboom_env.training.vector_policy import (
     ActorCritic,
     RandomOpponent,
@@ -28,17 +29,12 @@ from goboom_env.training.vector_policy import (
     resolve_precision,
 )
 from goboom_env.training.vector_rollout import (
-    HEURISTIC,
-    LEARNER,
-    RANDOM,
-    SNAPSHOTS,
     Batch,
     Pending,
     Rollout,
     SeatPlan,
     build_batch,
     hand_size_potential,
-    parse_pool,
     seat_gae,
 )
 
@@ -64,7 +60,7 @@ class Trainer:
     """The state of one run: engine, seat plan, network, optimizer, snapshots and counters."""
 
     def __init__(self, args: Any, config: GameConfig, seed_offset: int = 0) -> None:
-        """``args`` is the run's :class:`~goboom_env.training.vector_ppo.VectorArgs` (not imported here: the run
+        """``args`` is the run's :class:`~goboom_env.training.settings.VectorArgs` (not imported here: the run
         module imports this one)."""
         import torch
 
@@ -378,28 +374,11 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
             "bc_agreement": agree / len(data), "seconds": round(time.perf_counter() - started, 1)}
 
 
-def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[Path, FrozenMlp]:
-    """The file and the actor of ``--init-actor`` (a shipped name or a path), checked to fit a run whose observations
-    have ``obs_dim`` entries and whose hidden layers are ``net_arch``; ValueError naming the model otherwise."""
-    from goboom_env.models import model_path
-    from goboom_env.training.artifacts.model_files import load_actor
-
-    path = model_path(model.removeprefix("ppo:"))
-    if not path.is_file():
-        raise ValueError(f"init_actor: no model file {str(path)!r}")
-    actor = load_actor(path)
-    sizes = [w.shape[1] for w, _ in actor.layers[:-1]]
-    if actor.input_size != obs_dim or sizes != list(net_arch) or actor.activation != "tanh":
-        raise ValueError(f"init_actor: {path} reads {actor.input_size} observation entries with hidden layers {sizes} "
-                         f"({actor.activation}); this run has {obs_dim} with {list(net_arch)} (tanh)")
-    return path, actor
-
-
 def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[int]) -> dict[str, Any]:
     """Start ``net``'s actor (observations of ``obs_dim`` entries, hidden layers ``net_arch``) from the actor of the
     saved ``model`` (fine-tuning an agent of another game); returns what the run folder records
     (``init_actor.json``)."""
-    from goboom_env.training.artifacts.model_files import read_metadata
+    from goboom_env.training.artifacts.model_files import read_init_actor, read_metadata
 
     path, actor = read_init_actor(model, obs_dim, net_arch)
     net.load_actor(actor)

@@ -230,6 +230,23 @@ def load_actor(path: str | Path) -> FrozenMlp:
         raise ValueError(f"{path} is damaged: {ACTOR_NAME} is not a usable actor network ({exc})") from exc
 
 
+def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[Path, FrozenMlp]:
+    """The file and the actor of ``goboom train-fast --init-actor`` (a shipped name or a path), checked to fit a run
+    whose observations have ``obs_dim`` entries and whose hidden layers are ``net_arch``; ValueError naming the model
+    otherwise."""
+    from goboom_env.models import model_path
+
+    path = model_path(model.removeprefix("ppo:"))
+    if not path.is_file():
+        raise ValueError(f"init_actor: no model file {str(path)!r}")
+    actor = load_actor(path)
+    sizes = [w.shape[1] for w, _ in actor.layers[:-1]]
+    if actor.input_size != obs_dim or sizes != list(net_arch) or actor.activation != "tanh":
+        raise ValueError(f"init_actor: {path} reads {actor.input_size} observation entries with hidden layers {sizes} "
+                         f"({actor.activation}); this run has {obs_dim} with {list(net_arch)} (tanh)")
+    return path, actor
+
+
 def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) -> Path:
     """A small, play-only copy of a saved model: just its metadata and numpy actor (no optimizer, no critic).
 

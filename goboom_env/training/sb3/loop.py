@@ -34,8 +34,8 @@ from goboom_env.training.artifacts.run_folder import (
     start_run_folder,
     truncate_csv,
 )
-from goboom_env.training.config import TrainArgs, set_threads
 from goboom_env.training.sb3.model import build_model, make_vec_env, resolve_device, save_model
+from goboom_env.training.settings import TrainArgs, set_threads
 
 
 def train(args: TrainArgs, command: str | None = None) -> Path:

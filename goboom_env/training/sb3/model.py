@@ -20,8 +20,8 @@ from goboom_env.config import GameConfig
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, write_atomically
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
-from goboom_env.training.config import TrainArgs, parse_opponents, sb3_ppo_kwargs
 from goboom_env.training.selfplay import SelfPlayEnv
+from goboom_env.training.settings import TrainArgs, parse_opponents, sb3_ppo_kwargs
 
 
 def frozen_actor(model: Any) -> FrozenMlp:

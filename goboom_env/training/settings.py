@@ -1,0 +1,695 @@
+"""The settings of every command: one dataclass per run kind, a docstring per field (= ``--help``).
+
+* :class:`GameArgs` holds every :class:`~goboom_env.config.GameConfig` field under its own name (plus the
+  episode unit): ``goboom play``, ``evaluate``, ``train``, ``train-fast``, ``train-rllib``, ``exploit`` and
+  ``demo`` all build on it, so a ``--config`` file or an option means the same thing to each of them.
+* :class:`PPOArgs` adds the reward and the PPO settings the three trainers share, with the same names and units (steps,
+  never iterations) everywhere; :func:`sb3_ppo_kwargs` and :func:`rllib_ppo_kwargs` are the one place they
+  are translated into Stable-Baselines3's and RLlib's own parameter names.
+* :class:`SelfPlayArgs` adds the snapshot pool, warm start and evaluation of the two PPO self-play trainers.
+* One class per command adds what only it needs: :class:`TrainArgs` (``goboom train``), :class:`VectorArgs`
+  (``goboom train-fast``), :class:`RLlibArgs` (``goboom train-rllib``) and :class:`ExploitArgs` (``goboom exploit``).
+
+Values come in layers, later ones winning: the defaults below, a ``--config`` file (TOML, or JSON for a
+``.json`` file; keys = field names, e.g. ``num_players = 3``), a ``--preset`` and the command line
+(:mod:`goboom_env.cli.options` builds the command line from these dataclasses). In Python, build the
+dataclass directly, or read a file with :func:`load_config_file`. Importing this module imports no training
+library, so a command checks its options before the slow imports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
+from goboom_env.env import EPISODES, REWARDS
+from goboom_env.training.artifacts.run_folder import check_run_folder_rule
+
+VEC_ENVS = ("dummy", "subproc")
+"""Choices of ``goboom train --vec-env``."""
+SEAT_MODES = ("rotate", "random")
+"""Choices of ``goboom train --seat``."""
+PRECISIONS = ("auto", "fp32", "bf16")
+"""Choices of ``--precision`` (``goboom train-fast``, ``goboom exploit``)."""
+TRAINERS = ("auto", "fast", "sb3")
+"""Choices of ``goboom exploit --trainer``: auto = the fast trainer where the agent plays without a view, else sb3."""
+
+# the entries of goboom train-fast --opponents
+LEARNER = "learner"
+"""Opponent-pool entry: every seat of the game is the learner itself (parameter-shared self-play)."""
+SNAPSHOTS = "self"
+"""Opponent-pool entry: the other seats are a frozen snapshot of the learner (as in ``goboom train``)."""
+RANDOM = "random"
+"""Opponent-pool entry: the other seats play uniformly among their legal actions."""
+HEURISTIC = "heuristic"
+"""Opponent-pool entry: the other seats play the variant's best heuristic, batched (``classic-tricks`` or
+``jokers-boom``)."""
+POOL_KINDS = (LEARNER, SNAPSHOTS, RANDOM, HEURISTIC)
+"""The entries of ``goboom train-fast --opponents`` (:func:`parse_pool`)."""
+
+
+@dataclass
+class GameArgs:
+    """The game a command plays: every GameConfig field (RULES.md) and the episode unit."""
+
+    variant: str = "classic"
+    """Rule system: classic (R1) or jokers (R2)."""
+    num_players: int = 4
+    """Number of seats, 2..12 (--players for short)."""
+    hand_size: int = 7
+    """Cards dealt to each player."""
+    num_decks: int | None = None
+    """52-card decks; None = the rules' count (classic: 2 for 7+ players, else 1; jokers: 1)."""
+    num_jokers: int | None = None
+    """Jokers variant: jokers in the deck, 0 = aces mode (R2.8); None = 2."""
+    scoring: str | None = None
+    """Classic: standard (R1.11) or reverse (R1.12); jokers: penalty; None = the variant's own."""
+    target_score: int | None = None
+    """Classic: match end score; None = 200 (standard) or 100 (reverse)."""
+    rounds: int | None = None
+    """Jokers: rounds in a match; None = one per player."""
+    after_joker: str = "match"
+    """Jokers: match (R2.6) or any (anything may follow a joker)."""
+    episode: str = "hand"
+    """Episode unit: hand (one deal) or match (a whole game)."""
+
+    def game_config(self) -> GameConfig:
+        """The GameConfig these arguments choose (validated: a bad field raises ValueError)."""
+        return GameConfig.from_dict({n: getattr(self, n) for n in field_names() if getattr(self, n) is not None})
+
+    def validate_game(self) -> None:
+        """Raise ValueError naming the first bad game field (or any field of the wrong type)."""
+        check_field_types(dataclasses.asdict(self), type(self), "the arguments")
+        self.game_config()
+        check_choice("episode", self.episode, EPISODES)
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field (subclasses check their own fields too)."""
+        self.validate_game()
+
+
+@dataclass
+class PPOArgs(GameArgs):
+    """The PPO settings every trainer shares: same names, same units (learner steps, never iterations)."""
+
+    reward: str = "win"
+    """Reward: win (zero-sum +1 / -1/(n-1)) or points (centred hand points / 100)."""
+    learning_rate: float = 5e-4
+    """Adam learning rate."""
+    n_epochs: int = 6
+    """Optimisation passes over each rollout."""
+    minibatch_size: int = 1024
+    """Learner decisions per gradient step."""
+    gamma: float = 0.995
+    """Discount factor (per decision of the seat)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    ent_coef: float = 0.001
+    """Entropy bonus coefficient."""
+    vf_coef: float = 0.5
+    """Value loss coefficient."""
+    clip_range: float = 0.2
+    """PPO clip range."""
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the policy and of the (separate) value network."""
+    snapshot_every: int = 100_000
+    """Add a frozen copy of the learner to the opponent pool every this many steps."""
+    checkpoint_every: int = 100_000
+    """Save a resumable checkpoint every this many steps."""
+
+    def validate_ppo(self) -> None:
+        """Raise ValueError naming the first bad PPO setting."""
+        check_choice("reward", self.reward, REWARDS)
+        check_bounds(self, ">= 1", "n_epochs", "minibatch_size", "snapshot_every", "checkpoint_every")
+        check_bounds(self, "> 0", "learning_rate", "clip_range")
+        check_bounds(self, "in (0, 1]", "gamma", "gae_lambda")
+        check_bounds(self, ">= 0", "ent_coef", "vf_coef")
+        if not self.net_arch or any(h < 1 for h in self.net_arch):
+            raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        self.validate_ppo()
+
+
+def sb3_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
+    """The shared PPO settings under Stable-Baselines3's names (``MaskablePPO(**...)``; the network goes
+    into ``policy_kwargs`` as ``net_arch``)."""
+    return {"learning_rate": args.learning_rate, "batch_size": args.minibatch_size, "n_epochs": args.n_epochs,
+            "gamma": args.gamma, "gae_lambda": args.gae_lambda, "ent_coef": args.ent_coef,
+            "vf_coef": args.vf_coef, "clip_range": args.clip_range}
+
+
+def rllib_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
+    """The shared PPO settings under RLlib's names (``PPOConfig().training(**...)``; the network goes into
+    ``DefaultModelConfig(fcnet_hiddens=...)``)."""
+    return {"lr": args.learning_rate, "minibatch_size": args.minibatch_size, "num_epochs": args.n_epochs,
+            "gamma": args.gamma, "lambda_": args.gae_lambda, "entropy_coeff": args.ent_coef,
+            "vf_loss_coeff": args.vf_coef, "clip_param": args.clip_range}
+
+
+@dataclass
+class SelfPlayArgs(PPOArgs):
+    """The settings both PPO self-play trainers (``goboom train`` and ``goboom train-fast``) share: the snapshot
+    pool, the warm start, the periodic evaluation and how the run folder is used."""
+
+    pool_size: int = 8
+    """Keep at most this many (most recent) snapshots in the pool."""
+    bc_games: int = 5000
+    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off)."""
+    bc_teacher: str = "heuristic"
+    """Agent spec whose moves the warm start imitates."""
+    bc_epochs: int = 4
+    """Passes over the teacher's decisions in the warm start."""
+    privileged_critic: bool = False
+    """Let the value network (only) also see the hidden cards of each decision while training (the other hands,
+    the stock, its top card: the env's state() seen from the mover): advantages with less of the deal's luck in
+    them. The actor, the only part a saved model holds, still sees just the observation (training/privileged.py).
+    train-fast: not with --player-counts."""
+    shaping: float = 0.0
+    """Potential-based reward shaping: this x (opponents' mean hand size - own hand size) as the potential
+    (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
+    eval_every: int = 250_000
+    """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
+    eval_games: int = 2000
+    """Games per baseline in each periodic evaluation (1-vs-(n-1), seat-rotated, duplicate)."""
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
+    """Baselines of the periodic evaluation; the last one picks the best model."""
+    resume: bool = False
+    """Continue the run in --out from its latest checkpoint (same arguments)."""
+    force: bool = False
+    """Replace an existing non-empty --out: its old files are deleted when the new run starts. Without it
+    (or --resume) such a folder is refused."""
+    progress: bool = True
+    """Show a progress bar."""
+
+    def validate_self_play(self) -> None:
+        """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
+        check_bounds(self, ">= 1", "pool_size", "eval_games")
+        check_bounds(self, ">= 0", "bc_games", "shaping")
+        check_bounds(self, ">= -1", "eval_every")
+        if self.eval_every >= 0 and not self.eval_opponents:
+            raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
+
+
+@dataclass
+class TrainArgs(SelfPlayArgs):
+    """Everything one MaskablePPO self-play run (``goboom train``) needs; saved as ``args.json`` in the run folder."""
+
+    timesteps: int = 200_000
+    """Learner decisions to train for (SB3 timesteps)."""
+    n_envs: int = 16
+    """Parallel environments (one batched policy call serves all of them)."""
+    n_steps: int = 1024
+    """Rollout length per environment between updates."""
+    vec_env: str = "dummy"
+    """Vectorisation: dummy (one process, fastest on few cores) or subproc."""
+    seed: int = 0
+    """Seed of the model, the environments and the opponent sampling."""
+    device: str = "cpu"
+    """Torch device: cpu, cuda, cuda:N, or auto (the GPU when torch sees one, else the CPU); asking for a GPU
+    that torch cannot use is an error, never a silent CPU run."""
+    opponents: list[str] = field(default_factory=lambda: ["random=1", "heuristic=4", "self=1"])
+    """Opponent pool as SPEC=WEIGHT items; SPEC is an agent spec (random, heuristic, mc:budget=20, ppo:PATH)
+    or `self` for the snapshots of the learner. Each episode draws one entry for all opponent seats."""
+    seat: str = "rotate"
+    """Learner seat per episode: rotate (next seat each episode) or random."""
+    out: str = "runs/ppo"
+    """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
+    threads: int = 1
+    """CPU threads of torch and of numpy's BLAS (1 is fastest for small networks on a shared machine)."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        self.validate_ppo()
+        check_choice("vec_env", self.vec_env, VEC_ENVS)
+        check_choice("seat", self.seat, SEAT_MODES)
+        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps")
+        parse_opponents(self.opponents)
+        self.validate_self_play()
+        self.check_agent_specs()
+        check_output_folder(self.out)
+
+    def check_agent_specs(self) -> None:
+        """Build every agent the run will need (league opponents, the warm-start teacher, the evaluation
+        baselines) once, so that a bad spec fails now, not after hours of training."""
+        from goboom_env.agents import make_agent
+
+        config = self.game_config()
+        uses = [("opponents", spec) for spec, _ in parse_opponents(self.opponents) if spec != "self"]
+        uses += [("bc_teacher", self.bc_teacher)] if self.bc_games > 0 else []
+        uses += [("eval_opponents", spec) for spec in self.eval_opponents] if self.eval_every >= 0 else []
+        for option, spec in uses:
+            try:
+                make_agent(spec, config, 0)
+            except ValueError as exc:
+                raise ValueError(f"{option}: {exc}") from None
+
+
+@dataclass
+class VectorArgs(SelfPlayArgs):
+    """Everything one fast self-play run needs; saved as ``args.json`` in the run folder. The PPO, pool,
+    warm-start and evaluation settings (:class:`SelfPlayArgs`) have the names and units of ``goboom train``."""
+
+    n_epochs: int = 2
+    ent_coef: float = 0.003
+    snapshot_every: int = 250_000
+    checkpoint_every: int = 500_000
+    bc_games: int = 0
+    critic_warmup: int = 0
+    """Learner decisions at the start of a fresh run during which only the critic learns: the actor keeps its
+    warm start while the critic, cloned on single-hand wins, learns the run's own return (match episodes,
+    the points reward) before its advantages steer the policy (0 = off)."""
+    init_actor: str = ""
+    """Fine-tune: start the actor of a fresh run from a saved model's actor (a zoo name such as classic-4p, or a
+    path) trained on another game with the same observation size and --net-arch (classic 4p standard scoring ->
+    reverse scoring). The critic starts fresh: pair it with --critic-warmup. Excludes --bc-games ("" = off)."""
+    anchor_kl: float = 0.0
+    """Keep the policy near its warm start (the actor as the run started: the clone of --bc-games or the model of
+    --init-actor): this coefficient x KL(policy || warm start) joins the loss once the actor learns, so that only
+    consistent advantages move it far, not the noise of a few thousand match outcomes (0 = off; e.g. 0.5)."""
+    eval_every: int = 500_000
+    eval_games: int = 1000
+    timesteps: int = 2_000_000
+    """Learner decisions to train for."""
+    time_limit: float = 0.0
+    """Also stop after this many seconds of training wall time, warm start included (0 = no limit)."""
+    num_envs: int = 512
+    """Games stepped together by the batched engine (one policy call serves all of them)."""
+    num_steps: int = 32
+    """Engine calls per rollout: a rollout holds up to num_envs x num_steps learner decisions."""
+    seed: int = 0
+    """Seed of the network, the deals and the opponent draws."""
+    threads: int = 1
+    """CPU threads of torch and of numpy's BLAS (1 is fastest on a shared 2-core machine: more threads spin against
+    other jobs)."""
+    precision: str = "auto"
+    """Matrix products of the networks: fp32, bf16 (bfloat16 autocast; weights, gradients and losses stay
+    float32; about twice the update speed on CPUs with native bfloat16) or auto (bf16 where the CPU
+    has native bfloat16, AVX512-BF16 or AMX, else fp32)."""
+    opponents: list[str] = field(default_factory=lambda: ["learner=1"])
+    """Opponent pool as SPEC=WEIGHT items, one draw per game and episode: `learner` (all seats are the
+    learner), `self` (the other seats are a snapshot of the learner), `random` or `heuristic` (the variant's best
+    heuristic, classic-tricks or jokers-boom, batched)."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clipping."""
+    out: str = "runs/fast"
+    """Run folder: model.zip, best_model.zip, checkpoints/, progress.csv, eval.csv, tensorboard/."""
+    player_counts: list[int] = field(default_factory=list)
+    """Train one generalist network for classic Go Boom at all these player counts (e.g. 2 3 4 5 6 7 8 9 10 11 12):
+    the games are split evenly over the counts and every observation is padded to the 12-seat layout; the model
+    plays any of them (4 players when a command names none); --num-players is then not used. Empty: one game, the
+    one of --num-players."""
+    eval_player_counts: list[int] = field(default_factory=list)
+    """The player counts a generalist is evaluated at (eval.csv columns win_rate/BASELINE@Np; the best model has
+    the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        self.validate_player_counts()
+        check_output_folder(self.out)
+        self.validate_ppo()
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
+        self.validate_self_play()
+        check_bounds(self, ">= 0", "time_limit", "critic_warmup", "anchor_kl")
+        if self.privileged_critic and self.player_counts:
+            raise ValueError("privileged_critic is for one table size: a generalist (--player-counts) pads its "
+                             "observations to 12 seats and has no hidden-state layout to pad them with")
+        if self.init_actor:
+            if self.bc_games > 0:
+                raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
+                                 "--init-actor)")
+            from goboom_env.observation import PADDED_SIZE, observation_size
+            from goboom_env.training.artifacts.model_files import read_init_actor
+
+            read_init_actor(self.init_actor, PADDED_SIZE if self.player_counts else observation_size(self.num_players),
+                            self.net_arch)
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        check_bounds(self, "> 0", "max_grad_norm")
+        parse_pool(self.opponents)  # names a bad entry before the run folder is made
+
+    def validate_player_counts(self) -> None:
+        """The generalist settings: distinct counts in 2..12, classic only, at least one game per count."""
+        from goboom_env.vector import check_player_counts
+
+        if not self.player_counts:
+            if self.eval_player_counts:
+                raise ValueError("eval_player_counts applies to a generalist run only (give --player-counts)")
+            return
+        check_player_counts(self.player_counts)
+        if self.variant != "classic":
+            raise ValueError(f"player_counts: a generalist plays classic Go Boom only, got variant={self.variant!r}")
+        if self.num_envs < len(self.player_counts):
+            raise ValueError(f"num_envs must be at least one game per player count ({len(self.player_counts)}), "
+                             f"got {self.num_envs}")
+        for count in self.player_counts:
+            self.player_config(count)  # every table must be a valid game (hand size x players <= cards)
+        if self.eval_player_counts:
+            check_player_counts(self.eval_player_counts, "eval_player_counts")
+            extra = sorted(set(self.eval_player_counts) - set(self.player_counts))
+            if extra:
+                raise ValueError(f"eval_player_counts {extra} are not among player_counts {self.player_counts}")
+
+    def player_config(self, count: int) -> GameConfig:
+        """The game of ``count`` players of this run (its rules, the derived fields derived for that count)."""
+        try:
+            return self.game_config().replace(num_players=int(count))
+        except ValueError as exc:
+            raise ValueError(f"player_counts: no valid game at {count} players ({exc})") from None
+
+    def player_configs(self) -> list[GameConfig]:
+        """The game of each of :attr:`player_counts` (empty for a single-game run)."""
+        return [self.player_config(k) for k in self.player_counts]
+
+    def run_config(self) -> GameConfig:
+        """The game the run's model plays by default: the game of the options, or a generalist's 4-player game
+        (its first count when 4 is not among them)."""
+        from goboom_env.training.artifacts.model_files import default_player_count
+
+        if self.player_counts:
+            return self.player_config(default_player_count(self.player_counts))
+        return self.game_config()
+
+    def evaluated_counts(self) -> list[int]:
+        """The player counts a generalist is evaluated at (see :attr:`eval_player_counts`)."""
+        if self.eval_player_counts:
+            return list(self.eval_player_counts)
+        return [k for k in (3, 4, 6, 12) if k in self.player_counts] or list(self.player_counts)
+
+
+@dataclass
+class RLlibArgs(PPOArgs):
+    """Everything one RLlib self-play run (``goboom train-rllib``) needs; saved in ``goboom.json`` of the run folder."""
+
+    learning_rate: float = 3e-4
+    n_epochs: int = 4
+    minibatch_size: int = 500
+    ent_coef: float = 0.01
+    vf_coef: float = 1.0
+    snapshot_every: int = 20_000
+    checkpoint_every: int = 40_000
+    timesteps: int = 200_000
+    """Stop once this many env steps (decisions of any seat) have been sampled."""
+    num_env_runners: int = 1
+    """Ray actors that sample episodes (0 = sample in the driver process)."""
+    num_envs_per_env_runner: int = 16
+    """Environments stepped together (one batched forward pass) inside each env runner."""
+    train_batch_size: int = 4000
+    """Env steps sampled per training iteration."""
+    league_size: int = 4
+    """Frozen snapshot slots that play the non-learner seats."""
+    self_play: float = 0.5
+    """Probability that a non-learner seat is played by main itself instead of a snapshot."""
+    out: str = "runs/rllib"
+    """Run folder: checkpoints/, policy/, goboom.json, progress.csv, tensorboard/."""
+    resume: bool = False
+    """Continue the run in --out from its latest checkpoint (same arguments)."""
+    address: str | None = None
+    """Ray cluster to join (e.g. auto or HOST:6379); default: start a local Ray instance."""
+    num_cpus: int | None = None
+    """CPUs of the local Ray instance (default: all); ignored with --address."""
+    seed: int = 0
+    """Seed of the networks and the environments (league matchmaking draws from the random episode ids)."""
+    eval_games: int = 0
+    """After training, play this many games 1-vs-(n-1) against random and against heuristic (0 = skip)."""
+    progress: bool = True
+    """Show a live progress display."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        self.validate_ppo()
+        check_bounds(self, ">= 1", "timesteps", "train_batch_size", "league_size", "num_envs_per_env_runner")
+        check_bounds(self, ">= 0", "num_env_runners", "eval_games")
+        if self.minibatch_size > self.train_batch_size:
+            raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
+                             f"({self.train_batch_size})")
+        if not 0.0 <= self.self_play <= 1.0:
+            raise ValueError(f"self_play must be a probability in [0, 1], got {self.self_play}")
+        if self.num_cpus is not None:
+            check_bounds(self, ">= 1", "num_cpus")
+        if self.address is not None:
+            cluster_endpoint(self.address)
+
+
+@dataclass
+class ExploitArgs(PPOArgs):
+    """The settings of one exploitability run (``goboom exploit``, :mod:`goboom_env.training.exploit`): the game and
+    PPO settings of every trainer (same names and units), then the run's own. ``snapshot_every`` is not used (there is
+    no league)."""
+
+    agent: str = ""
+    """Agent spec to exploit, frozen in every seat but the learner's (ppo:classic4, ppo:PATH, classic-tricks,
+    jokers-boom, ismcts:iters=400, ...)."""
+    n_epochs: int = 2
+    ent_coef: float = 0.003
+    checkpoint_every: int = 500_000
+    """Save the best response so far as checkpoints/model_STEPS.zip every this many steps."""
+    timesteps: int = 1_000_000
+    """Learner decisions to train the best response for."""
+    time_limit: float = 0.0
+    """Also stop after this many seconds of training (evaluations not counted; 0 = no limit)."""
+    trainer: str = "auto"
+    """auto (the fast trainer on the batched engine where the agent plays from its observation alone,
+    batched for ppo models, classic-tricks, jokers-boom and random, else called per game; MaskablePPO on the scalar
+    environments for agents that need the seat's view, ismcts and mc), fast, or sb3."""
+    num_envs: int = 512
+    """Games played together (fast trainer: one batched engine; sb3: environments)."""
+    num_steps: int = 32
+    """Engine calls (sb3: steps per environment) per rollout."""
+    seed: int = 0
+    """Seed of the network, the deals, the agent's randomness and the evaluations."""
+    threads: int = 1
+    """CPU threads of torch and of numpy's BLAS."""
+    precision: str = "auto"
+    """Fast trainer's matrix products: fp32, bf16 or auto (as goboom train-fast)."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clipping (fast trainer; SB3's own default 0.5 in the sb3 path)."""
+    eval_every: int = 250_000
+    """Evaluate the best response against the agent every this many steps (one more at the end; 0 = only
+    at the end): the learning curve."""
+    eval_games: int = 2000
+    """Games per evaluation (1-vs-(n-1), duplicate deals with the seats rotated)."""
+    out: str = "runs/exploit"
+    """Run folder: model.zip, curve.csv, curve.png, exploit.json, args.json, checkpoints/."""
+    force: bool = False
+    """Replace an existing non-empty --out (its files are deleted when the run starts)."""
+    progress: bool = True
+    """Show a progress bar."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field (the agent spec is checked when the run loads it)."""
+        self.validate_game()
+        self.validate_ppo()
+        if not self.agent:
+            raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic4 --variant classic")
+        check_choice("trainer", self.trainer, TRAINERS)
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads", "eval_games")
+        check_bounds(self, ">= 0", "time_limit", "eval_every")
+        check_choice("precision", self.precision, PRECISIONS)
+        check_bounds(self, "> 0", "max_grad_norm")
+        check_output_folder(self.out)
+        check_run_folder_rule(Path(self.out), resume=False, force=self.force, can_resume=False)
+
+
+# -- checks shared by every settings class ---------------------------------------------------------------
+
+
+def set_threads(threads: int) -> None:
+    """Cap this process's compute threads at ``threads``: torch's and those of the BLAS library behind numpy's matrix
+    products (the batched heuristics, numpy actors). BLAS otherwise starts one worker per core whose waiting spins:
+    two runs on a 2-core machine, each with one torch thread, trained half as fast as with one BLAS thread each."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(threads)
+    threadpool_limits(limits=threads, user_api="blas")
+
+
+def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[str, Any]:
+    """``values`` with each field checked against its annotation (int, float, str, bool, list[int], list[str],
+    optionally None); raises ValueError naming the field and ``source`` (e.g. the TOML file) on a mismatch.
+    Integers are accepted for float fields (and returned as floats); booleans are never numbers."""
+    kinds = {f.name: f.type if isinstance(f.type, str) else f.type.__name__ for f in dataclasses.fields(cls)}
+    out = {}
+    for name, value in values.items():
+        kind = kinds[name].replace(" ", "")
+        ok, value = _typed(kind, value)
+        if not ok:
+            raise ValueError(f"{name} in {source} must be {_KIND_WORDS.get(kind, kind)}, got {value!r}")
+        out[name] = value
+    return out
+
+
+_KIND_WORDS = {
+    "int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+    "list[int]": "a list of integers", "list[str]": "a list of strings", "str|None": "a string",
+    "int|None": "an integer",
+}
+
+
+def _typed(kind: str, value: Any) -> tuple[bool, Any]:
+    """(whether ``value`` fits the annotation ``kind``, the value converted where needed)."""
+    if kind.endswith("|None"):
+        if value is None:
+            return True, None
+        kind = kind[: -len("|None")]
+    if kind.startswith("list["):
+        item = kind[len("list["):-1]
+        if not isinstance(value, list):
+            return False, value
+        checked = [_typed(item, v) for v in value]
+        return all(ok for ok, _ in checked), [v for _, v in checked]
+    if kind == "bool":
+        return isinstance(value, bool), value
+    if isinstance(value, bool):
+        return False, value
+    if kind == "int":
+        return isinstance(value, int), value
+    if kind == "float":
+        return isinstance(value, (int, float)), float(value) if isinstance(value, (int, float)) else value
+    if kind == "str":
+        return isinstance(value, str), value
+    return True, value  # another annotation: left to the field's own validation
+
+
+def check_output_folder(out: str | Path, flag: str = "--out") -> None:
+    """Raise ValueError, before any work, when the run folder cannot be created or written: ``out`` is a file,
+    lies under a file, or its nearest existing folder is not writable."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} {path} is a file, not a folder")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{flag} {path} cannot be created: {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path} is not writable: no write permission in {existing}")
+
+
+def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
+    """``["random=1", "self=3"]`` -> ``[("random", 1.0), ("self", 3.0)]``; the weight follows the last '='."""
+    out = []
+    for item in items:
+        spec, sep, weight = str(item).rpartition("=")
+        try:
+            value = float(weight)
+        except ValueError:
+            value = -1.0
+        if not sep or not spec or value < 0:
+            raise ValueError(f"opponents item {item!r} must be SPEC=WEIGHT with a weight >= 0, e.g. heuristic=2")
+        out.append((spec, value))
+    if not any(w > 0 for _, w in out):
+        raise ValueError(f"opponents must give at least one positive weight, got {items}")
+    return out
+
+
+def parse_pool(items: Sequence[str]) -> list[tuple[str, float]]:
+    """``["learner=3", "self=1"]`` -> ``[("learner", 3.0), ("self", 1.0)]``, checked against :data:`POOL_KINDS`."""
+    pool = parse_opponents(list(items))
+    for spec, _ in pool:
+        check_choice("opponents entry", spec, POOL_KINDS)
+    return pool
+
+
+def cluster_endpoint(address: str) -> tuple[str, int] | None:
+    """The (host, port) of ``goboom train-rllib --address`` (``HOST:PORT``, ``[IPv6]:PORT`` or Ray Client's
+    ``ray://HOST:PORT``); None for ``auto``, which Ray looks up itself. Raises ValueError otherwise."""
+    if address == "auto":
+        return None
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"address must be auto, HOST:PORT or ray://HOST:PORT (port 1..65535), got {address!r}")
+    return host, int(port)
+
+
+BOUNDS: dict[str, Callable[[Any], bool]] = {
+    ">= 1": lambda v: v >= 1,
+    ">= 0": lambda v: v >= 0,
+    ">= -1": lambda v: v >= -1,
+    "> 0": lambda v: v > 0,
+    "in (0, 1]": lambda v: 0 < v <= 1,
+}
+"""The numeric rules of the settings, keyed by the words their error message uses (NaN breaks every one)."""
+
+
+def check_bounds(args: object, rule: str, *names: str) -> None:
+    """Raise ValueError ``NAME must be RULE, got VALUE`` for the first field of ``args`` among ``names``
+    whose value breaks ``rule`` (a key of :data:`BOUNDS`)."""
+    for name in names:
+        value = getattr(args, name)
+        if not BOUNDS[rule](value):
+            raise ValueError(f"{name} must be {rule}, got {value}")
+
+
+# -- settings files and presets ----------------------------------------------------------------------------
+
+
+def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
+    """The fields of a settings file for ``cls``: TOML, or JSON when the name ends in ``.json``. Unknown keys
+    and values of the wrong type are a ValueError naming the key and the file."""
+    path = Path(path)
+    kind = "JSON" if path.suffix == ".json" else "TOML"
+    if not path.is_file():
+        raise ValueError(f"config file {path} does not exist")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read config file {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        data = json.loads(text) if kind == "JSON" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"config file {path} is not valid {kind}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {path} must hold a table of settings, got {type(data).__name__}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ValueError(f"unknown keys {unknown} in {path}; allowed: {sorted(names)}")
+    return check_field_types(data, cls, str(path))
+
+
+def preset_fields(name: str) -> dict[str, Any]:
+    """The GameConfig fields of a named preset; ValueError naming the choices for an unknown one."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+    return dict(PRESETS[name])
+
+
+def shared_fields(source: Any, cls: type) -> dict[str, Any]:
+    """The values of ``source``'s fields that the dataclass ``cls`` has too: one settings object's values for
+    another's constructor."""
+    names = {f.name for f in dataclasses.fields(cls)} & {f.name for f in dataclasses.fields(source)}
+    return {name: getattr(source, name) for name in names}
+
+
+def build_args(cls: type, config: str | Path | None = None, preset: str | None = None, base: Any = None,
+               **fields: Any) -> Any:
+    """An instance of the settings class ``cls``: its defaults (or the values of ``base``, an instance), then
+    the file ``config``, then the ``preset``, then ``fields`` (later wins). Not validated: call ``validate()``
+    (the trainers do)."""
+    values: dict[str, Any] = {} if base is None else {f.name: getattr(base, f.name) for f in dataclasses.fields(cls)}
+    if config is not None:
+        values.update(load_config_file(config, cls))
+    if preset is not None:
+        values.update(preset_fields(preset))
+    values.update(fields)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(f"unknown settings {unknown} for {cls.__name__}")
+    return cls(**values)
