@@ -33,9 +33,9 @@ from goboom_env.engine import win_rewards
 from goboom_env.env import raw_env
 from goboom_env.observation import observation_size
 from goboom_env.training.artifacts.model_files import model_metadata
-from goboom_env.training.rllib_env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
-from goboom_env.training.rllib_league import LEAGUE_PREFIX, LeagueMapping
-from goboom_env.training.rllib_policy import (
+from goboom_env.training.rllib.env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
+from goboom_env.training.rllib.league import LEAGUE_PREFIX, LeagueMapping
+from goboom_env.training.rllib.policy import (
     MAIN_MODULE,
     MODULE_FILE,
     MaskedPPOTorchRLModule,
@@ -445,7 +445,7 @@ def test_cli_fails_fast_on_an_unreachable_address(tmp_path):
 def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path, monkeypatch):
     """A crash before anything resumable was saved must not leave a folder that the rerun refuses
     as "not empty" (Ray and training are replaced by stand-ins: only the folder handling runs)."""
-    from goboom_env.training import rllib_train
+    from goboom_env.training.rllib import train as rllib_train
 
     class Algo:
         def stop(self) -> None:
@@ -480,7 +480,7 @@ def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path,
 def test_resume_refuses_another_game_before_ray_starts(tmp_path, monkeypatch):
     """``--resume`` continues a run with the game it was started with: another variant is refused, naming
     the difference, before Ray or any training starts."""
-    from goboom_env.training import rllib_train
+    from goboom_env.training.rllib import train as rllib_train
 
     def no_ray(args: object) -> bool:
         raise AssertionError("Ray was started")

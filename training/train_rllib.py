@@ -49,7 +49,7 @@ SETTINGS = RLlibArgs(
 
 def main(args: RLlibArgs) -> None:
     """Train with the settings read over :data:`SETTINGS`, print where the policy went."""
-    from goboom_env.training import rllib_train
+    from goboom_env.training.rllib import train as rllib_train
 
     run = rllib_train.train(args)
     print(f"policy: {run / 'policy'} (agent spec rllib:{run})")

@@ -2,7 +2,7 @@
 :class:`goboom_env.training.settings.RLlibArgs`; the PPO settings have the names and units of ``goboom train``).
 
 This module imports no Ray, so ``goboom --help`` stays fast; the training itself lives in
-:mod:`goboom_env.training.rllib_train` and is imported when the command runs. Examples::
+:mod:`goboom_env.training.rllib.train` and is imported when the command runs. Examples::
 
     goboom train-rllib --players 4 --timesteps 500000 --num-env-runners 2 --out runs/rllib4
     goboom train-rllib --address auto --num-env-runners 16 --out runs/big     # an existing cluster
@@ -44,7 +44,7 @@ def _train_or_measure(argv: Sequence[str], prog: str) -> int:
     if ns.address is not None and cluster_endpoint(ns.address) is not None:
         probe(ns.address)  # before the slow Ray import; training checks again (auto included)
     args = RLlibArgs(**{name: getattr(ns, name) for name in RLlibArgs.__dataclass_fields__})
-    from goboom_env.training import rllib_train
+    from goboom_env.training.rllib import train as rllib_train
 
     if ns.measure_sampling:
         print(json.dumps(rllib_train.measure_sampling(args, ns.measure_sampling)))

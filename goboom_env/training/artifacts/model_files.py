@@ -5,7 +5,7 @@ Every trained policy carries the same metadata (:func:`model_metadata`): the gam
 it was trained for and the ``train_args``. :func:`check_compatible` is the one check that a policy fits
 the requested game (variant, player count and every other rule, and the observation layout); the
 ``ppo:`` loader (:mod:`goboom_env.training.sb3`) and the ``rllib:`` loader
-(:mod:`goboom_env.training.rllib_policy`) both call it, so neither plays a policy in a game it was not
+(:mod:`goboom_env.training.rllib.policy`) both call it, so neither plays a policy in a game it was not
 trained for.
 
 A *generalist* (``goboom train-fast --player-counts ...``), one network for several table sizes, also records

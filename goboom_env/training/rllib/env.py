@@ -1,0 +1,101 @@
+"""Go Boom as an RLlib ``MultiAgentEnv`` (new API stack), a thin adapter over the AEC env.
+
+RLlib's multi-agent contract differs from PettingZoo's AEC loop in three ways, handled here:
+
+* Only the seat to move receives an observation, so only it is asked for an action; the
+  observation is a dict ``{"observations": vector, "action_mask": float32[54]}`` (the keys
+  RLlib's action-masking RLModule expects; see :mod:`goboom_env.training.rllib.policy`).
+* Rewards are reported for **every** seat on every step, so a seat that did not make the last
+  move still receives its payoff (the loser of a hand when another seat went out, R1.9, R2.9);
+  RLlib credits a reward that arrives between two of a seat's turns to that seat's last action.
+* When the episode ends every seat gets a final observation and ``terminateds`` holds every
+  agent plus ``"__all__"``, so each seat's trajectory is closed with its own last reward.
+
+Rules, observations and rewards are exactly those of :class:`goboom_env.env.raw_env`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from goboom_env.cards import NUM_ACTIONS
+from goboom_env.config import GameConfig
+from goboom_env.env import EPISODES, REWARDS, raw_env
+
+OBS_KEY = "observations"
+"""Key of the observation vector in the adapter's dict observation (RLlib's convention)."""
+MASK_KEY = "action_mask"
+
+
+def make_env_config(game: GameConfig, episode: str = "hand", reward: str = "win") -> dict[str, Any]:
+    """The ``env_config`` dict for :class:`GoBoomMultiAgentEnv` (JSON-friendly, so it travels to
+    remote Ray workers and into checkpoints)."""
+    if episode not in EPISODES:
+        raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {list(REWARDS)}, got {reward!r}")
+    return {"game": game.to_dict(), "episode": episode, "reward": reward}
+
+
+class GoBoomMultiAgentEnv(MultiAgentEnv):
+    """Go Boom for RLlib: agents ``player_0 .. player_{n-1}``, one decision per step.
+
+    ``config`` is the dict from :func:`make_env_config` (RLlib passes its ``EnvContext``);
+    an empty config plays the default 4-player classic game.
+    """
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        config = dict(config or {})
+        unknown = set(config) - {"game", "episode", "reward"}
+        if unknown:
+            raise ValueError(f"unknown env_config keys {sorted(unknown)}; known: ['episode', 'game', 'reward']")
+        game = GameConfig.from_dict(config.get("game", {}))
+        self.aec = raw_env(config=game, episode=config.get("episode", "hand"), reward=config.get("reward", "win"))
+        self.game = game
+        self.agents = self.possible_agents = list(self.aec.possible_agents)
+        inner = self.aec.observation_space(self.agents[0])["observation"]
+        space = gym.spaces.Dict({
+            OBS_KEY: inner,
+            MASK_KEY: gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
+        })
+        self.observation_spaces = dict.fromkeys(self.agents, space)
+        self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.agents}
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict]]:
+        """Deal a new episode; ``options`` as for ``raw_env.reset`` (``deck``, ``dealer``)."""
+        self.aec.reset(seed=seed, options=options)
+        agent = self.aec.agent_selection
+        return {agent: self._observe(agent)}, {agent: {}}
+
+    def step(self, action_dict: dict[str, int]) -> tuple[dict, dict, dict, dict, dict]:
+        """Apply the action of the seat to move; see the module docstring for what comes back."""
+        aec = self.aec
+        agent = aec.agent_selection
+        if agent not in action_dict:
+            raise ValueError(f"expected an action for {agent} (the seat to move), got {sorted(action_dict)}")
+        aec.step(int(action_dict[agent]))
+        rewards = {a: float(aec.rewards[a]) for a in self.agents}
+        if all(aec.terminations.values()):
+            observations = {a: self._observe(a) for a in self.agents}
+            terminateds = dict.fromkeys(self.agents, True) | {"__all__": True}
+            infos = {a: dict(aec.infos[a]) for a in self.agents}
+            return observations, rewards, terminateds, {"__all__": False}, infos
+        nxt = aec.agent_selection
+        return {nxt: self._observe(nxt)}, rewards, {"__all__": False}, {"__all__": False}, {}
+
+    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+        obs = self.aec.observe(agent)
+        return {OBS_KEY: obs["observation"], MASK_KEY: obs["action_mask"].astype(np.float32)}
+
+    def render(self) -> str:
+        """The table as text (the AEC env's ``ansi`` view, no hidden cards)."""
+        from goboom_env.render import render_text
+
+        return render_text(self.aec.match.hand, self.aec.match, None)

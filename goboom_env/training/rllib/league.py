@@ -1,0 +1,85 @@
+"""League self-play on RLlib: which module plays each seat, the win-rate metric, and the league snapshots.
+
+Only ``main`` is trained; the other seats are played by ``main`` itself or by one of ``league_size``
+frozen snapshots of it (modules ``league_0 ..``), drawn per episode by :class:`LeagueMapping`.
+:func:`snapshot` copies ``main``'s weights into a league slot.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from ray.rllib.algorithms.algorithm import Algorithm
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
+
+from goboom_env.training.rllib.policy import MAIN_MODULE
+
+LEAGUE_PREFIX = "league_"
+
+
+# -- matchmaking ---------------------------------------------------------------------------
+
+
+def league_ids(size: int) -> list[str]:
+    """Module ids of the frozen snapshot slots."""
+    return [f"{LEAGUE_PREFIX}{i}" for i in range(size)]
+
+
+@dataclass(frozen=True)
+class LeagueMapping:
+    """RLlib's agent-to-module mapping: per episode one learner seat plays ``main``; every other
+    seat plays ``main`` with probability ``self_play``, else a random league slot.
+
+    The draw is seeded by the episode id, so all seats of one episode see the same draw, on any
+    worker, and a plain picklable object (no closure) travels to remote env runners.
+    """
+
+    num_players: int
+    league_size: int
+    self_play: float
+
+    def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
+        return self.modules(str(episode.id_))[int(agent_id.rsplit("_", 1)[1])]
+
+    def modules(self, episode_id: str) -> list[str]:
+        """The module of each seat in the episode with this id."""
+        rng = random.Random(f"goboom-league:{episode_id}")
+        learner = rng.randrange(self.num_players)
+        out = []
+        for seat in range(self.num_players):
+            draw, slot = rng.random(), rng.randrange(self.league_size)
+            out.append(MAIN_MODULE if seat == learner or draw < self.self_play else f"{LEAGUE_PREFIX}{slot}")
+        return out
+
+
+class LeagueMetricsCallback(RLlibCallback):
+    """Logs ``main_win_rate``: the share of ``main``'s seats with a positive return, over episodes
+    where at least one seat is a snapshot (1/n = as strong as the league; the win rate when
+    ``reward="win"``)."""
+
+    def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
+        modules = {agent: episode.module_for(agent) for agent in episode.agent_ids}
+        if metrics_logger is None or all(m == MAIN_MODULE for m in modules.values()):
+            return
+        rewards = episode.get_rewards()
+        for agent, module in modules.items():
+            if module == MAIN_MODULE:
+                won = float(sum(rewards[agent]) > 0) if agent in rewards else 0.0
+                metrics_logger.log_value("main_win_rate", won, reduce="mean", window=1000)
+
+
+# -- league snapshots -----------------------------------------------------------------------------
+
+
+def snapshot(algo: Algorithm, slot: str) -> None:
+    """Copy the learner's ``main`` weights into league ``slot`` and push them to the env runners."""
+    learners = algo.learner_group
+    path = f"{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{MAIN_MODULE}"
+    main = learners.get_state(components=path)[COMPONENT_LEARNER][COMPONENT_RL_MODULE][MAIN_MODULE]
+    learners.set_state({COMPONENT_LEARNER: {COMPONENT_RL_MODULE: {slot: main}}})
+    algo.env_runner_group.sync_weights(
+        from_worker_or_learner_group=learners, policies=[slot], inference_only=True, timeout_seconds=60.0
+    )

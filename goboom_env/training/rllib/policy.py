@@ -1,0 +1,267 @@
+"""The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack).
+
+:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network (MLP encoder, policy and value
+heads) fed with the ``"observations"`` vector of :class:`goboom_env.training.rllib.env.GoBoomMultiAgentEnv`;
+the ``"action_mask"`` pushes the logits of illegal actions to ``FLOAT_MIN`` (R3.2), so sampling,
+the PPO loss and greedy play only ever see legal actions.
+
+:func:`load_rllib_agent` is what ``make_agent("rllib:PATH", config, seed)`` calls: it loads the
+trained ``main`` module from an exported policy folder, a run folder or a full algorithm
+checkpoint, without starting Ray, and wraps it in the project's Policy protocol. It first reads the
+policy's ``goboom.json`` (the metadata every trained policy carries,
+:func:`goboom_env.training.artifacts.model_files.model_metadata`) and refuses, with
+:func:`~goboom_env.training.artifacts.model_files.check_compatible`, a policy trained for another variant,
+player count, rule or observation layout, exactly as the ``ppo:`` loader does.
+
+Ray's own module files (``class_and_ctor_args.pkl``, ``module_state.pkl``) are pickles, so a crafted folder
+would run code when Ray loads it. The loader never reads them: ``goboom train-rllib`` also writes
+``goboom_module.pt`` (:func:`write_module_file`: the network's settings and its tensors), and the loader
+builds :class:`MaskedPPOTorchRLModule` from those settings and loads the tensors with ``weights_only``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from goboom_env.config import GameConfig
+from goboom_env.training.artifacts.model_files import check_compatible, metadata_problem
+from goboom_env.training.artifacts.run_folder import load_tensors
+from goboom_env.training.rllib.env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
+
+MAIN_MODULE = "main"
+"""Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""
+POLICY_DIR = "policy"
+"""Sub-folder of a run folder holding the exported ``main`` module."""
+METADATA_FILE = "goboom.json"
+"""The policy's metadata (:func:`goboom_env.training.artifacts.model_files.model_metadata` plus the RLlib run's
+``episode``, ``reward``, ``iteration`` and ``checkpoint``), saved in the run folder and in ``policy/``."""
+MODULE_FILE = "goboom_module.pt"
+"""The module's settings and tensors (:func:`write_module_file`), beside Ray's files in every module folder that
+``goboom train-rllib`` writes: what ``rllib:`` loads."""
+MODULE_SETTINGS = {"fcnet_hiddens": list, "fcnet_activation": str, "vf_share_layers": bool}
+"""The fields of RLlib's ``DefaultModelConfig`` a module file records, with their types."""
+
+
+class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
+    """RLlib's default PPO torch module on the ``observations`` vector, with action masking.
+
+    The observation space must be ``Dict(observations=Box, action_mask=Box(54))``. The networks
+    are built for the inner ``observations`` box; the dict space is kept as the module's space
+    so that checkpoints and :meth:`RLModuleSpec.from_module` copies rebuild the same module.
+    """
+
+    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+        if not isinstance(observation_space, gym.spaces.Dict) or set(observation_space.spaces) != {OBS_KEY, MASK_KEY}:
+            raise ValueError(
+                f"MaskedPPOTorchRLModule needs a Dict observation space with keys {OBS_KEY!r} and "
+                f"{MASK_KEY!r} (see goboom_env.training.rllib.env), got {observation_space}"
+            )
+        super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
+        self.observation_space = observation_space
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        batch, mask = _split(batch)
+        return _masked(super()._forward(batch, **kwargs), mask)
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        batch, mask = _split(batch)
+        return _masked(super()._forward_train(batch, **kwargs), mask)
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any | None = None) -> Any:
+        """Value estimates; the mask plays no part in them."""
+        if embeddings is None:
+            batch, _ = _split(batch)
+        return super().compute_values(batch, embeddings)
+
+
+def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """A shallow copy of ``batch`` whose OBS is the vector, and the action mask."""
+    obs = batch[Columns.OBS]
+    if not isinstance(obs, dict) or MASK_KEY not in obs or OBS_KEY not in obs:
+        raise ValueError(f"batch observations must be a dict with {OBS_KEY!r} and {MASK_KEY!r}")
+    batch = dict(batch)
+    batch[Columns.OBS] = obs[OBS_KEY]
+    return batch, obs[MASK_KEY]
+
+
+def _masked(outputs: dict[str, Any], mask: Any) -> dict[str, Any]:
+    """Add ``log(mask)`` clamped to FLOAT_MIN to the logits: illegal actions get ~zero probability."""
+    outputs[Columns.ACTION_DIST_INPUTS] = outputs[Columns.ACTION_DIST_INPUTS] + torch.clamp(
+        torch.log(mask.float()), min=FLOAT_MIN
+    )
+    return outputs
+
+
+# -- loading a trained policy ------------------------------------------------------------------
+
+
+def module_path(path: str | Path) -> Path:
+    """The folder of the ``main`` module inside ``path``: an exported policy folder, a run folder
+    (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``), holding
+    :data:`MODULE_FILE`. The result is absolute."""
+    root = Path(path).expanduser().resolve()
+    candidates = [
+        root,
+        root / POLICY_DIR,
+        root / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / MAIN_MODULE,
+    ]
+    for candidate in candidates:
+        if (candidate / MODULE_FILE).is_file():
+            return candidate
+    for candidate in candidates:
+        if (candidate / RLModule.CLASS_AND_CTOR_ARGS_FILE_NAME).is_file():
+            raise ValueError(f"the RLlib module at {str(candidate)!r} has no {MODULE_FILE}: rllib: loads only policies "
+                             "saved by goboom train-rllib, and never Ray's own pickled module files, which can run "
+                             "code")
+    raise ValueError(
+        f"no RLlib policy found at {str(root)!r}: expected an exported policy folder, a run folder with "
+        f"'{POLICY_DIR}/', or an algorithm checkpoint with "
+        f"'{COMPONENT_LEARNER_GROUP}/{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{MAIN_MODULE}/', holding {MODULE_FILE}"
+    )
+
+
+def model_config(net_arch: list[int]) -> DefaultModelConfig:
+    """The network of ``goboom train-rllib``: RLlib's default MLPs of ``net_arch``, the critic's apart."""
+    return DefaultModelConfig(fcnet_hiddens=list(net_arch), vf_share_layers=False)
+
+
+def module_settings(model_config: Any) -> dict[str, Any]:
+    """The :data:`MODULE_SETTINGS` of an RLlib model config (a ``DefaultModelConfig`` or a dict)."""
+    fields = model_config if isinstance(model_config, Mapping) else vars(model_config)
+    settings = {key: fields[key] for key in MODULE_SETTINGS if key in fields}
+    if "fcnet_hiddens" in settings:
+        settings["fcnet_hiddens"] = [int(n) for n in settings["fcnet_hiddens"]]
+    return settings
+
+
+def write_module_file(folder: Path, settings: dict[str, Any], state: Mapping[str, Any]) -> Path:
+    """Save a masked PPO module as :data:`MODULE_FILE` in ``folder``: its :func:`module_settings` and its
+    ``state_dict`` (arrays or tensors), all loadable with ``torch.load(weights_only=True)``."""
+    file = folder / MODULE_FILE
+    tensors = {str(key): torch.as_tensor(np.asarray(value)) for key, value in state.items()}
+    torch.save({"format": "goboom-rllib-module", "settings": settings, "state": tensors}, file)
+    return file
+
+
+def save_module(module: RLModule, folder: Path) -> Path:
+    """Ray's checkpoint of ``module`` in ``folder`` plus the :data:`MODULE_FILE` that ``rllib:`` loads."""
+    module.save_to_path(folder)
+    return write_module_file(folder, module_settings(module.model_config), module.state_dict())
+
+
+def load_module(folder: Path, config: GameConfig) -> RLModule:
+    """The masked PPO module of :data:`MODULE_FILE` in ``folder``, built for ``config``'s observation and
+    action spaces: ValueError naming the file when it is not such a file or its tensors do not fit."""
+    file = folder / MODULE_FILE
+    saved = load_tensors(file, file)
+    if not isinstance(saved, dict) or saved.get("format") != "goboom-rllib-module":
+        raise ValueError(f"{file} is not a module file of goboom train-rllib")
+    settings, state = saved.get("settings"), saved.get("state")
+    if not isinstance(settings, dict) or not isinstance(state, dict):
+        raise ValueError(f"{file} is damaged: it needs a 'settings' and a 'state' mapping")
+    for key, value in settings.items():
+        kind = MODULE_SETTINGS.get(key)
+        if kind is None or not isinstance(value, kind):
+            raise ValueError(f"{file} is damaged: setting {key!r} is not one of {sorted(MODULE_SETTINGS)} "
+                             "with its type")
+    if not all(isinstance(n, int) and 0 < n <= 65536 for n in settings.get("fcnet_hiddens", [1])):
+        raise ValueError(f"{file} is damaged: fcnet_hiddens must be positive layer widths")
+    env = GoBoomMultiAgentEnv(make_env_config(config))
+    module = RLModuleSpec(module_class=MaskedPPOTorchRLModule, observation_space=env.observation_spaces[env.agents[0]],
+                          action_space=env.action_spaces[env.agents[0]],
+                          model_config=DefaultModelConfig(**settings)).build()
+    try:
+        module.load_state_dict(state, strict=True)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"{file} does not fit a {config.num_players}-player module with its settings: "
+                         f"{str(exc).splitlines()[0]}") from None
+    return module
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The ``goboom.json`` saved with the policy at ``path`` (searched from the module folder up to the run
+    folder), checked against the metadata schema; ValueError when there is none or it is damaged."""
+    folder = module_path(path)
+    for parent in [folder, *folder.parents][:7]:  # up to the run folder of checkpoints/iter_N/.../main
+        file = parent / METADATA_FILE
+        if file.is_file():
+            return read_metadata_file(file)
+    raise ValueError(f"the RLlib policy at {str(folder)!r} has no {METADATA_FILE} beside it or in the folders above, "
+                     "so the game it was trained for is unknown; `goboom train-rllib` writes one into the run "
+                     "folder and into policy/")
+
+
+def read_metadata_file(file: Path) -> dict[str, Any]:
+    """One ``goboom.json``, checked against the metadata schema; ValueError naming the file when it is damaged."""
+    try:
+        meta = json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{file} is damaged: not readable JSON ({exc})") from exc
+    problem = metadata_problem(meta)
+    if problem:
+        raise ValueError(f"{file} is damaged or from an older goboom-env: it {problem}")
+    return meta
+
+
+class RLlibAgent:
+    """A trained RLlib module as a Policy: greedy (argmax) over the legal actions by default,
+    or sampled from the masked softmax with ``greedy=False``."""
+
+    needs_view = False
+
+    def __init__(self, module: RLModule, *, greedy: bool = True, seed: int | None = None, name: str = "rllib") -> None:
+        self.module = module
+        self.module.eval()
+        self.greedy = greedy
+        self.rng = np.random.default_rng(seed)
+        self.name = name
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the sampling generator (tournaments reuse one loaded agent across games)."""
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
+        """A legal action for ``observation`` (the dict that ``raw_env.observe`` returns)."""
+        mask = np.asarray(observation["action_mask"]) > 0
+        if not mask.any():
+            raise ValueError("the action mask has no legal action: is it this agent's turn?")
+        logits = self.logits(observation)
+        logits[~mask] = -np.inf
+        if self.greedy:
+            return int(np.argmax(logits))
+        probs = np.exp(logits - logits.max())
+        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+    def logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """The module's masked action logits for one observation (float64 copy)."""
+        vector = torch.as_tensor(np.asarray(observation["observation"], np.float32)).unsqueeze(0)
+        mask = torch.as_tensor(np.asarray(observation["action_mask"], np.float32)).unsqueeze(0)
+        with torch.no_grad():
+            out = self.module.forward_inference({Columns.OBS: {OBS_KEY: vector, MASK_KEY: mask}})
+        return out[Columns.ACTION_DIST_INPUTS][0].double().numpy().copy()
+
+
+def load_rllib_agent(config: GameConfig, seed: int | None = None, path: str = "", greedy: bool = True) -> RLlibAgent:
+    """The ``rllib:PATH`` agent (``rllib:path=PATH,greedy=false`` samples instead of argmax).
+
+    Raises ValueError when ``path`` holds no policy, when its metadata is missing or damaged, or when the
+    policy was trained for another game than ``config`` (variant, player count, any rule) or another
+    observation layout version.
+    """
+    if not path:
+        raise ValueError("the rllib agent needs a path: rllib:path/to/run_or_checkpoint")
+    check_compatible(read_metadata(path), config, f"the RLlib policy at {path!r}")
+    return RLlibAgent(load_module(module_path(path), config), greedy=greedy, seed=seed, name="rllib")

@@ -1,0 +1,159 @@
+"""The run folder of ``goboom train-rllib``: checkpoints, the exported policy with its metadata, the progress log.
+
+A run folder holds ``checkpoints/iter_NNNNNN`` (full algorithm state, resumable), ``policy/`` (the
+exported ``main`` module that ``rllib:RUN`` plays, with a copy of ``goboom.json``), ``goboom.json``
+(the metadata every trained policy carries, :func:`goboom_env.training.artifacts.model_files.model_metadata`,
+plus the RLlib run's details), ``progress.csv`` and ``tensorboard/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ray.rllib.algorithms.algorithm import Algorithm
+from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+
+from goboom_env.training.artifacts.model_files import model_metadata
+from goboom_env.training.rllib.policy import (
+    MAIN_MODULE,
+    METADATA_FILE,
+    POLICY_DIR,
+    model_config,
+    module_settings,
+    write_module_file,
+)
+from goboom_env.training.settings import RLlibArgs
+
+# -- run folder -----------------------------------------------------------------------------------
+
+
+def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps: int) -> Path:
+    """Full checkpoint ``checkpoints/iter_NNNNNN``, the exported ``policy/`` and ``goboom.json``."""
+    run = run_folder(run)
+    ckpt = run / "checkpoints" / f"iter_{iteration:06d}"
+    algo.save_to_path(ckpt)
+    module_dir = ckpt / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / MAIN_MODULE
+    write_module_file(module_dir, module_settings(model_config(args.net_arch)), learner_state(algo))
+    meta = {
+        **model_metadata(args.game_config(), args, timesteps),
+        "format": "goboom-rllib-policy",
+        "episode": args.episode,
+        "reward": args.reward,
+        "module": MAIN_MODULE,
+        "iteration": iteration,
+        "checkpoint": str(ckpt.relative_to(run)),
+    }
+    text = json.dumps(meta, indent=2) + "\n"
+    export = run / POLICY_DIR
+    tmp = run / f".{POLICY_DIR}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(module_dir, tmp)
+    (tmp / METADATA_FILE).write_text(text)  # the exported policy carries its metadata wherever it is copied
+    shutil.rmtree(export, ignore_errors=True)
+    tmp.rename(export)
+    (run / METADATA_FILE).write_text(text)
+    return ckpt
+
+
+def learner_state(algo: Algorithm) -> dict[str, Any]:
+    """The trained ``main`` module's weights (numpy arrays by name), as the learner holds them."""
+    path = (COMPONENT_LEARNER, COMPONENT_RL_MODULE, MAIN_MODULE)
+    state = algo.learner_group.get_state(components="/".join(path))
+    for key in path:
+        state = state[key]
+    return state
+
+
+def run_folder(out: str | Path) -> Path:
+    """``--out`` as an absolute path: Ray reads a relative path as a URI without a scheme and fails
+    when it saves or restores a checkpoint there."""
+    return Path(out).expanduser().resolve()
+
+
+def latest_checkpoint(run: Path) -> Path | None:
+    """The newest ``checkpoints/iter_*`` folder of a run, or None."""
+    found = sorted((run / "checkpoints").glob("iter_*"))
+    return found[-1] if found else None
+
+
+# -- metrics --------------------------------------------------------------------------------------
+
+
+def summary(result: dict[str, Any]) -> dict[str, float]:
+    """The handful of numbers shown live and written to ``progress.csv`` for one iteration."""
+    runners = result.get("env_runners", {})
+    sampled = float(runners.get("num_env_steps_sampled", math.nan))
+    seconds = float(result.get("time_this_iter_s", math.nan))
+    returns = runners.get("module_episode_returns_mean", {})
+    return {
+        "iteration": float(result.get("training_iteration", math.nan)),
+        "env_steps": float(runners.get("num_env_steps_sampled_lifetime", math.nan)),
+        "episodes": float(runners.get("num_episodes_lifetime", math.nan)),
+        "steps_per_s": sampled / seconds if seconds > 0 else math.nan,
+        "main_return_mean": float(returns.get(MAIN_MODULE, math.nan)),
+        "main_win_rate": float(runners.get("main_win_rate", math.nan)),
+        "episode_len_mean": float(runners.get("episode_len_mean", math.nan)),
+        "iteration_s": seconds,
+    }
+
+
+def scalars(tree: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """The numeric leaves of a nested RLlib result, keyed ``a/b/c`` (for TensorBoard); the
+    algorithm's ``config`` is left out (constant, and saved in ``goboom.json``)."""
+    out: dict[str, float] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if key == "config" and not prefix:
+            continue
+        if isinstance(value, dict):
+            out.update(scalars(value, name + "/"))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            out[name] = float(value)
+    return out
+
+
+class ProgressLog:
+    """Per-iteration ``progress.csv``, TensorBoard scalars and a live rich display."""
+
+    def __init__(self, run: Path, total: int, show: bool) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(str(run / "tensorboard"))
+        self.csv_path = run / "progress.csv"
+        self.total = total
+        self.progress = None
+        if show:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(BarColumn(bar_width=20), TextColumn("{task.description}"), TimeElapsedColumn())
+            self.task = self.progress.add_task("starting", total=total)
+            self.progress.start()
+
+    def log(self, result: dict[str, Any], league_filled: int) -> dict[str, float]:
+        """Record one ``algo.train()`` result; returns its :func:`summary` row."""
+        row = summary(result) | {"league_filled": float(league_filled)}
+        step = int(row["env_steps"]) if math.isfinite(row["env_steps"]) else int(row["iteration"])
+        for name, value in scalars(result).items():
+            self.writer.add_scalar(name, value, step)
+        new = not self.csv_path.exists()
+        with self.csv_path.open("a", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(row))
+            if new:
+                writer.writeheader()
+            writer.writerow(row)
+        if self.progress is not None:
+            self.progress.update(self.task, completed=min(step, self.total), description=(
+                f"iter {int(row['iteration'])} | {step:,}/{self.total:,} steps | {row['steps_per_s']:.0f}/s | "
+                f"return {row['main_return_mean']:+.3f} | win vs league {row['main_win_rate']:.3f} | "
+                f"league {league_filled}"))
+        return row
+
+    def close(self) -> None:
+        self.writer.close()
+        if self.progress is not None:
+            self.progress.stop()
