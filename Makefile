@@ -7,7 +7,7 @@ TORCH  := torch==2.13.0
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv install demo test test-fast test-slow browser lint bench clean
+.PHONY: venv install demo test test-fast test-slow soak browser lint bench clean
 
 venv: $(STAMP)
 
@@ -32,6 +32,11 @@ test: venv browser
 
 test-slow: venv browser
 	GOBOOM_TEST_EVERY_EXTRA=1 $(PY) -m pytest -m slow -n 2 -q
+
+# The soak tests at their full counts (10,000 hands and matches per configuration in the differential soak; CI's
+# slow tier plays a sample of each with the same assertions).
+soak: venv
+	GOBOOM_SOAK=full GOBOOM_TEST_EVERY_EXTRA=1 $(PY) -m pytest -m soak -n 2 -q
 
 # The browser tests (tests/test_web_browser.py) drive Debian's chromium: installed here when missing.
 browser:

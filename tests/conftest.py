@@ -28,6 +28,16 @@ from goboom_env import GameConfig, Hand
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 from goboom_env.cards import code_of, deck_faces, face_of
 
+FULL_SOAK = os.environ.get("GOBOOM_SOAK") == "full"
+"""Set by ``make soak``: the soak tests (marker ``soak``) play their full counts. Without it (CI's slow tier) each
+plays a sample with the same assertions: every configuration, fewer games."""
+
+
+def soak_count(full: int, sample: int) -> int:
+    """How many games (or examples) a soak test plays: ``full`` under ``make soak``, else ``sample``."""
+    return full if FULL_SOAK else sample
+
+
 EVERY_EXTRA = os.environ.get("GOBOOM_TEST_EVERY_EXTRA") == "1"
 """Set by ``make test``, which installs every extra: then a test module that calls ``pytest.importorskip`` for an
 optional dependency (torch, stable-baselines3, ray) fails instead of being skipped, so nothing is skipped

@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import MATRIX, config_id, play_aec, random_legal
+from conftest import MATRIX, config_id, play_aec, random_legal, soak_count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -209,7 +209,8 @@ def test_random_configs_follow_the_rules(variant: str, num_players: int, hand_si
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.soak
+@settings(max_examples=soak_count(1000, 200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**CASES)
 def test_soak_random_configs(variant: str, num_players: int, hand_size: int, option: str, seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -276,18 +277,22 @@ def test_env_masks_and_zero_sum_rewards(config: GameConfig, reward: str, episode
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.parametrize("config", MATRIX, ids=config_id)
 def test_soak_thousands_of_hands(config: GameConfig) -> None:
+    """1,500 hands and 60 matches per configuration (``make soak``; a fifth of that in CI)."""
     rng = np.random.default_rng(31337 + config.num_players)
-    for _ in range(1500):
+    for _ in range(soak_count(1500, 300)):
         play_checked_hand(Match(config, rng).hand, rng)
-    for _ in range(60):
+    for _ in range(soak_count(60, 12)):
         play_checked_match(config, rng)
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.parametrize("config", MATRIX, ids=config_id)
 def test_soak_env_games(config: GameConfig) -> None:
-    for seed in range(100):
+    """100 env episodes per configuration (``make soak``; 20 in CI), every reward and episode mode alike."""
+    for seed in range(soak_count(100, 20)):
         reward, episode = ENV_MODES[seed % 4]
         play_env_game(config, reward, episode, 10_000 + seed)

@@ -10,7 +10,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from conftest import MATRIX, RULE_CONFIGS, config_id
+from conftest import MATRIX, RULE_CONFIGS, config_id, soak_count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -59,9 +59,12 @@ def test_every_reached_state_loads_back_unchanged(config: GameConfig) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.parametrize("config", MATRIX, ids=config_id)
 def test_every_reached_state_loads_back_unchanged_many_games(config: GameConfig) -> None:
-    assert _check_round_trips(config, games=25, seed=6) > 250
+    """25 games per configuration (``make soak``; 5 in CI)."""
+    games = soak_count(25, 5)
+    assert _check_round_trips(config, games=games, seed=6) > 10 * games
 
 
 # -- mutations of saved states ---------------------------------------------------------------------------
@@ -215,7 +218,9 @@ def test_mutated_states_are_rejected_or_play_on(state: tuple[str, dict]) -> None
 
 
 @pytest.mark.slow
-@settings(max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@pytest.mark.soak
+@settings(max_examples=soak_count(10_000, 2000), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mutated_states())
 def test_mutated_states_are_rejected_or_play_on_many(state: tuple[str, dict]) -> None:
     _load_or_reject(*state)

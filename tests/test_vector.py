@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import soak_count
 
 import goboom_env
 from goboom_env import GameConfig
@@ -47,7 +48,7 @@ a quarter of the games of the main matrix here."""
 MATRIX = CLASSIC + JOKERS + EXTRA
 MODES = [("hand", "win"), ("hand", "points"), ("match", "win"), ("match", "points")]
 FAST_GAMES = 200
-SOAK_GAMES = int(os.environ.get("GOBOOM_SOAK_GAMES", "10000"))
+SOAK_GAMES = int(os.environ.get("GOBOOM_SOAK_GAMES", soak_count(10_000, 1000)))
 """Slow tier: hands (hand episodes) and matches (match episodes) per configuration, each played with both rewards."""
 HIDDEN_EVERY = 16
 """Slow tier: compare ``VectorGame.hidden()`` with the env after every 16th step (the fast tier: after every step; a
@@ -195,10 +196,12 @@ def test_vector_matches_raw_env(config: GameConfig, episode: str, reward: str) -
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.parametrize("episode", ["hand", "match"])
 @pytest.mark.parametrize("config", MATRIX, ids=config_id)
 def test_vector_matches_raw_env_soak(config: GameConfig, episode: str) -> None:
-    """10,000 hands and 10,000 matches per configuration, each with the win and the points reward."""
+    """10,000 hands and 10,000 matches per configuration (``make soak``; 1,000 in CI), each with the win and the
+    points reward."""
     # 64 games side by side: each raw_env costs ~10 ms to build, and the games still running at the end are extra work
     assert run_differential(config, episode, ("win", "points"), SOAK_GAMES, seed=1, batch=64,
                             hidden_every=HIDDEN_EVERY) >= SOAK_GAMES
