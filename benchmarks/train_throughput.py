@@ -7,7 +7,7 @@ whole ``learn()`` (rollouts + updates). Opponents are the training default mix (
 heuristic; the snapshot entry stays empty without the training callback). ``goboom train``'s own
 defaults are the ``dummy`` row with 16 environments (``n_steps = 1024``, 6 epochs).
 
-Fast rows (``--fast``): the fast trainer (:mod:`goboom_env.training.vector_ppo`) with its default settings
+Fast rows (``--fast``): the fast trainer (:mod:`goboom_env.training.fast.ppo`) with its default settings
 (every seat the learner, the same [256, 256] actor and critic as SB3's MlpPolicy), one rollout +
 per-seat GAE + update per iteration, timed over whole iterations after one warm-up iteration
 (numba compilation, first allocations). The last lines give the ratio of each fast row to the SB3
@@ -53,8 +53,8 @@ def measure_fast(variant: str, steps: int, threads: int, precision: str) -> tupl
     """Steps per second of the fast trainer's iterations (rollout, GAE, update) after one warm-up iteration."""
     import torch
 
+    from goboom_env.training.fast.ppo import Trainer
     from goboom_env.training.settings import VectorArgs
-    from goboom_env.training.vector_trainer import Trainer
 
     args = VectorArgs(variant=variant, threads=threads, precision=precision, progress=False)
     torch.set_num_threads(threads)

@@ -157,11 +157,11 @@ from goboom_env.training.artifacts.model_files import (  # noqa: E402
     read_metadata,
     write_play_only,
 )
+from goboom_env.training.fast.ppo import train  # noqa: E402
+from goboom_env.training.fast.rollout import SeatPlan  # noqa: E402
+from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402
+from goboom_env.training.opponents import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.training.settings import GameArgs, VectorArgs  # noqa: E402
-from goboom_env.training.vector_policy import PaddedOpponent, batched_heuristic  # noqa: E402
-from goboom_env.training.vector_ppo import train  # noqa: E402
-from goboom_env.training.vector_rollout import SeatPlan  # noqa: E402
-from goboom_env.training.vector_trainer import collect_batched  # noqa: E402
 
 COUNTS = [2, 3, 7]
 
@@ -346,7 +346,7 @@ def test_resume_refuses_other_player_counts(generalist: Path, tmp_path: Path) ->
 
 
 def test_other_teachers_demonstrations_are_padded_per_count() -> None:
-    from goboom_env.training.vector_trainer import _collect_padded
+    from goboom_env.training.fast.warm_start import _collect_padded
 
     data = _collect_padded(GameConfig(), "random", 4, 0, [2, 5])
     tables = np.rint(data.obs[:, layout(MAX_PLAYERS)["flags"].stop - 1].astype(np.float64) * MAX_PLAYERS)

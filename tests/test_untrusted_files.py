@@ -91,8 +91,8 @@ def test_sb3_resume_never_unpickles_the_data_member(sb3_run: Path, tmp_path: Pat
 
 
 def test_fast_resume_refuses_a_pickled_payload(tmp_path: Path) -> None:
+    from goboom_env.training.fast.ppo import train
     from goboom_env.training.settings import VectorArgs
-    from goboom_env.training.vector_ppo import train
 
     out = tmp_path / "run"
     args = dict(timesteps=300, num_envs=8, num_steps=16, minibatch_size=64, eval_every=-1, checkpoint_every=250,

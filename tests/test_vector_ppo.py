@@ -19,17 +19,18 @@ from conftest import ctrl_c_once_started  # noqa: E402
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
-from goboom_env.training.settings import VectorArgs  # noqa: E402
-from goboom_env.training.vector_policy import (  # noqa: E402
-    ActorCritic,
+from goboom_env.training.fast.policy import ActorCritic  # noqa: E402
+from goboom_env.training.fast.ppo import train  # noqa: E402
+from goboom_env.training.fast.rollout import Pending, seat_gae  # noqa: E402
+from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402
+from goboom_env.training.opponents import (  # noqa: E402
     ClassicTricksOpponent,
     JokersBoomOpponent,
     batched_heuristic,
     sample_masked,
 )
-from goboom_env.training.vector_ppo import train  # noqa: E402
-from goboom_env.training.vector_rollout import Pending, hand_size_potential, seat_gae  # noqa: E402
-from goboom_env.training.vector_trainer import collect_batched  # noqa: E402
+from goboom_env.training.settings import VectorArgs  # noqa: E402
+from goboom_env.training.shaping import hand_size_potential  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -126,7 +127,7 @@ def test_shaping_run_records_each_movers_potential_and_trains(tmp_path: Path) ->
     """With --shaping the rollout holds shaping x the mover's potential, read from its own observation (hand sizes
     in relative seats); without it, zeros. A short run with shaping trains, saves and plays."""
     from goboom_env.observation import layout
-    from goboom_env.training.vector_trainer import Trainer
+    from goboom_env.training.fast.ppo import Trainer
 
     start = layout(4)["hand_sizes"].start
     for shaping in (0.0, 0.05):
@@ -283,7 +284,7 @@ def test_privileged_critic_reads_the_hidden_state_and_the_saved_actor_only_the_o
     from goboom_env.observation import observation_size
     from goboom_env.state import state_size
     from goboom_env.training.artifacts.model_files import load_actor
-    from goboom_env.training.vector_trainer import Trainer
+    from goboom_env.training.fast.ppo import Trainer
 
     out = tmp_path / "x"
     args = tiny_args(out, variant="jokers", opponents=["heuristic=1", "learner=1", "self=1"], privileged_critic=True,
@@ -342,7 +343,7 @@ def test_anchor_kl_is_the_kl_divergence_from_the_anchor_policy_over_the_legal_ac
 
 def test_anchor_kl_holds_the_policy_at_its_warm_start_and_resumes_with_it(tmp_path: Path) -> None:
     """The anchor is the actor as the run started; a strong pull keeps the policy nearer to it than no pull."""
-    from goboom_env.training.vector_trainer import Trainer
+    from goboom_env.training.fast.ppo import Trainer
 
     def drift(coefficient: float) -> float:
         args = tiny_args(tmp_path / f"x{coefficient}", opponents=["heuristic=1"], anchor_kl=coefficient,
@@ -408,7 +409,7 @@ def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: s
 
 
 def test_auto_precision_is_bf16_exactly_where_the_cpu_has_native_bfloat16() -> None:
-    from goboom_env.training.vector_policy import resolve_precision
+    from goboom_env.training.fast.policy import resolve_precision
 
     native = torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
     assert resolve_precision("auto") == ("bf16" if native else "fp32")
@@ -450,7 +451,7 @@ def test_precision_changes_the_run_and_each_precision_is_reproducible(tmp_path: 
 
 @pytest.mark.parametrize("warmup", [0, 10**9])
 def test_critic_warmup_trains_only_the_critic_until_it_ends(tmp_path: Path, warmup: int) -> None:
-    from goboom_env.training.vector_trainer import Trainer
+    from goboom_env.training.fast.ppo import Trainer
 
     args = tiny_args(tmp_path / "x", opponents=["heuristic=1"], critic_warmup=warmup)
     trainer = Trainer(args, args.game_config())
@@ -465,7 +466,7 @@ def test_critic_warmup_trains_only_the_critic_until_it_ends(tmp_path: Path, warm
 
 
 def test_the_actor_starts_learning_once_the_critic_warmup_is_over(tmp_path: Path) -> None:
-    from goboom_env.training.vector_trainer import Trainer
+    from goboom_env.training.fast.ppo import Trainer
 
     def actor_moves(trainer: Trainer) -> bool:
         before = {k: v.clone() for k, v in trainer.net.actor.state_dict().items()}

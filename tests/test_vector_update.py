@@ -15,8 +15,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
-from goboom_env.training.vector_policy import MASKED_LOGIT, ActorCritic, NumpyTanh  # noqa: E402
-from goboom_env.training.vector_rollout import (  # noqa: E402
+from goboom_env.training.fast.policy import MASKED_LOGIT, ActorCritic, NumpyTanh  # noqa: E402
+from goboom_env.training.fast.rollout import (  # noqa: E402
     Batch,
     Pending,
     Rollout,
@@ -126,8 +126,8 @@ def reference_update(trainer: Any, batch: Batch) -> dict[str, float]:
 def test_update_trains_exactly_as_the_plain_ppo_loop(precision: str) -> None:
     """Gathering each epoch's minibatches at once, casting the observations ahead and keeping the statistics as
     tensors change no bit of the weights."""
+    from goboom_env.training.fast.ppo import Trainer
     from goboom_env.training.settings import VectorArgs
-    from goboom_env.training.vector_trainer import Trainer
 
     args = VectorArgs(num_envs=16, num_steps=24, minibatch_size=100, n_epochs=2, precision=precision, threads=1,
                       opponents=["learner=1"], progress=False)
@@ -173,8 +173,8 @@ def reference_build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) 
 
 
 def test_build_batch_holds_the_resolved_decisions_and_carries_the_open_ones() -> None:
+    from goboom_env.training.fast.ppo import Trainer
     from goboom_env.training.settings import VectorArgs
-    from goboom_env.training.vector_trainer import Trainer
 
     args = VectorArgs(num_envs=12, num_steps=20, opponents=["learner=1", "random=1"], threads=1, progress=False,
                       shaping=0.05)

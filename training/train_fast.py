@@ -50,7 +50,7 @@ SETTINGS = VectorArgs(
 
 def main(args: VectorArgs) -> None:
     """Train with the settings read over :data:`SETTINGS`, print where the model went."""
-    from goboom_env.training.vector_ppo import train
+    from goboom_env.training.fast.ppo import train
 
     print(f"model: {train(args)}")
 

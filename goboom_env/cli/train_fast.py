@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from goboom_env.cli.options import train_command
+from goboom_env.training.fast.ppo import train
 from goboom_env.training.settings import VectorArgs
-from goboom_env.training.vector_ppo import train
 
 
 def main(argv: Sequence[str], prog: str = "goboom train-fast") -> int:

@@ -2,7 +2,7 @@
 
 The default configuration is classic Go Boom for 4 players (R1), one hand per episode. The demo
 clones the heuristic (warm start, :mod:`goboom_env.training.imitation`), trains with the fast self-play trainer
-on the batched engine (:mod:`goboom_env.training.vector_ppo`, ``goboom train-fast``) against the batched
+on the batched engine (:mod:`goboom_env.training.fast.ppo`, ``goboom train-fast``) against the batched
 heuristic and itself for a short budget (a few minutes on 2 CPU cores), then plays
 1-vs-3 tournaments of the new agent against ``random`` and against the best heuristic, seat-rotated
 with duplicate deals, and prints the win-rate table with 95% confidence intervals and the path of
@@ -61,7 +61,7 @@ def run_demo(args: DemoArgs) -> Path:
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     if out.exists():
         raise ValueError(f"{out} already exists; choose another --out")
-    from goboom_env.training.vector_ppo import train
+    from goboom_env.training.fast.ppo import train
 
     opponents = DEMO_OPPONENTS if config.variant == "classic" else ["learner=1"]  # the batched heuristic is classic
     train_args = VectorArgs(**{f: getattr(args, f) for f in GAME_FIELDS}, timesteps=args.timesteps,

@@ -30,7 +30,7 @@ from goboom_env.config import GameConfig, as_int
 from goboom_env.env import make_config, raw_env
 from goboom_env.training.league import OpponentPool
 from goboom_env.training.privileged import critic_encoder
-from goboom_env.training.vector_rollout import hand_size_potential
+from goboom_env.training.shaping import hand_size_potential
 
 
 class SelfPlayEnv(gym.Env):

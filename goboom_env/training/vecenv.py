@@ -12,7 +12,7 @@
 Each of the ``num_envs`` environments is one game in which the learner holds one seat (drawn per
 episode); :meth:`step_wait` applies the learner's actions, then plays the other seats of every game
 with one batched opponent (``random``, ``heuristic`` = the variant's best heuristic batched, or any
-:class:`goboom_env.training.vector_policy.BatchOpponent`) until the learner is to move again everywhere. The
+:class:`goboom_env.training.opponents.BatchOpponent`) until the learner is to move again everywhere. The
 reward of a step is what the learner's seat received since its previous action (the win reward at
 the end of the hand, so a loss caused by another player going out reaches it), as
 :class:`goboom_env.training.selfplay.SelfPlayEnv` does; a finished game is dealt anew at once (``done`` marks
@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.observation import ObservationEncoder
-from goboom_env.training.vector_policy import BatchOpponent, RandomOpponent, batched_heuristic
+from goboom_env.training.opponents import BatchOpponent, RandomOpponent, batched_heuristic
 
 OPPONENTS = ("random", "heuristic")
 

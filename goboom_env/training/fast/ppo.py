@@ -1,0 +1,372 @@
+"""``goboom train-fast``: self-play PPO on the batched engine (:class:`goboom_env.vector.VectorGame`), CleanRL style.
+
+One call of ``VectorGame.step`` moves the seat to play in each of ``num_envs`` games. Every seat is
+played either by the learner (one network, parameter-shared: in a ``learner`` game all n seats are
+the learner, so each hand yields n learner trajectories) or by a batched opponent (a frozen snapshot
+of the learner, ``random``, the batched heuristic).
+
+The file reads top to bottom: :func:`train` is the run (settings, run folder, network: fresh, warm-started or
+resumed; then ``collect -> seat_gae -> update`` until the step budget is spent, with logs, league snapshots,
+checkpoints and periodic evaluation), and :class:`Trainer` holds the state of the run and its steps:
+:meth:`Trainer.collect` (one rollout), :meth:`Trainer.iteration` (per-seat GAE and the batch) and
+:meth:`Trainer.update` (the PPO loss). Saved models are the play-only zips of
+:mod:`goboom_env.training.artifacts.model_files`: ``make_agent("ppo:run/model.zip", config)`` plays them unchanged.
+The settings are :class:`goboom_env.training.settings.VectorArgs`; the other modules of
+:mod:`goboom_env.training.fast` hold the seat bookkeeping, the network, the warm start and the run folder.
+Importing this module imports no torch (a run does).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from goboom_env.config import MAX_PLAYERS, GameConfig
+from goboom_env.training.artifacts.learning_curve import plot_learning_curve
+from goboom_env.training.artifacts.model_files import check_compatible, model_metadata
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp
+from goboom_env.training.artifacts.run_folder import (
+    best_win_rate,
+    last_evaluated,
+    next_multiple,
+    start_run_folder,
+    step_bar,
+    truncate_csv,
+)
+from goboom_env.training.fast.rollout import (
+    Batch,
+    Pending,
+    Rollout,
+    SeatPlan,
+    SnapshotPool,
+    build_batch,
+    make_engine,
+    seat_gae,
+)
+from goboom_env.training.fast.run import (
+    RunPaths,
+    best_column,
+    check_run_folder,
+    evaluate,
+    load_checkpoint,
+    log_progress,
+    save_play_only,
+    summary_writer,
+)
+from goboom_env.training.fast.warm_start import init_actor, warm_start
+from goboom_env.training.opponents import RandomOpponent, batched_heuristic
+from goboom_env.training.settings import HEURISTIC, LEARNER, RANDOM, SNAPSHOTS, VectorArgs, parse_pool, set_threads
+from goboom_env.training.shaping import hand_size_potential
+
+
+def train(args: VectorArgs, command: str | None = None) -> Path:
+    """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
+    import torch  # the train extra: imported when a run starts
+
+    args.validate()
+    set_threads(args.threads)
+    config = args.run_config()
+    paths = RunPaths(args.out)
+    files = paths.files
+    state_path = check_run_folder(args, config, paths)
+    start_run_folder(args, files, command)
+    files.checkpoints.mkdir(parents=True, exist_ok=True)
+    state = load_checkpoint(state_path) if state_path else None
+    if state is not None:
+        check_compatible(state["meta"], config, state_path)
+    trainer = Trainer(args, config, seed_offset=state["steps"] if state else 0)
+    if state is not None:
+        trainer.load_state_dict(state)
+        for log in (files.progress, files.eval):
+            truncate_csv(log, trainer.steps)
+    elif args.init_actor:
+        report = init_actor(trainer.net, args.init_actor, trainer.public_dim, args.net_arch)
+        (files.root / "init_actor.json").write_text(json.dumps(report, indent=1))
+    elif args.bc_games > 0:
+        report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,
+                            player_counts=args.player_counts, privileged=args.privileged_critic)
+        (files.root / "bc.json").write_text(json.dumps(report, indent=1))
+        trainer.train_s += report["seconds"]
+    trainer.start()
+    meta = lambda: model_metadata(config, args, trainer.steps, args.player_configs())  # noqa: E731
+    writer = summary_writer(files.tensorboard)
+    bar = step_bar(args.timesteps, "fast PPO", args.progress, trainer.steps)
+    next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
+    next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
+    next_eval = next_multiple(trainer.steps, args.eval_every) if args.eval_every > 0 else 1 << 62
+    best = best_win_rate(files.eval, best_column(args))
+    try:
+        while trainer.steps < args.timesteps and not 0 < args.time_limit <= trainer.train_s:
+            started, before = time.perf_counter(), trainer.steps
+            stats = trainer.iteration()
+            elapsed = time.perf_counter() - started
+            trainer.train_s += elapsed
+            bar.update(trainer.steps - before)
+            log_progress(files.progress, writer, trainer, stats, (trainer.steps - before) / max(elapsed, 1e-9))
+            if trainer.steps >= next_snapshot:
+                trainer.snapshot()
+                next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
+            if trainer.steps >= next_checkpoint:
+                torch.save({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
+                save_play_only(trainer.net, paths.checkpoint_model(trainer.steps), meta())
+                next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
+            if trainer.steps >= next_eval:
+                best = evaluate(trainer, files.eval_model, files, writer, best, meta())
+                next_eval = next_multiple(trainer.steps, args.eval_every)
+    except KeyboardInterrupt:
+        path = paths.state(trainer.steps)
+        torch.save({**trainer.state_dict(), "meta": meta()}, path)
+        print(f"goboom train-fast: interrupted at step {trainer.steps}; saved {path}; "
+              f"continue with --resume --out {paths.root}", file=sys.stderr)
+        raise
+    finally:
+        bar.close()
+    torch.save({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
+    save_play_only(trainer.net, files.model, meta())
+    if args.eval_every >= 0 and last_evaluated(files) != trainer.steps:
+        evaluate(trainer, files.model, files, writer, best, meta())
+    if not files.best.exists():
+        shutil.copyfile(files.model, files.best)
+    writer.close()
+    plot_learning_curve(files)
+    return files.model
+
+
+class Trainer:
+    """The state of one run: engine, seat plan, network, optimizer, snapshots and counters."""
+
+    def __init__(self, args: Any, config: GameConfig, seed_offset: int = 0) -> None:
+        """``args`` is the run's :class:`~goboom_env.training.settings.VectorArgs` (or settings with its fields)."""
+        import torch
+
+        from goboom_env.training.fast.policy import ActorCritic, resolve_precision
+
+        self.args = args
+        self.config = config
+        counts = list(args.player_counts)
+        self.generalist = bool(counts)
+        """A generalist run (games at several player counts): the per-seat arrays then have 12 seats."""
+        self.n = MAX_PLAYERS if counts else config.num_players
+        seeds = np.random.SeedSequence([args.seed, seed_offset]).generate_state(3)
+        self.rng = np.random.default_rng(seeds[0])
+        torch.manual_seed(int(seeds[1]))
+        self.game = make_engine(config, counts, num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode,
+                            reward=args.reward, autoreset=True, check=False)
+        obs, self.mask, self.seat = self.game.reset()
+        self.public_dim = obs.shape[1]
+        """The observation's size: what the actor and the opponents read."""
+        self.obs = self._inputs(obs)
+        self.obs_dim = self.obs.shape[1]
+        """The critic's input size: the observation, then (privileged critic) the hidden state."""
+        table = self.game.num_players if counts else None
+        self.plan = SeatPlan(parse_pool(args.opponents), args.num_envs, self.n, self.rng, table)
+        self.snapshots = SnapshotPool(args.pool_size)
+        self.random = RandomOpponent()
+        self.heuristic = batched_heuristic(config, counts) if HEURISTIC in self.plan.specs else None
+        self.net = ActorCritic(self.public_dim, args.net_arch, resolve_precision(args.precision), self.obs_dim)
+        # fused: one kernel for all parameters, half the time of torch's default per-tensor loop on CPU
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
+        self.pending = Pending.empty(args.num_envs, self.n, self.obs_dim, np.float32)
+        self.anchor: Any = None
+        """With ``anchor_kl``: a frozen copy of the actor as the run started (its warm start), which the loss keeps
+        the policy near."""
+        self.steps = 0
+        self.episodes = 0
+        self.train_s = 0.0
+        self.ep_return = np.zeros((args.num_envs, self.n), np.float32)
+        self.ep_len = np.zeros(args.num_envs, np.int64)
+        self.results: dict[str, list[float]] = {spec: [] for spec in self.plan.specs if spec != LEARNER}
+        """Learner wins (1/0) per opponent entry; a generalist's also per entry and count (``heuristic@6p``)."""
+        self.results |= {f"{spec}@{k}p": [] for spec in list(self.results) for k in counts}
+        self.lengths: list[int] = []
+
+    def _inputs(self, obs: np.ndarray) -> np.ndarray:
+        """The rows the network reads (float32): the observations, followed by the hidden state of each game's
+        seat to move when the critic is privileged."""
+        if self.args.privileged_critic:
+            return np.concatenate([obs, self.game.hidden()], axis=1, dtype=np.float32)
+        return np.asarray(obs, np.float32)
+
+    def start(self) -> None:
+        """Draw the first seat plan (after the snapshot pool holds the step-0 learner); with ``anchor_kl``, fix the
+        anchor as the actor is now unless a resumed state brought one."""
+        if not self.snapshots.nets:
+            self.snapshot()
+        if self.args.anchor_kl > 0 and self.anchor is None:
+            self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
+        self.plan.redraw(np.ones(self.args.num_envs, bool), len(self.snapshots.nets))
+
+    def snapshot(self) -> None:
+        self.snapshots.add(f"snapshot@{self.steps}", self.net.frozen())
+
+    # -- one iteration: collect -> seat_gae -> update ------------------------------------------------
+
+    def iteration(self) -> dict[str, float]:
+        """One rollout, per-seat GAE and one PPO update; returns the update's statistics."""
+        roll = self.collect()
+        gae = seat_gae(roll.value, roll.reward, roll.done, roll.seat, roll.learner, self.args.gamma,
+                       self.args.gae_lambda, self.pending, roll.potential)
+        batch, self.pending = build_batch(roll, gae, self.pending)
+        stats = self.update(batch) if len(batch) else {}
+        return {**stats, "batch": len(batch), "pending": int(self.pending.active.sum())}
+
+    # -- one rollout -----------------------------------------------------------------------------------
+
+    def collect(self) -> Rollout:
+        """Play ``num_steps`` engine calls; the learner's seats sample from the network, the others from
+        their opponent; returns the rollout (and counts the learner decisions in :attr:`steps`)."""
+        import torch
+
+        args, plan = self.args, self.plan
+        num_envs = args.num_envs
+        rows = np.arange(num_envs)
+        roll = Rollout.empty(args.num_steps, num_envs, self.n, self.obs_dim, np.float32)
+        for t in range(args.num_steps):
+            obs, mask, seat = self.obs, self.mask.view(bool), self.seat
+            learner = plan.learner[rows, seat]
+            roll.obs[t], roll.mask[t], roll.seat[t], roll.learner[t] = obs, mask, seat, learner
+            if args.shaping:
+                roll.potential[t] = args.shaping * hand_size_potential(self.game.hand_sizes, seat, plan.table)
+            actions = np.zeros(num_envs, np.int64)
+            mine = np.flatnonzero(learner)
+            if len(mine):
+                with torch.no_grad():
+                    a, logp, value = self.net.act(torch.from_numpy(obs[mine]), torch.from_numpy(mask[mine]))
+                actions[mine] = roll.action[t, mine] = a.numpy()
+                roll.logp[t, mine] = logp.numpy()
+                roll.value[t, mine] = value.numpy()
+            self._opponents_act(obs[:, :self.public_dim], mask, ~learner, actions)
+            obs, mask8, seat, rewards, done = self.game.step(actions)
+            self.obs, self.mask, self.seat = self._inputs(obs), mask8, seat
+            roll.reward[t], roll.done[t] = rewards, done
+            self.steps += len(mine)
+            self._episode_stats(rewards, done)
+        return roll
+
+    def _opponents_act(self, obs: np.ndarray, mask: np.ndarray, theirs: np.ndarray, actions: np.ndarray) -> None:
+        """Fill ``actions`` for the games whose mover is an opponent, one batched call per opponent."""
+        plan = self.plan
+        for k, spec in enumerate(plan.specs):
+            games = np.flatnonzero(theirs & (plan.kind == k))
+            if not len(games):
+                continue
+            if spec == RANDOM:
+                actions[games] = self.random.act(obs[games], mask[games], self.rng)
+            elif spec == HEURISTIC:
+                actions[games] = self.heuristic.act(obs[games], mask[games], self.rng)
+            elif spec == SNAPSHOTS:
+                for j in np.unique(plan.snapshot[games]):
+                    sub = games[plan.snapshot[games] == j]
+                    actions[sub] = self.snapshots.nets[j].act(obs[sub], mask[sub], self.rng)
+
+    def _episode_stats(self, rewards: np.ndarray, done: np.ndarray) -> None:
+        """Episode returns of the learner seats per pool entry; new seat plans for the finished games."""
+        self.ep_return += rewards
+        self.ep_len += 1
+        finished = np.flatnonzero(done)
+        for b in finished:
+            spec = self.plan.spec_of(b)
+            if spec != LEARNER:
+                seat = int(np.flatnonzero(self.plan.learner[b])[0])
+                won = float(self.ep_return[b, seat] > 0)
+                self.results[spec].append(won)
+                if self.generalist:
+                    self.results[f"{spec}@{self.plan.table[b]}p"].append(won)
+            self.lengths.append(int(self.ep_len[b]))
+        self.episodes += len(finished)
+        self.ep_return[finished] = 0.0
+        self.ep_len[finished] = 0
+        self.plan.redraw(done, len(self.snapshots.nets))
+
+    # -- one update -----------------------------------------------------------------------------------
+
+    def update(self, batch: Batch) -> dict[str, float]:
+        """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus, ``anchor_kl`` x KL(policy ||
+        anchor); the value loss alone during the critic warm-up); returns the last epoch's mean losses and
+        diagnostics (explained variance of the rollout's values, as SB3 reports it)."""
+        import torch
+
+        args = self.args
+        actor_learns = self.steps > args.critic_warmup
+        anchor = self.anchor if actor_learns else None
+        columns = [torch.from_numpy(np.asarray(batch.obs, np.float32)).to(self.net.input_dtype),
+                   torch.from_numpy(batch.mask), torch.from_numpy(batch.action), torch.from_numpy(batch.logp),
+                   torch.from_numpy(batch.advantage), torch.from_numpy(batch.ret.astype(np.float32))]
+        size, step = len(batch), args.minibatch_size
+        stats: list[Any] = []
+        for epoch in range(args.n_epochs):
+            order = torch.from_numpy(self.rng.permutation(size))
+            shuffled = [column.index_select(0, order) for column in columns]  # one gather; minibatches are slices
+            record = epoch == args.n_epochs - 1  # the statistics are the last epoch's
+            for start in range(0, size, step):
+                obs, mask, action, old_logp, adv, ret = (column[start:start + step] for column in shuffled)
+                logp, entropy, value, drift = self.net.evaluate(obs, mask, action, anchor)
+                log_ratio = logp - old_logp
+                ratio = log_ratio.exp()
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
+                clipped = ratio.clamp(1 - args.clip_range, 1 + args.clip_range)
+                policy_loss = torch.max(-adv * ratio, -adv * clipped).mean()
+                value_loss = 0.5 * ((value - ret) ** 2).mean()
+                loss = args.vf_coef * value_loss
+                if actor_learns:
+                    loss = loss + policy_loss - args.ent_coef * entropy.mean()
+                anchor_kl = drift.mean() if drift is not None else torch.full((), float("nan"))
+                if drift is not None:
+                    loss = loss + args.anchor_kl * anchor_kl
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), args.max_grad_norm)
+                self.optimizer.step()
+                if record:
+                    with torch.no_grad():
+                        kl = ((ratio - 1) - log_ratio).mean()
+                        clip_fraction = ((ratio - 1).abs() > args.clip_range).float().mean()
+                        stats.append(torch.stack([policy_loss, value_loss, entropy.mean(), kl, clip_fraction,
+                                                  anchor_kl]))
+        names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "anchor_kl")
+        means = torch.stack(stats).double().mean(0).tolist() if stats else [float("nan")] * len(names)
+        out = dict(zip(names, means, strict=True))
+        var = float(np.var(batch.ret))  # ret - advantage = the values the rollout predicted
+        out["explained_variance"] = float(1 - np.var(batch.advantage) / var) if var > 0 else float("nan")
+        return out
+
+    # -- saving ------------------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything :meth:`load_state_dict` needs to resume (open decisions are dropped)."""
+        return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(), "steps": self.steps,
+                "anchor": None if self.anchor is None else self.anchor.state_dict(),
+                "episodes": self.episodes, "train_s": self.train_s,
+                "snapshots": [(name, _tensor_state(snap.net.state()))
+                              for name, snap in zip(self.snapshots.names, self.snapshots.nets)]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state["net"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        for group in self.optimizer.param_groups:  # the learning rate of this invocation wins
+            group["lr"] = self.args.learning_rate
+        self.steps, self.episodes, self.train_s = int(state["steps"]), int(state["episodes"]), float(state["train_s"])
+        for name, snap in state["snapshots"]:
+            self.snapshots.add(name, FrozenMlp.from_state(_array_state(snap)))
+        if state.get("anchor") is not None and self.args.anchor_kl > 0:
+            self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
+            self.anchor.load_state_dict(state["anchor"])
+
+
+def _tensor_state(state: dict[str, Any]) -> dict[str, Any]:
+    """A :meth:`FrozenMlp.state` with tensors for arrays, so that the checkpoint loads with ``weights_only``."""
+    import torch
+
+    return {**state, "layers": [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in state["layers"]]}
+
+
+def _array_state(state: dict[str, Any]) -> dict[str, Any]:
+    """Inverse of :func:`_tensor_state`."""
+    return {**state, "layers": [(w.numpy(), b.numpy()) for w, b in state["layers"]]}

@@ -1,0 +1,161 @@
+"""The run folder of ``goboom train-fast``: checkpoint files, the play-only model, the progress and evaluation logs.
+
+The folder has the layout of ``goboom train`` (:class:`~goboom_env.training.artifacts.run_folder.RunFiles`) plus
+``checkpoints/state_STEPS.pt``, the resumable state that :func:`load_checkpoint` reads with ``weights_only``.
+:func:`evaluate` plays the baseline tournaments of the run's actor
+(:func:`goboom_env.evaluation.baselines.evaluate_vs_baselines`) into ``eval.csv`` and keeps ``best_model.zip``;
+:func:`log_progress` writes ``progress.csv`` and TensorBoard. ``trainer`` is the run's
+:class:`~goboom_env.training.fast.ppo.Trainer` throughout.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from goboom_env.config import GameConfig
+from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+from goboom_env.training.artifacts.model_files import write_play_only
+from goboom_env.training.artifacts.numpy_actor import save_snapshot
+from goboom_env.training.artifacts.run_folder import (
+    RunFiles,
+    append_csv,
+    check_same_network,
+    checkpoint_to_resume,
+    load_tensors,
+    mean_or_blank,
+)
+from goboom_env.training.settings import VectorArgs
+
+if TYPE_CHECKING:
+    from goboom_env.training.fast.policy import ActorCritic
+
+PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", "policy_loss", "value_loss",
+                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean", "anchor_kl"]
+"""Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
+
+
+class RunPaths:
+    """The files of one fast run folder (the names of ``goboom train`` where they mean the same)."""
+
+    def __init__(self, out: str | Path) -> None:
+        self.files = RunFiles(out)
+        self.root = self.files.root
+
+    def state(self, steps: int) -> Path:
+        """The resumable checkpoint (network, optimizer, snapshots, counters) at ``steps``."""
+        return self.files.checkpoints / f"state_{steps}.pt"
+
+    def checkpoint_model(self, steps: int) -> Path:
+        """The play-only model saved with the checkpoint at ``steps``."""
+        return self.files.checkpoints / f"model_{steps}.zip"
+
+    def latest_state(self) -> Path | None:
+        found = sorted(self.files.checkpoints.glob("state_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+        return found[-1] if found else None
+
+
+def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
+    """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or change the network."""
+    latest = checkpoint_to_resume(args, paths.root, paths.latest_state, "state_*.pt", paths.files.checkpoints)
+    if latest is not None:
+        saved = load_checkpoint(latest)["meta"].get("train_args") or {}
+        check_same_network(args, saved)
+        if list(saved.get("player_counts") or []) != list(args.player_counts):
+            raise ValueError(f"--resume: player_counts {args.player_counts} differ from the checkpoint's "
+                             f"{saved.get('player_counts') or []}")
+    return latest
+
+
+def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:
+    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes)."""
+    buf = io.BytesIO()
+    save_snapshot(buf, net.frozen().state())
+    return write_play_only(path, {**metadata, "deterministic": True, "trainer": "vector"}, buf.getvalue())
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """A ``state_N.pt`` checkpoint, read by ``torch.load`` with ``weights_only``: tensors and plain data only, so
+    that a crafted file cannot run code. ValueError naming the file for anything else."""
+    try:
+        state = load_tensors(path, path)
+    except ValueError as exc:
+        raise ValueError(f"--resume: {exc}") from None
+    missing = [k for k in ("net", "optimizer", "steps", "episodes", "train_s", "snapshots", "meta")
+               if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise ValueError(f"--resume: {path} is not a goboom train-fast checkpoint (no {', '.join(missing)})")
+    if not isinstance(state["meta"], dict):
+        raise ValueError(f"--resume: {path} is damaged: its 'meta' is not a mapping")
+    return state
+
+
+def evaluate(trainer: Any, model: Path, files: Any, writer: Any, best: float, meta: dict[str, Any]) -> float:
+    """Tournaments of the current actor against the baselines (:func:`evaluate_vs_baselines`); keeps the best."""
+    args = trainer.args
+    save_play_only(trainer.net, model, meta)
+    spec = f"ppo:{model}"
+    row: dict[str, Any] = {"timesteps": trainer.steps, "train_s": round(trainer.train_s, 1)}
+    if args.player_counts:
+        row |= generalist_columns(args, spec, trainer.steps)
+    else:
+        results = evaluate_vs_baselines(trainer.config, spec, args.eval_opponents, args.eval_games,
+                                        seed=args.seed + trainer.steps, episode=args.episode)
+        row |= win_rate_columns(results, spec)
+    append_csv(files.eval, row, list(row))
+    for key, value in row.items():
+        if key != "timesteps":
+            writer.add_scalar(f"eval/{key}", value, trainer.steps)
+    score = row[f"win_rate/{best_column(args)}"]
+    if score > best:
+        if model != files.best:
+            shutil.copyfile(model, files.best)
+        return score
+    return best
+
+
+def generalist_columns(args: VectorArgs, spec: str, steps: int) -> dict[str, float]:
+    """A generalist's ``eval.csv`` columns: the baseline tournaments at each evaluated player count
+    (``win_rate/B@Np``, ``ci_low/B@Np``, ``ci_high/B@Np``) and the mean win rate over the counts per baseline
+    (``win_rate/B@mean``, what the best model is chosen by)."""
+    row: dict[str, float] = {}
+    counts = args.evaluated_counts()
+    for count in counts:
+        results = evaluate_vs_baselines(args.player_config(count), spec, args.eval_opponents, args.eval_games,
+                                        seed=args.seed + steps, episode=args.episode)
+        row |= {f"{key}@{count}p": value for key, value in win_rate_columns(results, spec).items()}
+    for baseline in args.eval_opponents:
+        row[f"win_rate/{baseline}@mean"] = sum(row[f"win_rate/{baseline}@{k}p"] for k in counts) / len(counts)
+    return row
+
+
+def best_column(args: VectorArgs) -> str:
+    """The ``eval.csv`` win rate (``win_rate/<this>``) that picks the best model: against the last evaluation
+    opponent, averaged over the player counts for a generalist."""
+    return f"{args.eval_opponents[-1]}@mean" if args.player_counts else args.eval_opponents[-1]
+
+
+def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float], fps: float) -> None:
+    """One ``progress.csv`` row and the matching TensorBoard scalars per iteration."""
+    row: dict[str, Any] = {"timesteps": trainer.steps, "episodes": trainer.episodes, "fps": round(fps),
+                           "train_s": round(trainer.train_s, 2),
+                           **{k: round(v, 6) for k, v in stats.items() if not math.isnan(v)},  # NaN: blank
+                           "ep_len_mean": mean_or_blank(trainer.lengths[-1000:])}
+    for spec, results in trainer.results.items():
+        row[f"win_rate/{spec}"] = mean_or_blank(results[-1000:])
+    append_csv(path, row, PROGRESS_COLUMNS + [f"win_rate/{s}" for s in trainer.results])
+    for key, value in row.items():
+        if key != "timesteps" and value != "":
+            group = "losses" if key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction",
+                                        "explained_variance", "anchor_kl") else "charts"
+            writer.add_scalar(f"{group}/{key}", value, trainer.steps)
+
+
+def summary_writer(folder: Path) -> Any:
+    """TensorBoard's writer for the run's ``tensorboard/`` folder."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(str(folder))

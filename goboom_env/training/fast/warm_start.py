@@ -1,0 +1,121 @@
+"""The warm starts of the fast trainer: behaviour cloning of a teacher (``--bc-games``), or a saved actor
+(``--init-actor``).
+
+:func:`warm_start` fits a fresh network to a teacher's decisions: the actor by cross-entropy over the legal actions,
+the critic by squared error to the mover's win reward. For the variant's best heuristic the demonstrations are played
+on the batched engine (:func:`collect_batched`, seconds instead of a minute), for any other teacher by
+:func:`goboom_env.training.imitation.collect`. :func:`init_actor` copies the actor of a saved model instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from goboom_env.agents.heuristics import BEST_HEURISTIC
+from goboom_env.config import GameConfig
+from goboom_env.training.fast.rollout import make_engine, seat_gae
+from goboom_env.training.opponents import batched_heuristic
+
+if TYPE_CHECKING:
+    from goboom_env.training.fast.policy import ActorCritic
+
+
+def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256,
+                    player_counts: Sequence[int] = (), privileged: bool = False) -> Any:
+    """:func:`goboom_env.training.imitation.collect` for the ``heuristic`` teacher (``classic-tricks`` or
+    ``jokers-boom``), played on the batched engine: every decision of ``games`` finished hands (observation,
+    mask, move and the mover's win reward). With ``player_counts``, hands at all those counts
+    (:class:`~goboom_env.vector.MixedVectorGame`, padded observations); with ``privileged``, each observation is
+    followed by the mover's hidden state (:meth:`~goboom_env.vector.VectorGame.hidden`)."""
+    from goboom_env.training.imitation import Demonstrations
+
+    rng = np.random.default_rng(seed)
+    num_envs = max(1, len(player_counts), min(num_envs, games))
+    game = make_engine(config, player_counts, num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
+    teacher = batched_heuristic(config, player_counts)
+    obs, mask, seat = game.reset()
+    steps: list[tuple[np.ndarray, ...]] = []
+    finished = 0
+    while finished < games:
+        action = teacher.act(obs, mask, rng)
+        rows = np.concatenate([obs, game.hidden()], axis=1) if privileged else obs
+        steps.append((rows.astype(np.float16), mask.astype(bool), seat.copy(), action))
+        obs, mask, seat, reward, done = game.step(action)
+        steps[-1] += (reward.copy(), done.copy())
+        finished += int(done.sum())
+    o, m, s, a, r, d = (np.stack(x) for x in zip(*steps))
+    # with zero values, gamma = lambda = 1 the per-seat advantage is the mover's final reward of its hand
+    out = seat_gae(np.zeros(s.shape, np.float32), r, d, s, np.ones(s.shape, bool), 1.0, 1.0)
+    last_end = np.where(d.any(0), len(d) - 1 - np.argmax(d[::-1], axis=0), -1)  # per game: its last hand's end
+    t, b = np.nonzero(np.arange(len(d))[:, None] <= last_end[None, :])  # decisions of finished hands only
+    return Demonstrations(o[t, b], m[t, b], a[t, b].astype(np.int64), out.advantages[t, b])
+
+
+def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
+               batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
+               privileged: bool = False) -> dict[str, Any]:
+    """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
+    squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
+    engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with ``player_counts`` (a
+    generalist), hands at each of those counts with padded observations; with ``privileged`` (a privileged critic),
+    each observation followed by the mover's hidden state."""
+    import torch
+
+    started = time.perf_counter()
+    if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):
+        data = collect_batched(config, games, seed=seed, player_counts=player_counts, privileged=privileged)
+    else:
+        data = _collect_padded(config, teacher, games, seed, player_counts, privileged)
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    obs = torch.from_numpy(data.obs.astype(np.float32))
+    mask, actions, returns = (torch.from_numpy(a) for a in (data.masks, data.actions, data.returns))
+    rng = np.random.default_rng(seed)
+    loss_sum = agree = 0.0
+    for _ in range(epochs):
+        loss_sum = agree = 0.0
+        for idx in np.array_split(rng.permutation(len(data)), max(1, len(data) // batch_size)):
+            i = torch.from_numpy(idx)
+            logp, _, value, _ = net.evaluate(obs[i], mask[i], actions[i])
+            loss = -logp.mean() + 0.5 * ((value - returns[i]) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                loss_sum += loss.item() * len(idx)
+                agree += (net.masked_logits(obs[i], mask[i]).argmax(1) == actions[i]).sum().item()
+    return {"teacher": teacher, "games": games, "decisions": len(data), "bc_loss": loss_sum / len(data),
+            "bc_agreement": agree / len(data), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[int]) -> dict[str, Any]:
+    """Start ``net``'s actor (observations of ``obs_dim`` entries, hidden layers ``net_arch``) from the actor of the
+    saved ``model`` (fine-tuning an agent of another game); returns what the run folder records
+    (``init_actor.json``)."""
+    from goboom_env.training.artifacts.model_files import read_init_actor, read_metadata
+
+    path, actor = read_init_actor(model, obs_dim, net_arch)
+    net.load_actor(actor)
+    meta = read_metadata(path)
+    return {"init_actor": str(path), "config": meta.get("config"), "timesteps": meta.get("timesteps")}
+
+
+def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, player_counts: Sequence[int],
+                    privileged: bool = False) -> Any:
+    """:func:`~goboom_env.training.imitation.collect` of ``teacher`` (``privileged``: each observation followed by
+    the mover's hidden state); with ``player_counts``, about ``games / len(player_counts)`` hands at each count,
+    observations padded to the 12-seat layout."""
+    from goboom_env.observation import pad_observations
+    from goboom_env.training.imitation import Demonstrations, collect
+    from goboom_env.training.privileged import critic_encoder
+
+    if not player_counts:
+        return collect(config, teacher, games, seed=seed, hidden=critic_encoder(config) if privileged else None)
+    parts = [(k, collect(config.replace(num_players=k), teacher, max(1, games // len(player_counts)), seed=seed + i))
+             for i, k in enumerate(player_counts)]
+    return Demonstrations(np.concatenate([pad_observations(d.obs, k) for k, d in parts]),
+                          np.concatenate([d.masks for _, d in parts]), np.concatenate([d.actions for _, d in parts]),
+                          np.concatenate([d.returns for _, d in parts]))
