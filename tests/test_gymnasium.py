@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import goboom_env
-from goboom_env.training.selfplay import SelfPlayEnv
+from goboom_env.training.sb3.selfplay import SelfPlayEnv
 
 
 def _make(**kwargs: object) -> gymnasium.Env:

@@ -22,7 +22,7 @@ from goboom_env.training.privileged import critic_encoder, policy_class
 from goboom_env.training.sb3 import load_ppo_agent
 from goboom_env.training.sb3.loop import _check_run_folder
 from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, save_model
-from goboom_env.training.selfplay import SelfPlayEnv
+from goboom_env.training.sb3.selfplay import SelfPlayEnv
 from goboom_env.training.settings import TrainArgs
 
 JOKERS = GameConfig(variant="jokers", num_players=4)

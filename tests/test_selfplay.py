@@ -1,4 +1,4 @@
-"""The single-agent self-play view (training/selfplay.py): rewards reach the right seat, masks are the
+"""The single-agent self-play view (training/sb3/selfplay.py): rewards reach the right seat, masks are the
 legal actions, seats rotate, pool opponents play, and SB3's check_env accepts it."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from goboom_env.agents import Agent, register_agent, unregister_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, deck_faces, face_of
 from goboom_env.engine import win_rewards
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp
-from goboom_env.training.league import SELF, OpponentPool
-from goboom_env.training.selfplay import SelfPlayEnv
+from goboom_env.training.sb3.league import SELF, OpponentPool
+from goboom_env.training.sb3.selfplay import SelfPlayEnv
 
 CLASSIC = GameConfig(variant="classic", num_players=4)
 JOKERS = GameConfig(variant="jokers", num_players=4)
@@ -220,7 +220,7 @@ def test_self_play_env_uses_only_the_public_api_of_the_aec_env() -> None:
     import ast
     import inspect
 
-    from goboom_env.training import selfplay
+    from goboom_env.training.sb3 import selfplay
 
     private = [node.attr for node in ast.walk(ast.parse(inspect.getsource(selfplay)))
                if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")

@@ -1,4 +1,4 @@
-"""The SB3 VecEnv view of the batched engine (training/vecenv.py): API, held games, MaskablePPO on it."""
+"""The SB3 VecEnv view of the batched engine (training/sb3/vecenv.py): API, held games, MaskablePPO on it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ pytest.importorskip("sb3_contrib")
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from goboom_env.training.vecenv import VectorGameVecEnv
+from goboom_env.training.sb3.vecenv import VectorGameVecEnv
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

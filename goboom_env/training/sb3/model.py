@@ -20,7 +20,7 @@ from goboom_env.config import GameConfig
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, write_atomically
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
-from goboom_env.training.selfplay import SelfPlayEnv
+from goboom_env.training.sb3.selfplay import SelfPlayEnv
 from goboom_env.training.settings import TrainArgs, parse_opponents, sb3_ppo_kwargs
 
 

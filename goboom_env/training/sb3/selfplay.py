@@ -1,0 +1,236 @@
+"""A single-agent Gymnasium view of the Go Boom AEC env, for self-play training with MaskablePPO.
+
+It is the env that Gymnasium makes as ``goboom_env/GoBoom-v0`` (registered by ``import goboom_env``; built by
+:func:`single_agent_env`)::
+
+    import gymnasium, goboom_env
+    env = gymnasium.make("goboom_env/GoBoom-v0", variant="jokers", opponents=["heuristic"], seat="random")
+
+The learner plays one seat per episode (rotated or random); :meth:`SelfPlayEnv.step` applies the
+learner's action and then plays every other seat with opponents drawn from an
+:class:`~goboom_env.training.sb3.league.OpponentPool` (baselines by agent spec and frozen snapshots of
+the learner) until it is the learner's turn again or the episode is over. The reward of a step is the
+learner's *own* reward summed over every AEC step since its previous action (the AEC env's public
+``rewards``), so a loss caused by another player going out (R1.9, R2.9) reaches the learner.
+``action_masks()`` is a method of the env, so sb3-contrib finds it through ``SubprocVecEnv`` too; every
+``info`` holds the same mask as ``info["action_mask"]`` for libraries that read it there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from goboom_env.agents import Policy
+from goboom_env.cards import NUM_ACTIONS
+from goboom_env.config import GameConfig, as_int
+from goboom_env.env import make_config, raw_env
+from goboom_env.training.privileged import critic_encoder
+from goboom_env.training.sb3.league import OpponentPool
+from goboom_env.training.shaping import hand_size_potential
+
+
+class SelfPlayEnv(gym.Env):
+    """Go Boom from one learner seat; the other seats are played by pool opponents inside ``step``.
+
+    Observations are the env's observation vectors (a ``Box``); the legal actions come from
+    :meth:`action_masks`. With ``privileged=True`` each vector is the global state seen from the learner
+    (:class:`goboom_env.state.StateEncoder`: the observation, then the hidden cards) for a privileged critic;
+    the actor must read only the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward
+    shaping on the hand-size difference (:meth:`_phi`); ``gamma`` must then be the learner's discount factor.
+    ``info`` holds ``action_mask`` (the learner's legal actions, as :meth:`action_masks`); at the end of an
+    episode also ``winners``, ``won`` (the learner is among them),
+    ``seat`` and ``opponent``. ``reset(options=...)`` accepts the AEC env's ``deck`` and
+    ``dealer`` plus ``seat`` (the learner's seat) and ``opponent`` (a pool name) for scripted games.
+    An illegal action ends the episode with reward ``-1`` (as PettingZoo's ``TerminateIllegalWrapper``
+    does); a masked policy never takes one.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(self, config: GameConfig, opponents: OpponentPool | Sequence[tuple[str, float]] = (("random", 1.0),),
+                 *, episode: str = "hand", reward: str = "win", seat: str = "rotate", seed: int | None = None,
+                 pool_size: int = 8, privileged: bool = False, shaping: float = 0.0, gamma: float = 1.0,
+                 render_mode: str | None = None) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        if seat not in ("rotate", "random"):
+            raise ValueError(f"seat must be 'rotate' or 'random', got {seat!r}")
+        if not shaping >= 0.0 or not 0.0 < gamma <= 1.0:
+            raise ValueError(f"shaping must be >= 0 and gamma in (0, 1], got shaping={shaping!r}, gamma={gamma!r}")
+        self.shaping, self.gamma = float(shaping), float(gamma)
+        self._potential = 0.0
+        self.config = config
+        self.aec = raw_env(config=config, episode=episode, reward=reward)
+        self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(
+            config, list(opponents), pool_size=pool_size, seed=seed)
+        public = self.aec.observation_space("player_0")["observation"]
+        self.public_dim = int(public.shape[0])
+        self.hidden = critic_encoder(config) if privileged else None
+        if self.hidden is None:
+            self.observation_space = public
+        else:  # the privileged critic's inputs (goboom_env.training.privileged): the global state
+            self.observation_space = gym.spaces.Box(self.hidden.low, self.hidden.high, dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        self.seat_mode = seat
+        self.n = config.num_players
+        self.seat = -1
+        self.opponent = ""
+        self._opponent_agent: Policy | None = None
+        self._mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._over = True  # until reset() deals the first episode
+        self._seat_rng = np.random.default_rng(seed)
+        self._needs_reseed = seed is not None
+        self._seed = seed
+
+    # -- gymnasium API -------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Deal a new episode: choose the learner seat and the opponent, play up to the learner's turn.
+
+        ``seed`` restarts every generator (the deal, the seat, the opponent draw and the opponents' own), so a
+        seeded episode is played the same way again; the constructor's ``seed`` seeds the first episode."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self.pool.reseed(seed)  # the pool's agents were built from the constructor's seed: restart them
+            self.seat = -1  # "rotate" starts again from a seeded seat
+        elif self._needs_reseed:
+            seed = self._seed
+            self.pool.rng = np.random.default_rng([seed, 1])
+        self._needs_reseed = False
+        if seed is not None:
+            self._seat_rng = np.random.default_rng(seed)
+        options = dict(options or {})
+        seat = options.pop("seat", None)
+        if seat is None:
+            seat = self._next_seat()
+        index = as_int(seat)
+        if index is None or not 0 <= index < self.n:
+            raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
+        self.seat = index
+        self.opponent = options.pop("opponent", None) or self.pool.sample()
+        self._opponent_agent = self.pool.agent(self.opponent)  # kept even if the pool drops it mid-episode
+        self.aec.reset(seed=None if seed is None else seed + 7, options=options or None)
+        self._over = False
+        self._play_opponents()
+        self._potential = self._phi()
+        return self._observe(), {"action_mask": self.action_masks()}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Play the learner's action, then the opponents until the learner's turn or the end."""
+        aec = self.aec
+        learner = aec.possible_agents[self.seat]
+        if self._over:
+            raise RuntimeError("the episode is over; call reset()")
+        action = int(action)
+        if not 0 <= action < NUM_ACTIONS or not self._mask[action]:
+            return self._illegal(action)
+        aec.step(action)
+        reward = self._play_opponents(0.0 + aec.rewards[learner])
+        terminated = self._over = bool(aec.terminations[learner])
+        if self.shaping:  # potential-based: gamma * phi(next) - phi(previous), phi = 0 once it is over
+            potential = 0.0 if terminated else self._phi()
+            reward += self.gamma * potential - self._potential
+            self._potential = potential
+        obs = self._observe()
+        info: dict[str, Any] = {"action_mask": self.action_masks()}
+        if terminated:
+            winners = list(aec.infos[learner]["winners"])
+            info |= {"winners": winners, "won": self.seat in winners, "seat": self.seat, "opponent": self.opponent}
+        return obs, float(reward), terminated, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner (all zeros once the episode is over)."""
+        return self._mask.astype(bool)
+
+    def add_snapshot(self, name: str, state: dict[str, Any]) -> None:
+        """Add a frozen learner to the opponent pool (called through ``VecEnv.env_method``)."""
+        self.pool.add_snapshot(name, state)
+
+    def render(self) -> str:
+        from goboom_env.render import render_text
+
+        return render_text(self.aec.match.hand, self.aec.match, self.seat)
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _next_seat(self) -> int:
+        if self.seat_mode == "random" or self.seat < 0:
+            return int(self._seat_rng.integers(self.n))
+        return (self.seat + 1) % self.n
+
+    def _play_opponents(self, reward: float = 0.0) -> float:
+        """Play the other seats until the learner is to move or the episode is over; returns ``reward`` plus the
+        learner's reward of each of those AEC steps (their public ``rewards``, added in the order PettingZoo
+        accumulates them)."""
+        aec = self.aec
+        learner = aec.possible_agents[self.seat]
+        agent = self._opponent_agent
+        while not aec.terminations[learner] and aec.agent_selection != learner:
+            name = aec.agent_selection
+            view = None
+            if agent.needs_view:
+                from goboom_env.info import PlayerView
+
+                view = PlayerView.of(aec.match, aec.agent_name_mapping[name])
+            aec.step(int(agent.act(aec.observe(name), view)))
+            reward += aec.rewards[learner]
+        return reward
+
+    def _phi(self) -> float:
+        """Shaping potential: ``shaping`` x (the opponents' mean hand size - the learner's hand size).
+
+        Potential-based shaping (Ng, Harada and Russell, 1999) adds ``gamma * phi(s') - phi(s)`` to each
+        step's reward; it leaves the best policy unchanged (phi is 0 at the end) but pays at once for
+        shedding a card or making another player draw, instead of only at the end of the hand."""
+        if not self.shaping:
+            return 0.0
+        sizes = np.array([self.aec.match.hand.sizes])
+        return self.shaping * float(hand_size_potential(sizes, np.array([self.seat]), self.n)[0])
+
+    def _illegal(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Like PettingZoo's TerminateIllegalWrapper: an illegal action ends the episode with -1."""
+        obs = self._extend(self.aec.observe(self.aec.possible_agents[self.seat])["observation"])
+        legal = np.flatnonzero(self._mask).tolist()
+        self._mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._over = True  # the AEC game is left as it is; reset() deals the next one
+        info = {"action_mask": self.action_masks(), "illegal_action": action, "legal_actions": legal,
+                "winners": [], "won": False,
+                "seat": self.seat, "opponent": self.opponent}
+        return obs, -1.0, True, False, info
+
+    def _observe(self) -> np.ndarray:
+        obs = self.aec.observe(self.aec.possible_agents[self.seat])
+        self._mask = obs["action_mask"]
+        return self._extend(obs["observation"])
+
+    def _extend(self, observation: np.ndarray) -> np.ndarray:
+        """The observation, followed by the hidden blocks of the global state when the critic is privileged."""
+        if self.hidden is None:
+            return observation
+        return np.concatenate([observation, self.hidden.hidden(self.aec.match.hand, self.seat)])
+
+
+def single_agent_env(opponents: Sequence[str] | dict[str, float] = ("random",), *, seat: str = "random",
+                     episode: str = "hand", reward: str = "win", render_mode: str | None = None,
+                     config: GameConfig | None = None, preset: str | None = None, **fields: Any) -> SelfPlayEnv:
+    """What ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds: one learner seat against fixed opponents.
+
+    ``opponents``: an agent spec or a list of them (``"heuristic"``, ``"ismcts:iters=50"``, ``"ppo:classic4"``),
+    one drawn per episode for every other seat, uniformly or by the weights of a ``{spec: weight}`` dict. ``seat``:
+    ``"random"`` (a seat drawn per episode) or ``"rotate"``. The rules come from ``config``, ``preset`` or
+    the :class:`GameConfig` fields (``variant``, ``num_players``, ...), as ``goboom_env.env()`` takes them;
+    ``episode`` and ``reward`` are the AEC env's. Seed with ``reset(seed=...)``."""
+    if isinstance(opponents, str):
+        opponents = [opponents]
+    entries = list(opponents.items()) if isinstance(opponents, dict) else [(spec, 1.0) for spec in opponents]
+    if not entries or not all(isinstance(spec, str) for spec, _ in entries):
+        raise ValueError(f"opponents must be a non-empty list of agent specs or a {{spec: weight}} dict, "
+                         f"got {opponents!r}")
+    return SelfPlayEnv(make_config(config, preset, **fields), entries, seat=seat, episode=episode, reward=reward,
+                       render_mode=render_mode)
