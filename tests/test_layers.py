@@ -67,3 +67,23 @@ def test_learned_agent_entry_points_name_an_existing_factory(name: str) -> None:
     assert function in defined | imported, f"{name} = {target!r}: {module} has no {function}"
     installed = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="goboom_env.agents")}
     assert installed.get(name) == target, "reinstall the package (pip install -e .) to register the entry points"
+
+
+LIGHT_TRAINING_MODULES = [
+    "goboom_env.training.settings", "goboom_env.training.artifacts.model_files",
+    "goboom_env.training.artifacts.numpy_actor", "goboom_env.training.artifacts.run_folder",
+    "goboom_env.training.artifacts.learning_curve", "goboom_env.training.opponents", "goboom_env.training.shaping",
+    "goboom_env.training.fast", "goboom_env.training.fast.ppo", "goboom_env.training.sb3",
+    "goboom_env.training.rllib", "goboom_env.training.rllib.cluster", "goboom_env.training.exploit",
+]
+
+
+def test_the_shared_training_modules_and_the_trainers_packages_import_no_training_library() -> None:
+    """The ``light-training-modules`` contract lets two functions import torch; importing the modules does not, and
+    neither do the trainers' packages, the fast run's module or ``exploit`` (a command reads its options first)."""
+    code = (f"import sys, {', '.join(LIGHT_TRAINING_MODULES)}; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'stable_baselines3', 'sb3_contrib', "
+            "'ray', 'tensorboard'}))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

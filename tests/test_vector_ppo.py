@@ -1,4 +1,4 @@
-"""The fast self-play trainer (goboom_env/training/vector_*.py): per-seat GAE, the masked policy, short runs, resume."""
+"""The fast self-play trainer (goboom_env/training/fast/): per-seat GAE, the masked policy, short runs, resume."""
 
 from __future__ import annotations
 

@@ -5,28 +5,36 @@ module                what it holds
 ====================  ===========================================================================
 shared by the trainers
 ---------------------------------------------------------------------------------------------------
-``config``            the settings dataclasses of every trainer (game, PPO, run) and settings files
-``model_files``       the metadata schema and compatibility check of every trained policy; model zips
-``numpy_actor``       ``FrozenMlp``: the actor in numpy (what ``ppo:`` plays and league snapshots are)
-``run_folder``        the run folder of ``goboom train`` and ``train-fast``; ``learning_curve`` plots it
+``settings``          the settings dataclasses of every command (game, PPO, each trainer's run,
+                      ``exploit``), their checks and settings files
+``artifacts``         what a run leaves: ``model_files`` (metadata schema, compatibility check,
+                      model zips), ``numpy_actor`` (``FrozenMlp``, what ``ppo:`` plays),
+                      ``run_folder`` (files, rules, CSV logs), ``learning_curve``
+``opponents``         batched opponents (random, snapshots, the batched heuristics), numpy only
 ``imitation``         the warm start: behaviour cloning of a teacher agent
 ``privileged``        the privileged critic (it also sees the hidden cards while training)
+``shaping``           the hand-size potential of ``--shaping``
+``goboom train`` (stable-baselines3 / sb3-contrib MaskablePPO): ``sb3/``
+---------------------------------------------------------------------------------------------------
+``sb3``               the run (``loop``), model and envs (``model``), callbacks, the ``ppo:`` agent;
+                      ``selfplay`` (``SelfPlayEnv``), ``league`` (``OpponentPool``), ``vecenv``
+                      (``VectorGameVecEnv``: the batched engine as an SB3 ``VecEnv``)
+``goboom train-fast`` (PyTorch PPO on the batched engine): ``fast/``
+---------------------------------------------------------------------------------------------------
+``fast``              ``ppo`` (``train`` and the ``Trainer``), ``rollout`` (seats, per-seat GAE),
+                      ``policy`` (the network), ``warm_start``, ``run`` (the run folder)
+``goboom train-rllib`` (Ray RLlib, new API stack): ``rllib/``
+---------------------------------------------------------------------------------------------------
+``rllib``             ``train`` (PPO configuration and run), ``league``, ``run`` (run folder and
+                      logs), ``env`` (``MultiAgentEnv``), ``policy`` (masked RLModule, ``rllib:``
+                      agent), ``cluster`` (the ``--address`` probe)
+built on the trainers
+---------------------------------------------------------------------------------------------------
+``exploit``           ``goboom exploit``: a best response to a frozen agent (fast trainer or sb3)
 ``demo``              ``goboom demo``: a short fast run, then the evaluation report
-``goboom train`` (stable-baselines3 / sb3-contrib MaskablePPO)
----------------------------------------------------------------------------------------------------
-``selfplay``          ``SelfPlayEnv``: one learner seat of the AEC env as a Gymnasium env
-``league``            ``OpponentPool``: baselines and learner snapshots, drawn by weight
-``sb3``               the run (``loop``), model and envs (``model``), callbacks, the ``ppo:`` agent
-``goboom train-fast`` (PyTorch PPO on the batched engine)
----------------------------------------------------------------------------------------------------
-``vector_ppo``        ``VectorArgs`` and ``train``; ``vector_trainer``, ``vector_rollout`` and
-                      ``vector_policy`` hold the trainer, the rollouts and the networks
-``vecenv``            ``VectorGameVecEnv``: the batched engine as an SB3 ``VecEnv``
-``goboom train-rllib`` (Ray RLlib, new API stack)
----------------------------------------------------------------------------------------------------
-``rllib_train``       the PPO configuration and the run; ``rllib_league`` the league; ``rllib_run``
-                      the run folder and logs
-``rllib_env``         ``GoBoomMultiAgentEnv``: the AEC env as an RLlib ``MultiAgentEnv``
-``rllib_policy``      the action-masking RLModule and the ``rllib:`` agent
 ====================  ===========================================================================
+
+The trainers import the shared modules and never each other (``lint-imports`` checks it). The module paths of
+an earlier layout (``config``, ``vector_ppo``, ``rllib_policy``, ``selfplay``, ``model_files``, ...) still import,
+with a DeprecationWarning naming the new path.
 """

@@ -17,7 +17,8 @@ from typing import Any
 def forward(old: str, *new: str, names: tuple[str, ...] | None = None
             ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for the module ``old``: a name (any, or one of ``names``) resolves in the first
-    module of ``new`` that has it, with a DeprecationWarning; AttributeError when none has it."""
+    module of ``new`` that has it, with a DeprecationWarning; AttributeError when none has it. List a module before
+    those that import names from it, so that the warning names the module that defines the name."""
 
     def forwarded(name: str) -> Any:
         if not name.startswith("__") and (names is None or name in names):

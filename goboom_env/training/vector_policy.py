@@ -5,7 +5,7 @@ from goboom_env.training._moved import forward
 
 __getattr__, __dir__ = forward(
     __name__,
-    "goboom_env.training.fast.policy",
     "goboom_env.training.opponents",
+    "goboom_env.training.fast.policy",
     "goboom_env.training.fast.rollout",
 )

@@ -5,7 +5,7 @@ from goboom_env.training._moved import forward
 
 __getattr__, __dir__ = forward(
     __name__,
-    "goboom_env.training.fast.ppo",
-    "goboom_env.training.fast.run",
     "goboom_env.training.settings",
+    "goboom_env.training.fast.run",
+    "goboom_env.training.fast.ppo",
 )

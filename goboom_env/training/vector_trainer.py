@@ -5,8 +5,8 @@ from goboom_env.training._moved import forward
 
 __getattr__, __dir__ = forward(
     __name__,
-    "goboom_env.training.fast.ppo",
+    "goboom_env.training.artifacts.model_files",
     "goboom_env.training.fast.run",
     "goboom_env.training.fast.warm_start",
-    "goboom_env.training.artifacts.model_files",
+    "goboom_env.training.fast.ppo",
 )
