@@ -66,10 +66,11 @@ def test_bad_parameters_are_named(params: dict, message: str) -> None:
         pyspiel.load_game(SHORT_NAME, params)
 
 
-def _random_game(game: pyspiel.Game, seed: int) -> pyspiel.State:
+def _random_game(game: pyspiel.Game, seed: int, moves: int | None = None) -> pyspiel.State:
+    """A state after ``moves`` random actions (chance nodes by their odds), or at the end of the game."""
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
-    while not state.is_terminal():
+    while not state.is_terminal() and (moves is None or len(state.history()) < moves):
         if state.is_chance_node():
             outcomes, probs = zip(*state.chance_outcomes())
             state.apply_action(int(rng.choice(outcomes, p=probs)))
@@ -210,17 +211,8 @@ def test_a_clone_is_independent_of_its_original() -> None:
 
 
 def _played(params: dict, seed: int, moves: int | None = None) -> pyspiel.State:
-    """A state after ``moves`` random actions (chance nodes by their odds), or at the end of the game."""
-    game = pyspiel.load_game(SHORT_NAME, params)
-    state = game.new_initial_state()
-    rng = np.random.default_rng(seed)
-    while not state.is_terminal() and (moves is None or len(state.history()) < moves):
-        if state.is_chance_node():
-            outcomes, probs = zip(*state.chance_outcomes())
-            state.apply_action(int(rng.choice(outcomes, p=probs)))
-        else:
-            state.apply_action(int(rng.choice(state.legal_actions())))
-    return state
+    """:func:`_random_game` of the game of ``params``."""
+    return _random_game(pyspiel.load_game(SHORT_NAME, params), seed, moves)
 
 
 def test_a_pickle_planted_in_a_state_string_never_runs(tmp_path: Path) -> None:
