@@ -19,7 +19,7 @@ import numpy as np
 from goboom_env import GameConfig, Match
 from goboom_env.agents import make_agent
 from goboom_env.game_loop import play_hand
-from goboom_env.info import PlayerView
+from goboom_env.player_view import PlayerView
 
 
 def measure(spec: str, config: GameConfig, hands: int, seed: int) -> dict[str, float]:

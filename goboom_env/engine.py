@@ -9,7 +9,7 @@ Two layers:
   dealer rotation (R1.2, R2.2); randomness comes from a ``numpy.random.Generator`` passed in.
 
 Around it: :mod:`goboom_env.hand_state` (the phases, trick markers and deck check), :mod:`goboom_env.events`
-(the typed events a hand logs), :mod:`goboom_env.scoring` (the scoring rules), :mod:`goboom_env.savestate`
+(the typed events a hand logs), :mod:`goboom_env.scoring` (the scoring rules), :mod:`goboom_env.state_reader`
 (reading saved states back, every field checked) and, above it, :mod:`goboom_env.episode` (what a
 finished hand means for an episode).
 
@@ -59,8 +59,8 @@ from goboom_env.cards import (
 from goboom_env.config import GameConfig, as_int
 from goboom_env.events import Blocked, CardEvent, Draw, Event, EventKind, Play, SeatEvent, event_to_json
 from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, check_deck, deck_multiset
-from goboom_env.savestate import read_hand, read_match
 from goboom_env.scoring import HandResult, match_winners, score_deltas, win_rewards
+from goboom_env.state_reader import read_hand, read_match
 
 DRAW_BIT = 1 << DRAW_OR_PASS
 
@@ -190,7 +190,7 @@ class Hand:
         ``seen`` as copies per face (53 entries), the other fields as the attributes of that name.
 
         Nothing is checked, so that search agents can build many determinized hands fast
-        (:meth:`goboom_env.info.PlayerView.sample_hand`); a state from outside goes through
+        (:meth:`goboom_env.player_view.PlayerView.sample_hand`); a state from outside goes through
         :meth:`from_dict`, which checks every field first and then calls this.
         """
         new = cls.__new__(cls)

@@ -100,7 +100,7 @@ of `goboom train --privileged-critic` reads the same encoder, seen from the lear
 
 The stock is given by its contents and top card, not its whole order (one-hot positions would take
 deck size x 53 entries); `env.state_dict()` holds the exact order. For other player counts use
-`goboom_env.state.state_layout(n)`.
+`goboom_env.global_state.state_layout(n)`.
 
 ### Action Space
 
@@ -162,10 +162,10 @@ from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import IllegalActionError, Match, action_type_error
 from goboom_env.episode import EPISODES, end_hand
+from goboom_env.global_state import StateEncoder, state_encoder_for
 from goboom_env.observation import ObservationEncoder, encoder_for, observe
 from goboom_env.render import render_text
 from goboom_env.scoring import REWARDS, points_rewards, win_rewards
-from goboom_env.state import StateEncoder, state_encoder_for
 
 _OPTION_KEYS = {"deck", "dealer"}
 
@@ -396,7 +396,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def state(self) -> np.ndarray:
         """The global state, hidden cards included, by absolute seat (see State in the module docstring):
-        for centralised critics. :class:`goboom_env.state.StateEncoder` seen from seat 0."""
+        for centralised critics. :class:`goboom_env.global_state.StateEncoder` seen from seat 0."""
         self._require_reset("state")
         return self.state_encoder.encode(self.match, 0)
 

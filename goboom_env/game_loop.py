@@ -3,7 +3,7 @@
 Tournaments, behaviour cloning, ``goboom play`` and the tests all drive games through
 :func:`play_hand` / :func:`play_episode`, so every caller asks agents the same way: the seat to move
 gets :func:`goboom_env.observation.observe` of the match (and its
-:class:`~goboom_env.info.PlayerView` when the agent's ``needs_view`` is True), and its action is
+:class:`~goboom_env.player_view.PlayerView` when the agent's ``needs_view`` is True), and its action is
 applied to the hand. An optional hook sees every decision before it is applied (to record it, print
 it or check it). How an episode ends (one hand or a whole match, its winners and points) is decided
 by :func:`goboom_env.episode.end_hand`, the same function the env uses.
@@ -27,8 +27,8 @@ from typing import NamedTuple
 from goboom_env.agents.policy import Observation, Policy
 from goboom_env.engine import Hand, IllegalActionError, Match
 from goboom_env.episode import EPISODES, EpisodeResult, end_hand
-from goboom_env.info import PlayerView
 from goboom_env.observation import observe
+from goboom_env.player_view import PlayerView
 
 
 class Decision(NamedTuple):

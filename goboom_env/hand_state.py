@@ -1,7 +1,7 @@
 """The vocabulary of a hand's state, shared by the engine and the saved-state reader: the
 :class:`Phase` of a hand, the trick markers, and the deck check (RULES.md R0.5, R1, R2).
 
-It sits below :mod:`goboom_env.engine` and :mod:`goboom_env.savestate`, so that the reader can check
+It sits below :mod:`goboom_env.engine` and :mod:`goboom_env.state_reader`, so that the reader can check
 a saved hand without importing the engine that builds it.
 """
 

@@ -288,7 +288,7 @@ def observe(state: Match | Hand, seat: int, encoder: ObservationEncoder | None =
             finished: bool = False) -> dict[str, np.ndarray]:
     """What ``raw_env.observe`` returns for ``seat``: ``{"observation": vector, "action_mask": mask}``.
 
-    The one observe + mask function: the env, :class:`goboom_env.info.PlayerView` users, the
+    The one observe + mask function: the env, :class:`goboom_env.player_view.PlayerView` users, the
     tournament and the trainers all call it. ``state`` is a :class:`Match` (scores and progress
     filled in) or a bare :class:`Hand`; ``encoder`` defaults to the cached one of its configuration.
     """

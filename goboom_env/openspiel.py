@@ -40,7 +40,7 @@ The rules are the engine's (:class:`goboom_env.engine.Match`); this module adds 
   and every public event of the hand so far (R4.1), enough for the ``ISMCTSBot`` to tell information
   sets apart.
 * ``resample_from_infostate`` deals the cards hidden from the player at random, keeping everything it
-  knows (:meth:`goboom_env.info.PlayerView.sample_hand`). The resampled state's action history still
+  knows (:meth:`goboom_env.player_view.PlayerView.sample_hand`). The resampled state's action history still
   holds the original deal, so its ``serialize()`` refuses: serialize the original state.
 """
 
@@ -60,8 +60,8 @@ from goboom_env.engine import Hand, Match
 from goboom_env.episode import EPISODES, end_hand
 from goboom_env.events import event_text
 from goboom_env.hand_state import deck_multiset
-from goboom_env.info import PlayerView
 from goboom_env.observation import encoder_for
+from goboom_env.player_view import PlayerView
 from goboom_env.render import render_text
 from goboom_env.scoring import REWARDS, points_rewards, win_rewards
 

@@ -53,6 +53,7 @@ from goboom_env.cards import (
 )
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.env import EPISODES, REWARDS
+from goboom_env.global_state import state_layout
 from goboom_env.observation import (
     PADDED_SIZE,
     ObservationEncoder,
@@ -61,7 +62,6 @@ from goboom_env.observation import (
     observation_size,
     padded_index,
 )
-from goboom_env.state import state_layout
 
 try:
     from goboom_env import _vector_kernels as _k
@@ -244,7 +244,7 @@ class VectorGame:
 
     def hidden(self) -> np.ndarray:
         """``[B, H]`` float32, a new array: what only the engine sees, from each game's seat to move: exactly
-        :meth:`goboom_env.state.StateEncoder.hidden` (the other hands in relative seat order, the stock's
+        :meth:`goboom_env.global_state.StateEncoder.hidden` (the other hands in relative seat order, the stock's
         contents, its top card, the phase), so ``obs`` followed by ``hidden()`` is that seat's global state
         vector (``raw_env.state()`` seen from it). For a privileged critic while training; a player must
         never see it."""

@@ -33,10 +33,10 @@ from goboom_env.agents import (
     spec_bool,
     unregister_agent,
 )
+from goboom_env.agents.montecarlo import MonteCarloAgent
 from goboom_env.cards import DRAW_OR_PASS, JOKER, code_of, deck_faces, face_of
 from goboom_env.game_loop import Decision, play_hand
-from goboom_env.info import PlayerView, observe
-from goboom_env.search import MonteCarloAgent
+from goboom_env.player_view import PlayerView, observe
 
 
 def play_checked(config: GameConfig, specs: list[str], games: int, seed: int) -> list[list[int]]:

@@ -251,7 +251,7 @@ def test_known_voids_never_claim_more_than_the_seat_could_hold(variants: ModuleT
 
     from goboom_env.config import GameConfig
     from goboom_env.engine import Match
-    from goboom_env.info import PlayerView
+    from goboom_env.player_view import PlayerView
 
     config = GameConfig(variant="jokers", num_players=players)
     rng = np.random.default_rng(11)

@@ -1,9 +1,10 @@
-"""The module paths of training's earlier layout still work: each old path imports, and a name imported from it is
+"""The module paths of the earlier layout still work: each old path imports, and a name imported from it is
 the very object of its new path, with a DeprecationWarning that names the new path and points at the caller."""
 
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 import warnings
@@ -47,17 +48,24 @@ MOVED: list[tuple[str, str, list[str], str | None]] = [
     ("exploit", "settings", ["ExploitArgs", "TRAINERS"], None),  # exploit stays; its settings moved
 ]
 OLD_MODULES = sorted({old for old, *_ in MOVED} - {"exploit"})
+PACKAGE_MOVED: list[tuple[str, str, list[str], str | None]] = [  # full module paths, outside training
+    ("goboom_env.info", "goboom_env.player_view", ["PlayerView", "observe"], None),
+    ("goboom_env.state", "goboom_env.global_state", ["StateEncoder", "state_layout", "state_encoder_for"], None),
+    ("goboom_env.savestate", "goboom_env.state_reader", ["read_hand", "read_match"], None),
+    ("goboom_env.search", "goboom_env.agents.montecarlo", ["MonteCarloAgent", "greedy_playout"], None),
+]
+ALL_MOVED = [(f"{T}.{old}", f"{T}.{new}", names, extra) for old, new, names, extra in MOVED] + PACKAGE_MOVED
 
 
-@pytest.mark.parametrize("old, new, names, extra", MOVED, ids=[f"{o}->{n}" for o, n, *_ in MOVED])
+@pytest.mark.parametrize("old, new, names, extra", ALL_MOVED, ids=[f"{o}->{n}" for o, n, *_ in ALL_MOVED])
 def test_an_old_path_gives_the_new_object_with_a_deprecation_warning(old: str, new: str, names: list[str],
                                                                      extra: str | None) -> None:
     if extra is not None:
         pytest.importorskip(extra)
-    old_module, new_module = importlib.import_module(f"{T}.{old}"), importlib.import_module(f"{T}.{new}")
+    old_module, new_module = importlib.import_module(old), importlib.import_module(new)
     for name in names:
-        with pytest.warns(DeprecationWarning, match=rf"{T}\.{old}\.{name} is deprecated: import {name} from "
-                                                    rf"{T}\.{new}$") as caught:
+        with pytest.warns(DeprecationWarning, match=rf"{re.escape(old)}\.{name} is deprecated: import {name} from "
+                                                    rf"{re.escape(new)}$") as caught:
             value = getattr(old_module, name)
         assert value is getattr(new_module, name)
         assert caught[0].filename == __file__  # the warning points at the line that used the old path
@@ -71,12 +79,12 @@ def test_from_import_of_an_old_path_warns_too() -> None:
     assert TrainArgs is settings.TrainArgs
 
 
-@pytest.mark.parametrize("old", OLD_MODULES)
+@pytest.mark.parametrize("old", [f"{T}.{old}" for old in OLD_MODULES] + [old for old, *_ in PACKAGE_MOVED])
 def test_an_old_path_has_no_other_names(old: str) -> None:
-    module = importlib.import_module(f"{T}.{old}")
+    module = importlib.import_module(old)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a missing name is an AttributeError, and warns nothing
-        with pytest.raises(AttributeError, match=f"module '{T}.{old}' has no attribute 'no_such_name'"):
+        with pytest.raises(AttributeError, match=f"module '{old}' has no attribute 'no_such_name'"):
             module.no_such_name  # noqa: B018
 
 
@@ -87,9 +95,17 @@ def test_the_old_paths_list_the_new_modules_names() -> None:
 
 def test_importing_an_old_path_imports_nothing_until_a_name_is_used() -> None:
     """An old module forwards lazily: importing every one of them loads no training library (torch, Ray)."""
-    code = (f"import sys; import {', '.join(f'{T}.{old}' for old in OLD_MODULES)}; "
+    old_paths = [f"{T}.{old}" for old in OLD_MODULES] + [old for old, *_ in PACKAGE_MOVED]
+    code = (f"import sys; import {', '.join(old_paths)}; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'stable_baselines3', 'ray'}))")
     done = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", code], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_tournament_outcome_keeps_its_earlier_name_with_a_warning() -> None:
+    from goboom_env.evaluation import tournament
+
+    with pytest.warns(DeprecationWarning, match="use GameOutcome"):
+        assert tournament.GameRecord is tournament.GameOutcome

@@ -15,7 +15,7 @@ from goboom_env.agents import AGENTS, RandomAgent, make_agent
 from goboom_env.cards import faces_of_codes
 from goboom_env.evaluation.ratings import copy_names, rating_table
 from goboom_env.evaluation.report import pairwise_rows, write_report
-from goboom_env.evaluation.tournament import GameRecord, TournamentResult, run_pairwise, run_tournament
+from goboom_env.evaluation.tournament import GameOutcome, TournamentResult, run_pairwise, run_tournament
 
 CLASSIC4 = GameConfig(variant="classic", num_players=4)
 JOKERS3 = GameConfig(variant="jokers", num_players=3)
@@ -125,7 +125,7 @@ def _synthetic(agents: list[str], p_first: float, games: int, seed: int) -> Tour
     records = []
     for g in range(games):
         win = 0 if rng.random() < p_first else 1
-        records.append(GameRecord(g, g, tuple(agents), (win,), (0, 0), 1, (1, 2) if win == 0 else (2, 1), 0, ""))
+        records.append(GameOutcome(g, g, tuple(agents), (win,), (0, 0), 1, (1, 2) if win == 0 else (2, 1), 0, ""))
     return TournamentResult(GameConfig(num_players=2), list(agents), records)
 
 

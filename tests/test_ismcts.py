@@ -23,7 +23,7 @@ from goboom_env.agents.rollout import HEURISTIC_MOVES, play_out, seen_mask
 from goboom_env.cards import ACES_MASK, JOKER, JOKER_BIT, MATCH_MASKS, code_of, face_of
 from goboom_env.game_loop import Decision, play_hand
 from goboom_env.hand_state import PASSED
-from goboom_env.info import PlayerView, observe
+from goboom_env.player_view import PlayerView, observe
 
 SMALL = "ismcts:iters=8"
 

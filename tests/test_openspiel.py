@@ -186,7 +186,7 @@ def test_bad_openspiel_ismcts_options_are_named(spec: str, message: str) -> None
 
 
 def test_the_core_and_the_agents_do_not_import_pyspiel() -> None:
-    code = ("import sys, goboom_env, goboom_env.agents, goboom_env.training.sb3.selfplay, goboom_env.state; "
+    code = ("import sys, goboom_env, goboom_env.agents, goboom_env.training.sb3.selfplay, goboom_env.global_state; "
             "assert 'pyspiel' not in sys.modules, 'pyspiel imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

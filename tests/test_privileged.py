@@ -1,4 +1,4 @@
-"""The privileged critic (training/privileged.py): the critic reads the global state (goboom_env.state),
+"""The privileged critic (training/privileged.py): the critic reads the global state (goboom_env.global_state),
 the actor never reads them (so a trained agent plays on public information only, R4.1), and the option
 trains, saves, exports and resumes like the plain policy."""
 
@@ -14,7 +14,7 @@ import torch
 from stable_baselines3.common.env_checker import check_env
 
 from goboom_env import GameConfig
-from goboom_env.state import StateEncoder, state_encoder_for, state_size
+from goboom_env.global_state import StateEncoder, state_encoder_for, state_size
 from goboom_env.training.artifacts.model_files import export_policy, model_metadata
 from goboom_env.training.artifacts.run_folder import RunFiles
 from goboom_env.training.imitation import collect

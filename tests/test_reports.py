@@ -21,7 +21,7 @@ from goboom_env.config import GameConfig
 from goboom_env.evaluation.provenance import git_commit, model_files
 from goboom_env.evaluation.report import write_report
 from goboom_env.evaluation.stats import wilson_interval
-from goboom_env.evaluation.tournament import GameRecord, TournamentResult, run_tournament
+from goboom_env.evaluation.tournament import GameOutcome, TournamentResult, run_tournament
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -165,8 +165,8 @@ def test_the_ratings_section_says_what_it_rates(report: tuple) -> None:
     assert "**win outcome**" in ratings and "**full placing**" in ratings and "not a bootstrap" in ratings
 
 
-def _game(index: int, winner: int, placing: tuple[int, ...]) -> GameRecord:
-    return GameRecord(index, index, ("a", "b", "c"), (winner,), (0, 0, 0), 1, placing, 0, "", 10)
+def _game(index: int, winner: int, placing: tuple[int, ...]) -> GameOutcome:
+    return GameOutcome(index, index, ("a", "b", "c"), (winner,), (0, 0, 0), 1, placing, 0, "", 10)
 
 
 def test_the_report_says_when_the_placing_rating_disagrees_with_the_win_table(tmp_path: Path) -> None:

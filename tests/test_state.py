@@ -1,4 +1,4 @@
-"""The global state (goboom_env/state.py, ``raw_env.state()``): every hidden card, by absolute seat from
+"""The global state (goboom_env/global_state.py, ``raw_env.state()``): every hidden card, by absolute seat from
 seat 0, in ``state_space``; it changes when hidden cards change while the observation does not; its
 documented tables match the layout."""
 
@@ -14,12 +14,12 @@ from conftest import RULE_CONFIGS, aec_steps, config_id, random_legal
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.cards import NUM_FACES, deck_faces
+from goboom_env.global_state import StateEncoder, state_layout, state_size
 from goboom_env.hand_state import Phase
 from goboom_env.observation import ObservationEncoder, observation_size
-from goboom_env.state import StateEncoder, state_layout, state_size
 
 env_module = importlib.import_module("goboom_env.env")
-state_module = importlib.import_module("goboom_env.state")
+state_module = importlib.import_module("goboom_env.global_state")
 JOKERS = GameConfig(variant="jokers", num_players=4)
 
 

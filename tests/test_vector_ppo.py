@@ -281,8 +281,8 @@ def test_jokers_trains_against_the_batched_heuristic_from_its_warm_start(tmp_pat
 
 
 def test_privileged_critic_reads_the_hidden_state_and_the_saved_actor_only_the_observation(tmp_path: Path) -> None:
+    from goboom_env.global_state import state_size
     from goboom_env.observation import observation_size
-    from goboom_env.state import state_size
     from goboom_env.training.artifacts.model_files import load_actor
     from goboom_env.training.fast.ppo import Trainer
 

@@ -2,7 +2,7 @@
 
 An agent maps what one player may know to a legal action (R3.2, R4.1): the observation dict of
 the environment (``"observation"`` vector and ``"action_mask"``) and, for agents that need it,
-a :class:`~goboom_env.info.PlayerView` of that seat. Randomness comes from a seeded generator.
+a :class:`~goboom_env.player_view.PlayerView` of that seat. Randomness comes from a seeded generator.
 Every agent satisfies :class:`Policy` (``name``, ``needs_view``, ``act``, ``reseed``);
 :class:`Agent` is a base class with the defaults.
 
@@ -20,7 +20,7 @@ spec               variant    idea (details in each class docstring)
 ``jokers-shed``    jokers     shed high-point cards, keep the next play open, boom instead of drawing
 ``jokers-boom``    jokers     times booms (hit a player about to go out), plays cards the others can hardly match
 ``heuristic``      both       alias of the strongest heuristic of the config's variant (:data:`BEST_HEURISTIC`)
-``mc:budget=N``    both       determinized Monte-Carlo search (:mod:`goboom_env.search`), N rollouts a move
+``mc:budget=N``    both       determinized Monte-Carlo search (:mod:`goboom_env.agents.montecarlo`), N rollouts a move
 ``ismcts:iters=N`` both       information-set Monte-Carlo tree search (:mod:`~goboom_env.agents.ismcts`)
 ``ppo:PATH``       both       a MaskablePPO model (an entry point into ``goboom_env.training``)
 ``rllib:PATH``     both       an RLlib checkpoint (an entry point into ``goboom_env.training``)

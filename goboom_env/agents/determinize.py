@@ -1,6 +1,6 @@
 """Determinizations that respect what the public events prove about the hidden hands (R4.1).
 
-:meth:`PlayerView.sample_hand <goboom_env.info.PlayerView.sample_hand>` deals the hidden cards
+:meth:`PlayerView.sample_hand <goboom_env.player_view.PlayerView.sample_hand>` deals the hidden cards
 uniformly; this module also uses the inferences that the rules make certain:
 
 * classic (R1.5, R1.6): a player who drew (or passed on an empty stock) held no card matching the
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from goboom_env.cards import ACES_MASK, JOKER, JOKER_BIT, MATCH_MASKS
 from goboom_env.engine import Hand
 from goboom_env.events import EventKind
-from goboom_env.info import PlayerView
+from goboom_env.player_view import PlayerView
 
 ALL_CARDS = (1 << 52) - 1
 """Every non-joker face."""

@@ -24,8 +24,8 @@ from goboom_env.cards import (
     faces_in,
 )
 from goboom_env.config import GameConfig
-from goboom_env.info import PlayerView
 from goboom_env.observation import encoder_for
+from goboom_env.player_view import PlayerView
 
 # -- the observation decoded for rule-based agents ------------------------------------------
 

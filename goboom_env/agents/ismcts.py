@@ -5,7 +5,7 @@ SO-ISMCTS (Cowling, Powley and Whitehouse, "Information Set Monte Carlo Tree Sea
 information set. Each iteration:
 
 1. *determinize*: deal the hidden cards at random, consistently with the seat's
-   :class:`~goboom_env.info.PlayerView` and with what the public events prove
+   :class:`~goboom_env.player_view.PlayerView` and with what the public events prove
    (:mod:`goboom_env.agents.determinize`: a player who drew could not follow, R1.6, R2.7);
 2. *select*: from the root, follow the tree while every legal move of the determinization has a
    child, picking the child with the best UCB1 score, where a child's exploration term counts the
@@ -42,13 +42,13 @@ import time
 import numpy as np
 
 from goboom_env.agents.determinize import Determinizer
+from goboom_env.agents.montecarlo import moves_to_search
 from goboom_env.agents.policy import Observation
 from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move, seen_mask
 from goboom_env.config import GameConfig, check_int, check_number
 from goboom_env.engine import Hand
 from goboom_env.hand_state import Phase
-from goboom_env.info import PlayerView
-from goboom_env.search import moves_to_search
+from goboom_env.player_view import PlayerView
 
 MAX_ITERS = 10_000_000
 DEFAULT_ITERS = 200

@@ -21,8 +21,8 @@ from open_spiel.python.algorithms import ismcts, mcts
 
 from goboom_env.agents.policy import Agent, Observation
 from goboom_env.config import GameConfig, check_int, check_number
-from goboom_env.info import PlayerView
 from goboom_env.openspiel import SHORT_NAME, params_of, state_from_view
+from goboom_env.player_view import PlayerView
 
 OPTIONS = ("sims", "rollouts", "c")
 """The options of an ``openspiel-ismcts:`` spec."""

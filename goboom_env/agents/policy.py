@@ -9,10 +9,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from goboom_env.config import GameConfig
-from goboom_env.info import PlayerView
+from goboom_env.player_view import PlayerView
 
 Observation = dict[str, np.ndarray]
-"""What ``raw_env.observe`` and :func:`goboom_env.info.observe` return: ``observation`` and ``action_mask``."""
+"""What ``raw_env.observe`` and :func:`goboom_env.player_view.observe` return: ``observation`` and ``action_mask``."""
 
 
 @runtime_checkable
@@ -21,7 +21,7 @@ class Policy(Protocol):
     use of an agent.
 
     * ``name``: how reports and error messages call the agent.
-    * ``needs_view``: when True the caller passes the seat's :class:`~goboom_env.info.PlayerView` as
+    * ``needs_view``: when True the caller passes the seat's :class:`~goboom_env.player_view.PlayerView` as
       ``view`` (what the seat may know, R4.1); otherwise ``view`` is None.
     * ``act(observation, view)``: a legal action (``observation["action_mask"]`` marks them).
     * ``reseed(seed)``: restart the agent's randomness; runners call it before each game, so that

@@ -18,9 +18,9 @@ import numpy as np
 
 from goboom_env.agents.heuristics import HEURISTIC_AGENTS, HEURISTICS, make_heuristic
 from goboom_env.agents.ismcts import ISMCTSAgent
+from goboom_env.agents.montecarlo import MonteCarloAgent
 from goboom_env.agents.policy import POLICY_MEMBERS, Policy, RandomAgent, missing_members
 from goboom_env.config import GameConfig
-from goboom_env.search import MonteCarloAgent
 
 ENTRY_POINT_GROUP = "goboom_env.agents"
 """The entry-point group in which installed distributions declare agent factories."""

@@ -30,7 +30,7 @@ from goboom_env.engine import Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
 from goboom_env.events import drawn_cards
 from goboom_env.game_loop import play_hand
-from goboom_env.info import PlayerView
+from goboom_env.player_view import PlayerView
 from goboom_env.records import GameRecord, Recorder, write
 from goboom_env.render import describe_event, move_text, parse_move, render_text, rules_summary, scores_text
 from goboom_env.training.settings import GameArgs

@@ -9,7 +9,7 @@
 * :func:`length_rows`: the distributions of hands per game and of decisions per hand (a game's moves,
   forced ones included, over its hands).
 
-Every figure comes from the :class:`~goboom_env.evaluation.tournament.GameRecord` fields saved in
+Every figure comes from the :class:`~goboom_env.evaluation.tournament.GameOutcome` fields saved in
 ``results.json`` (``seats``, ``winners``, ``dealer``, ``points``, ``hands``, ``decisions``), so a reader
 can check it. A shared win counts ``1/k`` as in the main table.
 """
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env.evaluation.stats import wilson_interval
-from goboom_env.evaluation.tournament import GameRecord, TournamentResult
+from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
 
 SUMMARY_KEYS = ("count", "mean", "sd", "min", "p25", "median", "p75", "max")
 """The columns of a distribution's summary (``sd`` with ``ddof=1``; quartiles linearly interpolated)."""
@@ -56,12 +56,12 @@ def length_rows(result: TournamentResult) -> list[dict[str, Any]]:
             {"measure": "decisions per hand", **summarize(decisions_per_hand(result.games))}]
 
 
-def hands_per_game(games: Sequence[GameRecord]) -> list[int]:
+def hands_per_game(games: Sequence[GameOutcome]) -> list[int]:
     """The number of hands of each game."""
     return [game.hands for game in games]
 
 
-def decisions_per_hand(games: Sequence[GameRecord]) -> list[float]:
+def decisions_per_hand(games: Sequence[GameOutcome]) -> list[float]:
     """Each game's mean number of decisions per hand."""
     return [game.decisions / game.hands for game in games]
 
@@ -77,7 +77,7 @@ def summarize(values: Sequence[float]) -> dict[str, float]:
             "max": float(x.max())}
 
 
-def _win_rows(result: TournamentResult, key: str, place: Callable[[GameRecord, int], int]) -> list[dict[str, Any]]:
+def _win_rows(result: TournamentResult, key: str, place: Callable[[GameOutcome, int], int]) -> list[dict[str, Any]]:
     """Win counts per agent and per ``place(game, seat)``, with 95% Wilson intervals."""
     games: dict[tuple[str, int], int] = defaultdict(int)
     wins: dict[tuple[str, int], float] = defaultdict(float)

@@ -31,7 +31,7 @@ from typing import Any
 from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
 from goboom_env.evaluation.report import format_cell, markdown_table
-from goboom_env.evaluation.tournament import GameRecord, TournamentResult
+from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
 
 RESULTS_FILE = "results.json"
 EPISODE_FOLDERS = ("match", "hand")
@@ -232,26 +232,26 @@ def _aliases(info: Any) -> dict[str, str]:
             and isinstance(row.get("resolves_to"), str)}
 
 
-def _record(raw: Any, n: int, where: str, aliases: Mapping[str, str]) -> GameRecord:
+def _record(raw: Any, n: int, where: str, aliases: Mapping[str, str]) -> GameOutcome:
     """A game record read back, its fields checked enough for rating (ValueError naming the game); seats are
     renamed by ``aliases``."""
     if not isinstance(raw, dict):
         raise ValueError(f"{where}: a game record must be an object, got {type(raw).__name__}")
-    names = [f.name for f in dataclasses.fields(GameRecord)]
-    required = [f.name for f in dataclasses.fields(GameRecord) if f.default is dataclasses.MISSING]
+    names = [f.name for f in dataclasses.fields(GameOutcome)]
+    required = [f.name for f in dataclasses.fields(GameOutcome) if f.default is dataclasses.MISSING]
     missing = [name for name in required if name not in raw]
     if missing:
         raise ValueError(f"{where}: the record lacks {', '.join(missing)}")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items() if k in names}
     try:
-        record = GameRecord(**values)
+        record = GameOutcome(**values)
     except TypeError as exc:
         raise ValueError(f"{where}: {exc}") from exc
     _check_record(record, n, where)
     return dataclasses.replace(record, seats=tuple(aliases.get(s, s) for s in record.seats))
 
 
-def _check_record(record: GameRecord, n: int, where: str) -> None:
+def _check_record(record: GameOutcome, n: int, where: str) -> None:
     """ValueError naming the field of ``record`` that a rating or a report of an ``n``-seat game cannot use."""
     if len(record.seats) != n or len(record.placing) != n or not all(isinstance(s, str) for s in record.seats):
         raise ValueError(f"{where}: seats and placing must list the {n} seats of the game's configuration")
@@ -273,7 +273,7 @@ def _is_int(value: Any, lo: int | None = None, hi: int | None = None) -> bool:
     return (type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi))
 
 
-def _agents(record: GameRecord) -> list[str]:
+def _agents(record: GameOutcome) -> list[str]:
     """The tournament's agent list (seat order of game 0), from any game: seats rotate one per game."""
     n = len(record.seats)
     return [record.seats[(i + record.index) % n] for i in range(n)]

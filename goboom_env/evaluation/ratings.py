@@ -4,7 +4,7 @@ Every game is one free-for-all match of ``n`` players, ranked by one of two *out
 
 * ``"win"`` (the default): the winners share first place and every other seat shares second. This rates
   exactly what the win table counts, so the two rank agents alike (up to noise): use it to compare agents;
-* ``"placing"``: winners first, then the others by :attr:`GameRecord.placing` (fewest points left or
+* ``"placing"``: winners first, then the others by :attr:`GameOutcome.placing` (fewest points left or
   taken). It also credits how well an agent loses, so an agent that wins less often but keeps its losses
   small can rate above one that wins more: the win table and this rating may then disagree.
 
@@ -30,7 +30,7 @@ from openskill.models import PlackettLuce
 
 from goboom_env.config import check_choice
 from goboom_env.evaluation.stats import Z95
-from goboom_env.evaluation.tournament import GameRecord, TournamentResult
+from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
 
 OUTCOMES = ("win", "placing")
 """What a rating ranks the seats of a game by (see the module docstring)."""
@@ -47,7 +47,7 @@ def copy_names(agents: Sequence[str], seats: Sequence[str]) -> list[str]:
     return out
 
 
-def ranks(game: GameRecord, outcome: str = "win") -> list[int]:
+def ranks(game: GameOutcome, outcome: str = "win") -> list[int]:
     """The rank of each seat that ``outcome`` rates (1 = best; equal ranks are ties)."""
     if outcome == "win":
         return [1 if seat in game.winners else 2 for seat in range(len(game.seats))]
@@ -56,7 +56,7 @@ def ranks(game: GameRecord, outcome: str = "win") -> list[int]:
     raise ValueError(f"outcome must be one of {list(OUTCOMES)}, got {outcome!r}")
 
 
-def rate_games(agents: Sequence[str], games: Iterable[GameRecord], outcome: str = "win") -> list[dict[str, Any]]:
+def rate_games(agents: Sequence[str], games: Iterable[GameOutcome], outcome: str = "win") -> list[dict[str, Any]]:
     """Plackett-Luce ratings per distinct spec: rows ``agent, mu, sigma, ordinal, ci_low, ci_high, copies``,
     best first, each game ranked by ``outcome`` (``"win"`` or ``"placing"``, see the module docstring)."""
     check_choice("outcome", outcome, OUTCOMES)

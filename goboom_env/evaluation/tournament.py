@@ -23,6 +23,7 @@ import json
 import multiprocessing
 import signal
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -47,7 +48,7 @@ TABLE_KEYS = ("agent", "games", "wins", "win_rate", "ci_low", "ci_high", "mean_p
 
 
 @dataclass(frozen=True)
-class GameRecord:
+class GameOutcome:
     """The outcome of one game of a tournament."""
 
     index: int
@@ -78,7 +79,7 @@ class TournamentResult:
 
     config: GameConfig
     agents: list[str]
-    games: list[GameRecord]
+    games: list[GameOutcome]
     seed: int = 0
     duplicate: bool = False
     episode: str = "hand"
@@ -196,7 +197,7 @@ class _Seats:
 
 def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy], deal_seed: int,
               episode: str = "hand", index: int = 0, deal: int = 0,
-              on_decision: DecisionHook | None = None) -> GameRecord:
+              on_decision: DecisionHook | None = None) -> GameOutcome:
     """Play one game on the engine: ``agents[s]`` plays seat ``s``; the deal comes from ``deal_seed``;
     ``on_decision`` sees every decision (e.g. a :class:`goboom_env.records.Recorder`)."""
     n = config.num_players
@@ -216,7 +217,7 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
         result = play_episode(match, agents, episode, count)
     except IllegalActionError as exc:
         raise IllegalActionError(f"game {index}, seats {list(seats)}: {exc}") from None
-    return GameRecord(index, deal, tuple(seats), result.winners, result.points, result.hands,
+    return GameOutcome(index, deal, tuple(seats), result.winners, result.points, result.hands,
                       _placing(result.winners, result.standing), dealer, "".join(code_of(f) for f in deck),
                       moves[0])
 
@@ -256,7 +257,7 @@ def _placing(winners: Sequence[int], badness: Sequence[int]) -> tuple[int, ...]:
 
 
 def _play_range(config: GameConfig, agents: Sequence[str], seed: int, duplicate: bool, episode: str,
-                games: Iterable[int], pool: _Seats | None = None) -> list[GameRecord]:
+                games: Iterable[int], pool: _Seats | None = None) -> list[GameOutcome]:
     """Play the given game indices (one worker's chunk)."""
     pool = pool or _Seats(config)
     n = config.num_players
@@ -269,7 +270,7 @@ def _play_range(config: GameConfig, agents: Sequence[str], seed: int, duplicate:
     return out
 
 
-def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) -> list[GameRecord]:
+def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) -> list[GameOutcome]:
     """One worker's chunk: ``(config dict, agents, seed, duplicate, episode, start, stop)``."""
     config_dict, agents, seed, duplicate, episode, start, stop = job
     return _play_range(GameConfig.from_dict(config_dict), agents, seed, duplicate, episode, range(start, stop))
@@ -281,14 +282,14 @@ def _ignore_sigint() -> None:
 
 
 def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: bool, episode: str, total: int,
-                   processes: int, bar: tqdm) -> list[GameRecord]:
+                   processes: int, bar: tqdm) -> list[GameOutcome]:
     """Play every game on a pool of worker processes, chunks in any order.
 
     The first failing chunk, a worker that dies, or a Ctrl-C in the parent terminates every worker at
     once: nothing keeps playing the rest of the tournament, and no worker outlives the call."""
     size = max(1, min(200, total // (processes * 8)))
     jobs = [(config.to_dict(), agents, seed, duplicate, episode, a, b) for a, b in _chunks(total, size)]
-    records: list[GameRecord] = []
+    records: list[GameOutcome] = []
     before = set(multiprocessing.active_children())
     pool = multiprocessing.Pool(processes, initializer=_ignore_sigint)  # the platform's start method
     workers = [p for p in multiprocessing.active_children() if p not in before]
@@ -309,7 +310,7 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
     return records
 
 
-def _next_chunk(chunks: Any, workers: list[multiprocessing.process.BaseProcess]) -> list[GameRecord]:
+def _next_chunk(chunks: Any, workers: list[multiprocessing.process.BaseProcess]) -> list[GameOutcome]:
     """The next finished chunk. The pool would replace a dead worker and wait for its chunk forever, so
     the workers are checked while waiting: one that has exited raises :class:`WorkerLostError`."""
     while True:
@@ -388,3 +389,12 @@ def _check_args(config: GameConfig, agents: Sequence[str], games: int, seed: int
     if episode not in EPISODES:
         raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
     return check_int("games", games, 1), check_int("seed", seed, 0), check_int("processes", processes, 1)
+
+
+def __getattr__(name: str) -> Any:
+    """``GameRecord``, the earlier name of :class:`GameOutcome`, with a DeprecationWarning."""
+    if name == "GameRecord":
+        warnings.warn("goboom_env.evaluation.tournament.GameRecord is deprecated: use GameOutcome "
+                      "(goboom_env.records.GameRecord is the saved game)", DeprecationWarning, stacklevel=2)
+        return GameOutcome
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

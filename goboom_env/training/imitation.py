@@ -21,8 +21,8 @@ from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
 from goboom_env.game_loop import Decision, play_episode
+from goboom_env.global_state import StateEncoder
 from goboom_env.scoring import win_rewards
-from goboom_env.state import StateEncoder
 
 
 @dataclass

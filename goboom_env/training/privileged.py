@@ -5,7 +5,7 @@ opponents' hands and the stock order. A critic that sees only the learner's obse
 average over them, so its advantage estimates are noisy and small differences between moves
 (a percent of win rate) drown. Training is the one place where the hidden state is at hand, so the
 critic gets it: the learner's vector is the global state seen from its seat,
-:class:`goboom_env.state.StateEncoder` (its observation, then the other hands, the stock and its top card,
+:class:`goboom_env.global_state.StateEncoder` (its observation, then the other hands, the stock and its top card,
 the phase; the encoder of the env's ``state()`` too), and :class:`PrivilegedCriticPolicy` feeds the actor
 only the first ``public_dim`` entries (the env's observation, R4.1) while the critic reads the whole vector.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from goboom_env.config import GameConfig
-from goboom_env.state import StateEncoder, state_encoder_for
+from goboom_env.global_state import StateEncoder, state_encoder_for
 
 
 def critic_encoder(config: GameConfig) -> StateEncoder:

@@ -1,5 +1,5 @@
 """Deprecated module path: see :mod:`goboom_env.training.sb3.vecenv`."""
 
-from goboom_env.training._moved import forward
+from goboom_env._moved import forward
 
 __getattr__, __dir__ = forward(__name__, "goboom_env.training.sb3.vecenv")

@@ -1,7 +1,7 @@
 """Deprecated module path: the fast trainer is :mod:`goboom_env.training.fast` (``Trainer``: ``fast.ppo``;
 the warm start: ``fast.warm_start``; checkpoints: ``fast.run``)."""
 
-from goboom_env.training._moved import forward
+from goboom_env._moved import forward
 
 __getattr__, __dir__ = forward(
     __name__,

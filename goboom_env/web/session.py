@@ -32,8 +32,8 @@ from goboom_env.engine import PASSED, Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
 from goboom_env.events import EventKind, describe_event, fields_of
 from goboom_env.game_loop import Decision, play_hand
-from goboom_env.info import PlayerView
 from goboom_env.observation import observe
+from goboom_env.player_view import PlayerView
 from goboom_env.records import GameRecord, Recorder
 from goboom_env.render import parse_move as typed_move
 from goboom_env.scoring import HandResult

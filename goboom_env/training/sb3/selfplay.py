@@ -38,7 +38,7 @@ class SelfPlayEnv(gym.Env):
 
     Observations are the env's observation vectors (a ``Box``); the legal actions come from
     :meth:`action_masks`. With ``privileged=True`` each vector is the global state seen from the learner
-    (:class:`goboom_env.state.StateEncoder`: the observation, then the hidden cards) for a privileged critic;
+    (:class:`goboom_env.global_state.StateEncoder`: the observation, then the hidden cards) for a privileged critic;
     the actor must read only the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward
     shaping on the hand-size difference (:meth:`_phi`); ``gamma`` must then be the learner's discount factor.
     ``info`` holds ``action_mask`` (the learner's legal actions, as :meth:`action_masks`); at the end of an
@@ -175,7 +175,7 @@ class SelfPlayEnv(gym.Env):
             name = aec.agent_selection
             view = None
             if agent.needs_view:
-                from goboom_env.info import PlayerView
+                from goboom_env.player_view import PlayerView
 
                 view = PlayerView.of(aec.match, aec.agent_name_mapping[name])
             aec.step(int(agent.act(aec.observe(name), view)))
