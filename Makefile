@@ -38,7 +38,7 @@ test-slow: venv browser
 soak: venv
 	GOBOOM_SOAK=full GOBOOM_TEST_EVERY_EXTRA=1 $(PY) -m pytest -m soak -n 2 -q
 
-# The browser tests (tests/test_web_browser.py) drive Debian's chromium: installed here when missing.
+# The browser tests (tests/web/test_web_browser.py) drive Debian's chromium: installed here when missing.
 browser:
 	command -v chromium >/dev/null || ($(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium)
 
