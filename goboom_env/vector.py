@@ -6,7 +6,7 @@ of jokers, aces mode, ``after_joker``; hand and match episodes; win and points r
 for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the same action ids
 (RULES.md R3.1), the same ``float32`` observation vector bit for bit
 (:class:`goboom_env.observation.ObservationEncoder`), the same action mask, the same rewards.
-``tests/test_vector.py`` proves it move by move against ``raw_env``.
+``tests/rules/test_vector.py`` proves it move by move against ``raw_env``.
 
     >>> import numpy as np
     >>> from goboom_env import GameConfig

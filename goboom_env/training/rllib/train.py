@@ -58,7 +58,7 @@ def build_config(args: RLlibArgs) -> PPOConfig:
     return (
         PPOConfig()
         # RLlib's env checker steps with unmasked random actions, which the rules reject (R3.2):
-        # the adapter's contract is tested in tests/test_rllib.py instead.
+        # the adapter's contract is tested in tests/training/test_rllib.py instead.
         .environment(GoBoomMultiAgentEnv, env_config=make_env_config(game, args.episode, args.reward),
                      disable_env_checking=True)
         .env_runners(
