@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import subprocess
 import sys
 from pathlib import Path
@@ -102,10 +101,9 @@ def main() -> None:
     if not rows:
         parser.exit(2, f"learning_curves: no trainer saved a checkpoint within {args.seconds:g} s; give more "
                        "--seconds or a smaller --checkpoint-every\n")
-    with (args.out / "curves.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    from goboom_env.evaluation.report import write_csv
+
+    write_csv(args.out / "curves.csv", rows)
     plot(rows, args.out / "curves.png")
     lines = ["| trainer | steps | wall s | win rate vs heuristic | 95% CI |", "|---|---:|---:|---:|---|"]
     lines += [f"| {r['trainer']} | {r['steps']:,} | {r['seconds']} | {r['win_rate']:.3f} | "

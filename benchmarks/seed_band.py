@@ -139,10 +139,9 @@ def main() -> None:
         parser.error(f"no run has a checkpoint at or after --every {args.every:,} steps")
     table = summary(rows)
     args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "band.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    from goboom_env.evaluation.report import write_csv
+
+    write_csv(args.out / "band.csv", rows)
     plot(rows, table, 1 / players.pop(), args.out / "band.png")
     lines = [f"1 vs {args.opponent}, {args.games} duplicate games per checkpoint, evaluation seed {args.seed}", "",
              "| steps | seeds | mean training s | mean win rate | lowest | highest |",

@@ -161,7 +161,7 @@ from pettingzoo.utils.wrappers import BaseWrapper
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import IllegalActionError, Match, action_type_error
-from goboom_env.episode import EPISODES, end_hand
+from goboom_env.episode import EPISODES, check_episode, end_hand
 from goboom_env.global_state import StateEncoder, state_encoder_for
 from goboom_env.observation import ObservationEncoder, encoder_for, observe
 from goboom_env.render import render_text
@@ -249,10 +249,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     ) -> None:
         super().__init__()
         self.config = make_config(config, preset, **fields)
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {list(REWARDS)}, got {reward!r}")
+        check_episode(episode, reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         n = self.config.num_players

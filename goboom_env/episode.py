@@ -10,11 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from goboom_env.config import check_choice
 from goboom_env.engine import Match
-from goboom_env.scoring import score_deltas
+from goboom_env.scoring import REWARDS, score_deltas
 
 EPISODES = ("hand", "match")
 """What one episode is: a single hand or a whole match."""
+
+
+def check_episode(episode: str, reward: str | None = None) -> None:
+    """ValueError naming the choices unless ``episode`` is one of :data:`EPISODES` (and ``reward``, when
+    given, one of :data:`~goboom_env.scoring.REWARDS`)."""
+    check_choice("episode", episode, EPISODES)
+    if reward is not None:
+        check_choice("reward", reward, REWARDS)
 
 
 @dataclass(frozen=True)
@@ -52,8 +61,7 @@ def end_hand(match: Match, episode: str) -> EpisodeResult | None:
     scored or dealt, so the match's generator draws nothing). ``episode="match"``: the hand is scored
     with :meth:`Match.finish_hand`, which deals the next hand unless the match is over.
     """
-    if episode not in EPISODES:
-        raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+    check_episode(episode)
     hand = match.hand
     if not hand.over:
         raise RuntimeError("end_hand() called while the hand is still being played")

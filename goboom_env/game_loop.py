@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from goboom_env.agents.policy import Observation, Policy
 from goboom_env.engine import Hand, IllegalActionError, Match
-from goboom_env.episode import EPISODES, EpisodeResult, end_hand
+from goboom_env.episode import EpisodeResult, check_episode, end_hand
 from goboom_env.observation import observe
 from goboom_env.player_view import PlayerView
 
@@ -77,8 +77,7 @@ def play_episode(match: Match, agents: Sequence[Policy], episode: str = "hand",
                  on_decision: DecisionHook | None = None) -> EpisodeResult:
     """Play one episode from the match's current hand: that hand (``episode="hand"``; the match is left
     as it is) or the rest of the match (``episode="match"``); returns how it ended."""
-    if episode not in EPISODES:
-        raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+    check_episode(episode)
     while True:
         play_hand(match, agents, on_decision)
         result = end_hand(match, episode)

@@ -52,7 +52,7 @@ from goboom_env.cards import (
     deck_faces,
 )
 from goboom_env.config import MAX_PLAYERS, GameConfig
-from goboom_env.env import EPISODES, REWARDS
+from goboom_env.episode import check_episode
 from goboom_env.global_state import state_layout
 from goboom_env.observation import (
     PADDED_SIZE,
@@ -107,10 +107,7 @@ class VectorGame:
         _check_config_and_seed(config, seed)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-        if episode not in EPISODES:
-            raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {list(REWARDS)}, got {reward!r}")
+        check_episode(episode, reward)
         for name, value in (("autoreset", autoreset), ("check", check)):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {value!r}")

@@ -199,7 +199,7 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
     rows = side_by_side_rows(runs)
     info = _provenance_of(runs["match"])
     summaries = {e: _summary_of(runs[e]) for e in HEADLINE}
-    _write_csv(out / "side_by_side.csv", rows, list(rows[0]))
+    write_csv(out / "side_by_side.csv", rows, list(rows[0]))
     (out / "side_by_side.json").write_text(json.dumps({"summary": summaries, "side_by_side": rows,
                                                        "provenance": info}, indent=1))
     n = summaries["match"]["config"]["num_players"]
@@ -319,7 +319,7 @@ def _pairwise_files(out: Path, pairwise: Pairwise, info: Mapping[str, Any], writ
     specs = list(dict.fromkeys([x for x, _ in pairwise] + [y for _, y in pairwise]))
     ratings = rating_table(pairwise.values())
     placing = rating_table(pairwise.values(), "placing")
-    _write_csv(out / "pairwise.csv", rows, PAIR_KEYS)
+    write_csv(out / "pairwise.csv", rows, PAIR_KEYS)
     payload = {"summary": {k: v for k, v in first.summary().items() if k not in ("agents", "elapsed_s",
                                                                                    "games_per_s")},
                "pairwise": rows, "ratings": ratings, "ratings_placing": placing,
@@ -328,7 +328,7 @@ def _pairwise_files(out: Path, pairwise: Pairwise, info: Mapping[str, Any], writ
     (out / "pairwise.json").write_text(json.dumps(payload, indent=1))
     if write_results:
         (out / "results.json").write_text(json.dumps(payload, indent=1))
-        _write_csv(out / "results.csv", rows, PAIR_KEYS)
+        write_csv(out / "results.csv", rows, PAIR_KEYS)
         plot_win_rates([{**r, "agent": f"{r['agent']} vs {r['opponent']}"} for r in rows], out / "win_rates.png",
                        chance=1 / n, title=f"{_config_title(first)}: 1-vs-(n-1)")
     matrix = {(r["agent"], r["opponent"]): r["win_rate"] for r in rows}
@@ -374,8 +374,9 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None
     return head + "\n".join("| " + " | ".join(format_cell(r[k]) for k in keys) + " |" for r in rows)
 
 
-def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> None:
+def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> None:
+    """``rows`` as CSV with a header: the columns ``keys`` (default: the first row's keys, in order)."""
     with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(keys))
+        writer = csv.DictWriter(fh, fieldnames=list(keys if keys is not None else rows[0]))
         writer.writeheader()
         writer.writerows(rows)

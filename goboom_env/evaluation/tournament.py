@@ -37,7 +37,7 @@ from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import code_of, deck_faces
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import IllegalActionError, Match
-from goboom_env.episode import EPISODES
+from goboom_env.episode import check_episode
 from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.game_loop import Decision, DecisionHook, play_episode
@@ -386,8 +386,7 @@ def _check_args(config: GameConfig, agents: Sequence[str], games: int, seed: int
         raise ValueError(f"config must be a GameConfig, got {type(config).__name__}")
     if isinstance(agents, str) or len(agents) != config.num_players:
         raise ValueError(f"agents must list one spec per seat: {config.num_players} specs, got {agents!r}")
-    if episode not in EPISODES:
-        raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
+    check_episode(episode)
     return check_int("games", games, 1), check_int("seed", seed, 0), check_int("processes", processes, 1)
 
 
