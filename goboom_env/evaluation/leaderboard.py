@@ -30,7 +30,7 @@ from typing import Any
 
 from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
-from goboom_env.evaluation.report import format_cell, markdown_table
+from goboom_env.evaluation.report import config_title, format_cell, markdown_table
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
 
 RESULTS_FILE = "results.json"
@@ -204,7 +204,7 @@ def _group(members: Sequence[Tournament], outcome: str) -> Group:
     rows = [{"rank": rank, **{k: row[k] for k in ("agent", "mu", "sigma", "ordinal", "ci_low", "ci_high")},
              "games": games[row["agent"]], "tournaments": tournaments[row["agent"]]}
             for rank, row in enumerate(rating_table(results, outcome), 1)]
-    return Group(_title(first), first.config.to_dict(), first.episode,
+    return Group(f"{config_title(first)}, episode = {first.episode}", first.config.to_dict(), first.episode,
                  list(dict.fromkeys(str(t.folder) for t in members)), rows)
 
 
@@ -214,12 +214,6 @@ def _game_key(result: TournamentResult) -> tuple[str, str]:
 
 def _identity(result: TournamentResult) -> tuple[Any, ...]:
     return (*_game_key(result), tuple(result.agents), result.seed, result.duplicate)
-
-
-def _title(result: TournamentResult) -> str:
-    cfg = result.config
-    extra = f", {cfg.scoring}" if cfg.is_classic else f", {cfg.num_jokers} jokers, after_joker={cfg.after_joker}"
-    return f"{cfg.variant} {cfg.num_players}p{extra}, episode = {result.episode}"
 
 
 def _aliases(info: Any) -> dict[str, str]:

@@ -28,7 +28,7 @@ def plot_win_rates(rows: Sequence[Mapping[str, Any]], path: str | Path, *, chanc
     ax.set_ylim(0, min(1.0, max(float(rates.max() + high.max()) * 1.2, chance * 1.5)))
     ax.set_title(title)
     ax.legend(loc="upper right", fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_pairwise(matrix: Mapping[tuple[str, str], float], specs: Sequence[str], path: str | Path, *,
@@ -53,7 +53,7 @@ def plot_pairwise(matrix: Mapping[tuple[str, str], float], specs: Sequence[str],
     ax.set_ylabel("agent (one seat)")
     ax.set_title(title or f"win rate 1-vs-(n-1); chance = {chance:.3f}")
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_distributions(points: Mapping[str, Sequence[float]], hands: Sequence[int], decisions: Sequence[float],
@@ -76,13 +76,14 @@ def plot_distributions(points: Mapping[str, Sequence[float]], hands: Sequence[in
     axes[-1].set_xlabel("decisions per hand")
     axes[-1].set_ylabel("games")
     fig.suptitle(title, fontsize=10)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
+    """Lay out ``fig``, write it to ``path`` (its folder created) and close it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return path

@@ -257,11 +257,11 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
                                                  indent=1))
     result.to_csv(out / "results.csv")
     n = result.config.num_players
-    plot_win_rates(result.table(), out / "win_rates.png", chance=1 / n, title=_config_title(result))
+    plot_win_rates(result.table(), out / "win_rates.png", chance=1 / n, title=config_title(result))
     points = {spec: [g.points[s] for g in result.games for s, x in enumerate(g.seats) if x == spec]
               for spec in result.specs()}
     plot_distributions(points, hands_per_game(result.games), decisions_per_hand(result.games),
-                       out / "distributions.png", title=f"{_config_title(result)}, episode = {result.episode}")
+                       out / "distributions.png", title=f"{config_title(result)}, episode = {result.episode}")
     return _tournament_section(result, sections, ratings, placing)
 
 
@@ -330,10 +330,10 @@ def _pairwise_files(out: Path, pairwise: Pairwise, info: Mapping[str, Any], writ
         (out / "results.json").write_text(json.dumps(payload, indent=1))
         write_csv(out / "results.csv", rows, PAIR_KEYS)
         plot_win_rates([{**r, "agent": f"{r['agent']} vs {r['opponent']}"} for r in rows], out / "win_rates.png",
-                       chance=1 / n, title=f"{_config_title(first)}: 1-vs-(n-1)")
+                       chance=1 / n, title=f"{config_title(first)}: 1-vs-(n-1)")
     matrix = {(r["agent"], r["opponent"]): r["win_rate"] for r in rows}
     plot_pairwise(matrix, specs, out / "pairwise.png", chance=1 / n,
-                  title=f"{_config_title(first)}: win rate of row vs {n - 1} x column")
+                  title=f"{config_title(first)}: win rate of row vs {n - 1} x column")
     lines = ["## Pairwise 1-vs-(n-1)", "", _setup(first, pairwise=True), "",
              f"Each row: the agent in one seat against {n - 1} copies of the opponent; `beats` = lower 95% "
              f"CI bound above chance 1/n = {1 / n:.3f}; `p_t` = paired t-test over the deals.", "",
@@ -346,7 +346,8 @@ def _pairwise_files(out: Path, pairwise: Pairwise, info: Mapping[str, Any], writ
     return "\n".join(lines)
 
 
-def _config_title(result: TournamentResult) -> str:
+def config_title(result: TournamentResult) -> str:
+    """The game of a tournament in a few words, e.g. ``jokers 4p, 2 jokers, after_joker=match``."""
     cfg = result.config
     extra = f", {cfg.scoring}" if cfg.is_classic else f", {cfg.num_jokers} jokers, after_joker={cfg.after_joker}"
     return f"{cfg.variant} {cfg.num_players}p{extra}"
