@@ -1,5 +1,5 @@
 """Hooks of the whole suite. Each test folder mirrors a layer of the package and has its own conftest.py with the
-fixtures of that layer; the helpers every folder uses are in tests/helpers.py.
+fixtures of that layer; the helpers the test modules import are in tests/helpers/.
 
 A test module that needs an optional extra starts with ``pytest.importorskip`` for it: skipped without the extra,
 and a failure under ``make test`` (:data:`helpers.EVERY_EXTRA`), which installs every extra.

@@ -103,7 +103,7 @@ def test_sdist_carries_what_the_tests_need(dist: Path) -> None:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     missing = _repo_files("tests", "docs", "goboom_env/models", "training", "evaluation", "benchmarks") - names
     assert not missing, sorted(missing)
-    assert {"tests/conftest.py", "tests/helpers.py", "tests/rules/test_rules.py", "tests/data/hands.json",
+    assert {"tests/conftest.py", "tests/helpers/__init__.py", "tests/rules/test_rules.py", "tests/data/hands.json",
             "pyproject.toml", "README.md", "LICENSE"} <= names
 
 

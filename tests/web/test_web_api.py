@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import json
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,17 @@ import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
+from helpers.web import (
+    CLASSIC,
+    JSON_LINES,
+    clocked_client,
+    first_legal,
+    free_port,
+    new_game,
+    play_to_end,
+    taken_port,
+    ws_url,
+)
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
@@ -40,25 +50,8 @@ from goboom_env.web.catalog import Catalog, Choice
 from goboom_env.web.session import GameError, parse_move
 from goboom_env.web.store import GameStore
 
-CLASSIC = {"preset": "classic", "seat": 0, "opponents": ["classic-tricks", "random"], "episode": "hand", "seed": 11,
-           "delay_ms": 0}
-JSON_LINES = {"Content-Type": "application/x-ndjson"}
-"""How the page labels a record file it posts for replay."""
 JOKERS_MATCH = {"preset": "jokers-3p", "seat": 1, "opponents": ["jokers-shed"], "episode": "match", "seed": 4,
                 "delay_ms": 0}
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> TestClient:
-    with TestClient(create_app(ServerSettings(records=tmp_path / "games"))) as test_client:
-        yield test_client
-
-
-def new_game(client: TestClient, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str, str], dict[str, Any]]:
-    response = client.post("/api/games", json=body)
-    assert response.status_code == 201, response.text
-    data = response.json()
-    return data["game"], {"X-Game-Token": data["token"]}, data["frame"]
 
 
 def as_request(body: Any, headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -67,27 +60,6 @@ def as_request(body: Any, headers: dict[str, str] | None = None) -> dict[str, An
     if isinstance(body, str):
         return {"content": body, "headers": headers | {"Content-Type": "application/json"}}
     return {"json": body, "headers": headers}
-
-
-def first_legal(frame: dict[str, Any]) -> str:
-    """The move a scripted player makes: the lowest legal card of the hand, else draw (= the lowest legal action)."""
-    return next((c["code"] for c in frame["your_hand"] if c["legal"]), "draw")
-
-
-def play_to_end(client: TestClient, game: str, headers: dict[str, str]) -> tuple[dict[str, Any], list[list[str]]]:
-    """Play the human's seat with :func:`first_legal` to the end; the last frame and the legal moves of each turn."""
-    frame = client.post(f"/api/games/{game}/advance", headers=headers).json()["frames"][-1]
-    turns = []
-    while frame["status"] != "over":
-        if frame["status"] == "hand_over":
-            frame = client.post(f"/api/games/{game}/next", headers=headers).json()["frames"][-1]
-            continue
-        assert frame["status"] == "your_turn"
-        turns.append(sorted(frame["legal"]))
-        response = client.post(f"/api/games/{game}/move", headers=headers, json={"move": first_legal(frame)})
-        assert response.status_code == 200, response.text
-        frame = response.json()["frames"][-1]
-    return frame, turns
 
 
 class LowestLegal(Agent):
@@ -309,10 +281,6 @@ def test_parse_move_reads_codes_words_and_numbers() -> None:
 # -- the websocket ---------------------------------------------------------------------------------------------
 
 
-def ws_url(game: str, headers: dict[str, str]) -> str:
-    return f"/api/games/{game}/play?token={headers['X-Game-Token']}"
-
-
 def receive_until(ws: Any, status: set[str]) -> dict[str, Any]:
     while True:
         message = ws.receive_json()
@@ -385,10 +353,8 @@ def test_the_websocket_refuses_unknown_games_and_tokens(client: TestClient, game
 
 
 def test_idle_games_expire() -> None:
-    now = [0.0]
-    with TestClient(create_app(ServerSettings(max_games=2, ttl=10))) as client:
+    with clocked_client(max_games=2, ttl=10) as (client, now):
         app_store: GameStore = client.app.state.store
-        app_store.clock = lambda: now[0]
         game, headers, _ = new_game(client)
         now[0] = 9
         assert client.get(f"/api/games/{game}", headers=headers).status_code == 200  # used: kept alive
@@ -487,9 +453,7 @@ def test_a_posted_record_file_replays_or_is_refused_naming_the_line(client: Test
 
 
 def test_goboom_serve_prints_its_url_and_serves_the_page_to_local_names_only(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     command = [sys.executable, "-m", "goboom_env.cli", "serve", "--port", str(port), "--records", str(tmp_path)]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -529,10 +493,7 @@ def test_goboom_serve_refuses_bad_options(argv: list[str], words: str, capsys: p
 def test_goboom_serve_on_a_port_in_use_says_so_before_offering_a_url(capsys: pytest.CaptureFixture[str]) -> None:
     from goboom_env.cli import main
 
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
+    with taken_port() as port:
         assert main(["serve", "--port", str(port), "--records", "None"]) == 2
     out, err = capsys.readouterr()
     assert err.startswith(f"goboom serve: error: cannot listen on 127.0.0.1:{port}: ") and "open http" not in out

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import threading
 import time
 import urllib.error
@@ -29,6 +28,8 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 import uvicorn  # noqa: E402
+from helpers import EVERY_EXTRA  # noqa: E402
+from helpers.web import free_port  # noqa: E402
 
 from goboom_env.agents import Agent, make_agent  # noqa: E402
 from goboom_env.cards import DRAW_OR_PASS, code_of  # noqa: E402
@@ -46,7 +47,7 @@ def chromium_path() -> str:
     """Debian's chromium (browser downloads are not possible here); missing = skipped, or failed under make test."""
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
-        if os.environ.get("GOBOOM_TEST_EVERY_EXTRA") == "1":
+        if EVERY_EXTRA:
             pytest.fail("chromium is not installed: `make browser` installs it (apt-get install chromium)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     return path
@@ -56,9 +57,7 @@ def chromium_path() -> str:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real server (uvicorn on a free port of 127.0.0.1) for the module's tests; yields its URL."""
     records = tmp_path_factory.mktemp("games")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     config = uvicorn.Config(create_app(ServerSettings(records=records)), host="127.0.0.1", port=port,
                             log_level="warning")
     instance = uvicorn.Server(config)

@@ -13,7 +13,6 @@ import contextlib
 import http.client
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,25 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 websockets_client = pytest.importorskip("websockets.sync.client")
+from helpers.web import EVIL, JSON, MAX_REPLY, free_port, record_line, records_folder_with_links  # noqa: E402
 from websockets.exceptions import InvalidStatus  # noqa: E402
-
-from goboom_env import records  # noqa: E402
-from goboom_env.agents import make_agent  # noqa: E402
-from goboom_env.config import GameConfig  # noqa: E402
-from goboom_env.engine import Match  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-EVIL = "http://evil.example"
-JSON = {"Content-Type": "application/json"}
 GAME = {"preset": "classic", "seat": 3, "opponents": ["random"], "seed": 3, "delay_ms": 0}
-MAX_REPLY = 1000
 START_TIMEOUT = 60.0
 
 
@@ -80,31 +71,11 @@ class Server:
                                          close_timeout=5, **kwargs)
 
 
-def record_line(seed: int) -> str:
-    config = GameConfig(variant="classic", num_players=3)
-    agents = [make_agent("random", config, seed + s) for s in range(3)]
-    _, record = records.record_episode(Match(config, np.random.default_rng(seed)), agents, "hand",
-                                       seats=["random"] * 3)
-    return records.dumps_record(record) + "\n"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``goboom serve --host 127.1`` with a records folder holding one record and two symbolic links."""
+    """``goboom serve --host 127.1`` on :func:`records_folder_with_links` (one record, two symbolic links, a folder)."""
     root = tmp_path_factory.mktemp("hostile")
-    folder, outside = root / "games", root / "private"
-    folder.mkdir()
-    outside.mkdir()
-    (folder / "game-own.jsonl").write_text(record_line(1))
-    (outside / "secret.jsonl").write_text(record_line(2))
-    (folder / "link.jsonl").symlink_to(outside / "secret.jsonl")
-    (folder / "passwd.jsonl").symlink_to("/etc/passwd")
+    folder = records_folder_with_links(root)
     port, log = free_port(), root / "server.log"
     command = [sys.executable, "-m", "goboom_env.cli", "serve", "--host", "127.1", "--port", str(port),
                "--records", str(folder), "--max-games", "3"]
@@ -213,5 +184,5 @@ def test_symbolic_links_in_the_records_folder_are_neither_listed_nor_read(server
     status, data, _ = server.request("GET", "/api/records")
     assert status == 200 and data["records"] == ["game-own.jsonl"]
     assert server.request("GET", "/api/records/game-own.jsonl")[0] == 200
-    for name in ("link.jsonl", "passwd.jsonl"):
+    for name in ("link.jsonl", "passwd.jsonl", "dir.jsonl"):
         assert_refusal(server.request("GET", f"/api/records/{name}"), 404, "no saved record")

@@ -11,78 +11,42 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import zipfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
+from helpers.web import (
+    CLASSIC,
+    EVIL,
+    JSON,
+    JSON_LINES,
+    MAX_REPLY,
+    clocked_client,
+    first_legal,
+    new_game,
+    play_to_end,
+    record_line,
+    records_folder_with_links,
+    taken_port,
+    ws_url,
+)
 from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
-from goboom_env import records
-from goboom_env.agents import Agent, make_agent, register_agent, unregister_agent
-from goboom_env.config import GameConfig
-from goboom_env.engine import Match
+from goboom_env.agents import Agent, register_agent, unregister_agent
 from goboom_env.models import model_path
 from goboom_env.web import ServerSettings, create_app
 from goboom_env.web.catalog import Catalog, Choice
 from goboom_env.web.store import GameStore
 
-CLASSIC = {"preset": "classic", "seat": 0, "opponents": ["classic-tricks", "random"], "episode": "hand", "seed": 11,
-           "delay_ms": 0}
-JSON = {"Content-Type": "application/json"}
-JSON_LINES = {"Content-Type": "application/x-ndjson"}
-EVIL = "http://evil.example"
 HUGE = "x" * 3_000_000
 """A string far longer than any field: a reply may quote only a short excerpt of it."""
 LONG = "x" * 50_000
 """A long string that still fits the body of a new game or a move (64 KB)."""
-MAX_REPLY = 1000
-"""The longest error reply expected (a message and a short excerpt of the input)."""
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> TestClient:
-    with TestClient(create_app(ServerSettings(records=tmp_path / "games"))) as test_client:
-        yield test_client
-
-
-def new_game(client: TestClient, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str, str], dict[str, Any]]:
-    response = client.post("/api/games", json=body)
-    assert response.status_code == 201, response.text
-    data = response.json()
-    return data["game"], {"X-Game-Token": data["token"]}, data["frame"]
-
-
-def ws_url(game: str, headers: dict[str, str]) -> str:
-    return f"/api/games/{game}/play?token={headers['X-Game-Token']}"
-
-
-def first_legal(frame: dict[str, Any]) -> str:
-    return next((c["code"] for c in frame["your_hand"] if c["legal"]), "draw")
-
-
-def play_to_end(client: TestClient, game: str, headers: dict[str, str]) -> dict[str, Any]:
-    frame = client.post(f"/api/games/{game}/advance", headers=headers).json()["frames"][-1]
-    while frame["status"] != "over":
-        response = client.post(f"/api/games/{game}/move", headers=headers, json={"move": first_legal(frame)})
-        assert response.status_code == 200, response.text
-        frame = response.json()["frames"][-1]
-    return frame
-
-
-def record_text(seed: int = 1) -> str:
-    """One valid game record line (a random classic 3-player hand)."""
-    config = GameConfig(variant="classic", num_players=3)
-    agents = [make_agent("random", config, seed + s) for s in range(3)]
-    _, record = records.record_episode(Match(config, np.random.default_rng(seed)), agents, "hand",
-                                       seats=["random"] * 3)
-    return records.dumps_record(record) + "\n"
 
 
 # -- other web sites -----------------------------------------------------------------------------------------------
@@ -143,10 +107,8 @@ def test_a_new_game_must_be_sent_as_json_even_without_a_body(client: TestClient)
 
 
 def test_a_finished_game_frees_its_slot() -> None:
-    now = [0.0]
-    with TestClient(create_app(ServerSettings(max_games=1, finished_ttl=60))) as client:
+    with clocked_client(max_games=1, finished_ttl=60) as (client, now):
         store: GameStore = client.app.state.store
-        store.clock = lambda: now[0]
         game, token, _ = new_game(client)
         assert client.post("/api/games", json=CLASSIC).status_code == 503  # one game being played: full
         play_to_end(client, game, token)
@@ -218,7 +180,7 @@ def test_deep_json_and_huge_integers_are_a_400_naming_the_problem(client: TestCl
 
 @pytest.mark.parametrize("query", ["²", "\u0661", "1²", "-1", "+1", " 1", "1" * 30, "0x1"])
 def test_a_game_number_must_be_ascii_digits(client: TestClient, query: str) -> None:
-    response = client.post("/api/replay", params={"game": query}, content=record_text(), headers=JSON_LINES)
+    response = client.post("/api/replay", params={"game": query}, content=record_line(), headers=JSON_LINES)
     assert response.status_code == 400 and "game must be a game number" in response.json()["error"]
     assert client.get("/api/records/nosuch.jsonl", params={"game": query}).status_code == 400
 
@@ -283,7 +245,7 @@ def test_a_refused_move_or_record_quotes_only_a_short_excerpt(client: TestClient
     assert move.status_code == 400 and "not a move: 'xxx" in move.json()["error"] and len(move.text) < MAX_REPLY
     tampered = (("format", HUGE), ("version", HUGE), ("config", {"variant": HUGE}), ("episode", list(range(10**5))))
     for field, value in tampered:
-        record = json.loads(record_text())
+        record = json.loads(record_line())
         record[field] = value
         response = client.post("/api/replay", content=json.dumps(record), headers=JSON_LINES)
         assert response.status_code == 400 and len(response.text) < MAX_REPLY, field
@@ -377,7 +339,7 @@ def test_an_internal_error_shows_no_traceback_and_no_path(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(replay, "replay_of_text", broken)
     with TestClient(create_app(ServerSettings()), raise_server_exceptions=False) as client:
-        response = client.post("/api/replay", content=record_text(), headers=JSON_LINES)
+        response = client.post("/api/replay", content=record_line(), headers=JSON_LINES)
         assert response.status_code == 500
         assert response.json() == {"error": "internal error; the server's log has the details"}
 
@@ -418,14 +380,7 @@ def test_a_new_websocket_gets_its_first_frame_once_and_every_frame_a_rising_seq(
 
 
 def test_the_records_folder_lists_and_reads_only_its_own_regular_files(tmp_path: Path) -> None:
-    folder, outside = tmp_path / "games", tmp_path / "elsewhere"
-    folder.mkdir()
-    outside.mkdir()
-    (folder / "game-own.jsonl").write_text(record_text(1))
-    (outside / "private.jsonl").write_text(record_text(2))
-    (folder / "link.jsonl").symlink_to(outside / "private.jsonl")
-    (folder / "passwd.jsonl").symlink_to("/etc/passwd")
-    (folder / "dir.jsonl").mkdir()
+    folder = records_folder_with_links(tmp_path)
     with TestClient(create_app(ServerSettings(records=folder))) as client:
         assert client.get("/api/records").json()["records"] == ["game-own.jsonl"]
         assert client.get("/api/records/game-own.jsonl").status_code == 200
@@ -441,10 +396,8 @@ def test_goboom_serve_refuses_a_records_path_that_is_not_a_folder(tmp_path: Path
 
     file = tmp_path / "records.txt"
     file.write_text("not a folder")
-    with socket.socket() as taken:  # were the option let through, the server would stop at the taken port
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = str(taken.getsockname()[1])
+    with taken_port() as number:  # were the option let through, the server would stop at the taken port
+        port = str(number)
         assert main(["serve", "--port", port, "--records", str(file)]) == 2
         assert f"--records {file} is not a folder" in capsys.readouterr().err
         assert main(["serve", "--port", port, "--records", str(file / "sub")]) == 2

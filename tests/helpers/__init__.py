@@ -1,5 +1,6 @@
 """Helpers shared by the test folders (``from helpers import ...``: pyproject.toml puts ``tests`` on the path):
-build fixed deck orders, play scripted and random games, the configuration matrices, the soak counts.
+build fixed deck orders, play scripted and random games, the configuration matrices, the soak counts. Helpers of
+one folder's modules are a module of this package named after the folder (``from helpers.web import ...``).
 
 Deck orders follow RULES.md R0.5 (index 0 = top) and the deal of R1.3/R2.3: one card at a time,
 starting with the dealer's left. :func:`deck_for` turns "these are the hands, this is the stock"
@@ -25,7 +26,7 @@ import pytest
 from goboom_env import GameConfig, Hand
 from goboom_env.cards import code_of, deck_faces, face_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 """The checkout: the folder of pyproject.toml."""
 DATA = ROOT / "tests" / "data"
 """The golden data of the tests: hands.json, playthroughs/, shipped_models_tournament.json."""

@@ -1,0 +1,121 @@
+"""Helpers of the web tests (tests/web): game bodies, a scripted player over the ASGI test client, record files,
+ports on 127.0.0.1. The web extra is imported only by :func:`clocked_client`, when it is called."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from goboom_env import records
+from goboom_env.agents import make_agent
+from goboom_env.config import GameConfig
+from goboom_env.engine import Match
+
+CLASSIC = {
+    "preset": "classic",
+    "seat": 0,
+    "opponents": ["classic-tricks", "random"],
+    "episode": "hand",
+    "seed": 11,
+    "delay_ms": 0,
+}
+"""The body of a new game: a classic hand, the human in seat 0."""
+JSON = {"Content-Type": "application/json"}
+JSON_LINES = {"Content-Type": "application/x-ndjson"}
+"""How the page labels a record file it posts for replay."""
+EVIL = "http://evil.example"
+"""The origin of another web site."""
+MAX_REPLY = 1000
+"""The longest error reply expected (a message and a short excerpt of the input)."""
+
+
+@contextlib.contextmanager
+def clocked_client(**settings: Any) -> Iterator[tuple[Any, list[float]]]:
+    """The app of ``ServerSettings(**settings)`` behind Starlette's test client, its game store on a clock the test
+    sets: yields the client and ``now``, whose ``now[0]`` is the store's time in seconds (0 at first)."""
+    from starlette.testclient import TestClient
+
+    from goboom_env.web import ServerSettings, create_app
+
+    now = [0.0]
+    with TestClient(create_app(ServerSettings(**settings))) as client:
+        client.app.state.store.clock = lambda: now[0]
+        yield client, now
+
+
+def new_game(client: Any, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """Start a game through the test client: its id, the headers that carry its token, its first frame."""
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.text
+    data = response.json()
+    return data["game"], {"X-Game-Token": data["token"]}, data["frame"]
+
+
+def ws_url(game: str, headers: dict[str, str]) -> str:
+    """The websocket path of ``game`` with the token of ``headers``."""
+    return f"/api/games/{game}/play?token={headers['X-Game-Token']}"
+
+
+def first_legal(frame: dict[str, Any]) -> str:
+    """The move a scripted player makes: the lowest legal card of the hand, else draw (= the lowest legal action)."""
+    return next((c["code"] for c in frame["your_hand"] if c["legal"]), "draw")
+
+
+def play_to_end(client: Any, game: str, headers: dict[str, str]) -> tuple[dict[str, Any], list[list[str]]]:
+    """Play the human's seat with :func:`first_legal` to the end; the last frame and the legal moves of each turn."""
+    frame = client.post(f"/api/games/{game}/advance", headers=headers).json()["frames"][-1]
+    turns = []
+    while frame["status"] != "over":
+        if frame["status"] == "hand_over":
+            frame = client.post(f"/api/games/{game}/next", headers=headers).json()["frames"][-1]
+            continue
+        assert frame["status"] == "your_turn"
+        turns.append(sorted(frame["legal"]))
+        response = client.post(f"/api/games/{game}/move", headers=headers, json={"move": first_legal(frame)})
+        assert response.status_code == 200, response.text
+        frame = response.json()["frames"][-1]
+    return frame, turns
+
+
+def record_line(seed: int = 1) -> str:
+    """One valid game record line (a random classic 3-player hand)."""
+    config = GameConfig(variant="classic", num_players=3)
+    agents = [make_agent("random", config, seed + s) for s in range(3)]
+    _, record = records.record_episode(Match(config, np.random.default_rng(seed)), agents, "hand", seats=["random"] * 3)
+    return records.dumps_record(record) + "\n"
+
+
+def records_folder_with_links(root: Path) -> Path:
+    """``root/games``, a records folder holding one record, ``game-own.jsonl``, and what a server must neither list
+    nor read: ``link.jsonl``, a symbolic link to a record outside it (``root/elsewhere/private.jsonl``),
+    ``passwd.jsonl``, one to /etc/passwd, and ``dir.jsonl``, a folder."""
+    folder, outside = root / "games", root / "elsewhere"
+    folder.mkdir()
+    outside.mkdir()
+    (folder / "game-own.jsonl").write_text(record_line(1))
+    (outside / "private.jsonl").write_text(record_line(2))
+    (folder / "link.jsonl").symlink_to(outside / "private.jsonl")
+    (folder / "passwd.jsonl").symlink_to("/etc/passwd")
+    (folder / "dir.jsonl").mkdir()
+    return folder
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on (free when probed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def taken_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that a socket listens on until the block ends."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield taken.getsockname()[1]
