@@ -25,7 +25,7 @@ what others could not follow.
 goboom_env.env(variant="classic", num_players=4, hand_size=7, num_decks=None, num_jokers=None,
                scoring=None, target_score=None, rounds=None, after_joker="match",
                config=None, preset=None, episode="hand", reward="win", render_mode=None,
-               render_seat=None)
+               render_seat=None, observation="snapshot")
 ```
 
 `variant` ... `after_joker`: the fields of `goboom_env.GameConfig` (defaults resolved from
@@ -43,6 +43,9 @@ game (R1.11, R1.12, R2.2), dealing the next hand with the dealer moving left.
 
 `render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"` (prints it after
 every step). `render_seat`: a seat whose private hand the text view shows (for human play).
+
+`observation`: `"snapshot"` (default, the table below) or `"history"` (the snapshot followed by
+what the public events of the hand prove, see History observation).
 
 ### Observation Space
 
@@ -75,6 +78,30 @@ own hand. `n` is `num_players`; classic and jokers share one layout.
 For other player counts use `goboom_env.observation.layout(n)`, which returns these slices. The scores
 block's upper bound is `goboom_env.observation.max_score(config)` / score scale: the highest total the
 rules allow, so the space is bounded.
+
+#### History observation
+
+With `observation="history"` the vector is the snapshot above followed by four blocks, per relative
+seat in the same order (`goboom_env.history`; `goboom_env.history.history_layout(n)` returns the
+slices; `5 * 53 + 60 * n + 12 + 107 * n + 2 * n * (n + 55)` entries, 1417 for 4 players):
+
+| Indices (n = 4)  | Block          | Meaning                                                        |
+|------------------|----------------|----------------------------------------------------------------|
+| 0-516            | (snapshot)     | the observation tabled above, unchanged                        |
+| 517-728          | played         | n x 53, the cards each relative seat played this hand, per     |
+|                  |                | face, count / copies of the face                               |
+| 729-940          | void           | n x 53, the faces each relative seat is proved not to hold at  |
+|                  |                | its latest proof (1): classic, a draw or pass proves no card   |
+|                  |                | of the led suit or rank (R1.6); jokers, no matching non-boom   |
+|                  |                | card (R2.7)                                                     |
+| 941-944          | since          | cards each relative seat took since that proof / deck size     |
+| 945-1416         | window         | the last 2n moves, most recent first, n + 55 each: mover       |
+|                  |                | (relative seat, one-hot), card played (one-hot), drew, passed  |
+
+A proof covers the cards held at that moment (in classic also the cards the draw kept); the cards
+taken since (a jokers draw, a boom's draws) are unknown. Two proofs with no unknown card between
+them add up; a play of a proved-void face was an unknown card (`since` drops); once every covered
+card is gone both blocks are cleared. Everything in these blocks is public (RULES.md R4.1).
 
 #### Action Mask
 
@@ -163,7 +190,8 @@ from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import IllegalActionError, Match, action_type_error
 from goboom_env.episode import EPISODES, check_episode, end_hand
 from goboom_env.global_state import StateEncoder, state_encoder_for
-from goboom_env.observation import ObservationEncoder, encoder_for, observe
+from goboom_env.history import check_observation, history_encoder_for, make_encoder
+from goboom_env.observation import encoder_for, observe
 from goboom_env.render import render_text
 from goboom_env.scoring import REWARDS, points_rewards, win_rewards
 
@@ -199,12 +227,14 @@ def make_config(config: GameConfig | None = None, preset: str | None = None, **f
 
 
 @lru_cache(maxsize=64)
-def space_prototypes(config: GameConfig) -> tuple[spaces.Dict, spaces.Box]:
-    """The observation space and the state space of ``config``'s env, built once per configuration.
+def space_prototypes(config: GameConfig, observation: str = "snapshot") -> tuple[spaces.Dict, spaces.Box]:
+    """The observation space (of the ``observation`` layout) and the state space of ``config``'s env, built once
+    per configuration.
 
     Each env deep-copies them (a space owns the generator its ``sample`` draws from, so envs must not share
     one): building gymnasium's Box formats its bounds as text, which took most of an env's construction time."""
-    encoder, state_encoder = encoder_for(config), state_encoder_for(config)
+    encoder = history_encoder_for(config) if observation == "history" else encoder_for(config)
+    state_encoder = state_encoder_for(config)
     obs_space = spaces.Dict({
         "observation": spaces.Box(encoder.low, encoder.high, dtype=np.float32),
         "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
@@ -245,11 +275,13 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         reward: str = "win",
         render_mode: str | None = None,
         render_seat: int | None = None,
+        observation: str = "snapshot",
         **fields: Any,
     ) -> None:
         super().__init__()
         self.config = make_config(config, preset, **fields)
         check_episode(episode, reward)
+        self.observation = check_observation(observation)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         n = self.config.num_players
@@ -260,10 +292,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.reward_mode = reward
         self.render_mode = render_mode
         self.render_seat = seat
-        self.encoder = ObservationEncoder(self.config)
+        self.encoder = make_encoder(self.config, observation)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_space, state_space = copy.deepcopy(space_prototypes(self.config))
+        obs_space, state_space = copy.deepcopy(space_prototypes(self.config, observation))
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.state_encoder = StateEncoder(self.config)

@@ -45,7 +45,10 @@ from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.engine import PASSED, Hand, Match
 
 OBSERVATION_VERSION = 1
-"""Bumped whenever the layout changes; saved models record it."""
+"""The version of this (the *snapshot*) layout: bumped whenever it changes; saved models record it."""
+OBSERVATION_LAYOUTS = {"snapshot": OBSERVATION_VERSION, "history": 2}
+"""The observation layouts by name and their versions: ``"snapshot"`` (this module, the default) and
+``"history"`` (:mod:`goboom_env.history`: the snapshot followed by what the public events prove)."""
 
 
 def layout(num_players: int) -> dict[str, slice]:

@@ -1,0 +1,376 @@
+"""The public-history observation: the snapshot of :mod:`goboom_env.observation` followed by what the
+public events of the hand prove (RULES.md R4.1).
+
+The snapshot shows the table as it is; it cannot tell that the player to your left drew on a heart two
+turns ago and so held no heart then. This layout (``observation="history"``) adds, per relative seat in
+the order of the snapshot's per-seat blocks (``0`` = the observer, ``1`` = its left, ...), the cards it
+played this hand, what it is proved not to hold, and a window of the table's last moves. Everything is
+public: the leak test permutes the hidden cards and the stock and checks that nothing changes.
+
+=========================  ==================  ===================================================================
+block                      size                meaning (values)
+=========================  ==================  ===================================================================
+(the snapshot)             5 x 53 + 60n + 12   :mod:`goboom_env.observation`'s layout, unchanged
+``played``                 n x 53              cards each relative seat played this hand, per face,
+                                               count / copies of that face in the deck
+``void``                   n x 53              faces each relative seat is proved not to hold (1) at its latest
+                                               proof, see below; the joker column is always 0
+``since``                  n                   cards each relative seat took since that proof (unknown) / deck size
+``window``                 2n x (n + 55)       the last ``2n`` moves of the hand, the most recent first; each
+                                               row: mover (n, relative seat one-hot), card played (53,
+                                               one-hot), drew (1), passed (1); zero rows before the first
+=========================  ==================  ===================================================================
+
+**Proofs** (the inferences of :mod:`goboom_env.agents.determinize`). In classic a draw or a pass
+proves that the seat held no card of the led card's suit or rank (R1.5, R1.6), and the cards it drew
+and kept do not match it either. In jokers a voluntary draw or a pass proves that the seat held no
+matching non-boom card (R2.7; with ``after_joker="any"`` and a joker on top: no non-boom card at
+all); the card it drew, and every card a boom makes it draw (R2.6, R2.8), is unknown and counts in
+``since``. ``void`` describes the cards the seat held at the proof and still holds: ``hand size -
+since`` of its cards are none of ``void``. When a seat proves a void while it holds no unknown card
+(``since`` = 0), the two proofs add up (``void`` is their union); otherwise the new proof replaces
+the old. A play of a face in ``void`` must be an unknown card (``since`` drops by one); once every
+card held at the proof is gone (hand size = ``since``) the proof says nothing and both are cleared.
+
+A move is one decision: a card played (classic: also the matching card a draw ends with, ``drew``
+set too), a draw (jokers) or a pass (classic: also a draw that ran out of stock, ``drew`` and
+``passed``). The cards a boom makes the others draw are part of the boom's move.
+
+The facts are read from ``Hand.events``; a hand restored without its event log (a determinized
+sample) has an empty history, and a seat whose hand size the log does not account for gets no proof.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from goboom_env.cards import ACES_MASK, JOKER, JOKER_BIT, MATCH_MASKS, NUM_FACES
+from goboom_env.config import MAX_PLAYERS, GameConfig
+from goboom_env.engine import Hand, Match
+from goboom_env.events import EventKind
+from goboom_env.observation import (
+    OBSERVATION_LAYOUTS,
+    ObservationEncoder,
+    block_slices,
+    face_copies,
+    layout,
+    observation_size,
+    padded_index,
+)
+
+HISTORY_VERSION = OBSERVATION_LAYOUTS["history"]
+"""The observation version of this layout (saved models record it)."""
+PLAIN_CARDS = (1 << 52) - 1
+"""Every non-joker face."""
+MOVE_WIDTH = 55
+"""A window row after its mover block: card played (53), drew, passed."""
+DREW, PASSED_MOVE = 1, 2
+"""The bits of a move's kind: it drew cards, it did not play a card."""
+
+_PLAY, _DRAW, _PASS, _TRICK, _OUT, _UPCARD, _BURY, _BOOM, _BLOCKED = EventKind
+
+
+def window_size(num_players: int) -> int:
+    """The moves the window holds: two rounds of the table."""
+    return 2 * num_players
+
+
+def history_layout(num_players: int) -> dict[str, slice]:
+    """The named slices of the history observation: the snapshot's blocks, then ``played``, ``void``,
+    ``since`` and ``window`` (see the module docstring)."""
+    n = num_players
+    sizes = [("played", n * NUM_FACES), ("void", n * NUM_FACES), ("since", n),
+             ("window", window_size(n) * (n + MOVE_WIDTH))]
+    return layout(n) | block_slices(sizes, observation_size(n))
+
+
+def history_size(num_players: int) -> int:
+    """Length of the history observation: ``5 * 53 + 60n + 12 + 107n + 2n (n + 55)``."""
+    return history_layout(num_players)["window"].stop
+
+
+HISTORY_PADDED_SIZE = history_size(MAX_PLAYERS)
+"""Length of a padded history observation: the history layout of :data:`MAX_PLAYERS` seats."""
+
+
+@lru_cache(maxsize=MAX_PLAYERS)
+def history_padded_index(num_players: int) -> np.ndarray:
+    """For each entry of an ``num_players``-seat history observation, its index in the 12-seat one (int64),
+    as :func:`goboom_env.observation.padded_index` does for the snapshot: the snapshot part keeps that
+    placement, the per-seat rows of ``played`` and ``void`` and the entries of ``since`` fill the first
+    ``n`` slots of their 12, and window row ``j`` fills the first ``2n`` of 24 rows with its mover in the
+    first ``n`` of 12 entries and the card, drew and passed entries after them."""
+    n = int(num_players)
+    base = padded_index(n)
+    small, wide = history_layout(n), history_layout(MAX_PLAYERS)
+    index = np.empty(history_size(n), np.int64)
+    index[:len(base)] = base
+    for name in ("played", "void", "since"):
+        sl = small[name]
+        index[sl] = np.arange(wide[name].start, wide[name].start + (sl.stop - sl.start))
+    row, wide_row = n + MOVE_WIDTH, MAX_PLAYERS + MOVE_WIDTH
+    local = np.concatenate([np.arange(n), MAX_PLAYERS + np.arange(MOVE_WIDTH)])
+    for j in range(window_size(n)):
+        start = small["window"].start + j * row
+        index[start:start + row] = wide["window"].start + j * wide_row + local
+    index.flags.writeable = False
+    return index
+
+
+def pad_history(obs: np.ndarray, num_players: int) -> np.ndarray:
+    """A batch ``[B, D_n]`` (or one vector) of history observations in the 12-seat layout
+    ``[B, HISTORY_PADDED_SIZE]`` (zeros in the slots of absent seats), see :func:`history_padded_index`."""
+    index = history_padded_index(num_players)
+    obs = np.asarray(obs)
+    if obs.shape[-1] != len(index):
+        raise ValueError(f"history observations of {num_players} players have {len(index)} entries, "
+                         f"got shape {obs.shape}")
+    out = np.zeros((*obs.shape[:-1], HISTORY_PADDED_SIZE), obs.dtype)
+    out[..., index] = obs
+    return out
+
+
+class PublicHistory:
+    """The facts of one hand's public events, per absolute seat, brought up to date event by event."""
+
+    __slots__ = (
+        "_after_any",
+        "_boom",
+        "_boomer",
+        "_classic",
+        "_done",
+        "_hit",
+        "_led",
+        "_match",
+        "_n",
+        "_pending",
+        "_top",
+        "moves",
+        "played",
+        "since",
+        "sizes",
+        "void",
+        "window",
+    )
+
+    def __init__(self, config: GameConfig) -> None:
+        n = self._n = config.num_players
+        self._classic = config.is_classic
+        self._boom = ACES_MASK if config.aces_mode else JOKER_BIT
+        self._after_any = config.after_joker == "any" and not config.aces_mode
+        self.window = window_size(n)
+        self.played = [bytearray(NUM_FACES) for _ in range(n)]
+        """Cards each seat played this hand, per face."""
+        self.void = [0] * n
+        """Per seat, the faces (bitmask) its latest proof says it does not hold."""
+        self.since = [0] * n
+        """Per seat, cards taken since that proof."""
+        self.sizes = [config.hand_size] * n
+        """Per seat, the hand size the events account for."""
+        self.moves: list[tuple[int, int, int]] = []
+        """The last :attr:`window` moves, oldest first: (seat, face played or -1, kind bits)."""
+        self._done = 0
+        self._led = self._top = self._match = -1
+        self._pending: tuple[int, int, int] | None = None  # classic: (seat, cards drawn, void) of a draw
+        self._boomer, self._hit = -1, 0
+
+    def update(self, events: list) -> None:
+        """Read the events not read yet (the engine only appends to the log)."""
+        start, self._done = self._done, len(events)
+        read = self._read_classic if self._classic else self._read_jokers
+        for event in events[start:]:
+            read(event)
+
+    # -- the facts ----------------------------------------------------------------------------------
+
+    def _prove(self, seat: int, void: int) -> None:
+        """``seat`` holds none of ``void`` now; an older proof still holds too when no unknown card came since."""
+        self.void[seat] = void | (self.void[seat] if not self.since[seat] else 0)
+        self.since[seat] = 0
+
+    def _take(self, seat: int, count: int) -> None:
+        """``seat`` took ``count`` unknown cards."""
+        self.sizes[seat] += count
+        if self.void[seat]:
+            self.since[seat] += count
+
+    def _play(self, seat: int, face: int) -> None:
+        """``seat`` played ``face`` from its hand: a face it was void of was an unknown card."""
+        self.played[seat][face] += 1
+        self.sizes[seat] -= 1
+        void = self.void[seat]
+        if not void:
+            return
+        if (void >> face) & 1 and self.since[seat]:
+            self.since[seat] -= 1
+        if self.sizes[seat] <= self.since[seat]:  # no card of the proof is left
+            self.void[seat] = self.since[seat] = 0
+
+    def _move(self, seat: int, face: int, kind: int) -> None:
+        moves = self.moves
+        moves.append((seat, face, kind))
+        if len(moves) > self.window:
+            del moves[0]
+
+    # -- the event logs ------------------------------------------------------------------------------
+
+    def _read_classic(self, event: tuple) -> None:
+        """R1.5, R1.6: a draw or a pass proves a void in the led card's suit and rank."""
+        kind = event[0]
+        pending = self._pending
+        if pending is not None and kind in (_PLAY, _PASS):
+            seat, drawn, void = pending
+            self._pending = None
+            kept = drawn - 1 if kind == _PLAY else drawn
+            self.sizes[seat] += kept
+            if kept and self.void[seat] != void:  # the kept cards are known to be none of the new void only
+                self.void[seat] = void
+            if kind == _PLAY:  # the last card drawn went straight to the trick
+                self.played[seat][event[2]] += 1
+                self._move(seat, event[2], DREW)
+            else:
+                self._move(seat, -1, DREW | PASSED_MOVE)
+            return
+        if kind == _PLAY:
+            seat, face = event[1], event[2]
+            self._play(seat, face)
+            if self._led < 0:
+                self._led = face
+            self._move(seat, face, 0)
+        elif kind == _DRAW:
+            void = MATCH_MASKS[self._led]
+            self._prove(event[1], void)
+            self._pending = (event[1], event[2], void)
+        elif kind == _PASS:  # no draw first: the stock was already empty
+            self._prove(event[1], MATCH_MASKS[self._led])
+            self._move(event[1], -1, PASSED_MOVE)
+        elif kind == _TRICK:
+            self._led = -1
+
+    def _read_jokers(self, event: tuple) -> None:
+        """R2.6, R2.7: a voluntary draw or a pass proves that no matching non-boom card was held."""
+        kind = event[0]
+        n = self._n
+        if kind == _DRAW and self._boomer >= 0 and self._hit < n - 1 and event[1] == (self._boomer + self._hit + 1) % n:
+            self._take(event[1], event[2])  # a card drawn because of the boom: unknown
+            self._hit += 1
+            return
+        self._boomer = -1
+        if kind == _UPCARD:
+            self._top = self._match = event[1]
+        elif kind == _PLAY:
+            seat, face = event[1], event[2]
+            self._play(seat, face)
+            self._top = face
+            if face != JOKER:
+                self._match = face
+            self._move(seat, face, 0)
+        elif kind == _BOOM:
+            self._boomer, self._hit = event[1], 0
+        elif kind in (_DRAW, _PASS):
+            plain = PLAIN_CARDS & ~self._boom
+            self._prove(event[1], plain if self._after_any and self._top == JOKER else MATCH_MASKS[self._match] & plain)
+            if kind == _DRAW:
+                self._take(event[1], event[2])
+                self._move(event[1], -1, DREW)
+            else:
+                self._move(event[1], -1, PASSED_MOVE)
+
+
+class HistoryEncoder(ObservationEncoder):
+    """Builds history observations (the module docstring) for one configuration.
+
+    The facts of each hand are kept between calls and brought up to date from the new events only, so an
+    env pays for each event once; a few recent hands are remembered (a tournament interleaves tables).
+    """
+
+    CACHE_HANDS = 16
+
+    def __init__(self, config: GameConfig) -> None:
+        super().__init__(config)
+        n = self.n
+        self.snapshot_size = self.size
+        self.slices = history_layout(n)
+        self.size = history_size(n)
+        tail = self.size - self.snapshot_size
+        self._tail = tail
+        h = {k: v.start - self.snapshot_size for k, v in self.slices.items() if k in ("played", "void", "since",
+                                                                                        "window")}
+        self._hoff = h
+        copies = (1.0 / face_copies(config)).astype(np.float32)
+        scale = np.ones(tail, np.float32)
+        scale[h["played"]:h["void"]] = np.tile(copies, n)
+        scale[h["since"]:h["since"] + n] = np.float32(1.0 / config.deck_size)
+        self._hscale = scale
+        self._hands: dict[int, tuple[Hand, PublicHistory]] = {}
+        self._units |= {"played": face_copies(config), "void": 1.0, "since": config.deck_size, "window": 1.0}
+        self._unit_scale = np.zeros(self.size)
+        for name, unit in self._units.items():
+            sl = self.slices[name]
+            self._unit_scale[sl] = np.tile(unit, (sl.stop - sl.start) // np.size(unit)) if np.ndim(unit) else unit
+        self.low = np.zeros(self.size, np.float32)
+        self.high = np.concatenate([self.high, np.ones(tail, np.float32)])
+
+    def history(self, hand: Hand) -> PublicHistory:
+        """The facts of ``hand``'s events so far."""
+        entry = self._hands.get(id(hand))
+        if entry is None or entry[0] is not hand or entry[1]._done > len(hand.events):
+            if len(self._hands) >= self.CACHE_HANDS:
+                del self._hands[next(iter(self._hands))]
+            entry = self._hands[id(hand)] = (hand, PublicHistory(self.config))
+        facts = entry[1]
+        facts.update(hand.events)
+        return facts
+
+    def encode(self, hand: Hand, seat: int, match: Match | None = None) -> np.ndarray:
+        """A fresh history observation of ``hand`` seen from ``seat`` (scores from ``match``)."""
+        snapshot = super().encode(hand, seat, match)
+        facts = self.history(hand)
+        n, h, f = self.n, self._hoff, NUM_FACES
+        levels = np.zeros(self._tail, np.int32)
+        for rel, other in enumerate(self._rot[seat]):
+            start = h["played"] + rel * f
+            levels[start:start + f] = np.frombuffer(facts.played[other], np.uint8)
+            if facts.sizes[other] != hand.sizes[other]:
+                continue  # the log does not account for this hand: no proof
+            void = facts.void[other]
+            if void:
+                start = h["void"] + rel * f
+                while void:
+                    low = void & -void
+                    levels[start + low.bit_length() - 1] = 1
+                    void ^= low
+                levels[h["since"] + rel] = facts.since[other]
+        row = n + MOVE_WIDTH
+        start = h["window"]
+        for mover, face, kind in reversed(facts.moves):
+            levels[start + (mover - seat) % n] = 1
+            if face >= 0:
+                levels[start + n + face] = 1
+            if kind & DREW:
+                levels[start + n + NUM_FACES] = 1
+            if kind & PASSED_MOVE:
+                levels[start + n + NUM_FACES + 1] = 1
+            start += row
+        return np.concatenate([snapshot, levels.astype(np.float32) * self._hscale])
+
+
+@lru_cache(maxsize=64)
+def history_encoder_for(config: GameConfig) -> HistoryEncoder:
+    """The (cached) history encoder of a configuration."""
+    return HistoryEncoder(config)
+
+
+def make_encoder(config: GameConfig, observation: str = "snapshot") -> ObservationEncoder:
+    """A new encoder of ``observation`` (``"snapshot"`` or ``"history"``) for ``config``."""
+    check_observation(observation)
+    return HistoryEncoder(config) if observation == "history" else ObservationEncoder(config)
+
+
+def check_observation(observation: object) -> str:
+    """``observation`` when it names a layout (:data:`goboom_env.observation.OBSERVATION_LAYOUTS`), else ValueError."""
+    if not isinstance(observation, str) or observation not in OBSERVATION_LAYOUTS:
+        raise ValueError(f"observation must be one of {sorted(OBSERVATION_LAYOUTS)}, got {observation!r}")
+    return observation
