@@ -82,11 +82,14 @@ def test_same_seed_same_game_and_different_seed_differs() -> None:
     assert run(11) != run(12)
 
 
+SMALL = GameConfig(variant="classic", num_players=3, hand_size=2)
+SMALL_DECK = deck_for(SMALL, [["5H", "KC"], ["2C", "3D"], ["9H", "4S"]], ["7C", "8S", "JH"], dealer=2)
+"""Dealt by seat 2: seat 0 holds 5H KC (it leads), seat 1 2C 3D, seat 2 9H 4S; the stock starts 7C 8S JH."""
+
+
 def test_reset_with_a_fixed_deck_and_dealer() -> None:
-    cfg = GameConfig(variant="classic", num_players=3, hand_size=2)
-    deck = deck_for(cfg, [["5H", "KC"], ["2C", "3D"], ["9H", "4S"]], ["7C", "8S", "JH"], dealer=2)
-    env = goboom_env.raw_env(config=cfg)
-    for options in ({"deck": deck, "dealer": 2}, {"deck": [face_of(c) for c in deck], "dealer": 2}):
+    env = goboom_env.raw_env(config=SMALL)
+    for options in ({"deck": SMALL_DECK, "dealer": 2}, {"deck": [face_of(c) for c in SMALL_DECK], "dealer": 2}):
         env.reset(seed=0, options=options)
         assert env.agent_selection == "player_0"
         assert env.match.hand.hand_faces(1) == sorted(face_of(c) for c in ("2C", "3D"))
@@ -104,11 +107,9 @@ def test_reset_with_a_fixed_deck_and_dealer() -> None:
     ids=["short", "duplicate", "joker-in-classic", "bad-code", "bad-type"],
 )
 def test_reset_rejects_an_invalid_deck(deck: object, message: str) -> None:
-    cfg = GameConfig(variant="classic", num_players=3, hand_size=2)
-    good = deck_for(cfg, [["5H", "KC"], ["2C", "3D"], ["9H", "4S"]], dealer=2)
-    env = goboom_env.raw_env(config=cfg)
+    env = goboom_env.raw_env(config=SMALL)
     with pytest.raises(ValueError, match=message):
-        env.reset(options={"deck": deck(good), "dealer": 2})
+        env.reset(options={"deck": deck(SMALL_DECK), "dealer": 2})
 
 
 @pytest.mark.parametrize("dealer", [3, -1, "0", True])
@@ -125,10 +126,8 @@ def test_unknown_reset_option_warns() -> None:
 
 
 def test_raw_env_illegal_action_names_agent_action_and_legal_actions() -> None:
-    cfg = GameConfig(variant="classic", num_players=3, hand_size=2)
-    deck = deck_for(cfg, [["5H", "KC"], ["2C", "3D"], ["9H", "4S"]], ["7C", "8S", "JH"], dealer=2)
-    env = goboom_env.raw_env(config=cfg)
-    env.reset(options={"deck": deck, "dealer": 2})
+    env = goboom_env.raw_env(config=SMALL)
+    env.reset(options={"deck": SMALL_DECK, "dealer": 2})
     before = env.state_dict()
     with pytest.raises(ValueError, match=r"player_0: action 53 is not legal .* legal actions: \[11, 29\]") as caught:
         env.step(53)  # callers may catch it as the ValueError it is

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import RULE_CONFIGS, aec_steps, config_id, deck_for, random_hand_steps, random_legal
+from helpers import aec_steps, deck_for, on_rule_configs, random_hand_steps, random_legal
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
@@ -43,7 +43,7 @@ def test_observation_module_table_matches_layout(n: int) -> None:
     assert starts == sorted(starts) and starts[0] == 0  # contiguous, in documented order
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+@on_rule_configs
 def test_observations_stay_in_the_observation_space(config: GameConfig) -> None:
     env = goboom_env.env(config=config, episode="match")
     env.reset(seed=5)
@@ -113,7 +113,7 @@ def _hidden_variant(hand: Hand, seat: int, rng: np.random.Generator) -> Hand:
     return Hand.from_dict(data)
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+@on_rule_configs
 def test_r4_1_hidden_cards_never_change_the_observation(config: GameConfig) -> None:
     rng = np.random.default_rng(99)
     enc = ObservationEncoder(config)
@@ -153,7 +153,7 @@ def test_r4_1_env_observation_ignores_hidden_cards() -> None:
     assert not np.array_equal(env.observe("player_0")["observation"], before["player_0"]["observation"])
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+@on_rule_configs
 def test_counts_decodes_what_the_engine_holds(config: GameConfig) -> None:
     """``ObservationEncoder.counts`` turns every counting block back into the engine's integers."""
     rng = np.random.default_rng(41)

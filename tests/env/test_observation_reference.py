@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import random_match_states
 
 from goboom_env import GameConfig, Match
 from goboom_env.cards import NUM_FACES
@@ -74,19 +75,13 @@ def test_encoder_matches_the_reference_in_every_state_of_random_matches(config: 
     checked = 0
     for _ in range(3):
         match = Match(config, rng)
-        while not match.over:
-            hand = match.hand
-            while True:
-                for seat in range(config.num_players):
-                    for m in (match, None):
-                        got = encoder.encode(hand, seat, m)
-                        assert got.dtype == np.float32
-                        np.testing.assert_allclose(got, reference_encode(config, hand, seat, m), rtol=1e-6, atol=0)
-                        checked += 1
-                if hand.over:
-                    break
-                hand.apply(int(rng.choice(hand.legal_actions())))
-            match.finish_hand()
+        for hand in random_match_states(match, rng):
+            for seat in range(config.num_players):
+                for m in (match, None):
+                    got = encoder.encode(hand, seat, m)
+                    assert got.dtype == np.float32
+                    np.testing.assert_allclose(got, reference_encode(config, hand, seat, m), rtol=1e-6, atol=0)
+                    checked += 1
     assert checked > 500
 
 

@@ -66,16 +66,21 @@ def test_bad_parameters_are_named(params: dict, message: str) -> None:
         pyspiel.load_game(SHORT_NAME, params)
 
 
+def _random_step(state: pyspiel.State, rng: np.random.Generator) -> None:
+    """Apply one random action: a chance outcome by its odds, else a uniformly random legal action."""
+    if state.is_chance_node():
+        outcomes, probs = zip(*state.chance_outcomes())
+        state.apply_action(int(rng.choice(outcomes, p=probs)))
+    else:
+        state.apply_action(int(rng.choice(state.legal_actions())))
+
+
 def _random_game(game: pyspiel.Game, seed: int, moves: int | None = None) -> pyspiel.State:
     """A state after ``moves`` random actions (chance nodes by their odds), or at the end of the game."""
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
     while not state.is_terminal() and (moves is None or len(state.history()) < moves):
-        if state.is_chance_node():
-            outcomes, probs = zip(*state.chance_outcomes())
-            state.apply_action(int(rng.choice(outcomes, p=probs)))
-        else:
-            state.apply_action(int(rng.choice(state.legal_actions())))
+        _random_step(state, rng)
     return state
 
 
@@ -130,11 +135,7 @@ def test_resampling_keeps_what_the_player_knows() -> None:
     state = game.new_initial_state()
     rng = np.random.default_rng(3)
     while state.is_chance_node() or len(state.history()) < 60:
-        if state.is_chance_node():
-            outcomes, probs = zip(*state.chance_outcomes())
-            state.apply_action(int(rng.choice(outcomes, p=probs)))
-        else:
-            state.apply_action(int(rng.choice(state.legal_actions())))
+        _random_step(state, rng)
     player = state.current_player()
     other = (player + 1) % 3
     changed = 0
@@ -201,11 +202,7 @@ def test_a_clone_is_independent_of_its_original() -> None:
     before = (str(state), state.history(), state.information_state_string(0))
     clone = state.clone()
     while not clone.is_terminal():
-        if clone.is_chance_node():
-            outcomes, probs = zip(*clone.chance_outcomes())
-            clone.apply_action(int(rng.choice(outcomes, p=probs)))
-        else:
-            clone.apply_action(int(rng.choice(clone.legal_actions())))
+        _random_step(clone, rng)
     assert (str(state), state.history(), state.information_state_string(0)) == before
     assert clone.match.hands_played == 2 and state.match.hands_played == 0 and not state.is_terminal()
 

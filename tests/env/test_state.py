@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import RULE_CONFIGS, aec_steps, config_id, random_legal
+from helpers import aec_steps, on_rule_configs, random_legal
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
@@ -75,7 +75,7 @@ def _swap_hidden(hand: Hand) -> Hand:
     return Hand.from_dict(data)
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+@on_rule_configs
 def test_state_changes_with_hidden_cards_while_the_observation_does_not(config: GameConfig) -> None:
     rng = np.random.default_rng(7)
     match = Match(config, rng)
@@ -93,7 +93,7 @@ def test_state_changes_with_hidden_cards_while_the_observation_does_not(config: 
         assert not np.array_equal(enc.encode(reordered, 0), enc.encode(match.hand, 0))
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+@on_rule_configs
 def test_state_lies_in_the_state_space(config: GameConfig) -> None:
     env = goboom_env.env(config=config, episode="match")
     env.reset(seed=3)

@@ -10,6 +10,7 @@ into the deck order that deals exactly that, which keeps scenario tests readable
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -18,18 +19,19 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pytest
 
-from goboom_env import GameConfig, Hand
+from goboom_env import GameConfig, Hand, Match
 from goboom_env.cards import code_of, deck_faces, face_of
 
 ROOT = Path(__file__).resolve().parents[2]
 """The checkout: the folder of pyproject.toml."""
 DATA = ROOT / "tests" / "data"
 """The golden data of the tests: hands.json, playthroughs/, shipped_models_tournament.json."""
+TestFunction = TypeVar("TestFunction", bound=Callable[..., Any])
 
 FULL_SOAK = os.environ.get("GOBOOM_SOAK") == "full"
 """Set by ``make soak``: the soak tests (marker ``soak``) play their full counts. Without it (CI's slow tier) each
@@ -39,6 +41,12 @@ plays a sample with the same assertions: every configuration, fewer games."""
 def soak_count(full: int, sample: int) -> int:
     """How many games (or examples) a soak test plays: ``full`` under ``make soak``, else ``sample``."""
     return full if FULL_SOAK else sample
+
+
+def soak(test: TestFunction) -> TestFunction:
+    """Mark a soak test: ``slow`` (CI's slow tier plays its sample) and ``soak`` (``make soak`` plays its full
+    count); its counts come from :func:`soak_count`."""
+    return pytest.mark.slow(pytest.mark.soak(test))
 
 
 EVERY_EXTRA = os.environ.get("GOBOOM_TEST_EVERY_EXTRA") == "1"
@@ -89,6 +97,12 @@ def config_id(config: GameConfig) -> str:
         return f"classic{config.num_players}-{config.scoring}"
     mode = "aces" if config.aces_mode else ("any" if config.after_joker == "any" else f"{config.num_jokers}jk")
     return f"jokers{config.num_players}-{mode}"
+
+
+on_matrix = pytest.mark.parametrize("config", MATRIX, ids=config_id)
+"""Run a test (argument ``config``) once per configuration of :data:`MATRIX`."""
+on_rule_configs = pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+"""Run a test (argument ``config``) once per configuration of :data:`RULE_CONFIGS`."""
 
 
 def deck_for(
@@ -174,14 +188,35 @@ def legal_codes(hand: Hand) -> list[str]:
     return ["draw" if a == 53 else code_of(a) for a in hand.legal_actions()]
 
 
+def random_move(hand: Hand, rng: np.random.Generator) -> int:
+    """Apply a uniformly random legal action to ``hand``; return it."""
+    legal = hand.legal_actions()
+    action = legal[int(rng.integers(len(legal)))]
+    hand.apply(action)
+    return action
+
+
 def random_hand_steps(hand: Hand, rng: np.random.Generator) -> Iterator[int]:
     """Play ``hand`` to the end with uniformly random legal actions, yielding each action after it
     is applied (so the caller can inspect every intermediate state)."""
     while not hand.over:
-        legal = hand.legal_actions()
-        action = legal[int(rng.integers(len(legal)))]
-        hand.apply(action)
-        yield action
+        yield random_move(hand, rng)
+
+
+def random_match_states(match: Match, rng: np.random.Generator) -> Iterator[Hand]:
+    """Play ``match`` to its end with uniformly random legal actions, yielding its hand in every state: before
+    each action, and once each hand is over (before :meth:`Match.finish_hand` scores it)."""
+    while not match.over:
+        hand = match.hand
+        yield hand
+        for _ in random_hand_steps(hand, rng):
+            yield hand
+        match.finish_hand()
+
+
+def through_json(data: Any) -> Any:
+    """``data`` written as JSON and read back (what a saved state holds once it is on disk)."""
+    return json.loads(json.dumps(data))
 
 
 def ctrl_c_once_started(args: Sequence[str], started: Path, cwd: Path, timeout: float = 120.0) -> tuple[int, str]:

@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id, play_aec, random_legal, soak_count
+from helpers import on_matrix, play_aec, random_legal, soak, soak_count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -164,14 +164,14 @@ def _match_ended(config: GameConfig, totals: list[int], hands: int) -> bool:
     return max(totals) >= config.target_score
 
 
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@on_matrix
 def test_random_hands_follow_the_rules(config: GameConfig) -> None:
     rng = np.random.default_rng(1000 + config.num_players)
     for _ in range(40):
         play_checked_hand(Match(config, rng).hand, rng)
 
 
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@on_matrix
 def test_random_matches_score_consistently(config: GameConfig) -> None:
     rng = np.random.default_rng(2000 + config.num_players)
     for _ in range(4):
@@ -208,8 +208,7 @@ def test_random_configs_follow_the_rules(variant: str, num_players: int, hand_si
     play_checked_hand(Match(random_config(variant, num_players, hand_size, option), rng).hand, rng)
 
 
-@pytest.mark.slow
-@pytest.mark.soak
+@soak
 @settings(max_examples=soak_count(1000, 200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**CASES)
 def test_soak_random_configs(variant: str, num_players: int, hand_size: int, option: str, seed: int) -> None:
@@ -263,7 +262,7 @@ def expected_rewards(config: GameConfig, reward: str, episode: str, match: Match
     return total
 
 
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@on_matrix
 @pytest.mark.parametrize(("reward", "episode"), ENV_MODES, ids=[f"{r}-{e}" for r, e in ENV_MODES])
 def test_env_masks_and_zero_sum_rewards(config: GameConfig, reward: str, episode: str) -> None:
     for seed in range(2 if episode == "match" else 4):
@@ -276,9 +275,8 @@ def test_env_masks_and_zero_sum_rewards(config: GameConfig, reward: str, episode
 # -- soak --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-@pytest.mark.soak
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@soak
+@on_matrix
 def test_soak_thousands_of_hands(config: GameConfig) -> None:
     """1,500 hands and 60 matches per configuration (``make soak``; a fifth of that in CI)."""
     rng = np.random.default_rng(31337 + config.num_players)
@@ -288,9 +286,8 @@ def test_soak_thousands_of_hands(config: GameConfig) -> None:
         play_checked_match(config, rng)
 
 
-@pytest.mark.slow
-@pytest.mark.soak
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@soak
+@on_matrix
 def test_soak_env_games(config: GameConfig) -> None:
     """100 env episodes per configuration (``make soak``; 20 in CI), every reward and episode mode alike."""
     for seed in range(soak_count(100, 20)):

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id
+from helpers import config_id, on_matrix
 
 from goboom_env import GameConfig
 from goboom_env.cards import NUM_FACES
@@ -102,7 +102,7 @@ def check_game(config: GameConfig, seed: int, episode: str) -> int:
     raise AssertionError(f"{config_id(config)} {episode} seed {seed}: the game did not end in 100,000 moves")
 
 
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@on_matrix
 def test_engine_and_kernels_agree_rule_by_rule(config: GameConfig) -> None:
     """Four hands and two whole matches (their scores and the deals of later hands) per configuration."""
     moves = [check_game(config, seed, "hand") for seed in range(4)]

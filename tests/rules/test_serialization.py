@@ -4,28 +4,21 @@ restore a state that continues identically; malformed data raises ValueError."""
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable
 
 import numpy as np
 import pytest
-from helpers import RULE_CONFIGS, config_id
+from helpers import on_rule_configs, random_move, through_json
 
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.engine import event_to_json
-
-
-def through_json(data: dict) -> dict:
-    """A JSON round trip: what a file or a socket would carry."""
-    return json.loads(json.dumps(data))
 
 
 def advance(hand: Hand, steps: int, seed: int) -> None:
     """Apply ``steps`` seeded random legal actions."""
     rng = np.random.default_rng(seed)
     for _ in range(steps):
-        legal = hand.legal_actions()
-        hand.apply(legal[int(rng.integers(len(legal)))])
+        random_move(hand, rng)
 
 
 def finish(hand: Hand, seed: int) -> list[tuple]:
@@ -40,7 +33,7 @@ def finish(hand: Hand, seed: int) -> list[tuple]:
     return trace
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+@on_rule_configs
 def test_hand_round_trip_continues_identically(config: GameConfig) -> None:
     rng = np.random.default_rng(17)
     for game in range(8):
@@ -67,7 +60,7 @@ def rebuilt(hand: Hand) -> Hand:
     )
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+@on_rule_configs
 def test_from_state_builds_the_same_hand_as_dealing_and_playing(config: GameConfig) -> None:
     """The one constructor of a mid-game hand (used by from_dict and by PlayerView.sample_hand) gives a
     hand equal to the one the engine played to that point, and it plays on identically."""
@@ -81,7 +74,7 @@ def test_from_state_builds_the_same_hand_as_dealing_and_playing(config: GameConf
         assert finish(copy_, game) == finish(hand, game)
 
 
-@pytest.mark.parametrize("config", RULE_CONFIGS, ids=config_id)
+@on_rule_configs
 def test_match_round_trip_continues_identically(config: GameConfig) -> None:
     rng = np.random.default_rng(23)
     match = Match(config, rng)

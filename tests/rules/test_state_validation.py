@@ -7,20 +7,17 @@ from __future__ import annotations
 import copy
 import json
 from functools import cache
+from itertools import islice
 
 import numpy as np
 import pytest
-from helpers import MATRIX, RULE_CONFIGS, config_id, soak_count
+from helpers import RULE_CONFIGS, on_matrix, random_hand_steps, random_match_states, soak, soak_count, through_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from goboom_env import GameConfig, Hand, Match, raw_env
 from goboom_env.cards import NUM_FACES, code_of
 from goboom_env.observation import ObservationEncoder
-
-
-def _through_json(data: dict) -> dict:
-    return json.loads(json.dumps(data))
 
 
 def _reached_states(config: GameConfig, games: int, seed: int, every: int = 1) -> list[tuple[dict, dict]]:
@@ -30,18 +27,11 @@ def _reached_states(config: GameConfig, games: int, seed: int, every: int = 1) -
     states, step = [], 0
     for _ in range(games):
         match = Match(config, rng)
-        while not match.over:
-            hand = match.hand
-            while True:
-                if step % every == 0 or hand.over:
-                    states.append((_through_json(match.to_dict()), _through_json(hand.to_dict())))
-                step += 1
-                if hand.over:
-                    break
-                legal = hand.legal_actions()
-                hand.apply(legal[int(rng.integers(len(legal)))])
-            match.finish_hand()
-        states.append((_through_json(match.to_dict()), _through_json(match.hand.to_dict())))
+        for hand in random_match_states(match, rng):
+            if step % every == 0 or hand.over:
+                states.append((through_json(match.to_dict()), through_json(hand.to_dict())))
+            step += 1
+        states.append((through_json(match.to_dict()), through_json(match.hand.to_dict())))
     return states
 
 
@@ -53,14 +43,13 @@ def _check_round_trips(config: GameConfig, games: int, seed: int) -> int:
     return len(states)
 
 
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@on_matrix
 def test_every_reached_state_loads_back_unchanged(config: GameConfig) -> None:
     assert _check_round_trips(config, games=1, seed=5) > 10
 
 
-@pytest.mark.slow
-@pytest.mark.soak
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@soak
+@on_matrix
 def test_every_reached_state_loads_back_unchanged_many_games(config: GameConfig) -> None:
     """25 games per configuration (``make soak``; 5 in CI)."""
     games = soak_count(25, 5)
@@ -187,12 +176,8 @@ def _check_plays_on(hand: Hand, match: Match | None) -> None:
         after.apply(action)
         observe_all(after)
         Hand.from_dict(after.to_dict())  # what the engine makes of an accepted state is accepted too
-    rest, rng = hand.copy(), np.random.default_rng(0)
-    for _ in range(10_000):
-        if rest.over:
-            break
-        legal = rest.legal_actions()
-        rest.apply(legal[int(rng.integers(len(legal)))])
+    rest = hand.copy()
+    for _ in islice(random_hand_steps(rest, np.random.default_rng(0)), 10_000):
         observe_all(rest)
     assert rest.over and rest.winners()
     if match is not None and hand.over and not match.over:
@@ -217,8 +202,7 @@ def test_mutated_states_are_rejected_or_play_on(state: tuple[str, dict]) -> None
     _load_or_reject(*state)
 
 
-@pytest.mark.slow
-@pytest.mark.soak
+@soak
 @settings(max_examples=soak_count(10_000, 2000), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mutated_states())

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import DATA, soak_count
+from helpers import DATA, soak, soak_count
 
 import goboom_env
 from goboom_env import GameConfig
@@ -104,6 +104,12 @@ def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.
     def place() -> str:
         return where if step is None else f"{where} step {step} game {b}"
 
+    def assert_same_bytes(what: str, got: np.ndarray, expected: np.ndarray) -> None:
+        if got.tobytes() != expected.tobytes():
+            diff = np.flatnonzero(got != expected)
+            raise AssertionError(f"{place()}: {what} differs at {diff.tolist()[:10]}: "
+                                 f"{got[diff][:10]} vs {expected[diff][:10]}")
+
     agent = env.agent_selection
     assert seat[b] == env.agent_name_mapping[agent], f"{place()}: seat"
     view = env.observe(agent)
@@ -111,16 +117,9 @@ def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.
     assert mask.dtype == expected_mask.dtype and mask[b].tobytes() == expected_mask.tobytes(), f"{place()}: mask"
     expected = view["observation"]
     assert obs.dtype == expected.dtype
-    if obs[b].tobytes() != expected.tobytes():
-        diff = np.flatnonzero(obs[b] != expected)
-        raise AssertionError(f"{place()}: observation differs at {diff.tolist()[:10]}: "
-                             f"{obs[b][diff][:10]} vs {expected[diff][:10]}")
+    assert_same_bytes("observation", obs[b], expected)
     if hidden is not None:
-        truth = env.state_encoder.hidden(env.match.hand, int(seat[b]))
-        if hidden[b].tobytes() != truth.tobytes():
-            diff = np.flatnonzero(hidden[b] != truth)
-            raise AssertionError(f"{place()}: hidden state differs at {diff.tolist()[:10]}: "
-                                 f"{hidden[b][diff][:10]} vs {truth[diff][:10]}")
+        assert_same_bytes("hidden state", hidden[b], env.state_encoder.hidden(env.match.hand, int(seat[b])))
 
 
 def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...], games: int, seed: int = 0,
@@ -195,8 +194,7 @@ def test_vector_matches_raw_env(config: GameConfig, episode: str, reward: str) -
     assert run_differential(config, episode, (reward,), games) >= games
 
 
-@pytest.mark.slow
-@pytest.mark.soak
+@soak
 @pytest.mark.parametrize("episode", ["hand", "match"])
 @pytest.mark.parametrize("config", MATRIX, ids=config_id)
 def test_vector_matches_raw_env_soak(config: GameConfig, episode: str) -> None:
