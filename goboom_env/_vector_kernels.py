@@ -47,10 +47,14 @@ G_STOCK_LEN = 14
 G_HANDS_PLAYED = 15
 G_FINISHED = 16
 """1 once a game is over and waits for :meth:`VectorGame.reset` (``autoreset=False``)."""
-G_FIELDS = 17
+G_MOVES = 17
+"""History layout: the moves of the hand in the window (at most its size)."""
+G_FIELDS = 18
 
-STATE = ("g", "counts", "hmask", "sizes", "drawn", "trick", "scores", "seen", "deck", "stock", "legal", "rng")
-"""The state arrays, in the order every kernel takes them (see ``vector.py`` for shapes and dtypes)."""
+STATE = ("g", "counts", "hmask", "sizes", "drawn", "trick", "scores", "seen", "deck", "stock", "legal", "rng",
+         "played", "void", "since", "window")
+"""The state arrays, in the order every kernel takes them (see ``vector.py`` for shapes and dtypes); the last four
+hold the facts of the history layout (:mod:`goboom_env.history`) and have no seats in the snapshot layout."""
 
 # entries of the int64 configuration array ``cfg``
 C_N = 0
@@ -67,7 +71,9 @@ C_SCORE_SCALE = 8
 C_MATCH_EPISODE = 9
 C_POINTS_REWARD = 10
 C_AUTORESET = 11
-C_FIELDS = 12
+C_HISTORY = 12
+"""1: write the history layout (:mod:`goboom_env.history`) after the snapshot."""
+C_FIELDS = 13
 
 STANDARD, REVERSE, PENALTY = (get_args(Scoring).index(name) for name in ("standard", "reverse", "penalty"))
 """The ``C_SCORING`` codes: a scoring's position in :data:`goboom_env.config.Scoring`."""
@@ -76,6 +82,14 @@ STANDARD, REVERSE, PENALTY = (get_args(Scoring).index(name) for name in ("standa
 O_HAND, O_SEEN, O_LED, O_TRICK, O_TRICK_PASSED, O_LEADER, O_TOP, O_MATCH = 0, 1, 2, 3, 4, 5, 6, 7
 O_HAND_SIZES, O_DRAWN, O_STOCK, O_TO_MOVE, O_DEALER, O_SCORES, O_PASSES, O_PROGRESS, O_FLAGS = (
     8, 9, 10, 11, 12, 13, 14, 15, 16)
+O_PLAYED, O_VOID, O_SINCE, O_WINDOW = 17, 18, 19, 20
+"""The history blocks' entries of ``off`` (goboom_env.history.history_layout order)."""
+W_SEAT, W_FACE, W_KIND = 0, 1, 2
+"""The columns of a move in the ``window`` array [B, moves, 3], the most recent move first."""
+DREW, PASSED_MOVE = 1, 2
+"""A move's kind bits, as goboom_env.history's."""
+PLAIN = np.uint64((1 << 52) - 1)
+"""Every non-joker face."""
 
 _ONE = np.uint64(1)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -288,12 +302,13 @@ def _classic_play(b, seat, face, n, g, trick, sizes, seen):
 
 @njit(cache=True, inline="always")
 def _classic_step(b, action, cfg, match_masks, g, counts, hmask, sizes, drawn, trick, seen, stock):
+    """One classic move; returns the face played (the drawn card that matched, R1.6), or -1 for a pass."""
     n = cfg[C_N]
     seat = g[b, G_CURRENT]
     if action != DRAW:
         _take(b, seat, action, counts, hmask, sizes)
         _classic_play(b, seat, action, n, g, trick, sizes, seen)
-        return
+        return np.int64(action)
     match = match_masks[g[b, G_LED]]
     size = cfg[C_DECK_SIZE]
     count = 0
@@ -303,11 +318,12 @@ def _classic_step(b, action, cfg, match_masks, g, counts, hmask, sizes, drawn, t
         if (match >> np.uint64(face)) & _ONE:
             drawn[b, seat] += count
             _classic_play(b, seat, face, n, g, trick, sizes, seen)
-            return
+            return np.int64(face)
         _give(b, seat, face, counts, hmask, sizes)
     drawn[b, seat] += count
     trick[b, seat] = PASSED
     _classic_next(b, seat, n, g, trick)
+    return np.int64(-1)
 
 
 @njit(cache=True, inline="always")
@@ -529,22 +545,148 @@ def _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, s
     _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, obs[b])
 
 
+# -- the history layout (goboom_env.history.PublicHistory, HistoryEncoder.encode) ------------------------
+
+
+@njit(cache=True)
+def _hist_clear(b, n, g, played, void, since):
+    """A new hand: no card played, no proof, no move."""
+    for s in range(n):
+        void[b, s] = 0
+        since[b, s] = 0
+        for f in range(NUM_FACES):
+            played[b, s, f] = 0
+    g[b, G_MOVES] = 0
+
+
+@njit(cache=True, inline="always")
+def _hist_prove(b, seat, proof, void, since):
+    """``seat`` holds none of ``proof``; an older proof still holds too when no unknown card came since."""
+    if since[b, seat] == 0:
+        void[b, seat] |= proof
+    else:
+        void[b, seat] = proof
+    since[b, seat] = 0
+
+
+@njit(cache=True, inline="always")
+def _hist_play(b, seat, face, sizes, played, void, since):
+    """``seat`` played ``face`` from its hand: a face it was void of was an unknown card."""
+    played[b, seat, face] += 1
+    bits = void[b, seat]
+    if bits == 0:
+        return
+    if (bits >> np.uint64(face)) & _ONE and since[b, seat] > 0:
+        since[b, seat] -= 1
+    if sizes[b, seat] <= since[b, seat]:  # no card of the proof is left
+        void[b, seat] = 0
+        since[b, seat] = 0
+
+
+@njit(cache=True, inline="always")
+def _hist_record(b, seat, face, kind, g, window):
+    """Put a move at the front of the window."""
+    for j in range(window.shape[1] - 1, 0, -1):
+        for c in range(3):
+            window[b, j, c] = window[b, j - 1, c]
+    window[b, 0, W_SEAT] = seat
+    window[b, 0, W_FACE] = face
+    window[b, 0, W_KIND] = kind
+    if g[b, G_MOVES] < window.shape[1]:
+        g[b, G_MOVES] += 1
+
+
+@njit(cache=True)
+def _hist_move(b, seat, action, face, led, top, match, stock_len, drawn_before, cfg, match_masks, boom,
+               sizes, drawn, g, played, void, since, window):
+    """The facts of one move by ``seat`` (``face``: classic, the card played or -1), from the state before it
+    (``led``, ``top``, ``match``, ``stock_len``, ``drawn_before``: the mover's draws) and after it."""
+    n = cfg[C_N]
+    if cfg[C_CLASSIC]:
+        if action != DRAW:
+            _hist_play(b, seat, action, sizes, played, void, since)
+            _hist_record(b, seat, action, 0, g, window)
+            return
+        proof = match_masks[led]
+        _hist_prove(b, seat, proof, void, since)
+        count = drawn[b, seat] - drawn_before
+        kept = count - 1 if face >= 0 else count
+        if kept > 0 and void[b, seat] != proof:  # the kept cards are known to be none of the new void only
+            void[b, seat] = proof
+        if face >= 0:
+            played[b, seat, face] += 1
+            _hist_record(b, seat, face, DREW, g, window)
+        else:
+            _hist_record(b, seat, -1, (DREW if count > 0 else 0) | PASSED_MOVE, g, window)
+        return
+    if action == DRAW:
+        plain = PLAIN & ~boom
+        if cfg[C_AFTER_ANY] and top == JOKER:
+            proof = plain
+        else:
+            proof = match_masks[match] & plain
+        _hist_prove(b, seat, proof, void, since)
+        if stock_len > 0:
+            if void[b, seat]:
+                since[b, seat] += 1
+            _hist_record(b, seat, -1, DREW, g, window)
+        else:
+            _hist_record(b, seat, -1, PASSED_MOVE, g, window)
+        return
+    _hist_play(b, seat, action, sizes, played, void, since)
+    _hist_record(b, seat, action, 0, g, window)
+    if (boom >> np.uint64(action)) & _ONE:  # the others drew while the stock lasted (R2.6): unknown cards
+        for k in range(1, min(n - 1, stock_len) + 1):
+            other = (seat + k) % n
+            if void[b, other]:
+                since[b, other] += 1
+
+
+@njit(cache=True)
+def _encode_history(b, seat, cfg, off, scale, g, played, void, since, window, row):
+    """The history blocks of game ``b`` seen from ``seat``, value for value as HistoryEncoder.encode."""
+    n = cfg[C_N]
+    for rel in range(n):
+        other = (seat + rel) % n
+        _scaled_counts(played[b, other], scale, row, off[O_PLAYED] + rel * NUM_FACES)
+        bits = void[b, other]
+        if bits:
+            start = off[O_VOID] + rel * NUM_FACES
+            for f in range(NUM_FACES):
+                if (bits >> np.uint64(f)) & _ONE:
+                    row[start + f] = 1.0
+            o = off[O_SINCE] + rel
+            row[o] = np.float32(since[b, other]) * scale[o]
+    width = n + NUM_FACES + 2
+    for j in range(g[b, G_MOVES]):
+        start = off[O_WINDOW] + j * width
+        row[start + (window[b, j, W_SEAT] - seat) % n] = 1.0
+        face = window[b, j, W_FACE]
+        if face >= 0:
+            row[start + n + face] = 1.0
+        kind = window[b, j, W_KIND]
+        if kind & DREW:
+            row[start + n + NUM_FACES] = 1.0
+        if kind & PASSED_MOVE:
+            row[start + n + NUM_FACES + 1] = 1.0
+
+
 # -- the batch kernels ---------------------------------------------------------------------------------
 
 
 @njit(cache=True)
 def reset_games(decks, dealers, cfg, base, match_masks, boom, off, scale,
                 g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
-                obs, mask, seat_out):
+                played, void, since, window, obs, mask, seat_out):
     """Start every game: ``decks`` [B, D] (or an empty [0, 0] array: shuffle) and ``dealers`` [B]
     (``-1`` = random) fix each first deal."""
     batch = g.shape[0]
     given = decks.shape[0] > 0
+    n = cfg[C_N]
     for b in range(batch):
         if given:
             for i in range(decks.shape[1]):
                 deck[b, i] = decks[b, i]
-            n = cfg[C_N]
             dealer = dealers[b] if dealers[b] >= 0 else _below(rng, b, n)
             for s in range(n):
                 scores[b, s] = 0
@@ -557,6 +699,9 @@ def reset_games(decks, dealers, cfg, base, match_masks, boom, off, scale,
         legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
         _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
                        seat_out)
+        if cfg[C_HISTORY]:
+            _hist_clear(b, n, g, played, void, since)
+            _encode_history(b, g[b, G_CURRENT], cfg, off, scale, g, played, void, since, window, obs[b])
 
 
 @njit(cache=True)
@@ -574,8 +719,9 @@ def first_illegal(actions, g, legal, check_legal):
 @njit(cache=True)
 def step_games(actions, cfg, base, match_masks, boom, points, off, scale,
                g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
-               obs, mask, seat_out, rewards, done):
-    """Apply one action in every game, end hands and matches, re-deal, and write all outputs."""
+               played, void, since, window, obs, mask, seat_out, rewards, done):
+    """Apply one action in every game, end hands and matches, re-deal, and write all outputs (the snapshot
+    layout: the history arrays are not read; :func:`step_games_history` is the history layout's twin)."""
     batch = g.shape[0]
     n = cfg[C_N]
     work = np.zeros((3, n), np.int64)
@@ -593,20 +739,65 @@ def step_games(actions, cfg, base, match_masks, boom, points, off, scale,
         else:
             _jokers_step(b, actions[b], cfg, boom, g, counts, hmask, sizes, drawn, seen, stock)
         if g[b, G_PHASE] == OVER:
-            if _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
-                done[b] = True
-                if cfg[C_AUTORESET]:
-                    _new_game(b, -1, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck,
-                              stock, rng)
-                else:
-                    g[b, G_FINISHED] = 1
-            else:  # the match goes on: the deal passes to the left (R1.2, R2.2)
-                _shuffle_deck(rng, b, deck, base)
-                _deal(b, (g[b, G_DEALER] + 1) % n, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck,
-                      stock)
+            _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng,
+                         rewards, done, work)
         legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
         _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
                        seat_out)
+
+
+@njit(cache=True)
+def step_games_history(actions, cfg, base, match_masks, boom, points, off, scale,
+                       g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
+                       played, void, since, window, obs, mask, seat_out, rewards, done):
+    """:func:`step_games` for the history layout: each move also updates the facts of its hand (a new hand
+    starts with none) and the observation gets the history blocks."""
+    batch = g.shape[0]
+    n = cfg[C_N]
+    work = np.zeros((3, n), np.int64)
+    for b in range(batch):
+        for s in range(n):
+            rewards[b, s] = 0.0
+        done[b] = False
+        if not g[b, G_FINISHED]:
+            action = actions[b]
+            seat = g[b, G_CURRENT]
+            led, top, match, stock_len = g[b, G_LED], g[b, G_TOP], g[b, G_MATCH], g[b, G_STOCK_LEN]
+            drawn_before = drawn[b, seat]
+            face = np.int64(-1)
+            if cfg[C_CLASSIC]:
+                face = _classic_step(b, action, cfg, match_masks, g, counts, hmask, sizes, drawn, trick, seen, stock)
+            else:
+                _jokers_step(b, action, cfg, boom, g, counts, hmask, sizes, drawn, seen, stock)
+            _hist_move(b, seat, action, face, led, top, match, stock_len, drawn_before, cfg, match_masks, boom,
+                       sizes, drawn, g, played, void, since, window)
+            if g[b, G_PHASE] == OVER:
+                _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock,
+                             rng, rewards, done, work)
+                if not g[b, G_FINISHED]:  # a new hand was dealt
+                    _hist_clear(b, n, g, played, void, since)
+            legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
+        else:
+            done[b] = True
+        _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
+                       seat_out)
+        _encode_history(b, g[b, G_CURRENT], cfg, off, scale, g, played, void, since, window, obs[b])
+
+
+@njit(cache=True, inline="always")
+def _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng,
+                 rewards, done, work):
+    """A hand is over: score it; end the episode (a new game with autoreset) or deal the match's next hand."""
+    n = cfg[C_N]
+    if _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
+        done[b] = True
+        if cfg[C_AUTORESET]:
+            _new_game(b, -1, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng)
+        else:
+            g[b, G_FINISHED] = 1
+    else:  # the match goes on: the deal passes to the left (R1.2, R2.2)
+        _shuffle_deck(rng, b, deck, base)
+        _deal(b, (g[b, G_DEALER] + 1) % n, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, stock)
 
 
 @njit(cache=True)

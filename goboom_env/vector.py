@@ -5,7 +5,8 @@
 of jokers, aces mode, ``after_joker``; hand and match episodes; win and points rewards) and returns,
 for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the same action ids
 (RULES.md R3.1), the same ``float32`` observation vector bit for bit
-(:class:`goboom_env.observation.ObservationEncoder`), the same action mask, the same rewards.
+(:class:`goboom_env.observation.ObservationEncoder`; with ``observation="history"``,
+:class:`goboom_env.history.HistoryEncoder`), the same action mask, the same rewards.
 ``tests/rules/test_vector.py`` proves it move by move against ``raw_env``.
 
     >>> import numpy as np
@@ -54,6 +55,15 @@ from goboom_env.cards import (
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.episode import check_episode
 from goboom_env.global_state import state_layout
+from goboom_env.history import (
+    HISTORY_PADDED_SIZE,
+    HistoryEncoder,
+    check_observation,
+    history_layout,
+    history_padded_index,
+    history_size,
+    window_size,
+)
 from goboom_env.observation import (
     PADDED_SIZE,
     ObservationEncoder,
@@ -92,6 +102,8 @@ class VectorGame:
         check: validate actions (``ValueError`` naming the game, the action and the legal ones);
             ``False`` skips the legality test in trusted loops (an illegal action then corrupts that
             game); an action outside 0..53 is always rejected.
+        observation: ``"snapshot"`` (:class:`goboom_env.observation.ObservationEncoder`) or ``"history"``
+            (:class:`goboom_env.history.HistoryEncoder`), as ``raw_env``'s ``observation``.
     """
 
     def __init__(
@@ -103,11 +115,14 @@ class VectorGame:
         reward: str = "win",
         autoreset: bool = True,
         check: bool = True,
+        observation: str = "snapshot",
     ) -> None:
         _check_config_and_seed(config, seed)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         check_episode(episode, reward)
+        self.observation = check_observation(observation)
+        history = observation == "history"
         for name, value in (("autoreset", autoreset), ("check", check)):
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
@@ -119,14 +134,15 @@ class VectorGame:
         self.check = bool(check)
         n = self.num_players = config.num_players
         self.deck_size = size = config.deck_size
-        self.observation_size = observation_size(n)
+        self.observation_size = history_size(n) if history else observation_size(n)
         self._cfg = _config_array(config, episode, reward, self.autoreset)
+        self._cfg[_k.C_HISTORY] = history
         self._base = np.array(deck_faces(config.num_decks, config.num_jokers), np.uint8)
         self._match_masks = np.array(MATCH_MASKS, np.uint64)
         self._boom = np.uint64(ACES_MASK if config.aces_mode else JOKER_BIT)
         self._points = np.array(CLASSIC_POINTS if config.is_classic else JOKERS_POINTS, np.int32)
-        self._off = np.array([sl.start for sl in layout(n).values()], np.int64)
-        self._scale = _observation_scale(config)
+        self._off = np.array([sl.start for sl in (history_layout(n) if history else layout(n)).values()], np.int64)
+        self._scale = _observation_scale(config, history)
         self._copies_scale = (1.0 / face_copies(config)).astype(np.float32)
         words = np.random.SeedSequence(seed).generate_state(batch, np.uint64)
         self._state = {
@@ -142,6 +158,11 @@ class VectorGame:
             "stock": np.zeros((batch, size), np.uint8),
             "legal": np.zeros(batch, np.uint64),
             "rng": words,
+            # the facts of the history layout (goboom_env.history), with no seats in the snapshot layout
+            "played": np.zeros((batch, n if history else 0, NUM_FACES), np.uint8),
+            "void": np.zeros((batch, n if history else 0), np.uint64),
+            "since": np.zeros((batch, n if history else 0), np.int32),
+            "window": np.zeros((batch, window_size(n) if history else 0, 3), np.int32),
         }
         self._args = tuple(self._state[name] for name in _k.STATE)
         self._obs = np.zeros((batch, self.observation_size), np.float32)
@@ -152,8 +173,9 @@ class VectorGame:
         self._ready = False
 
     def __repr__(self) -> str:
+        extra = f", observation={self.observation!r}" if self.observation != "snapshot" else ""
         return (f"VectorGame({self.config!r}, num_envs={self.num_envs}, episode={self.episode!r}, "
-                f"reward={self.reward!r}, autoreset={self.autoreset}, check={self.check})")
+                f"reward={self.reward!r}, autoreset={self.autoreset}, check={self.check}{extra})")
 
     # -- the API ----------------------------------------------------------------------------------
 
@@ -186,8 +208,9 @@ class VectorGame:
         if not self._ready:
             raise RuntimeError("call reset() before step()")
         acts = self._check_actions(actions)
-        _k.step_games(acts, self._cfg, self._base, self._match_masks, self._boom, self._points, self._off,
-                      self._scale, *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
+        step = _k.step_games_history if self.observation == "history" else _k.step_games
+        step(acts, self._cfg, self._base, self._match_masks, self._boom, self._points, self._off, self._scale,
+             *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
         return self._obs, self._mask, self._seat, self._rewards, self._done
 
     def step_some(self, actions: Any, games: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -340,7 +363,8 @@ class MixedVectorGame:
         num_envs: games in all (at least one per count).
         seed: seeds the games' streams (:attr:`seeds`).
         weights: optional positive share of the games per count.
-        episode, reward, autoreset, check: as :class:`VectorGame`.
+        episode, reward, autoreset, check, observation: as :class:`VectorGame`; the history layout is padded by
+            :func:`goboom_env.history.pad_history` into ``HISTORY_PADDED_SIZE`` entries.
     """
 
     def __init__(
@@ -354,8 +378,10 @@ class MixedVectorGame:
         autoreset: bool = True,
         check: bool = True,
         weights: Any = None,
+        observation: str = "snapshot",
     ) -> None:
         _check_config_and_seed(config, seed)
+        history = check_observation(observation) == "history"
         counts = check_player_counts(player_counts)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < len(counts):
             raise ValueError(f"num_envs must be an integer >= the number of player counts ({len(counts)}), "
@@ -364,19 +390,20 @@ class MixedVectorGame:
         self.config = config
         self.player_counts = counts
         self.num_envs = int(num_envs)
-        self.observation_size = PADDED_SIZE
+        self.observation = observation
+        self.observation_size = HISTORY_PADDED_SIZE if history else PADDED_SIZE
         self.seeds: list[int | None] = ([None] * len(counts) if seed is None else
                                         [int(x) for x in np.random.SeedSequence(seed).generate_state(len(counts))])
         self.games = [VectorGame(config.replace(num_players=k), num_envs=size, seed=s, episode=episode, reward=reward,
-                                 autoreset=autoreset, check=check)
+                                 autoreset=autoreset, check=check, observation=observation)
                       for k, size, s in zip(counts, sizes, self.seeds)]
         ends = np.cumsum(sizes)
         self.rows = [slice(int(end - size), int(end)) for end, size in zip(ends, sizes)]
         self.num_players = np.repeat(np.array(counts, np.int64), sizes)
         """``[B]`` int64: the table size of each game."""
-        self._index = [padded_index(k) for k in counts]
+        self._index = [history_padded_index(k) if history else padded_index(k) for k in counts]
         batch = self.num_envs
-        self._obs = np.zeros((batch, PADDED_SIZE), np.float32)
+        self._obs = np.zeros((batch, self.observation_size), np.float32)
         self._mask = np.zeros((batch, NUM_ACTIONS), np.int8)
         self._seat = np.zeros(batch, np.int64)
         self._rewards = np.zeros((batch, MAX_PLAYERS), np.float32)
@@ -494,8 +521,9 @@ def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool
     return cfg
 
 
-def _observation_scale(config: GameConfig) -> np.ndarray:
-    """The float32 factor of each observation entry, as :class:`ObservationEncoder` scales its levels."""
+def _observation_scale(config: GameConfig, history: bool = False) -> np.ndarray:
+    """The float32 factor of each observation entry, as :class:`ObservationEncoder` (and, with ``history``,
+    :class:`HistoryEncoder`) scales its levels."""
     slices = layout(config.num_players)
     copies = (1.0 / face_copies(config)).astype(np.float32)
     scale = np.ones(observation_size(config.num_players), np.float32)
@@ -503,4 +531,6 @@ def _observation_scale(config: GameConfig) -> np.ndarray:
     scale[slices["seen"]] = copies
     scale[slices["hand_sizes"].start:slices["drawn"].stop] = 1.0 / config.deck_size
     scale[slices["flags"]] = ObservationEncoder.flags(config)
+    if history:
+        scale = np.concatenate([scale, HistoryEncoder(config)._hscale])
     return scale
