@@ -29,10 +29,11 @@ API_IDS = ["-".join(str(v) for v in c.values()) for c in API_CONFIGS]
 
 @pytest.mark.parametrize("fields", API_CONFIGS, ids=API_IDS)
 @pytest.mark.parametrize("episode", ["hand", "match"])
-def test_pettingzoo_api_test(fields: dict, episode: str) -> None:
+@pytest.mark.parametrize("observation", ["snapshot", "history"])
+def test_pettingzoo_api_test(fields: dict, episode: str, observation: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # api_test's own advisory warnings (e.g. observation bounds)
-        api_test(goboom_env.env(episode=episode, **fields), num_cycles=300)
+        api_test(goboom_env.env(episode=episode, observation=observation, **fields), num_cycles=300)
 
 
 @pytest.mark.parametrize("fields", API_CONFIGS, ids=API_IDS)

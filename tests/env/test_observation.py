@@ -13,6 +13,7 @@ from helpers import aec_steps, deck_for, on_rule_configs, random_hand_steps, ran
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.cards import face_of
+from goboom_env.history import make_encoder
 from goboom_env.observation import ObservationEncoder, layout, observation_size
 
 env_module = importlib.import_module("goboom_env.env")  # ``goboom_env.env`` is the env() function
@@ -113,10 +114,11 @@ def _hidden_variant(hand: Hand, seat: int, rng: np.random.Generator) -> Hand:
     return Hand.from_dict(data)
 
 
+@pytest.mark.parametrize("observation", ["snapshot", "history"])
 @on_rule_configs
-def test_r4_1_hidden_cards_never_change_the_observation(config: GameConfig) -> None:
+def test_r4_1_hidden_cards_never_change_the_observation(config: GameConfig, observation: str) -> None:
     rng = np.random.default_rng(99)
-    enc = ObservationEncoder(config)
+    enc = make_encoder(config, observation)
     checked = changed = 0
     for _ in range(12):
         match = Match(config, rng)
@@ -138,8 +140,9 @@ def test_r4_1_hidden_cards_never_change_the_observation(config: GameConfig) -> N
     assert checked > 200 and changed > 0.9 * checked
 
 
-def test_r4_1_env_observation_ignores_hidden_cards() -> None:
-    env = goboom_env.raw_env(variant="jokers", num_players=4)
+@pytest.mark.parametrize("observation", ["snapshot", "history"])
+def test_r4_1_env_observation_ignores_hidden_cards(observation: str) -> None:
+    env = goboom_env.raw_env(variant="jokers", num_players=4, observation=observation)
     env.reset(seed=8)
     rng = np.random.default_rng(8)
     for _ in range(20):

@@ -48,6 +48,8 @@ a quarter of the games of the main matrix here."""
 MATRIX = CLASSIC + JOKERS + EXTRA
 MODES = [("hand", "win"), ("hand", "points"), ("match", "win"), ("match", "points")]
 FAST_GAMES = 200
+HISTORY_GAMES = 40
+"""Games per configuration and episode of the history layout's differential test."""
 SOAK_GAMES = int(os.environ.get("GOBOOM_SOAK_GAMES", soak_count(10_000, 1000)))
 """Slow tier: hands (hand episodes) and matches (match episodes) per configuration, each played with both rewards."""
 HIDDEN_EVERY = 16
@@ -86,7 +88,7 @@ class DeckFeed:
 
 
 def make_env(config: GameConfig, episode: str, reward: str, vg: VectorGame, b: int) -> goboom_env.raw_env:
-    env = goboom_env.raw_env(config=config, episode=episode, reward=reward)
+    env = goboom_env.raw_env(config=config, episode=episode, reward=reward, observation=vg.observation)
     env._rng = DeckFeed(vg, b)  # the env has no public hook for its generator; see DeckFeed
     return env
 
@@ -123,7 +125,7 @@ def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.
 
 
 def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...], games: int, seed: int = 0,
-                     batch: int = 16, hidden_every: int = 1) -> int:
+                     batch: int = 16, hidden_every: int = 1, observation: str = "snapshot") -> int:
     """Play until ``games`` episodes have ended in every engine, comparing every step; returns the number of
     decisions compared per reward mode. ``batch`` games run side by side (building a ``raw_env`` costs about
     10 ms, mostly its Box spaces, so the fast tier keeps the batch small).
@@ -140,7 +142,8 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
     base = np.array(deck_faces(config.num_decks, config.num_jokers))
     decks = np.stack([rng.permutation(base) for _ in range(batch)])
     dealers = rng.integers(config.num_players, size=batch)
-    vgs = [VectorGame(config, num_envs=batch, seed=seed, episode=episode, reward=r) for r in rewards]
+    vgs = [VectorGame(config, num_envs=batch, seed=seed, episode=episode, reward=r, observation=observation)
+           for r in rewards]
     views = [vg.reset(decks=decks, dealers=dealers) for vg in vgs]
     obs, mask, seat = views[0]
     envs = [[make_env(config, episode, r, vgs[0], b) for b in range(batch)] for r in rewards]
@@ -194,6 +197,15 @@ def test_vector_matches_raw_env(config: GameConfig, episode: str, reward: str) -
     assert run_differential(config, episode, (reward,), games) >= games
 
 
+@pytest.mark.parametrize("episode", ["hand", "match"])
+@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+def test_vector_history_matches_raw_env(config: GameConfig, episode: str) -> None:
+    """The history layout (``observation="history"``) byte for byte, hands and matches (later hands start a new
+    history), with both rewards side by side."""
+    games = HISTORY_GAMES // 4 if config in EXTRA else HISTORY_GAMES
+    assert run_differential(config, episode, ("win", "points"), games, seed=2, observation="history") >= games
+
+
 @soak
 @pytest.mark.parametrize("episode", ["hand", "match"])
 @pytest.mark.parametrize("config", MATRIX, ids=config_id)
@@ -241,10 +253,11 @@ def _blocked_winners(points: list[int]) -> list[int]:
 # -- autoreset, validation, arguments ----------------------------------------------------------------------
 
 
-def test_autoreset_false_keeps_finished_games_until_reset() -> None:
+@pytest.mark.parametrize("observation", ["snapshot", "history"])
+def test_autoreset_false_keeps_finished_games_until_reset(observation: str) -> None:
     config = GameConfig(variant="jokers", num_players=3)
     batch = 16
-    vg = VectorGame(config, num_envs=batch, seed=3, autoreset=False)
+    vg = VectorGame(config, num_envs=batch, seed=3, autoreset=False, observation=observation)
     envs = [make_env(config, "hand", "win", vg, b) for b in range(batch)]
     obs, mask, seat = vg.reset()
     for b, env in enumerate(envs):
@@ -269,6 +282,19 @@ def test_autoreset_false_keeps_finished_games_until_reset() -> None:
     assert vg.finished.all()
     obs, mask, seat = vg.reset()
     assert not vg.finished.any() and mask.any(axis=1).all()
+
+
+def test_mixed_history_games_are_the_padded_history_of_each_count() -> None:
+    from goboom_env.history import HISTORY_PADDED_SIZE, pad_history
+
+    mixed = vector.MixedVectorGame(GameConfig(variant="jokers"), [2, 4], num_envs=6, seed=1, observation="history")
+    obs, mask, _seat = mixed.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        obs, mask, _seat, _rewards, _done = mixed.step(random_legal_actions(mask, rng))
+    assert obs.shape == (6, HISTORY_PADDED_SIZE)
+    for game, rows in zip(mixed.games, mixed.rows):
+        assert np.array_equal(obs[rows], pad_history(game._obs, game.num_players))
 
 
 def test_autoreset_deals_a_new_game_in_the_same_step() -> None:
