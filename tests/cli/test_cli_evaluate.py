@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import goboom
+
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def goboom(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          input=stdin, timeout=300)
 
 
 def test_evaluate_writes_report_json_csv_and_plots(tmp_path: Path) -> None:

@@ -7,13 +7,12 @@ from __future__ import annotations
 import io
 import json
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import goboom
 
 from goboom_env.cards import face_of
 from goboom_env.cli.play import TerminalGame, legal_text, parse_move
@@ -23,16 +22,10 @@ from goboom_env.events import make_event
 from goboom_env.records import read, verify
 from goboom_env.render import count_text, move_text, render_text
 
-ROOT = Path(__file__).resolve().parents[2]
 CLASSIC3 = GameConfig(variant="classic", num_players=3)
 JOKERS3 = GameConfig(variant="jokers", num_players=3)
 EVERY_MOVE = "\n".join(([r + s for s in "CDHS" for r in "23456789TJQKA"] + ["JK", "draw"]) * 80) + "\n"
 """Every card code and draw, over and over: whatever the state, one of them is legal."""
-
-
-def goboom(*args: str, stdin: str = "", cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          input=stdin, timeout=300)
 
 
 def play(config: GameConfig, seed: int, moves: str = EVERY_MOVE, episode: str = "hand",

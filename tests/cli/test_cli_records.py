@@ -5,24 +5,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import goboom
 
 from goboom_env.cards import face_of
 from goboom_env.cli.replay import main as replay_main
 from goboom_env.engine import Hand
 from goboom_env.records import read, verify
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def goboom(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          input=stdin, timeout=300)
 
 
 @pytest.fixture(scope="module")

@@ -18,13 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import needs_extra_of
+from helpers import GOBOOM, ROOT, needs_extra_of
 
 import goboom_env.evaluation.report
 from goboom_env.cli import EXTRAS, SUBCOMMANDS, extra_modules, main
 
-ROOT = Path(__file__).resolve().parents[2]
-GOBOOM = [sys.executable, "-m", "goboom_env.cli"]
 CHECKOUT = {**os.environ, "PYTHONPATH": str(ROOT)}
 """The environment of a command run outside the checkout: it still runs this checkout's code."""
 LONG = ["--games", "1000000", "--no-progress"]  # far more than any test waits for

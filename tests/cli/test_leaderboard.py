@@ -5,11 +5,10 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import goboom
 
 from goboom_env.cli.leaderboard import main
 from goboom_env.config import GameConfig
@@ -17,7 +16,6 @@ from goboom_env.evaluation.ratings import rating_table
 from goboom_env.evaluation.report import write_report, write_side_by_side
 from goboom_env.evaluation.tournament import TournamentResult, run_pairwise, run_tournament
 
-ROOT = Path(__file__).resolve().parents[2]
 CLASSIC4 = GameConfig()
 KW = {"duplicate": True, "progress": False, "episode": "hand"}
 
@@ -40,11 +38,6 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                                      progress=False, episode=episode), None) for episode in ("match", "hand")}
     write_side_by_side(base / "both", both)
     return {name: base / name for name in ("a", "b", "pairs", "both")} | {"base": base}
-
-
-def goboom(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
 
 
 def test_leaderboard_rates_every_game_per_configuration(folders: dict[str, Path], tmp_path: Path) -> None:

@@ -6,12 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import needs_extra_of
+from helpers import goboom, needs_extra_of
 
 from goboom_env import __version__
 from goboom_env.cli import main
@@ -166,12 +164,10 @@ def test_a_bad_command_line_is_one_line_and_exit_code_2(argv: list[str], message
 
 
 def test_version_and_help_list_every_command() -> None:
-    done = subprocess.run([sys.executable, "-m", "goboom_env.cli", "--version"], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT)
+    done = goboom("--version", timeout=60)
     assert done.returncode == 0 and done.stdout == f"goboom-env {__version__}\n"
     needs_extra_of("train")
-    shown = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train", "--help"], capture_output=True,
-                           text=True, timeout=60, cwd=ROOT)
+    shown = goboom("train", "--help", timeout=60)
     assert shown.returncode == 0
     for words in ("--config FILE", "--preset", "--num-players", "--learning-rate", "Adam learning rate",
                   "(default: 0.0005)", "--no-progress"):

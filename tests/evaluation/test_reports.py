@@ -7,13 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import ROOT, goboom
 from openskill.models import PlackettLuce
 
 import goboom_env
@@ -23,7 +23,6 @@ from goboom_env.evaluation.report import write_report
 from goboom_env.evaluation.stats import wilson_interval
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult, run_tournament
 
-ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
 AGENTS = ["heuristic", "random", "random", "random"]
 
@@ -222,11 +221,6 @@ def test_model_files_resolve_shipped_names_files_and_folders(tmp_path: Path) -> 
                      "sha256": hashlib.sha256(shipped.read_bytes()).hexdigest()}]
     with pytest.raises(ValueError, match="not a file or folder"):
         model_files(f"rllib:{tmp_path / 'missing'}")
-
-
-def goboom(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
 
 
 def test_episode_both_reports_match_and_hand_side_by_side_on_the_same_deals(tmp_path: Path) -> None:

@@ -219,10 +219,19 @@ def through_json(data: Any) -> Any:
     return json.loads(json.dumps(data))
 
 
+GOBOOM = [sys.executable, "-m", "goboom_env.cli"]
+"""The ``goboom`` command of this interpreter."""
+
+
+def goboom(*args: str, stdin: str = "", timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``goboom ARGS`` in a subprocess from the checkout, ``stdin`` as its input; its exit code and output."""
+    return subprocess.run([*GOBOOM, *args], cwd=ROOT, capture_output=True, text=True, input=stdin, timeout=timeout)
+
+
 def ctrl_c_once_started(args: Sequence[str], started: Path, cwd: Path, timeout: float = 120.0) -> tuple[int, str]:
     """Run ``python -m goboom_env.cli ARGS`` in its own process group, send SIGINT to the whole group (as Ctrl-C
     in a terminal) once the file ``started`` exists, and return the exit code and stderr."""
-    proc = subprocess.Popen([sys.executable, "-m", "goboom_env.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([*GOBOOM, *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT, goboom
 
 import goboom_env
 from goboom_env import GameConfig
@@ -26,7 +27,6 @@ from goboom_env.observation import (
 )
 from goboom_env.vector import MixedVectorGame, VectorGame, random_legal_actions
 
-ROOT = Path(__file__).resolve().parents[2]
 PER_SEAT = ("trick_passed", "leader", "hand_sizes", "drawn", "to_move", "dealer", "scores")
 
 
@@ -316,10 +316,8 @@ def test_mixed_demonstrations_are_padded_and_cover_every_count() -> None:
 
 def test_cli_trains_a_generalist_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "cli"
-    proc = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-fast", "--player-counts", "2", "4",
-                           "--timesteps", "200", "--num-envs", "8", "--num-steps", "16", "--bc-games", "0",
-                           "--eval-every", "-1", "--no-progress", "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = goboom("train-fast", "--player-counts", "2", "4", "--timesteps", "200", "--num-envs", "8", "--num-steps",
+                  "16", "--bc-games", "0", "--eval-every", "-1", "--no-progress", "--out", str(out), timeout=120)
     assert proc.returncode == 0, proc.stderr
     meta = read_metadata(out / "model.zip")
     assert meta["player_counts"] == [2, 4] and meta["config"]["num_players"] == 4

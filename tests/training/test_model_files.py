@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import save_untrained_model, tiny_train_args
+from helpers import goboom, save_untrained_model, tiny_train_args
 
 pytest.importorskip("sb3_contrib")  # the train extra: the fixtures train and save a model
 
@@ -26,7 +24,6 @@ from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
 from goboom_env.training.artifacts.run_folder import RunFiles
 from goboom_env.training.sb3 import load_ppo_agent, train
 
-ROOT = Path(__file__).resolve().parents[2]
 CLASSIC = GameConfig(variant="classic", num_players=4)
 
 
@@ -85,6 +82,16 @@ def meta_of(model: Path) -> dict:
     return json.loads(members(model)[META_NAME])
 
 
+def actor_edited(edit: Callable[[dict[str, np.ndarray]], None]) -> Callable[[Path, Path], Path]:
+    """A damage for :data:`DAMAGES`: the model's actor arrays changed by ``edit``."""
+    return lambda src, dst: rewrite(src, dst, {ACTOR_NAME: actor_npz(src, edit)})
+
+
+def metadata_changed(change: Callable[[dict], dict]) -> Callable[[Path, Path], Path]:
+    """A damage for :data:`DAMAGES`: the model's metadata replaced by ``change(metadata)``."""
+    return lambda src, dst: rewrite(src, dst, {META_NAME: json.dumps(change(meta_of(src))).encode()})
+
+
 def truncate(src: Path, dst: Path) -> Path:
     dst.write_bytes(src.read_bytes()[: src.stat().st_size // 2])
     return dst
@@ -127,25 +134,20 @@ DAMAGES: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
     "truncated": (lambda src, dst: truncate(src, dst), "damaged or not a goboom-env model"),
     "missing-actor": (lambda src, dst: rewrite(src, dst, {ACTOR_NAME: None}), f"it has no {ACTOR_NAME} member"),
     "missing-metadata": (lambda src, dst: rewrite(src, dst, {META_NAME: None}), f"it has no {META_NAME} member"),
-    "missing-config": (lambda src, dst: rewrite(src, dst, {META_NAME: json.dumps(
-        {k: v for k, v in meta_of(src).items() if k != "config"}).encode()}), "has no game configuration"),
+    "missing-config": (metadata_changed(lambda meta: {k: v for k, v in meta.items() if k != "config"}),
+                       "has no game configuration"),
     "metadata-is-a-list": (lambda src, dst: rewrite(src, dst, {META_NAME: b"[1, 2]"}),
                            "must hold a JSON object, not a list"),
     "metadata-not-json": (lambda src, dst: rewrite(src, dst, {META_NAME: b"{config:"}), "is not valid JSON"),
-    "config-invalid": (lambda src, dst: rewrite(src, dst, {META_NAME: json.dumps(
-        {**meta_of(src), "config": {"variant": "poker"}}).encode()}), "invalid game configuration"),
-    "timesteps-not-int": (lambda src, dst: rewrite(src, dst, {META_NAME: json.dumps(
-        {**meta_of(src), "timesteps": "many"}).encode()}), "non-negative integer 'timesteps'"),
-    "pickled-object-data": (lambda src, dst: rewrite(src, dst, {ACTOR_NAME: actor_npz(src, _object_activation)}),
-                            "allow_pickle=False"),
-    "nan-weights": (lambda src, dst: rewrite(src, dst, {ACTOR_NAME: actor_npz(src, _set_nan)}),
-                    "NaN or infinite weights"),
-    "missing-array": (lambda src, dst: rewrite(src, dst, {ACTOR_NAME: actor_npz(src, _drop_bias)}),
-                      "array is missing"),
-    "shapes-do-not-chain": (lambda src, dst: rewrite(src, dst, {ACTOR_NAME: actor_npz(src, _bad_chain)}),
-                            "reads 3 inputs but layer 0 gives 16"),
-    "wrong-input-size": (lambda src, dst: rewrite(src, dst, {ACTOR_NAME: actor_npz(src, _narrow_input)}),
-                         "its actor reads 10 inputs"),
+    "config-invalid": (metadata_changed(lambda meta: {**meta, "config": {"variant": "poker"}}),
+                       "invalid game configuration"),
+    "timesteps-not-int": (metadata_changed(lambda meta: {**meta, "timesteps": "many"}),
+                          "non-negative integer 'timesteps'"),
+    "pickled-object-data": (actor_edited(_object_activation), "allow_pickle=False"),
+    "nan-weights": (actor_edited(_set_nan), "NaN or infinite weights"),
+    "missing-array": (actor_edited(_drop_bias), "array is missing"),
+    "shapes-do-not-chain": (actor_edited(_bad_chain), "reads 3 inputs but layer 0 gives 16"),
+    "wrong-input-size": (actor_edited(_narrow_input), "its actor reads 10 inputs"),
     "actor-not-npz": (lambda src, dst: rewrite(src, dst, {ACTOR_NAME: b"not numpy"}), "not a usable actor"),
 }
 
@@ -164,11 +166,6 @@ def test_damaged_model_is_a_value_error_naming_file_and_problem(model_file: Path
 def test_the_undamaged_model_loads(model_file: Path) -> None:
     agent = load_ppo_agent(CLASSIC, 0, str(model_file))
     assert agent.net.input_size == observation_size(CLASSIC.num_players)
-
-
-def goboom(*argv: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *argv], cwd=ROOT, capture_output=True, text=True,
-                          input=stdin, timeout=120)
 
 
 @pytest.mark.parametrize("damage", ["bad-crc", "nan-weights", "metadata-is-a-list"])

@@ -4,6 +4,9 @@ trains, saves, exports and resumes like the plain policy."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import numpy as np
 import pytest
 from helpers import tiny_train_args
@@ -21,7 +24,7 @@ from goboom_env.training.imitation import collect
 from goboom_env.training.privileged import critic_encoder, policy_class
 from goboom_env.training.sb3 import load_ppo_agent
 from goboom_env.training.sb3.loop import _check_run_folder
-from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, save_model
+from goboom_env.training.sb3.model import frozen_actor, make_vec_env, save_model
 from goboom_env.training.sb3.selfplay import SelfPlayEnv
 from goboom_env.training.settings import TrainArgs
 
@@ -48,10 +51,9 @@ def test_selfplay_env_gives_the_critic_the_global_state() -> None:
     check_env(env, warn=True)
 
 
-def test_the_actor_never_reads_the_hidden_cards() -> None:
+def test_the_actor_never_reads_the_hidden_cards(untrained_model: Callable) -> None:
     args = tiny_args()
-    vec = make_vec_env(args, JOKERS)
-    model = build_model(args, vec, None)
+    model, vec = untrained_model(args, JOKERS)
     assert isinstance(model.policy, policy_class())
     obs = torch.as_tensor(vec.reset(), dtype=torch.float32)
     public = vec.get_attr("public_dim", [0])[0]
@@ -67,16 +69,13 @@ def test_the_actor_never_reads_the_hidden_cards() -> None:
     with torch.no_grad():
         logits = model.policy.action_net(pi_a).numpy()
     np.testing.assert_allclose(actor.logits(obs[:, :public].numpy()), logits, rtol=1e-5, atol=1e-5)
-    vec.close()
 
 
-def test_privileged_model_saves_exports_and_plays(tmp_path) -> None:
+def test_privileged_model_saves_exports_and_plays(tmp_path: Path, untrained_model: Callable) -> None:
     args = tiny_args()
-    vec = make_vec_env(args, JOKERS)
-    model = build_model(args, vec, None)
+    model, _ = untrained_model(args, JOKERS)
     model.learn(128)
     path = save_model(model, tmp_path / "m.zip", model_metadata(JOKERS, args, 128))
-    vec.close()
     from sb3_contrib import MaskablePPO
 
     loaded = MaskablePPO.load(path)  # the policy class is found again by its module path
@@ -92,13 +91,11 @@ def test_privileged_model_saves_exports_and_plays(tmp_path) -> None:
     assert obs["action_mask"][agent.act(obs)]
 
 
-def test_resume_refuses_to_switch_the_critic(tmp_path) -> None:
+def test_resume_refuses_to_switch_the_critic(tmp_path: Path, untrained_model: Callable) -> None:
     args = tiny_args(out=str(tmp_path / "run"))
-    vec = make_vec_env(args, JOKERS)
-    model = build_model(args, vec, None)
+    model, _ = untrained_model(args, JOKERS)
     files = RunFiles(args.out)
     save_model(model, files.checkpoints / "model_64.zip", model_metadata(JOKERS, args, 64))
-    vec.close()
     plain = tiny_args(out=args.out, resume=True, privileged_critic=False)
     with pytest.raises(ValueError, match="privileged_critic=False differs from the checkpoint's True"):
         _check_run_folder(plain, JOKERS, files)

@@ -7,10 +7,9 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
-import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,7 @@ import pytest
 pytest.importorskip("torch")  # the train extra
 pytest.importorskip("sb3_contrib")
 import torch
-from helpers import ctrl_c_once_started, save_untrained_model, tiny_train_args
+from helpers import ROOT, ctrl_c_once_started, goboom, save_untrained_model, tiny_train_args
 
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
@@ -41,7 +40,6 @@ from goboom_env.training.sb3 import load_ppo_agent
 from goboom_env.training.sb3.model import build_model, frozen_actor, make_vec_env, resolve_device, save_model
 from goboom_env.training.settings import TrainArgs, parse_opponents
 
-ROOT = Path(__file__).resolve().parents[2]
 CLASSIC = GameConfig(variant="classic", num_players=4)
 
 
@@ -56,10 +54,8 @@ def saved_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_numpy_actor_matches_the_torch_policy() -> None:
-    args = tiny_train_args()
-    vec = make_vec_env(args, CLASSIC)
-    model = build_model(args, vec, None)
+def test_numpy_actor_matches_the_torch_policy(untrained_model: Callable) -> None:
+    model, vec = untrained_model(tiny_train_args(), CLASSIC)
     with torch.no_grad():  # perturb the weights so the output layer is not near zero
         for p in model.policy.parameters():
             p.add_(torch.randn_like(p) * 0.3)
@@ -79,7 +75,6 @@ def test_numpy_actor_matches_the_torch_policy() -> None:
     ours = raw - np.log(np.sum(np.exp(raw - raw.max(1, keepdims=True)) * finite, 1, keepdims=True)) - raw.max(
         1, keepdims=True)
     np.testing.assert_allclose(ours[finite], torch_logits[finite], rtol=1e-4, atol=1e-4)
-    vec.close()
 
 
 def test_saved_model_carries_metadata_and_plays_as_ppo_spec(saved_model: Path) -> None:
@@ -173,18 +168,15 @@ def test_observation_version_and_foreign_files_are_refused(saved_model: Path, tm
         load_ppo_agent(CLASSIC, 0, None)
 
 
-def test_behaviour_cloning_copies_the_teacher() -> None:
+def test_behaviour_cloning_copies_the_teacher(untrained_model: Callable) -> None:
     data = collect(CLASSIC, "heuristic", 60, seed=1)
     assert len(data) == len(data.masks) == len(data.returns) > 60 * 4
     assert all(data.masks[i, a] for i, a in enumerate(data.actions))  # every recorded move was legal
     assert set(np.round(data.returns.astype(float), 4).tolist()) == {1.0, -0.3333}  # the mover's hand win reward
-    args = tiny_train_args(net_arch=[64, 64])
-    vec = make_vec_env(args, CLASSIC)
-    model = build_model(args, vec, None)
+    model, _ = untrained_model(tiny_train_args(net_arch=[64, 64]), CLASSIC)
     before = clone(model, data, epochs=1, learning_rate=0.0)["bc_agreement"]
     after = clone(model, data, epochs=8)["bc_agreement"]
     assert after > before + 0.05
-    vec.close()
 
 
 def parse(argv: list[str]) -> TrainArgs:
@@ -209,11 +201,6 @@ def test_arguments_from_toml_then_flags(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="SPEC=WEIGHT"):
         parse_opponents(["heuristic"])
     assert parse_opponents(["mc:budget=20=0.5", "self=2"]) == [("mc:budget=20", 0.5), ("self", 2.0)]
-
-
-def goboom(*argv: str, timeout: int = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "goboom_env.cli", *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 TINY = ["--timesteps", "1024", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--minibatch-size", "128",

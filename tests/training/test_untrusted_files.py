@@ -48,6 +48,14 @@ def sb3_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture
+def run_copy(sb3_run: Path, tmp_path: Path) -> Path:
+    """A copy of :func:`sb3_run` (``tmp_path/run``) for one test to tamper with."""
+    run = tmp_path / "run"
+    shutil.copytree(sb3_run, run)
+    return run
+
+
 def sb3_resume(run: Path, timesteps: int) -> Path:
     from goboom_env.training.sb3 import train
 
@@ -55,11 +63,9 @@ def sb3_resume(run: Path, timesteps: int) -> Path:
                                  resume=True))
 
 
-def test_sb3_resume_refuses_a_pickled_payload_in_the_weights(sb3_run: Path, tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    shutil.copytree(sb3_run, run)
+def test_sb3_resume_refuses_a_pickled_payload_in_the_weights(run_copy: Path, tmp_path: Path) -> None:
+    run, marker = run_copy, tmp_path / "ran"
     checkpoint = run / "checkpoints" / "model_256.zip"
-    marker = tmp_path / "ran"
     rewrite_zip(checkpoint, "policy.pth", torch_payload(marker))
     refused = rf"{checkpoint} \(policy.pth\) is not tensors and plain data; refused, not loaded \(.*posix.system"
     with pytest.raises(ValueError, match=refused):
@@ -67,12 +73,10 @@ def test_sb3_resume_refuses_a_pickled_payload_in_the_weights(sb3_run: Path, tmp_
     assert not marker.exists()
 
 
-def test_sb3_resume_never_unpickles_the_data_member(sb3_run: Path, tmp_path: Path) -> None:
+def test_sb3_resume_never_unpickles_the_data_member(run_copy: Path, tmp_path: Path) -> None:
     """SB3 stores objects in ``data`` as base64 cloudpickle (``:serialized:``); resume reads only its counters."""
-    run = tmp_path / "run"
-    shutil.copytree(sb3_run, run)
+    run, marker = run_copy, tmp_path / "ran"
     checkpoint = run / "checkpoints" / "model_256.zip"
-    marker = tmp_path / "ran"
     with zipfile.ZipFile(checkpoint) as zf:
         data = json.loads(zf.read("data"))
     pickled = base64.b64encode(pickle.dumps(Payload(marker))).decode()

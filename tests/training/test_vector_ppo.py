@@ -5,8 +5,6 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from helpers import ctrl_c_once_started  # noqa: E402
+from helpers import ROOT, ctrl_c_once_started, goboom  # noqa: E402
 
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
@@ -31,8 +29,6 @@ from goboom_env.training.opponents import (  # noqa: E402
 )
 from goboom_env.training.settings import VectorArgs  # noqa: E402
 from goboom_env.training.shaping import hand_size_potential  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def reference_gae(values: list[float], rewards: list[float], gamma: float, lam: float) -> list[float]:
@@ -494,8 +490,7 @@ def test_resume_without_a_checkpoint_is_refused(tmp_path: Path) -> None:
 
 
 def test_cli_reports_bad_arguments_without_a_traceback(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-fast", "--num-envs", "0", "--out",
-                           str(tmp_path / "x")], capture_output=True, text=True, cwd=ROOT)
+    proc = goboom("train-fast", "--num-envs", "0", "--out", str(tmp_path / "x"))
     assert proc.returncode == 2
     assert "num_envs must be >= 1" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -521,10 +516,8 @@ def test_a_longer_run_beats_random(tmp_path: Path) -> None:
     assert row["ci_low"] > 0.25, row
 
 
-def test_force_replaces_an_earlier_run(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    out.mkdir()
-    (out / "notes.txt").write_text("an earlier run's file")
+def test_force_replaces_an_earlier_run(used_run_folder: Path) -> None:
+    out = used_run_folder
     with pytest.raises(ValueError, match="--force to replace it"):
         train(tiny_args(out, timesteps=300))
     train(tiny_args(out, timesteps=300, force=True))
@@ -544,8 +537,7 @@ def test_ctrl_c_saves_a_state_that_resume_continues(tmp_path: Path) -> None:
     assert len(states) == 1 and not (out / "model.zip").exists()
     steps = int(states[0].stem.split("_")[1])
     assert steps >= 256
-    resumed = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-fast", *flags, "--resume",
-                              "--timesteps", str(steps + 256)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    resumed = goboom("train-fast", *flags, "--resume", "--timesteps", str(steps + 256))
     assert resumed.returncode == 0, resumed.stderr
     from goboom_env.training.artifacts.model_files import read_metadata
 
