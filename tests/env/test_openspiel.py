@@ -8,8 +8,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +15,7 @@ import pytest
 
 pytest.importorskip("pyspiel")  # the openspiel extra
 import pyspiel
-from helpers import Payload
+from helpers import Payload, python_output
 
 import goboom_env
 from goboom_env import GameConfig
@@ -189,7 +187,7 @@ def test_bad_openspiel_ismcts_options_are_named(spec: str, message: str) -> None
 def test_the_core_and_the_agents_do_not_import_pyspiel() -> None:
     code = ("import sys, goboom_env, goboom_env.agents, goboom_env.training.sb3.selfplay, goboom_env.global_state; "
             "assert 'pyspiel' not in sys.modules, 'pyspiel imported'")
-    subprocess.run([sys.executable, "-c", code], check=True)
+    python_output(code)
 
 
 def test_a_clone_is_independent_of_its_original() -> None:

@@ -228,6 +228,14 @@ def goboom(*args: str, stdin: str = "", timeout: float = 300) -> subprocess.Comp
     return subprocess.run([*GOBOOM, *args], cwd=ROOT, capture_output=True, text=True, input=stdin, timeout=timeout)
 
 
+def python_output(code: str, timeout: float = 120) -> str:
+    """Run ``python -c CODE`` in a fresh interpreter from the checkout; its standard output, stripped (a failure
+    shows its standard error)."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def ctrl_c_once_started(args: Sequence[str], started: Path, cwd: Path, timeout: float = 120.0) -> tuple[int, str]:
     """Run ``python -m goboom_env.cli ARGS`` in its own process group, send SIGINT to the whole group (as Ctrl-C
     in a terminal) once the file ``started`` exists, and return the exit code and stderr."""

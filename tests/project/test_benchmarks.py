@@ -4,6 +4,7 @@ and PettingZoo's own envs need the ``bench`` extra."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.util
 import json
@@ -20,15 +21,25 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
 
 
+@contextlib.contextmanager
+def script_module(name: str) -> Iterator[ModuleType]:
+    """``benchmarks/NAME.py`` imported as a module (it is a script, not part of the package), in ``sys.modules``
+    while the block runs (its dataclasses look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+
+
 @pytest.fixture(scope="module")
 def throughput() -> Iterator[ModuleType]:
-    """The benchmark script imported as a module (it is a script, not part of the package)."""
-    spec = importlib.util.spec_from_file_location("throughput", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    """The benchmark script imported as a module."""
+    with script_module("throughput") as module:
+        yield module
 
 
 def test_measure_counts_decisions_per_second_of_the_given_clock(throughput: ModuleType) -> None:
@@ -123,14 +134,12 @@ def test_learning_curves_script_writes_a_curve_per_trainer(tmp_path: Path) -> No
 def test_learning_curves_script_says_so_when_no_checkpoint_was_saved(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location("learning_curves", ROOT / "benchmarks" / "learning_curves.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    monkeypatch.setattr(module, "run_trainer", lambda *args: None)  # a budget too short for any checkpoint
-    monkeypatch.setattr(module, "curve", lambda *args: [])
-    monkeypatch.setattr(sys, "argv", ["learning_curves.py", "--seconds", "1", "--out", str(tmp_path / "x")])
-    with pytest.raises(SystemExit) as exit_:
-        module.main()
+    with script_module("learning_curves") as module:
+        monkeypatch.setattr(module, "run_trainer", lambda *args: None)  # a budget too short for any checkpoint
+        monkeypatch.setattr(module, "curve", lambda *args: [])
+        monkeypatch.setattr(sys, "argv", ["learning_curves.py", "--seconds", "1", "--out", str(tmp_path / "x")])
+        with pytest.raises(SystemExit) as exit_:
+            module.main()
     assert exit_.value.code == 2 and "no trainer saved a checkpoint within 1 s" in capsys.readouterr().err
 
 
@@ -194,12 +203,8 @@ def test_seed_band_script_refuses_a_grid_beyond_every_checkpoint(tmp_path: Path)
 @pytest.fixture(scope="module")
 def variants() -> Iterator[ModuleType]:
     """``benchmarks/heuristic_variants.py`` imported as a module."""
-    spec = importlib.util.spec_from_file_location("heuristic_variants", ROOT / "benchmarks" / "heuristic_variants.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    with script_module("heuristic_variants") as module:
+        yield module
 
 
 def test_the_unchanged_variant_plays_every_game_exactly_as_jokers_boom(variants: ModuleType) -> None:

@@ -12,8 +12,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, python_output
 
-ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
@@ -86,6 +86,4 @@ def test_the_shared_training_modules_and_the_trainers_packages_import_no_trainin
     code = (f"import sys, {', '.join(LIGHT_TRAINING_MODULES)}; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'stable_baselines3', 'sb3_contrib', "
             "'ray', 'tensorboard'}))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert python_output(code) == "[]"

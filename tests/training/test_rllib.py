@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("torch")  # the rllib extra
 pytest.importorskip("ray.rllib")
 import torch
-from helpers import Payload, play_aec
+from helpers import Payload, play_aec, python_output
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
@@ -586,9 +586,7 @@ def test_core_package_sb3_path_and_cli_module_do_not_import_ray():
     the ``train-rllib`` command's argument module import without it (``goboom --help`` stays fast)."""
     code = ("import sys, goboom_env, goboom_env.agents, goboom_env.training.sb3, goboom_env.cli.train_rllib; "
             "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert python_output(code) == "[]"
 
 
 @pytest.mark.slow
