@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env import records
-from goboom_env.agents import make_agent
+from goboom_env.agents import Agent, make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
 
@@ -35,17 +35,27 @@ MAX_REPLY = 1000
 
 
 @contextlib.contextmanager
-def clocked_client(**settings: Any) -> Iterator[tuple[Any, list[float]]]:
+def clocked_client(**settings: Any) -> Iterator[tuple[Any, Any, list[float]]]:
     """The app of ``ServerSettings(**settings)`` behind Starlette's test client, its game store on a clock the test
-    sets: yields the client and ``now``, whose ``now[0]`` is the store's time in seconds (0 at first)."""
+    sets: yields the client, the store and ``now``, whose ``now[0]`` is the store's time in seconds (0 at first)."""
     from starlette.testclient import TestClient
 
     from goboom_env.web import ServerSettings, create_app
 
     now = [0.0]
     with TestClient(create_app(ServerSettings(**settings))) as client:
-        client.app.state.store.clock = lambda: now[0]
-        yield client, now
+        store = client.app.state.store
+        store.clock = lambda: now[0]
+        yield client, store, now
+
+
+class LowestLegal(Agent):
+    """The engine-side twin of :func:`first_legal`: the lowest legal action (action 53, draw, is the highest)."""
+
+    name = "lowest"
+
+    def act(self, observation: Any, view: Any = None) -> int:
+        return int(np.flatnonzero(observation["action_mask"])[0])
 
 
 def new_game(client: Any, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str, str], dict[str, Any]]:

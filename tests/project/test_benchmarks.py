@@ -10,7 +10,7 @@ import importlib.util
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -35,11 +35,18 @@ def script_module(name: str) -> Iterator[ModuleType]:
         del sys.modules[spec.name]
 
 
-@pytest.fixture(scope="module")
-def throughput() -> Iterator[ModuleType]:
-    """The benchmark script imported as a module."""
-    with script_module("throughput") as module:
-        yield module
+def script_fixture(name: str) -> Callable[[], Iterator[ModuleType]]:
+    """A module-scoped fixture: :func:`script_module` of ``benchmarks/NAME.py``."""
+
+    @pytest.fixture(scope="module")
+    def fixture() -> Iterator[ModuleType]:
+        with script_module(name) as module:
+            yield module
+
+    return fixture
+
+
+throughput = script_fixture("throughput")
 
 
 def test_measure_counts_decisions_per_second_of_the_given_clock(throughput: ModuleType) -> None:
@@ -200,11 +207,7 @@ def test_seed_band_script_refuses_a_grid_beyond_every_checkpoint(tmp_path: Path)
     assert not (tmp_path / "band").exists()
 
 
-@pytest.fixture(scope="module")
-def variants() -> Iterator[ModuleType]:
-    """``benchmarks/heuristic_variants.py`` imported as a module."""
-    with script_module("heuristic_variants") as module:
-        yield module
+variants = script_fixture("heuristic_variants")
 
 
 def test_the_unchanged_variant_plays_every_game_exactly_as_jokers_boom(variants: ModuleType) -> None:

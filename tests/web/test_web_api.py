@@ -27,6 +27,7 @@ pytest.importorskip("httpx2")
 from helpers.web import (
     CLASSIC,
     JSON_LINES,
+    LowestLegal,
     clocked_client,
     first_legal,
     free_port,
@@ -48,7 +49,6 @@ from goboom_env.models import model_path
 from goboom_env.web import ServerSettings, create_app
 from goboom_env.web.catalog import Catalog, Choice
 from goboom_env.web.session import GameError, parse_move
-from goboom_env.web.store import GameStore
 
 JOKERS_MATCH = {"preset": "jokers-3p", "seat": 1, "opponents": ["jokers-shed"], "episode": "match", "seed": 4,
                 "delay_ms": 0}
@@ -60,15 +60,6 @@ def as_request(body: Any, headers: dict[str, str] | None = None) -> dict[str, An
     if isinstance(body, str):
         return {"content": body, "headers": headers | {"Content-Type": "application/json"}}
     return {"json": body, "headers": headers}
-
-
-class LowestLegal(Agent):
-    """The engine-side twin of :func:`first_legal`: the lowest legal action (action 53, draw, is the highest)."""
-
-    name = "lowest"
-
-    def act(self, observation: Any, view: Any = None) -> int:
-        return int(np.flatnonzero(observation["action_mask"])[0])
 
 
 def engine_result(body: dict[str, Any]) -> tuple[Any, Match]:
@@ -353,8 +344,7 @@ def test_the_websocket_refuses_unknown_games_and_tokens(client: TestClient, game
 
 
 def test_idle_games_expire() -> None:
-    with clocked_client(max_games=2, ttl=10) as (client, now):
-        app_store: GameStore = client.app.state.store
+    with clocked_client(max_games=2, ttl=10) as (client, app_store, now):
         game, headers, _ = new_game(client)
         now[0] = 9
         assert client.get(f"/api/games/{game}", headers=headers).status_code == 200  # used: kept alive

@@ -107,8 +107,7 @@ def test_a_new_game_must_be_sent_as_json_even_without_a_body(client: TestClient)
 
 
 def test_a_finished_game_frees_its_slot() -> None:
-    with clocked_client(max_games=1, finished_ttl=60) as (client, now):
-        store: GameStore = client.app.state.store
+    with clocked_client(max_games=1, finished_ttl=60) as (client, store, now):
         game, token, _ = new_game(client)
         assert client.post("/api/games", json=CLASSIC).status_code == 503  # one game being played: full
         play_to_end(client, game, token)
