@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id, make_hand, play, soak_count
+from helpers import MATRIX, config_id, make_hand, on_matrix, play, random_move, soak, soak_count
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
@@ -63,7 +63,7 @@ def _specs(config: GameConfig) -> list[str]:
     return [*baselines(config), "heuristic"]
 
 
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@on_matrix
 def test_every_baseline_plays_only_legal_actions(config: GameConfig) -> None:
     """Fast tier: 100 hands per baseline in every config of the matrix (all seats the same agent),
     plus hands mixing every baseline and the search agent at the table."""
@@ -74,9 +74,8 @@ def test_every_baseline_plays_only_legal_actions(config: GameConfig) -> None:
     play_checked(config, mixed, 5, seed=2)
 
 
-@pytest.mark.slow
-@pytest.mark.soak
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@soak
+@on_matrix
 def test_every_baseline_plays_only_legal_actions_soak(config: GameConfig) -> None:
     """1000 hands per baseline per config (4000 a config), 40 with the search agent in one seat (``make soak``;
     a fifth of that in CI)."""
@@ -334,7 +333,7 @@ def test_search_agent_needs_its_view() -> None:
     assert obs["action_mask"][agent.act(obs, PlayerView.of(hand, hand.current))] == 1
 
 
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@on_matrix
 def test_heuristics_decode_the_observation_exactly(config: GameConfig) -> None:
     """The heuristics' decoded table equals the engine's facts (own cards, unseen cards, sizes, trick)."""
     decoder = TableDecoder(config)
@@ -446,8 +445,7 @@ def _mid_game_states(config: GameConfig, count: int, seed: int) -> list[Hand]:
         for _ in range(int(rng.integers(3, 25))):
             if hand.over:
                 break
-            legal = hand.legal_actions()
-            hand.apply(legal[int(rng.integers(len(legal)))])
+            random_move(hand, rng)
         if not hand.over and len(hand.legal_actions()) > 1:
             states.append(hand)
     return states
@@ -501,7 +499,7 @@ def test_search_agent_depends_on_its_own_information() -> None:
     assert len(picks) > 1
 
 
-@pytest.mark.parametrize("config", MATRIX, ids=config_id)
+@on_matrix
 def test_sample_hand_is_consistent_with_the_view(config: GameConfig) -> None:
     rng = np.random.default_rng(4)
     for hand in _mid_game_states(config, 3, seed=10):

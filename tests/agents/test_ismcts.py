@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id, make_hand, play
+from helpers import MATRIX, config_id, make_hand, play, random_move
 
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, Table, make_agent
@@ -36,8 +36,7 @@ def random_states(config: GameConfig, games: int, seed: int) -> list[Hand]:
         hand = Match(config, rng).hand
         while not hand.over:
             states.append(hand.copy())
-            legal = hand.legal_actions()
-            hand.apply(legal[int(rng.integers(len(legal)))])
+            random_move(hand, rng)
     return states
 
 
