@@ -30,7 +30,6 @@ from goboom_env.training.settings import (
     sb3_ppo_kwargs,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = {"play": PlayArgs, "evaluate": EvaluateArgs, "train": TrainArgs, "train-rllib": RLlibCommand,
             "demo": DemoArgs}
 """The options dataclass of each command (train-fast's VectorArgs needs numba: checked where it is installed)."""

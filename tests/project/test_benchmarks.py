@@ -16,8 +16,8 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
 
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 import goboom_env.cards
 import goboom_env.config
 import goboom_env.engine
 
-ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL = {"bash", "sh", "console"}
 RUNNABLE = SHELL | {"python"}

@@ -11,8 +11,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 CORE_TESTS = ["rules/test_rules.py", "rules/test_config.py", "env/test_env_api.py", "rules/test_golden_vectors.py",
               "rules/test_invariants.py", "env/test_observation.py", "env/test_playthroughs.py",
               "rules/test_serialization.py", "agents/test_agents.py", "env/test_observation_reference.py",

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pettingzoo
 import pytest
+from helpers import ROOT
 
 import goboom_env
 from goboom_env import GameConfig
 from goboom_env.models import model_path, shipped_models
 
-ROOT = Path(__file__).resolve().parents[2]
 ENV_ID = goboom_env.raw_env.metadata["name"]
 
 

@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from goboom_env.config import GameConfig
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def script(*argv: str, timeout: int = 300) -> subprocess.CompletedProcess:

@@ -28,7 +28,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 import uvicorn  # noqa: E402
-from helpers import EVERY_EXTRA  # noqa: E402
+from helpers import EVERY_EXTRA, ROOT  # noqa: E402
 from helpers.web import free_port  # noqa: E402
 
 from goboom_env.agents import Agent, make_agent  # noqa: E402
@@ -38,7 +38,6 @@ from goboom_env.engine import Match  # noqa: E402
 from goboom_env.game_loop import play_episode  # noqa: E402
 from goboom_env.web import ServerSettings, create_app  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("GOBOOM_ARTIFACTS", ROOT / "test-artifacts"))
 SETTLED = "['your_turn', 'hand_over', 'over'].includes(document.querySelector('#status').className)"
 
