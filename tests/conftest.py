@@ -1,5 +1,6 @@
-"""Hooks of the whole suite. Each test folder mirrors a layer of the package and has its own conftest.py with the
-fixtures of that layer; the helpers the test modules import are in tests/helpers/.
+"""Hooks of the whole suite. Each test folder holds the tests of one layer of the package (rules, env, agents,
+evaluation, training, cli, web, project); a folder's own conftest.py holds the fixtures its modules share, and
+tests/helpers/ the helpers they import (``from helpers import ...``, ``from helpers.web import ...``).
 
 A test module that needs an optional extra starts with ``pytest.importorskip`` for it: skipped without the extra,
 and a failure under ``make test`` (:data:`helpers.EVERY_EXTRA`), which installs every extra.
