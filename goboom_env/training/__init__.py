@@ -11,17 +11,21 @@ shared by the trainers
                       model zips), ``numpy_actor`` (``FrozenMlp``, what ``ppo:`` plays),
                       ``run_folder`` (files, rules, CSV logs), ``learning_curve``
 ``opponents``         batched opponents (random, snapshots, the batched heuristics), numpy only
+``league``            the opponent pool of every trainer (``League``: weighted entries and the learner's
+                      last snapshots; ``OpponentPool``: with one agent per name, for ``SelfPlayEnv``)
+``seats``             ``LearnerSeats``: the learner's seats, their rewards since the last move, the
+                      illegal-action rule and the autoreset draw, shared by every learner-seat view
 ``imitation``         the warm start: behaviour cloning of a teacher agent
 ``privileged``        the privileged critic (it also sees the hidden cards while training)
 ``shaping``           the hand-size potential of ``--shaping``
 ``goboom train`` (stable-baselines3 / sb3-contrib MaskablePPO): ``sb3/``
 ---------------------------------------------------------------------------------------------------
 ``sb3``               the run (``loop``), model and envs (``model``), callbacks, the ``ppo:`` agent;
-                      ``selfplay`` (``SelfPlayEnv``), ``league`` (``OpponentPool``), ``vecenv``
-                      (``VectorGameVecEnv``: the batched engine as an SB3 ``VecEnv``)
+                      ``selfplay`` (``SelfPlayEnv``), ``vecenv`` (``VectorGameVecEnv``: the
+                      batched engine as an SB3 ``VecEnv``)
 ``goboom train-fast`` (PyTorch PPO on the batched engine): ``fast/``
 ---------------------------------------------------------------------------------------------------
-``fast``              ``ppo`` (``train`` and the ``Trainer``), ``rollout`` (seats, per-seat GAE),
+``fast``              ``ppo`` (``train`` and the ``Trainer``), ``rollout`` (seats, pool, per-seat GAE),
                       ``policy`` (the network), ``warm_start``, ``run`` (the run folder)
 ``goboom train-rllib`` (Ray RLlib, new API stack): ``rllib/``
 ---------------------------------------------------------------------------------------------------

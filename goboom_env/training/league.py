@@ -1,5 +1,132 @@
-"""Deprecated module path: see :mod:`goboom_env.training.sb3.league`."""
+"""The opponent pool of self-play, one for every trainer: weighted opponent entries plus the learner's snapshots.
 
-from goboom_env._moved import forward
+A :class:`League` holds the opponent mix (``learner=3 self=1 heuristic=1``: entries with weights) and the most
+recent ``size`` frozen snapshots of the learner, which the :data:`SELF` entry stands for. It draws an entry per game
+(:meth:`League.draw`, or one name with :meth:`League.sample`) or per seat (:meth:`League.pick`, from a uniform draw
+the caller makes), and a snapshot per game (:meth:`League.draw_snapshots`). It does not know what a snapshot is:
+each trainer keeps its own kind of opponent there.
 
-__getattr__, __dir__ = forward(__name__, "goboom_env.training.sb3.league")
+* ``goboom train`` (its Gymnasium env): :class:`OpponentPool`, a league of :class:`FrozenMlp` snapshots with one
+  scalar agent per name (a baseline by agent spec, or a snapshot);
+* ``goboom train-fast``: the seat plan draws each game's entry, learner seat and snapshot (batched opponents);
+* ``goboom train-rllib``: the league mapping picks, per seat, the learner's own module or one of the league's
+  module slots (its snapshots).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from goboom_env.agents import Policy, make_agent
+from goboom_env.config import GameConfig, check_number
+from goboom_env.training.artifacts.numpy_actor import FrozenMlp, SnapshotAgent
+from goboom_env.training.settings import SNAPSHOTS
+
+SELF = SNAPSHOTS
+"""Opponent-pool name of the learner's snapshots."""
+
+Snapshot = TypeVar("Snapshot")
+
+
+@dataclass
+class PoolEntry:
+    """One opponent choice: an agent spec (or :data:`SELF`) and its sampling weight."""
+
+    spec: str
+    weight: float
+
+
+class League(Generic[Snapshot]):
+    """Weighted opponent entries and the learner's last ``size`` snapshots (oldest first), drawn from ``rng``.
+
+    An entry with weight 0 is never drawn, and neither is :data:`SELF` while there is no snapshot."""
+
+    def __init__(
+        self, entries: Sequence[tuple[str, float]], *, size: int = 8, rng: np.random.Generator | None = None
+    ) -> None:
+        weights = [check_number(f"the weight of opponent {spec!r}", w, allow_zero=True) for spec, w in entries]
+        if not any(w > 0 for w in weights):
+            raise ValueError(f"opponent pool needs at least one entry with a positive weight, got {list(entries)}")
+        self.entries = [PoolEntry(spec, w) for (spec, _), w in zip(entries, weights)]
+        self.specs = [entry.spec for entry in self.entries]
+        self.size = size
+        self.rng = np.random.default_rng() if rng is None else rng
+        self.snapshots: dict[str, Snapshot] = {}
+
+    def add(self, name: str, snapshot: Snapshot) -> list[str]:
+        """Add the newest snapshot; returns the names of the oldest ones dropped beyond ``size``."""
+        self.snapshots[name] = snapshot
+        dropped = list(self.snapshots)[: max(len(self.snapshots) - self.size, 0)]
+        for old in dropped:
+            del self.snapshots[old]
+        return dropped
+
+    def pick(self, uniform: np.ndarray | float) -> np.ndarray:
+        """The entry (an index into :attr:`entries`) at each uniform draw in [0, 1): the weights' inverse
+        distribution function, so that a draw below the first entry's share picks it, and so on."""
+        live = [i for i, e in enumerate(self.entries) if e.weight > 0 and (e.spec != SELF or self.snapshots)]
+        if not live:
+            raise ValueError(f"no opponent to draw: the pool's entries {self.specs} need a snapshot first")
+        weights = np.array([self.entries[i].weight for i in live])
+        cdf = (weights / weights.sum()).cumsum()
+        cdf /= cdf[-1]
+        return np.asarray(live)[np.searchsorted(cdf, uniform, side="right")]
+
+    def draw(self, count: int) -> np.ndarray:
+        """The entries of ``count`` games (indices into :attr:`entries`), one uniform draw each."""
+        return self.pick(self.rng.random(count))
+
+    def draw_snapshots(self, count: int) -> np.ndarray:
+        """A snapshot for each of ``count`` games (indices into :attr:`snapshots`, oldest first), uniformly."""
+        return self.rng.integers(len(self.snapshots), size=count)
+
+    def sample(self) -> str:
+        """The opponent of the next game: an entry's spec, or a snapshot's name when :data:`SELF` is drawn."""
+        spec = self.specs[int(self.draw(1)[0])]
+        if spec != SELF:
+            return spec
+        return list(self.snapshots)[int(self.draw_snapshots(1)[0])]
+
+
+class OpponentPool(League[FrozenMlp]):
+    """Baseline agents by spec plus the learner's snapshots, one scalar agent per name (``goboom train``'s env).
+
+    Each :meth:`sample` names one opponent for all other seats of an episode: a baseline spec, or a snapshot
+    (uniform over the last ``pool_size``) when the :data:`SELF` entry is drawn; :meth:`agent` is its policy."""
+
+    def __init__(
+        self, config: GameConfig, entries: Sequence[tuple[str, float]], *, pool_size: int = 8, seed: int | None = None
+    ) -> None:
+        super().__init__(entries, size=pool_size, rng=np.random.default_rng(seed))
+        self.config = config
+        self.pool_size = pool_size
+        self._agents: dict[str, Policy] = {}
+        seed_base = int(self.rng.integers(2**31))
+        for i, entry in enumerate(self.entries):
+            if entry.spec != SELF:  # fail now, with the registry's message, on an unknown spec
+                self._agents[entry.spec] = make_agent(entry.spec, config, seed_base + i)
+
+    def add_snapshot(self, name: str, state: dict[str, Any]) -> None:
+        """Add a frozen learner (weights from :meth:`FrozenMlp.state`); drops the oldest beyond ``pool_size``."""
+        snapshot = FrozenMlp.from_state(state)
+        self._agents[name] = SnapshotAgent(name, snapshot, int(self.rng.integers(2**31)))
+        for old in self.add(name, snapshot):
+            del self._agents[old]
+
+    def reseed(self, seed: int) -> None:
+        """Restart the draws and every agent's generator from ``seed``, so that a seeded episode is played
+        the same way again (Gymnasium's ``reset(seed=...)`` contract)."""
+        self.rng = np.random.default_rng([seed, 1])
+        base = int(np.random.default_rng([seed, 2]).integers(2**31))
+        for i, agent in enumerate(self._agents.values()):
+            agent.reseed(base + i)
+
+    def agent(self, name: str) -> Policy:
+        """The policy object of a sampled name."""
+        if name not in self._agents:
+            raise ValueError(f"opponent {name!r} is not in the pool; known: {sorted(self._agents)}")
+        return self._agents[name]

@@ -38,7 +38,7 @@ MOVED: list[tuple[str, str, list[str], str | None]] = [
     ("vector_policy", "opponents", ["BatchOpponent", "RandomOpponent", "batched_heuristic", "sample_masked"], "torch"),
     ("vector_policy", "fast.rollout", ["SnapshotPool"], "torch"),
     ("selfplay", "sb3.selfplay", ["SelfPlayEnv", "single_agent_env"], None),
-    ("league", "sb3.league", ["OpponentPool", "SELF"], None),
+    ("sb3.league", "league", ["OpponentPool", "SELF", "PoolEntry"], None),
     ("vecenv", "sb3.vecenv", ["VectorGameVecEnv"], "stable_baselines3"),
     ("rllib_env", "rllib.env", ["GoBoomMultiAgentEnv", "make_env_config"], "ray"),
     ("rllib_league", "rllib.league", ["LeagueMapping", "league_ids"], "ray"),

@@ -158,7 +158,7 @@ from goboom_env.training.artifacts.model_files import (  # noqa: E402
     write_play_only,
 )
 from goboom_env.training.fast.ppo import train  # noqa: E402
-from goboom_env.training.fast.rollout import SeatPlan  # noqa: E402
+from goboom_env.training.fast.rollout import SeatPlan, SnapshotPool  # noqa: E402
 from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402
 from goboom_env.training.opponents import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.training.settings import GameArgs, VectorArgs  # noqa: E402
@@ -283,8 +283,8 @@ def test_bad_generalist_arguments_are_refused_with_the_field_named(tmp_path: Pat
 
 def test_seat_plan_draws_the_learner_among_each_games_own_seats() -> None:
     table = np.array([2, 3, 7] * 100)
-    plan = SeatPlan([("random", 1.0)], len(table), MAX_PLAYERS, np.random.default_rng(0), table)
-    plan.redraw(np.ones(len(table), bool), 1)
+    plan = SeatPlan(SnapshotPool(1, [("random", 1.0)], np.random.default_rng(0)), len(table), MAX_PLAYERS, table)
+    plan.redraw(np.ones(len(table), bool))
     seat = plan.learner.argmax(1)
     assert (plan.learner.sum(1) == 1).all() and (seat < table).all()
     assert {int(s) for s in seat[table == 7]} == set(range(7))

@@ -18,7 +18,7 @@ from goboom_env.agents import Agent, register_agent, unregister_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, deck_faces, face_of
 from goboom_env.engine import win_rewards
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp
-from goboom_env.training.sb3.league import SELF, OpponentPool
+from goboom_env.training.league import SELF, OpponentPool
 from goboom_env.training.sb3.selfplay import SelfPlayEnv
 
 CLASSIC = GameConfig(variant="classic", num_players=4)

@@ -140,7 +140,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
 
 
 class Trainer:
-    """The state of one run: engine, seat plan, network, optimizer, snapshots and counters."""
+    """The state of one run: engine, opponent pool (its snapshots), seat plan, network, optimizer and counters."""
 
     def __init__(self, args: Any, config: GameConfig, seed_offset: int = 0) -> None:
         """``args`` is the run's :class:`~goboom_env.training.settings.VectorArgs` (or settings with its fields)."""
@@ -166,10 +166,11 @@ class Trainer:
         self.obs_dim = self.obs.shape[1]
         """The critic's input size: the observation, then (privileged critic) the hidden state."""
         table = self.game.num_players if counts else None
-        self.plan = SeatPlan(parse_pool(args.opponents), args.num_envs, self.n, self.rng, table)
-        self.snapshots = SnapshotPool(args.pool_size)
+        self.pool = SnapshotPool(args.pool_size, parse_pool(args.opponents), self.rng)
+        """The opponent entries and the learner's snapshots, which the ``self`` entry plays."""
+        self.plan = SeatPlan(self.pool, args.num_envs, self.n, table)
         self.random = RandomOpponent()
-        self.heuristic = batched_heuristic(config, counts) if HEURISTIC in self.plan.specs else None
+        self.heuristic = batched_heuristic(config, counts) if HEURISTIC in self.pool.specs else None
         self.net = ActorCritic(self.public_dim, args.net_arch, resolve_precision(args.precision), self.obs_dim)
         # fused: one kernel for all parameters, half the time of torch's default per-tensor loop on CPU
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
@@ -197,14 +198,15 @@ class Trainer:
     def start(self) -> None:
         """Draw the first seat plan (after the snapshot pool holds the step-0 learner); with ``anchor_kl``, fix the
         anchor as the actor is now unless a resumed state brought one."""
-        if not self.snapshots.nets:
+        if not self.pool.snapshots:
             self.snapshot()
         if self.args.anchor_kl > 0 and self.anchor is None:
             self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
-        self.plan.redraw(np.ones(self.args.num_envs, bool), len(self.snapshots.nets))
+        self.plan.redraw(np.ones(self.args.num_envs, bool))
 
     def snapshot(self) -> None:
-        self.snapshots.add(f"snapshot@{self.steps}", self.net.frozen())
+        """Add the learner as it is now to the pool's snapshots (the oldest beyond ``pool_size`` leave)."""
+        self.pool.add(f"snapshot@{self.steps}", self.net.frozen())
 
     # -- one iteration: collect -> seat_gae -> update ------------------------------------------------
 
@@ -262,9 +264,10 @@ class Trainer:
             elif spec == HEURISTIC:
                 actions[games] = self.heuristic.act(obs[games], mask[games], self.rng)
             elif spec == SNAPSHOTS:
+                snapshots = self.pool.nets
                 for j in np.unique(plan.snapshot[games]):
                     sub = games[plan.snapshot[games] == j]
-                    actions[sub] = self.snapshots.nets[j].act(obs[sub], mask[sub], self.rng)
+                    actions[sub] = snapshots[j].act(obs[sub], mask[sub], self.rng)
 
     def _episode_stats(self, rewards: np.ndarray, done: np.ndarray) -> None:
         """Episode returns of the learner seats per pool entry; new seat plans for the finished games."""
@@ -283,7 +286,7 @@ class Trainer:
         self.episodes += len(finished)
         self.ep_return[finished] = 0.0
         self.ep_len[finished] = 0
-        self.plan.redraw(done, len(self.snapshots.nets))
+        self.plan.redraw(done)
 
     # -- one update -----------------------------------------------------------------------------------
 
@@ -344,8 +347,7 @@ class Trainer:
         return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(), "steps": self.steps,
                 "anchor": None if self.anchor is None else self.anchor.state_dict(),
                 "episodes": self.episodes, "train_s": self.train_s,
-                "snapshots": [(name, _tensor_state(snap.net.state()))
-                              for name, snap in zip(self.snapshots.names, self.snapshots.nets)]}
+                "snapshots": [(name, _tensor_state(net.state())) for name, net in self.pool.snapshots.items()]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.net.load_state_dict(state["net"])
@@ -354,7 +356,7 @@ class Trainer:
             group["lr"] = self.args.learning_rate
         self.steps, self.episodes, self.train_s = int(state["steps"]), int(state["episodes"]), float(state["train_s"])
         for name, snap in state["snapshots"]:
-            self.snapshots.add(name, FrozenMlp.from_state(_array_state(snap)))
+            self.pool.add(name, FrozenMlp.from_state(_array_state(snap)))
         if state.get("anchor") is not None and self.args.anchor_kl > 0:
             self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
             self.anchor.load_state_dict(state["anchor"])

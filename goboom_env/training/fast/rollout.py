@@ -5,9 +5,10 @@ sequence per (game, seat): a seat's reward (the end of the hand or match) is cre
 decision, and GAE runs over each seat's own decisions (:func:`seat_gae`), optionally with potential-based
 shaping on the hand sizes (:mod:`goboom_env.training.shaping`). A decision whose outcome is still open when a
 rollout ends is carried into the next rollout (:class:`Pending`) instead of being cut off. :class:`SeatPlan`
-draws, per game and episode, an entry of the opponent pool (:data:`~goboom_env.training.settings.POOL_KINDS`);
-:class:`SnapshotPool` keeps the learner's snapshots that the ``self`` entry plays; :func:`make_engine` builds the
-batched engine of a run.
+(the learner seats of :class:`~goboom_env.training.seats.LearnerSeats`) draws, per game and episode, an entry of the
+run's :class:`SnapshotPool` (the :class:`~goboom_env.training.league.League` of the entries
+:data:`~goboom_env.training.settings.POOL_KINDS` and of the learner's snapshots, which the ``self`` entry plays) and
+the learner's seats; :func:`make_engine` builds the batched engine of a run.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import numpy as np
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp
+from goboom_env.training.league import SELF, League
 from goboom_env.training.opponents import SnapshotOpponent
+from goboom_env.training.seats import LearnerSeats
 from goboom_env.training.settings import LEARNER
 
 # -- who plays each seat ----------------------------------------------------------------------------------
@@ -35,57 +38,57 @@ def make_engine(config: GameConfig, player_counts: Sequence[int], **settings: An
     return MixedVectorGame(config, player_counts, **settings) if player_counts else VectorGame(config, **settings)
 
 
-class SeatPlan:
+class SnapshotPool(League[FrozenMlp]):
+    """The fast trainer's opponent pool: the run's entries and its last ``size`` snapshots, played batched."""
+
+    def __init__(self, size: int, entries: Sequence[tuple[str, float]] = ((SELF, 1.0),),
+                 rng: np.random.Generator | None = None) -> None:
+        super().__init__(entries, size=size, rng=rng)
+
+    @property
+    def names(self) -> list[str]:
+        """The snapshots' names, oldest first."""
+        return list(self.snapshots)
+
+    @property
+    def nets(self) -> list[SnapshotOpponent]:
+        """The snapshots as batched opponents, oldest first (the indices of :attr:`SeatPlan.snapshot`)."""
+        return [SnapshotOpponent(net) for net in self.snapshots.values()]
+
+
+class SeatPlan(LearnerSeats):
     """Who plays each seat of each game: the learner or a batched opponent, drawn per game and episode.
 
-    ``kind[b]`` indexes the pool entries. A ``learner`` game has every seat learning; any other game has one
+    ``kind[b]`` indexes the entries of ``pool``. A ``learner`` game has every seat learning; any other game has one
     learner seat (drawn uniformly among the game's seats) against the entry's opponent in all other seats (for
-    ``self``, the snapshot ``snapshot[b]``). ``n`` is the width of the per-seat arrays; ``table [num_envs]``
-    gives each game's own player count when they differ (a generalist's games, ``n`` = 12), else every game
-    has ``n`` seats."""
+    ``self``, the snapshot ``snapshot[b]`` of the pool). ``n`` is the width of the per-seat arrays; ``table
+    [num_envs]`` gives each game's own player count when they differ (a generalist's games, ``n`` = 12), else every
+    game has ``n`` seats. The draws come from the pool's generator."""
 
-    def __init__(self, pool: list[tuple[str, float]], num_envs: int, n: int, rng: np.random.Generator,
-                 table: np.ndarray | None = None) -> None:
-        self.specs = [spec for spec, _ in pool]
-        weights = np.array([w for _, w in pool], np.float64)
-        self.weights = weights / weights.sum()
-        self.n = n
-        self.table = np.full(num_envs, n, np.int64) if table is None else np.asarray(table, np.int64)
-        self.rng = rng
+    def __init__(self, pool: League[Any], num_envs: int, n: int, table: np.ndarray | None = None) -> None:
+        super().__init__(num_envs, n, pool.rng, table=table)
+        self.pool = pool
+        self.specs = pool.specs
         self.kind = np.zeros(num_envs, np.int64)
-        self.learner = np.ones((num_envs, n), bool)
         self.snapshot = np.zeros(num_envs, np.int64)
 
-    def redraw(self, games: np.ndarray, snapshots: int) -> None:
-        """New seat assignments for the games marked in ``games``; ``snapshots`` is the pool's size (>= 1)."""
+    def redraw(self, games: np.ndarray) -> np.ndarray:
+        """New seat assignments for the games marked in ``games`` (autoreset): the entry, the learner's seats and,
+        once the pool has one, a snapshot; returns the indices of those games."""
         idx = np.flatnonzero(games)
         if not len(idx):
-            return
-        kind = self.rng.choice(len(self.specs), size=len(idx), p=self.weights)
+            return idx
+        kind = self.pool.draw(len(idx))
         self.kind[idx] = kind
-        learner = np.zeros((len(idx), self.n), bool)
-        learner[np.arange(len(idx)), self.rng.integers(self.table[idx])] = True
-        learner[np.array([self.specs[k] == LEARNER for k in kind])] = True
-        self.learner[idx] = learner
-        self.snapshot[idx] = self.rng.integers(snapshots, size=len(idx))
+        self.assign(idx, self.rng.integers(self.table[idx]))
+        self.learner[idx[np.array([self.specs[k] == LEARNER for k in kind])]] = True
+        if self.pool.snapshots:
+            self.snapshot[idx] = self.pool.draw_snapshots(len(idx))
+        return idx
 
     def spec_of(self, game: int) -> str:
         """The pool entry game ``game`` plays this episode."""
         return self.specs[self.kind[game]]
-
-
-class SnapshotPool:
-    """The learner's snapshots; each game that draws ``self`` is given one of the last ``size``."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.names: list[str] = []
-        self.nets: list[SnapshotOpponent] = []
-
-    def add(self, name: str, net: FrozenMlp) -> None:
-        self.names.append(name)
-        self.nets.append(SnapshotOpponent(net))
-        del self.names[:-self.size], self.nets[:-self.size]
 
 
 # -- per-seat GAE ------------------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ RLlib's multi-agent contract differs from PettingZoo's AEC loop in three ways, h
 * Rewards are reported for **every** seat on every step, so a seat that did not make the last
   move still receives its payoff (the loser of a hand when another seat went out, R1.9, R2.9);
   RLlib credits a reward that arrives between two of a seat's turns to that seat's last action.
+  Every seat is a learner seat of :class:`~goboom_env.training.seats.LearnerSeats`, which keeps those
+  rewards and refuses an illegal action (``IllegalActionError``, R3.2).
 * When the episode ends every seat gets a final observation and ``terminateds`` holds every
   agent plus ``"__all__"``, so each seat's trajectory is closed with its own last reward.
 
@@ -24,7 +26,9 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from goboom_env.env import EPISODES, REWARDS, raw_env
+from goboom_env.env import raw_env
+from goboom_env.episode import check_episode
+from goboom_env.training.seats import LearnerSeats
 
 OBS_KEY = "observations"
 """Key of the observation vector in the adapter's dict observation (RLlib's convention)."""
@@ -34,10 +38,7 @@ MASK_KEY = "action_mask"
 def make_env_config(game: GameConfig, episode: str = "hand", reward: str = "win") -> dict[str, Any]:
     """The ``env_config`` dict for :class:`GoBoomMultiAgentEnv` (JSON-friendly, so it travels to
     remote Ray workers and into checkpoints)."""
-    if episode not in EPISODES:
-        raise ValueError(f"episode must be one of {list(EPISODES)}, got {episode!r}")
-    if reward not in REWARDS:
-        raise ValueError(f"reward must be one of {list(REWARDS)}, got {reward!r}")
+    check_episode(episode, reward)
     return {"game": game.to_dict(), "episode": episode, "reward": reward}
 
 
@@ -65,12 +66,16 @@ class GoBoomMultiAgentEnv(MultiAgentEnv):
         })
         self.observation_spaces = dict.fromkeys(self.agents, space)
         self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.agents}
+        self.seats = LearnerSeats(1, game.num_players)
+        """Every seat is a learner seat: what each received since the last step."""
+        self._masks: dict[str, np.ndarray] = {}
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict]]:
         """Deal a new episode; ``options`` as for ``raw_env.reset`` (``deck``, ``dealer``)."""
         self.aec.reset(seed=seed, options=options)
+        self.seats.clear()
         agent = self.aec.agent_selection
         return {agent: self._observe(agent)}, {agent: {}}
 
@@ -80,8 +85,11 @@ class GoBoomMultiAgentEnv(MultiAgentEnv):
         agent = aec.agent_selection
         if agent not in action_dict:
             raise ValueError(f"expected an action for {agent} (the seat to move), got {sorted(action_dict)}")
-        aec.step(int(action_dict[agent]))
-        rewards = {a: float(aec.rewards[a]) for a in self.agents}
+        action, seat = int(action_dict[agent]), aec.agent_name_mapping[agent]
+        self.seats.refuse_illegal(np.array([action]), self._masks[agent][None], np.array([seat]))
+        aec.step(action)
+        self.seats.credit(np.array([[aec.rewards[a] for a in self.agents]]))
+        rewards = dict(zip(self.agents, self.seats.take(0).tolist()))
         if all(aec.terminations.values()):
             observations = {a: self._observe(a) for a in self.agents}
             terminateds = dict.fromkeys(self.agents, True) | {"__all__": True}
@@ -92,6 +100,7 @@ class GoBoomMultiAgentEnv(MultiAgentEnv):
 
     def _observe(self, agent: str) -> dict[str, np.ndarray]:
         obs = self.aec.observe(agent)
+        self._masks[agent] = obs["action_mask"]
         return {OBS_KEY: obs["observation"], MASK_KEY: obs["action_mask"].astype(np.float32)}
 
     def render(self) -> str:

@@ -1,7 +1,9 @@
 """League self-play on RLlib: which module plays each seat, the win-rate metric, and the league snapshots.
 
 Only ``main`` is trained; the other seats are played by ``main`` itself or by one of ``league_size``
-frozen snapshots of it (modules ``league_0 ..``), drawn per episode by :class:`LeagueMapping`.
+frozen snapshots of it (modules ``league_0 ..``), drawn per episode by :class:`LeagueMapping`: a thin mapping
+over the trainers' opponent pool (:class:`~goboom_env.training.league.League`), whose entries are ``learner``
+(``main``) and ``self`` (a snapshot) and whose snapshots are the league's module slots.
 :func:`snapshot` copies ``main``'s weights into a league slot.
 """
 
@@ -9,13 +11,17 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+import numpy as np
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
 
+from goboom_env.training.league import SELF, League
 from goboom_env.training.rllib.policy import MAIN_MODULE
+from goboom_env.training.settings import LEARNER
 
 LEAGUE_PREFIX = "league_"
 
@@ -44,15 +50,24 @@ class LeagueMapping:
     def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
         return self.modules(str(episode.id_))[int(agent_id.rsplit("_", 1)[1])]
 
+    @cached_property
+    def pool(self) -> League[str]:
+        """The opponent pool of every non-learner seat: ``main`` with weight ``self_play``, else a league slot."""
+        pool: League[str] = League([(LEARNER, self.self_play), (SELF, 1.0 - self.self_play)], size=self.league_size)
+        for slot in league_ids(self.league_size):
+            pool.add(slot, slot)
+        return pool
+
     def modules(self, episode_id: str) -> list[str]:
         """The module of each seat in the episode with this id."""
         rng = random.Random(f"goboom-league:{episode_id}")
         learner = rng.randrange(self.num_players)
-        out = []
-        for seat in range(self.num_players):
-            draw, slot = rng.random(), rng.randrange(self.league_size)
-            out.append(MAIN_MODULE if seat == learner or draw < self.self_play else f"{LEAGUE_PREFIX}{slot}")
-        return out
+        draws = [(rng.random(), rng.randrange(self.league_size)) for _ in range(self.num_players)]
+        pool = self.pool
+        entries = pool.pick(np.array([draw for draw, _ in draws]))
+        slots = list(pool.snapshots)
+        return [MAIN_MODULE if seat == learner or pool.specs[entry] == LEARNER else slots[slot]
+                for seat, (entry, (_, slot)) in enumerate(zip(entries, draws))]
 
 
 class LeagueMetricsCallback(RLlibCallback):

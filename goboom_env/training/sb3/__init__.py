@@ -7,7 +7,6 @@ module             what it holds
 :mod:`.model`      the vectorised self-play envs, the MaskablePPO model, the device, ``save_model``
 :mod:`.selfplay`   ``SelfPlayEnv``: one learner seat of the AEC env as a Gymnasium env (also the
                    Gymnasium id ``goboom_env/GoBoom-v0``)
-:mod:`.league`     ``OpponentPool``: baseline agents and learner snapshots, drawn by weight
 :mod:`.callbacks`  one SB3 callback per concern: progress logs, league snapshots, checkpoints,
                    evaluation (imports stable-baselines3, so it is loaded by :func:`train` only)
 :mod:`.agent`      :func:`load_ppo_agent`, the ``ppo:`` agent (numpy only: no torch needed to play)
@@ -15,9 +14,10 @@ module             what it holds
                    (imports stable-baselines3: import it by name)
 =================  ==========================================================================
 
-The settings are :class:`goboom_env.training.settings.TrainArgs`. The model file format and the metadata every
-trained policy carries are :mod:`goboom_env.training.artifacts.model_files`'s (``export_policy`` and
-``average_policies`` are re-exported here); the run folder is :mod:`goboom_env.training.artifacts.run_folder`'s.
+The opponent pool is :class:`goboom_env.training.league.OpponentPool`; the settings are
+:class:`goboom_env.training.settings.TrainArgs`. The model file format and the metadata every trained policy
+carries are :mod:`goboom_env.training.artifacts.model_files`'s (``export_policy`` and ``average_policies`` are
+re-exported here); the run folder is :mod:`goboom_env.training.artifacts.run_folder`'s.
 Importing this package imports neither torch nor stable-baselines3.
 """
 

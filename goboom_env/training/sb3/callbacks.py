@@ -31,7 +31,7 @@ from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_colu
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import RunFiles, append_csv, best_win_rate, mean_or_blank, next_multiple
-from goboom_env.training.sb3.league import SELF
+from goboom_env.training.league import SELF
 from goboom_env.training.sb3.model import frozen_actor, save_model
 from goboom_env.training.settings import TrainArgs, parse_opponents
 

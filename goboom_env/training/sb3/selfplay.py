@@ -8,10 +8,11 @@ It is the env that Gymnasium makes as ``goboom_env/GoBoom-v0`` (registered by ``
 
 The learner plays one seat per episode (rotated or random); :meth:`SelfPlayEnv.step` applies the
 learner's action and then plays every other seat with opponents drawn from an
-:class:`~goboom_env.training.sb3.league.OpponentPool` (baselines by agent spec and frozen snapshots of
+:class:`~goboom_env.training.league.OpponentPool` (baselines by agent spec and frozen snapshots of
 the learner) until it is the learner's turn again or the episode is over. The reward of a step is the
 learner's *own* reward summed over every AEC step since its previous action (the AEC env's public
-``rewards``), so a loss caused by another player going out (R1.9, R2.9) reaches the learner.
+``rewards``, kept by :class:`~goboom_env.training.seats.LearnerSeats`), so a loss caused by another player
+going out (R1.9, R2.9) reaches the learner.
 ``action_masks()`` is a method of the env, so sb3-contrib finds it through ``SubprocVecEnv`` too; every
 ``info`` holds the same mask as ``info["action_mask"]`` for libraries that read it there.
 """
@@ -28,8 +29,9 @@ from goboom_env.agents import Policy
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.env import make_config, raw_env
+from goboom_env.training.league import OpponentPool
 from goboom_env.training.privileged import critic_encoder
-from goboom_env.training.sb3.league import OpponentPool
+from goboom_env.training.seats import ILLEGAL_REWARD, LearnerSeats
 from goboom_env.training.shaping import hand_size_potential
 
 
@@ -79,12 +81,13 @@ class SelfPlayEnv(gym.Env):
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.seat_mode = seat
         self.n = config.num_players
-        self.seat = -1
+        self.seats = LearnerSeats(1, self.n, np.random.default_rng(seed))
+        """The learner's seat and what it received since its last move (one game)."""
+        self._dealt = False  # no seat drawn yet: "rotate" starts from a drawn seat
         self.opponent = ""
         self._opponent_agent: Policy | None = None
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
         self._over = True  # until reset() deals the first episode
-        self._seat_rng = np.random.default_rng(seed)
         self._needs_reseed = seed is not None
         self._seed = seed
 
@@ -98,26 +101,21 @@ class SelfPlayEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None:
             self.pool.reseed(seed)  # the pool's agents were built from the constructor's seed: restart them
-            self.seat = -1  # "rotate" starts again from a seeded seat
+            self._dealt = False  # "rotate" starts again from a seeded seat
         elif self._needs_reseed:
             seed = self._seed
             self.pool.rng = np.random.default_rng([seed, 1])
         self._needs_reseed = False
         if seed is not None:
-            self._seat_rng = np.random.default_rng(seed)
+            self.seats.rng = np.random.default_rng(seed)
         options = dict(options or {})
-        seat = options.pop("seat", None)
-        if seat is None:
-            seat = self._next_seat()
-        index = as_int(seat)
-        if index is None or not 0 <= index < self.n:
-            raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
-        self.seat = index
+        self._choose_seat(options.pop("seat", None))
         self.opponent = options.pop("opponent", None) or self.pool.sample()
         self._opponent_agent = self.pool.agent(self.opponent)  # kept even if the pool drops it mid-episode
         self.aec.reset(seed=None if seed is None else seed + 7, options=options or None)
         self._over = False
         self._play_opponents()
+        self.seats.take(0, self.seat)  # what came before the learner's first move is no step's reward
         self._potential = self._phi()
         return self._observe(), {"action_mask": self.action_masks()}
 
@@ -128,10 +126,12 @@ class SelfPlayEnv(gym.Env):
         if self._over:
             raise RuntimeError("the episode is over; call reset()")
         action = int(action)
-        if not 0 <= action < NUM_ACTIONS or not self._mask[action]:
+        if self.seats.illegal(np.array([action]), self._mask[None])[0]:
             return self._illegal(action)
         aec.step(action)
-        reward = self._play_opponents(0.0 + aec.rewards[learner])
+        self._credit()
+        self._play_opponents()
+        reward = float(self.seats.take(0, self.seat))
         terminated = self._over = bool(aec.terminations[learner])
         if self.shaping:  # potential-based: gamma * phi(next) - phi(previous), phi = 0 once it is over
             potential = 0.0 if terminated else self._phi()
@@ -157,17 +157,32 @@ class SelfPlayEnv(gym.Env):
 
         return render_text(self.aec.match.hand, self.aec.match, self.seat)
 
+    @property
+    def seat(self) -> int:
+        """The learner's seat this episode (-1 before the first :meth:`reset`)."""
+        return int(self.seats.seat[0]) if self._dealt else -1
+
     # -- internals -------------------------------------------------------------------------------
 
-    def _next_seat(self) -> int:
-        if self.seat_mode == "random" or self.seat < 0:
-            return int(self._seat_rng.integers(self.n))
-        return (self.seat + 1) % self.n
+    def _choose_seat(self, seat: Any) -> None:
+        """The learner's seat for a new episode: ``seat`` when given, else the next one (rotated) or a drawn one."""
+        if seat is None and (self.seat_mode == "random" or not self._dealt):
+            self.seats.redraw(np.ones(1, bool))
+        else:
+            index = as_int((self.seat + 1) % self.n if seat is None else seat)
+            if index is None or not 0 <= index < self.n:
+                raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
+            self.seats.assign(np.zeros(1, np.int64), np.array([index]))
+        self._dealt = True
 
-    def _play_opponents(self, reward: float = 0.0) -> float:
-        """Play the other seats until the learner is to move or the episode is over; returns ``reward`` plus the
-        learner's reward of each of those AEC steps (their public ``rewards``, added in the order PettingZoo
-        accumulates them)."""
+    def _credit(self) -> None:
+        """Credit every seat's reward of the AEC step just played (its public ``rewards``)."""
+        rewards = self.aec.rewards
+        self.seats.credit(np.array([[rewards[a] for a in self.aec.possible_agents]]))
+
+    def _play_opponents(self) -> None:
+        """Play the other seats until the learner is to move or the episode is over, crediting each AEC step's
+        rewards."""
         aec = self.aec
         learner = aec.possible_agents[self.seat]
         agent = self._opponent_agent
@@ -179,8 +194,7 @@ class SelfPlayEnv(gym.Env):
 
                 view = PlayerView.of(aec.match, aec.agent_name_mapping[name])
             aec.step(int(agent.act(aec.observe(name), view)))
-            reward += aec.rewards[learner]
-        return reward
+            self._credit()
 
     def _phi(self) -> float:
         """Shaping potential: ``shaping`` x (the opponents' mean hand size - the learner's hand size).
@@ -202,7 +216,7 @@ class SelfPlayEnv(gym.Env):
         info = {"action_mask": self.action_masks(), "illegal_action": action, "legal_actions": legal,
                 "winners": [], "won": False,
                 "seat": self.seat, "opponent": self.opponent}
-        return obs, -1.0, True, False, info
+        return obs, ILLEGAL_REWARD, True, False, info
 
     def _observe(self) -> np.ndarray:
         obs = self.aec.observe(self.aec.possible_agents[self.seat])

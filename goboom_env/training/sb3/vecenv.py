@@ -10,8 +10,9 @@
     MaskablePPO("MlpPolicy", venv, n_steps=128).learn(100_000)
 
 Each of the ``num_envs`` environments is one game in which the learner holds one seat (drawn per
-episode); :meth:`step_wait` applies the learner's actions, then plays the other seats of every game
-with one batched opponent (``random``, ``heuristic`` = the variant's best heuristic batched, or any
+episode; :class:`~goboom_env.training.seats.LearnerSeats`); :meth:`step_wait` applies the learner's actions
+(an illegal one raises ``IllegalActionError``), then plays the other seats of every game with one batched
+opponent (``random``, ``heuristic`` = the variant's best heuristic batched, or any
 :class:`goboom_env.training.opponents.BatchOpponent`) until the learner is to move again everywhere. The
 reward of a step is what the learner's seat received since its previous action (the win reward at
 the end of the hand, so a loss caused by another player going out reaches it), as
@@ -36,6 +37,7 @@ from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.observation import ObservationEncoder
 from goboom_env.training.opponents import BatchOpponent, RandomOpponent, batched_heuristic
+from goboom_env.training.seats import LearnerSeats
 
 OPPONENTS = ("random", "heuristic")
 
@@ -61,7 +63,7 @@ class VectorGameVecEnv(VecEnv):
         self.render_mode = None
         super().__init__(num_envs, gym.spaces.Box(encoder.low, encoder.high, dtype=np.float32),
                          gym.spaces.Discrete(NUM_ACTIONS))
-        self.learner_seat = np.zeros(num_envs, np.int64)
+        self.seats = LearnerSeats(num_envs, self.n, self.rng)
         self._obs = np.zeros((num_envs, encoder.size), np.float32)
         self._mask = np.zeros((num_envs, NUM_ACTIONS), bool)
         self._actions = np.zeros(num_envs, np.int64)
@@ -70,16 +72,23 @@ class VectorGameVecEnv(VecEnv):
         self._current: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         """The engine's latest observations, masks and seats to move."""
 
+    @property
+    def learner_seat(self) -> np.ndarray:
+        """``[num_envs]``: the learner's seat in each game."""
+        return self.seats.seat
+
     # -- VecEnv API ------------------------------------------------------------------------------------
 
     def reset(self) -> np.ndarray:
         """Deal every game, draw the learner seats, play the opponents up to the learner's turns."""
         self._current = self.game.reset()
-        self.learner_seat[:] = self.rng.integers(self.n, size=self.num_envs)
+        everyone = np.arange(self.num_envs)
+        self.seats.redraw(np.ones(self.num_envs, bool))
         self._ep_return[:] = 0.0
         self._ep_len[:] = 0
         reward, done = np.zeros(self.num_envs), np.zeros(self.num_envs, bool)
         self._advance(reward, done)
+        self.seats.take(everyone, self.seats.seat)  # what came before the learner's first move is no step's
         return self._read()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -87,12 +96,14 @@ class VectorGameVecEnv(VecEnv):
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """The learner's actions, then the opponents up to the learner's next turn in every game."""
+        self.seats.refuse_illegal(self._actions, self._mask, self.seats.seat)
         last_obs = self._obs.copy()
         reward, done = np.zeros(self.num_envs), np.zeros(self.num_envs, bool)
         obs, mask, seat, rewards, ended = self.game.step(self._actions)
         self._current = (obs, mask, seat)
         self._collect(rewards, ended, reward, done)
         self._advance(reward, done)
+        reward += self.seats.take(np.arange(self.num_envs), self.seats.seat)
         self._ep_len += 1
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         for b in np.flatnonzero(done):
@@ -130,7 +141,7 @@ class VectorGameVecEnv(VecEnv):
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Re-seeds the learner-seat and opponent draws (the deals follow the engine's own streams)."""
-        self.rng = np.random.default_rng(seed)
+        self.rng = self.seats.rng = np.random.default_rng(seed)
         return [seed] * self.num_envs
 
     # -- internals ----------------------------------------------------------------------------------------
@@ -142,19 +153,19 @@ class VectorGameVecEnv(VecEnv):
 
     def _collect(self, rewards: np.ndarray, ended: np.ndarray, reward: np.ndarray, done: np.ndarray,
                  games: np.ndarray | None = None) -> None:
-        """Add the learner seats' rewards of one engine call; new learner seats where a game ended."""
-        live = np.ones(self.num_envs, bool) if games is None else games
-        rows = np.flatnonzero(live)
-        reward[rows] += rewards[rows, self.learner_seat[rows]]
-        finished = rows[ended[rows]]
+        """Credit the seats' rewards of one engine call (of the moving ``games``); where a game ended, add the
+        learner's last reward to ``reward``, mark it ``done`` and draw its next learner seat (autoreset)."""
+        self.seats.credit(rewards, games)
+        finished = np.flatnonzero(ended if games is None else ended & games)
+        reward[finished] += self.seats.take(finished, self.seats.seat[finished])
         done[finished] = True
-        self.learner_seat[finished] = self.rng.integers(self.n, size=len(finished))
+        self.seats.redraw(ended if games is None else ended & games)
 
     def _advance(self, reward: np.ndarray, done: np.ndarray) -> None:
         """Play the opponents until the learner is to move in every game, holding the games already there."""
         while True:
             obs, mask, seat = self._current
-            theirs = seat != self.learner_seat
+            theirs = seat != self.seats.seat
             if not theirs.any():
                 return
             actions = np.zeros(self.num_envs, np.int64)
