@@ -91,6 +91,8 @@ class HeuristicAgent(Agent):
 
     name = "heuristic"
     variant = ""
+    _ties: list[int] | None = None
+    """While :meth:`action_distribution` runs: the tied best cards found so far."""
 
     def __init__(self, config: GameConfig, seed: int | None = None) -> None:
         if config.variant != self.variant:
@@ -111,6 +113,20 @@ class HeuristicAgent(Agent):
             return table.legal[0]
         return int(self.choose(table))
 
+    def action_distribution(self, observation: Observation) -> dict[int, float]:
+        """What :meth:`act` may play here, with its probability: the tied best-scored cards, equally likely
+        (what luck-adjusted evaluation needs of a known policy). The agent's generator is left untouched."""
+        table = self.decoder.decode(observation)
+        if len(table.legal) <= 1:
+            return {a: 1.0 for a in table.legal}
+        self._ties = []
+        try:
+            best = int(self.choose(table))
+            ties = self._ties or [best]
+        finally:
+            self._ties = None
+        return {a: 1.0 / len(ties) for a in ties}
+
     @abc.abstractmethod
     def choose(self, table: Table) -> int:
         """Pick among two or more legal actions (each heuristic's own rule)."""
@@ -119,6 +135,9 @@ class HeuristicAgent(Agent):
         """The card with the highest score, ties broken with the agent's generator."""
         scores = np.asarray(scores, np.float64)
         top = np.flatnonzero(scores == scores.max())
+        if self._ties is not None:  # action_distribution asks for every tied card, without drawing
+            self._ties += [cards[int(i)] for i in top]
+            return cards[int(top[0])]
         pick = top[0] if len(top) == 1 else top[self.rng.integers(len(top))]
         return cards[int(pick)]
 

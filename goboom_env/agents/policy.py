@@ -80,3 +80,8 @@ class RandomAgent(Agent):
         if not len(legal):
             raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
         return int(self.rng.choice(legal))
+
+    def action_distribution(self, observation: Observation) -> dict[int, float]:
+        """Every legal action, equally likely (what :meth:`act` draws from)."""
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        return {a: 1.0 / len(legal) for a in legal}

@@ -1,0 +1,264 @@
+"""Luck-adjusted evaluation (goboom_env.evaluation.luck): each correction has zero mean, checked on fixed states by
+enumerating the event's outcomes; adjusted and raw win rates agree on every family of configurations; known answers
+(parity of an agent against itself); the records path gives the same figures; bad input is refused."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, RandomAgent
+from goboom_env.cards import DRAW_OR_PASS, deck_faces
+from goboom_env.config import GameConfig
+from goboom_env.engine import Hand, Match
+from goboom_env.evaluation.luck import (
+    RolloutValue,
+    deal_term,
+    decision_term,
+    draw_pool,
+    draw_term,
+    luck_adjust,
+    luck_adjust_records,
+    playout_seed,
+)
+from goboom_env.evaluation.tournament import record_games, run_tournament
+from goboom_env.observation import observe
+from goboom_env.records import read, write
+
+CLASSIC4 = GameConfig(variant="classic", num_players=4)
+FAMILIES = {
+    "classic 4p": (CLASSIC4, "classic-cover", "classic-tricks"),
+    "classic 2p": (GameConfig(variant="classic", num_players=2), "classic-cover", "classic-tricks"),
+    "reverse": (GameConfig(variant="classic", num_players=3, scoring="reverse"), "random", "classic-tricks"),
+    "jokers 4p": (GameConfig(variant="jokers", num_players=4), "jokers-shed", "jokers-boom"),
+    "aces mode": (GameConfig(variant="jokers", num_players=3, num_jokers=0), "random", "jokers-boom"),
+}
+
+
+def dealt(config: GameConfig, seed: int, dealer: int = 0) -> Hand:
+    rng = np.random.default_rng(seed)
+    faces = deck_faces(config.num_decks, config.num_jokers)
+    return Hand(config, [faces[i] for i in rng.permutation(len(faces))], dealer)
+
+
+def with_top(hand: Hand, card: int) -> Hand:
+    """The same state with ``card`` (one copy of it) next on the stock."""
+    other = hand.copy()
+    stock = list(other.stock)
+    stock.remove(card)
+    other.stock = [*stock, card]
+    return other
+
+
+def first_draw(config: GameConfig, seed: int) -> tuple[Hand, int]:
+    """A classic hand played by ``classic-tricks`` up to the first time a seat must draw."""
+    match = Match(config, np.random.default_rng(seed))
+    hand, agent = match.hand, ClassicTricksAgent(config, seed)
+    while hand.legal_mask() != 1 << DRAW_OR_PASS:
+        hand.apply(agent.act(observe(match, hand.current)))
+    return hand, DRAW_OR_PASS
+
+
+def test_a_value_knows_the_stock_cards_not_their_order():
+    """The value of a state is a function of what the engine knows before a draw: which cards are in the stock,
+    not in which order (else a draw's expectation over the possible next cards would be wrong)."""
+    hand, value = dealt(CLASSIC4, 1), RolloutValue(CLASSIC4, 3)
+    shuffled = hand.copy()
+    shuffled.stock = list(np.random.default_rng(2).permutation(shuffled.stock).tolist())
+    assert shuffled.stock != hand.stock
+    np.testing.assert_array_equal(value.values(hand, 0, None, (), (), 5), value.values(shuffled, 0, None, (), (), 5))
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_draws_correction_averages_to_zero_over_the_cards_it_could_draw(seed):
+    """Enumerate the outcomes of one chance event: every card of the stock on top in turn (each copy equally likely);
+    the corrections average to exactly zero, and the event does move the values."""
+    hand, action = first_draw(CLASSIC4, seed)
+    value = RolloutValue(CLASSIC4, 2)
+    terms = [draw_term(value, with_top(hand, card), 0, action, (), card, 9) for card in hand.stock]
+    np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
+    assert max(np.abs(t).max() for t in terms) > 0
+    assert all(abs(t.sum()) < 1e-12 for t in terms)  # win shares sum to 1, so corrections sum to 0
+
+
+def test_a_later_draw_of_the_same_action_averages_to_zero_too():
+    """The second card of a multi-card classic draw, given the first one drawn."""
+    hand, action = first_draw(CLASSIC4, 0)
+    first = hand.stock[-1]
+    rest = Counter(hand.stock)
+    rest[first] -= 1
+    value = RolloutValue(CLASSIC4, 2)
+    terms = []
+    for card in +rest:
+        state = with_top(hand, card)
+        state.stock.remove(first)
+        state.stock.append(first)  # first on top, then card
+        terms += [draw_term(value, state, 0, action, (first,), card, 4)] * rest[card]
+    np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
+
+
+def test_buried_jokers_are_known_to_be_drawn_last():
+    """Jokers: the jokers buried under the stock at the deal (R2.3) are not among the possible next cards while
+    other cards remain, and a draw of a certain card is no chance event."""
+    config = GameConfig(variant="jokers", num_players=4)
+    for seed in range(200):
+        hand = dealt(config, seed)
+        buried = sum(1 for e in hand.events if e[0] == "bury")
+        if buried:
+            break
+    else:
+        pytest.fail("no deal buried a joker")
+    pool = draw_pool(hand, buried, ())
+    assert sum(pool.values()) == len(hand.stock) - buried
+    certain = hand.copy()
+    certain.stock = certain.stock[:buried + 1]
+    assert len(draw_pool(certain, buried, ())) == 1
+    np.testing.assert_array_equal(draw_term(RolloutValue(config, 1), certain, buried, DRAW_OR_PASS, (),
+                                            certain.stock[-1], 0), 0.0)
+
+
+def test_the_deal_has_expectation_one_nth():
+    """Rotating the dealer over the same deck gives the same values with the seats rotated: the deal's correction
+    averages to zero over the dealers, whatever the deck (the uniform dealer makes its mean exactly 0)."""
+    for config in (CLASSIC4, FAMILIES["jokers 4p"][0]):
+        value = RolloutValue(config, 2)
+        n = config.num_players
+        terms = [deal_term(value, dealt(config, 7, dealer), 0, 11) for dealer in range(n)]
+        for dealer in range(n):
+            np.testing.assert_allclose(np.roll(terms[0], dealer), terms[dealer], atol=1e-12)
+        np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
+
+
+def test_a_baselines_decision_averages_to_zero_over_its_distribution():
+    """A heuristic's distribution is its tied best cards (what act() draws from); the decision correction
+    averages to zero over it. Random: every legal action."""
+    config = GameConfig(variant="jokers", num_players=4)
+    agent, value = JokersBoomAgent(config, 0), RolloutValue(config, 2)
+    checked = 0
+    for seed in range(40):
+        match = Match(config, np.random.default_rng(seed))
+        hand = match.hand
+        while not hand.over and checked < 3:
+            observation = observe(match, hand.current)
+            dist = agent.action_distribution(observation)
+            assert abs(sum(dist.values()) - 1) < 1e-12
+            played = {JokersBoomAgent(config, s).act(observation) for s in range(12)}
+            assert played <= set(dist)
+            if len(dist) > 1:
+                assert played == set(dist)
+                terms = [p * decision_term(value, hand, 0, dist, a, 3) for a, p in dist.items()]
+                np.testing.assert_allclose(np.sum(terms, axis=0), 0.0, atol=1e-12)
+                checked += 1
+            hand.apply(agent.act(observation))
+    assert checked == 3
+    match = Match(config, np.random.default_rng(0))
+    dist = RandomAgent(config).action_distribution(observe(match, match.hand.current))
+    assert sorted(dist) == match.hand.legal_actions() and len(set(dist.values())) == 1
+
+
+def test_the_action_distribution_leaves_the_agent_generator_alone():
+    match = Match(CLASSIC4, np.random.default_rng(0))
+    agent = ClassicTricksAgent(CLASSIC4, 5)
+    before = agent.rng.bit_generator.state
+    agent.action_distribution(observe(match, match.hand.current))
+    assert agent.rng.bit_generator.state == before
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_adjusted_and_raw_win_rates_agree_on_every_family(family):
+    config, evaluated, baseline = FAMILIES[family]
+    n = config.num_players
+    result = run_tournament(config, [evaluated] + [baseline] * (n - 1), 2 * n, seed=1, duplicate=True,
+                            episode="hand", progress=False)
+    luck = luck_adjust(result, rollouts=1, progress=False)
+    assert luck.baselines == (baseline,)
+    for game in luck.games:
+        assert abs(sum(game.adjusted) - 1) < 1e-9  # the corrections of one game sum to zero over the seats
+    raw = {r["agent"]: r for r in result.table()}
+    for row in luck.table():
+        assert row["raw_win_rate"] == pytest.approx(raw[row["agent"]]["win_rate"])
+        half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
+        assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= max(half, 0.5)
+    assert luck.seconds_per_game() > 0
+
+
+def test_the_saved_games_give_the_same_adjustment(tmp_path):
+    """A tournament's games.jsonl is enough to recompute its adjustment later."""
+    result = run_tournament(CLASSIC4, ["classic-cover"] + ["classic-tricks"] * 3, 4, seed=2, duplicate=True,
+                            episode="hand", progress=False)
+    write(tmp_path / "games.jsonl", record_games(result, 4), append=False)
+    again = luck_adjust_records(read(tmp_path / "games.jsonl"), rollouts=1, progress=False)
+    first = luck_adjust(result, rollouts=1, progress=False)
+    assert [g.adjusted for g in again.games] == [g.adjusted for g in first.games]
+
+
+def test_bad_input_is_refused():
+    match_result = run_tournament(CLASSIC4, ["random"] * 4, 1, episode="match", progress=False)
+    with pytest.raises(ValueError, match="single hands"):
+        luck_adjust(match_result, progress=False)
+    result = run_tournament(CLASSIC4, ["classic-cover"] + ["classic-tricks"] * 3, 1, episode="hand", progress=False)
+    with pytest.raises(ValueError, match="rollouts"):
+        luck_adjust(result, rollouts=0, progress=False)
+    with pytest.raises(ValueError, match="cannot be a baseline"):
+        luck_adjust(result, baselines=["classic-cover"], progress=False)
+    with pytest.raises(ValueError, match="play no seat"):
+        luck_adjust(result, baselines=["random"], progress=False)
+    mixed = run_tournament(CLASSIC4, ["classic-cover", "mc:budget=2", "classic-tricks", "classic-tricks"], 1,
+                           episode="hand", progress=False)
+    with pytest.raises(ValueError, match="does not say how likely"):
+        luck_adjust(mixed, baselines=["mc:budget=2"], progress=False)
+    assert luck_adjust(mixed, rollouts=1, progress=False).baselines == ("classic-tricks",)  # mc: chance only
+    assert playout_seed(0, 1) != playout_seed(0, 2)
+
+
+def test_an_agent_against_copies_of_itself_reads_parity():
+    """``heuristic`` is ``classic-tricks`` under another name: its adjusted win rate is 1/n within its interval."""
+    n = CLASSIC4.num_players
+    result = run_tournament(CLASSIC4, ["heuristic"] + ["classic-tricks"] * (n - 1), 4 * n, seed=4, duplicate=True,
+                            episode="hand", progress=False)
+    row = luck_adjust(result, rollouts=2, progress=False).table()[0]
+    assert row["agent"] == "heuristic"
+    assert row["adjusted_ci_low"] <= 1 / n <= row["adjusted_ci_high"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_many_games_adjusted_and_raw_agree(family):
+    config, evaluated, baseline = FAMILIES[family]
+    n = config.num_players
+    result = run_tournament(config, [evaluated] + [baseline] * (n - 1), 40 * n, seed=5, duplicate=True,
+                            episode="hand", progress=False)
+    for row in luck_adjust(result, rollouts=4, progress=False).table():
+        half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
+        assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
+
+
+def test_the_adjusted_outcome_varies_less_where_a_draw_decides_the_hand():
+    """Late in a hand (a short stock) the values are sharp: over the cards a draw could bring, the outcome minus the
+    draw's correction varies less than the outcome itself (the variance over the cards, averaged over states)."""
+    from goboom_env.agents.rollout import classic_tricks_move, play_out
+    from goboom_env.evaluation.luck import win_shares
+
+    agent = ClassicTricksAgent(CLASSIC4, 0)
+    raw_var, adjusted_var = [], []
+    value = RolloutValue(CLASSIC4, 16)
+    for seed in range(1, 40):
+        match = Match(CLASSIC4, np.random.default_rng(seed))
+        hand = match.hand
+        while not hand.over and not (hand.legal_mask() == 1 << DRAW_OR_PASS and 3 <= len(hand.stock) <= 8):
+            hand.apply(agent.act(observe(match, hand.current)))
+        if hand.over:
+            continue
+        seat, raw, adjusted = hand.current, [], []
+        for card in hand.stock:
+            state = with_top(hand, card)
+            played = state.copy()
+            play_out(played, classic_tricks_move, __import__("random").Random(seed))
+            raw.append(win_shares(played)[seat])
+            adjusted.append(raw[-1] - draw_term(value, state, 0, DRAW_OR_PASS, (), card, seed)[seat])
+        raw_var.append(np.var(raw))
+        adjusted_var.append(np.var(adjusted))
+    assert len(raw_var) >= 10
+    assert np.mean(adjusted_var) < 0.9 * np.mean(raw_var)
