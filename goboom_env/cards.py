@@ -33,6 +33,12 @@ MATCH_MASKS: tuple[int, ...] = tuple(
 ACES_MASK = RANK_MASKS[ACE_RANK]
 JOKER_BIT = 1 << JOKER
 
+
+def boom_mask(aces_mode: bool) -> int:
+    """The boom cards of Jokers Go Boom: the aces in aces mode (R2.8), else the joker (R2.6)."""
+    return ACES_MASK if aces_mode else JOKER_BIT
+
+
 CLASSIC_POINTS: tuple[int, ...] = tuple(
     [(1 if r == 12 else 10 if r >= 8 else r + 2) for _ in range(4) for r in range(13)] + [0]
 )

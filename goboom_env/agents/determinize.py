@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from goboom_env.cards import ACES_MASK, JOKER, JOKER_BIT, MATCH_MASKS
+from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask
 from goboom_env.engine import Hand
 from goboom_env.events import EventKind
 from goboom_env.player_view import PlayerView
@@ -75,7 +75,7 @@ def hidden_constraints(view: PlayerView) -> list[list[int]]:
     if config.is_classic:
         _replay_classic(view.events, slots)
     else:
-        boom = ACES_MASK if config.aces_mode else JOKER_BIT
+        boom = boom_mask(config.aces_mode)
         after_any = config.after_joker == "any" and not config.aces_mode
         _replay_jokers(view.events, slots, n, boom, after_any)
     out: list[list[int]] = []

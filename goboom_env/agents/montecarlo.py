@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from goboom_env.cards import ACES_MASK, JOKER_BIT, faces_in
+from goboom_env.cards import boom_mask, faces_in
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import DRAW_BIT, Hand
 from goboom_env.player_view import PlayerView
@@ -97,7 +97,7 @@ def greedy_playout(hand: Hand, rng: random.Random) -> None:
     """Play ``hand`` to its end like a sensible beginner: a random matching card when there is one,
     a boom card (R2.6, R2.8) only instead of drawing, and draw only when nothing else is legal.
     In classic Go Boom this is the same as :func:`random_playout` (draws are forced there, R1.5)."""
-    boom = ACES_MASK if hand.config.aces_mode else JOKER_BIT
+    boom = boom_mask(hand.config.aces_mode)
     while not hand.over:
         legal = hand.legal_mask()
         plain = legal & ~boom & ~DRAW_BIT
