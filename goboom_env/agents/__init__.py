@@ -33,7 +33,8 @@ More agents: :func:`register_agent` in this process, or an entry point in the ``
 group of an installed distribution (how ``ppo``, ``rllib`` and ``openspiel-ismcts`` are found, loaded only
 when used, so this package never imports the training code, pyspiel or their libraries). Modules:
 :mod:`~goboom_env.agents.policy` (the protocol, the base class, ``random``),
-:mod:`~goboom_env.agents.heuristics` (the rule-based agents), :mod:`~goboom_env.agents.ismcts` with
+:mod:`~goboom_env.agents.heuristics` (the rule-based agents) on :mod:`~goboom_env.agents.batched` (their rules on
+a batch of observations, and the batched opponents of the trainers), :mod:`~goboom_env.agents.ismcts` with
 :mod:`~goboom_env.agents.determinize` and :mod:`~goboom_env.agents.rollout` (the tree search, its deals
 and playouts), :mod:`~goboom_env.agents.registry` (specs, names, entry points).
 """

@@ -2,37 +2,25 @@
 
 They read only the observation (decoded by the observation encoder itself,
 :meth:`goboom_env.observation.ObservationEncoder.counts`), so they also work as opponents inside the
-PettingZoo env. Ties are broken with the agent's seeded generator.
+PettingZoo env. Their rules are those of :mod:`goboom_env.agents.batched`, applied to a batch of one;
+ties are broken with the agent's seeded generator.
 """
 
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from goboom_env.agents import batched
+from goboom_env.agents.batched import FOLLOW_WEIGHT, SCARCITY_WEIGHT, Choice, Tables, TablesDecoder
 from goboom_env.agents.policy import Agent, Observation, Policy
-from goboom_env.cards import (
-    ACES_MASK,
-    CLASSIC_POINTS,
-    DRAW_OR_PASS,
-    JOKER,
-    JOKERS_POINTS,
-    MATCH_MASKS,
-    NUM_FACES,
-    faces_in,
-)
+from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, boom_mask
 from goboom_env.config import GameConfig
-from goboom_env.observation import encoder_for
 from goboom_env.player_view import PlayerView
 
 # -- the observation decoded for rule-based agents ------------------------------------------
-
-_MATCH = np.zeros((52, NUM_FACES), np.int64)
-"""``_MATCH[c, x] = 1`` when face ``x`` matches card ``c`` by suit or rank (R1.5, R2.5)."""
-for _c in range(52):
-    _MATCH[_c, faces_in(MATCH_MASKS[_c])] = 1
 
 
 @dataclass(frozen=True)
@@ -51,6 +39,24 @@ class Table:
     """Classic: the face led to the current trick, -1 when the observer leads."""
     best: int
     """Classic: the winning face of the current trick so far (-1 before the lead)."""
+    decoded: Tables | None = field(default=None, compare=False, repr=False)
+    """The same facts as a batch of one, when the table was decoded (:meth:`rows` builds it otherwise)."""
+
+    def rows(self) -> Tables:
+        """This table as a batch of one: what the rules of :mod:`goboom_env.agents.batched` read."""
+        if self.decoded is not None:
+            return self.decoded
+        legal = np.zeros((1, NUM_ACTIONS), bool)
+        legal[0, self.legal] = True
+        return Tables(
+            hand=np.asarray(self.hand)[None],
+            unseen=np.asarray(self.unseen)[None],
+            legal=legal,
+            sizes=np.asarray(self.sizes)[None],
+            stock=np.array([self.stock]),
+            led=np.array([self.led]),
+            best=np.array([self.best]),
+        )
 
 
 class TableDecoder:
@@ -58,32 +64,22 @@ class TableDecoder:
     encoder's own decoding (:meth:`~goboom_env.observation.ObservationEncoder.counts`)."""
 
     def __init__(self, config: GameConfig) -> None:
-        self.n = config.num_players
-        self.encoder = encoder_for(config)
-        self.total = np.full(NUM_FACES, config.num_decks, np.int64)
-        self.total[JOKER] = config.num_jokers
+        self.decoder = TablesDecoder(config)
 
     def decode(self, observation: Observation) -> Table:
         """Decode one observation dict (as returned by ``raw_env.observe``)."""
-        counts = self.encoder.counts(observation["observation"])
-        hand = counts["hand"]
-        led = _one_hot(counts["led"])
-        best = led
-        if led >= 0:
-            for row in counts["trick"].reshape(self.n, NUM_FACES):
-                face = _one_hot(row)
-                if face // 13 == led // 13 and face > best:  # R1.7: only the led suit wins
-                    best = face
+        mask = np.asarray(observation["action_mask"])
+        t = self.decoder.decode(np.asarray(observation["observation"])[None], mask[None])
         return Table(
-            hand=hand, unseen=self.total - hand - counts["seen"],
-            legal=np.flatnonzero(observation["action_mask"]).tolist(),
-            sizes=counts["hand_sizes"], stock=int(counts["stock"][0]), led=led, best=best,
+            hand=t.hand[0],
+            unseen=t.unseen[0],
+            legal=np.flatnonzero(mask).tolist(),
+            sizes=t.sizes[0],
+            stock=int(t.stock[0]),
+            led=int(t.led[0]),
+            best=int(t.best[0]),
+            decoded=t,
         )
-
-
-def _one_hot(block: np.ndarray) -> int:
-    hot = np.flatnonzero(block)
-    return int(hot[0]) if len(hot) else -1
 
 
 class HeuristicAgent(Agent):
@@ -131,6 +127,12 @@ class HeuristicAgent(Agent):
     def choose(self, table: Table) -> int:
         """Pick among two or more legal actions (each heuristic's own rule)."""
 
+    def pick(self, choice: Choice) -> int:
+        """The best-scored card of a one-row :class:`~goboom_env.agents.batched.Choice`, DRAW_OR_PASS when its
+        pool is empty."""
+        cards = np.flatnonzero(choice.pool[0]).tolist()
+        return self._argmax(cards, choice.score[0, cards]) if cards else DRAW_OR_PASS
+
     def _argmax(self, cards: list[int], scores: np.ndarray) -> int:
         """The card with the highest score, ties broken with the agent's generator."""
         scores = np.asarray(scores, np.float64)
@@ -140,12 +142,6 @@ class HeuristicAgent(Agent):
             return cards[int(top[0])]
         pick = top[0] if len(top) == 1 else top[self.rng.integers(len(top))]
         return cards[int(pick)]
-
-
-_CLASSIC_PTS = np.array(CLASSIC_POINTS[:52], np.float64)
-_MATCH_J = np.vstack([_MATCH, np.zeros((1, NUM_FACES), np.int64)])
-"""``_MATCH`` with a zero row for the joker (it matches nothing, R2.6)."""
-_JOKERS_PTS = np.array(JOKERS_POINTS, np.float64)
 
 
 class ClassicCoverAgent(HeuristicAgent):
@@ -159,19 +155,11 @@ class ClassicCoverAgent(HeuristicAgent):
 
     name = "classic-cover"
     variant = "classic"
+    rule = staticmethod(batched.classic_cover)
+    """The rule of :mod:`goboom_env.agents.batched` that the agent applies."""
 
     def choose(self, t: Table) -> int:
-        cards = [a for a in t.legal if a != DRAW_OR_PASS]
-        follow = _MATCH[cards] @ t.unseen
-        tiebreak = _CLASSIC_PTS[cards] / 100.0 - (follow / 10_000.0 if t.led < 0 else 0.0)
-        return self._argmax(cards, self.kept(t, cards) + tiebreak)
-
-    @staticmethod
-    def kept(t: Table, cards: list[int]) -> np.ndarray:
-        """Per candidate card: unseen cards still matched by some card left in hand after playing it."""
-        cover = t.hand[:52] @ _MATCH
-        after = cover[None, :] - _MATCH[cards]
-        return (after > 0) @ t.unseen
+        return self.pick(self.rule(t.rows()))
 
 
 class ClassicTricksAgent(ClassicCoverAgent):
@@ -185,17 +173,7 @@ class ClassicTricksAgent(ClassicCoverAgent):
     """
 
     name = "classic-tricks"
-    variant = "classic"
-
-    def choose(self, t: Table) -> int:
-        cards = [a for a in t.legal if a != DRAW_OR_PASS]
-        if t.led >= 0:
-            winners = [c for c in cards if c // 13 == t.led // 13 and c > t.best]
-            if winners:
-                return min(winners)
-            return super().choose(t)
-        follow = _MATCH[cards] @ t.unseen
-        return self._argmax(cards, self.kept(t, cards) - follow + _CLASSIC_PTS[cards] / 100.0)
+    rule = staticmethod(batched.classic_tricks)
 
 
 class JokersShedAgent(HeuristicAgent):
@@ -211,15 +189,15 @@ class JokersShedAgent(HeuristicAgent):
     variant = "jokers"
     scarcity = 0.0
     """Weight of the unseen cards that could match the card we play (the next players' options)."""
-    follow = 3.0
+    follow = FOLLOW_WEIGHT
     """Weight of the other plain cards in hand that would match the card we play (our next turn's options)."""
+    boom_first = False
+    """Boom at once when an opponent holds one card and the stock can make them draw."""
 
     def __init__(self, config: GameConfig, seed: int | None = None) -> None:
         super().__init__(config, seed)
-        self.boom_mask = ACES_MASK if config.aces_mode else 1 << JOKER
-        self.boom_faces = faces_in(self.boom_mask)
-        self.plain = np.ones(NUM_FACES, np.int64)
-        self.plain[self.boom_faces] = 0
+        self.boom_mask = boom_mask(config.aces_mode)
+        self.boom = batched.boom_faces(config)
 
     def split(self, t: Table) -> tuple[list[int], list[int]]:
         """(matching non-boom plays, boom plays) among the legal actions."""
@@ -233,22 +211,12 @@ class JokersShedAgent(HeuristicAgent):
 
     def card_scores(self, t: Table, cards: list[int]) -> np.ndarray:
         """Per candidate card: its points, plus ``follow`` per remaining plain card matching it, minus ``scarcity``
-        per unseen card matching it."""
-        hand = t.hand * self.plain
-        rows = _MATCH_J[cards]
-        followups = rows @ hand - hand[cards]
-        score = _JOKERS_PTS[cards] + self.follow * followups
-        if self.scarcity:
-            score = score - self.scarcity * (rows @ t.unseen)
-        return score
+        per unseen card matching it (:func:`~goboom_env.agents.batched.jokers_scores`)."""
+        return batched.jokers_scores(t.rows(), self.boom, self.follow, self.scarcity)[0, cards]
 
     def choose(self, t: Table) -> int:
-        plays, booms = self.split(t)
-        if plays:
-            return self.shed(t, plays)
-        if booms:
-            return self.shed(t, booms)
-        return DRAW_OR_PASS
+        cards = np.flatnonzero(batched.jokers_pool(t.rows(), self.boom, self.boom_first)[0]).tolist()
+        return self.shed(t, cards) if cards else DRAW_OR_PASS
 
 
 class JokersBoomAgent(JokersShedAgent):
@@ -263,13 +231,8 @@ class JokersBoomAgent(JokersShedAgent):
 
     name = "jokers-boom"
     variant = "jokers"
-    scarcity = 2.0
-
-    def choose(self, t: Table) -> int:
-        booms = self.split(t)[1]
-        if booms and t.stock > 0 and t.sizes[1:].min() <= 1:
-            return self.shed(t, booms)
-        return super().choose(t)
+    scarcity = SCARCITY_WEIGHT
+    boom_first = True
 
 
 HEURISTIC_AGENTS: dict[str, type[HeuristicAgent]] = {
