@@ -1,14 +1,15 @@
 """Fast rollout policies for search: the best heuristics of each variant, played on the engine's bitmasks.
 
-:class:`~goboom_env.agents.heuristics.ClassicTricksAgent` and
-:class:`~goboom_env.agents.heuristics.JokersBoomAgent` decode an observation vector with numpy, which
-costs more than the engine step itself. The functions here apply the same rules to a
-:class:`~goboom_env.engine.Hand` directly, with card sets as bitmasks, so that a search agent can play
-thousands of hands to their end per decision. Each player sees only its own cards and the cards out
-of play (the rollout runs on a determinization, so this is what the heuristic would see there).
+:func:`classic_tricks_move` and :func:`jokers_boom_move` apply the rules of
+:func:`~goboom_env.agents.batched.classic_tricks` and :func:`~goboom_env.agents.batched.jokers_boom` to a
+:class:`~goboom_env.engine.Hand` directly, with card sets as bitmasks: decoding an observation with numpy costs more
+than the engine step itself, and a search agent plays thousands of hands to their end per decision. Each player sees
+only its own cards and the cards out of play (the rollout runs on a determinization, so this is what the heuristic
+would see there).
 
-Differences from the observation-based agents, for speed: with two decks a face counts as unseen
-while any copy of it is (the agents count copies), and every count is of faces, not copies.
+With one deck they choose among the same best-scored cards as the heuristics. With two decks they count faces, not
+copies, for speed: a face is unseen while no copy of it is in the player's hand and some copy is not out of play
+(the heuristics count the unseen copies), and ``jokers-boom``'s follow-ups count the other plain faces in hand.
 """
 
 from __future__ import annotations
@@ -16,16 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from goboom_env.cards import (
-    ACES_MASK,
-    CLASSIC_POINTS,
-    DRAW_OR_PASS,
-    JOKER,
-    JOKER_BIT,
-    JOKERS_POINTS,
-    MATCH_MASKS,
-    faces_in,
-)
+from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKER, JOKERS_POINTS, MATCH_MASKS, boom_mask, faces_in
 from goboom_env.engine import DRAW_BIT, Hand
 from goboom_env.hand_state import Phase
 
@@ -70,11 +62,11 @@ def _covers_without(faces: list[int], counts: bytearray) -> list[int]:
 def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
     """``classic-tricks`` on the engine: win the trick cheaply, else keep the hand flexible (R1.5-R1.8)."""
     legal = hand.legal_mask()
-    if not legal & (legal - 1):
-        return legal.bit_length() - 1
+    if legal == DRAW_BIT:  # no card follows the led one (R1.6)
+        return DRAW_OR_PASS
     seat = hand.current
     own = hand.masks[seat]
-    cards = faces_in(legal)  # several legal actions: all cards (R1.5: no drawing while able to follow)
+    cards = faces_in(legal)  # all cards: no drawing while able to follow (R1.5)
     led = hand.led
     if led >= 0:
         suit = led // 13
@@ -88,18 +80,18 @@ def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
     if led >= 0:
         scores = [(covers[c] & unseen).bit_count() * 100 + CLASSIC_POINTS[c] for c in cards]
     else:
-        scores = [((covers[c] & unseen).bit_count() - (MATCH_MASKS[c] & unseen).bit_count()) * 100
-                  + CLASSIC_POINTS[c] for c in cards]
+        scores = [
+            ((covers[c] & unseen).bit_count() - (MATCH_MASKS[c] & unseen).bit_count()) * 100 + CLASSIC_POINTS[c]
+            for c in cards
+        ]
     return _pick(cards, scores, rng)
 
 
 def jokers_boom_move(hand: Hand, seen: int, rng: random.Random) -> int:
     """``jokers-boom`` on the engine: boom a player about to go out, else shed hard-to-match cards (R2.5-R2.9)."""
     legal = hand.legal_mask()
-    if not legal & (legal - 1):
-        return legal.bit_length() - 1
     seat = hand.current
-    boom = ACES_MASK if hand.config.aces_mode else JOKER_BIT
+    boom = boom_mask(hand.config.aces_mode)
     booms = legal & boom
     plays = legal & ~boom & ~DRAW_BIT
     if booms and hand.stock and min(s for i, s in enumerate(hand.sizes) if i != seat) <= 1:
@@ -115,7 +107,8 @@ def jokers_boom_move(hand: Hand, seen: int, rng: random.Random) -> int:
     unseen = DECK_MASK & ~own & ~seen
     cards = faces_in(pick)
     scores = [
-        JOKERS_POINTS[c] + 3 * ((_MATCH[c] & plain).bit_count() - ((plain >> c) & 1))
+        JOKERS_POINTS[c]
+        + 3 * ((_MATCH[c] & plain).bit_count() - ((plain >> c) & 1))
         - 2 * (_MATCH[c] & unseen).bit_count()
         for c in cards
     ]
@@ -129,18 +122,19 @@ def random_move(hand: Hand, seen: int, rng: random.Random) -> int:
 
 
 Move = Callable[[Hand, int, random.Random], int]
-"""``move(hand, seen_mask, rng) -> action`` for the player to move."""
+"""``move(hand, seen_mask, rng) -> action`` for the player to move (:func:`play_out` asks it only for a choice)."""
 HEURISTIC_MOVES: dict[str, Move] = {"classic": classic_tricks_move, "jokers": jokers_boom_move}
 """The rollout policy of each variant: its best heuristic."""
 
 
 def play_out(hand: Hand, move: Move, rng: random.Random) -> None:
-    """Play ``hand`` to its end with ``move`` for every seat."""
+    """Play ``hand`` to its end with ``move`` for every seat; an only legal action is played without asking it."""
     seen = seen_mask(hand)
     copies = hand.config.num_decks
     classic = hand.config.is_classic
     while hand.phase != Phase.OVER:
-        action = move(hand, seen, rng)
+        legal = hand.legal_mask()
+        action = legal.bit_length() - 1 if not legal & (legal - 1) else move(hand, seen, rng)
         if action == DRAW_OR_PASS:
             if classic:
                 face = _drawn_match(hand)
