@@ -24,8 +24,6 @@ from goboom_env.agents import (
     Policy,
     RandomAgent,
     TableDecoder,
-    baselines,
-    known_agents,
     make_agent,
     parse_spec,
     register_agent,
@@ -60,7 +58,7 @@ def play_checked(config: GameConfig, specs: list[str], games: int, seed: int) ->
 
 
 def _specs(config: GameConfig) -> list[str]:
-    return [*baselines(config), "heuristic"]
+    return [*registry.baselines(config), "heuristic"]
 
 
 @on_matrix
@@ -109,7 +107,7 @@ def test_registry_names_and_alias() -> None:
         assert BEST_HEURISTIC[variant] in HEURISTICS[variant]
         config = GameConfig(variant=variant)
         assert make_agent("heuristic", config, 0).name == BEST_HEURISTIC[variant]
-        for spec in baselines(config):
+        for spec in registry.baselines(config):
             assert spec in AGENTS and make_agent(spec, config, 0).name == spec
     assert make_agent("mc:budget=7", GameConfig(), 0).budget == 7
     assert parse_spec("mc:budget=7,rollout=random") == ("mc", {"budget": 7, "rollout": "random"})
@@ -184,7 +182,7 @@ def test_every_registered_agent_satisfies_the_policy_protocol(variant: str) -> N
         assert isinstance(agent, Policy), name
         assert isinstance(agent.needs_view, bool) and agent.name
         made.append(name)
-    assert {*baselines(config), "heuristic", "mc"} <= set(made)
+    assert {*registry.baselines(config), "heuristic", "mc"} <= set(made)
     assert not make_agent("random", config).needs_view and make_agent("mc", config).needs_view
 
 
@@ -220,7 +218,7 @@ def test_register_agent_adds_a_name_to_specs(registered: list[str]) -> None:
     registered.append("first-legal")
     agent = make_agent("first-legal", GameConfig(), 0)
     assert isinstance(agent, Policy) and not agent.needs_view
-    assert "first-legal" in known_agents()
+    assert "first-legal" in registry.known_agents()
     with pytest.raises(ValueError, match="'first-legal' is already registered; pass replace=True"):
         register_agent("first-legal", RandomAgent)
     register_agent("first-legal", RandomAgent, replace=True)
@@ -230,7 +228,7 @@ def test_register_agent_adds_a_name_to_specs(registered: list[str]) -> None:
 def test_unregister_agent_removes_the_name() -> None:
     register_agent("short-lived", FirstLegal)
     unregister_agent("short-lived")
-    assert "short-lived" not in known_agents()
+    assert "short-lived" not in registry.known_agents()
     with pytest.raises(ValueError, match="no agent named 'short-lived' is registered"):
         unregister_agent("short-lived")
 
@@ -292,7 +290,7 @@ def test_a_third_party_agent_is_found_through_its_entry_point(tmp_path: Path,
     (tmp_path / "plugin_needy.py").write_text("import not_installed_anywhere_xyz\nmake = None\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "_LOADED", {})
-    assert {"plugin-first", "plugin-moved"} <= set(known_agents())
+    assert {"plugin-first", "plugin-moved"} <= set(registry.known_agents())
     agent = make_agent("plugin-first:greedy=no", GameConfig(), 0)
     assert (agent.name, agent.greedy) == ("plugin-first", False)  # bool options are parsed as for built-ins
     with pytest.raises(ImportError, match="entry point plugin-moved = 'plugin_gone:make' of goboom-plugin names "
