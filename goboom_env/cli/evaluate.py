@@ -8,6 +8,8 @@ Examples::
     goboom evaluate --preset classic-2p --pairwise --games 2000 --processes 2 --out results/pairs
     goboom evaluate --variant classic --agents ppo:runs/x/model.zip heuristic --games 1000
     goboom evaluate --preset jokers --agents ppo:jokers4 heuristic --episode both --duplicate   # side by side
+    goboom evaluate --variant classic --agents classic-cover classic-tricks --episode hand --duplicate \
+        --games 400 --luck-adjusted   # raw and luck-adjusted (AIVAT) win rates side by side
 
 The results appear in ``--out`` only once complete (written into a hidden sibling folder, then
 renamed): a run that fails or is interrupted (Ctrl-C, exit code 130) writes nothing and leaves an
@@ -42,6 +44,7 @@ from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.training.settings import GameArgs, check_choice
 
 if TYPE_CHECKING:
+    from goboom_env.evaluation.luck import LuckAdjustment
     from goboom_env.evaluation.report import Pairwise, Run
     from goboom_env.evaluation.tournament import TournamentResult
 
@@ -86,10 +89,23 @@ class EvaluateArgs(GameArgs):
     """Save the complete records (every deal, move and event) of the first N games of the tournament, or of
     each pairing with --pairwise, to games.jsonl in the output folder, for `goboom replay`."""
 
+    luck_adjusted: bool = False
+    """Also report luck-adjusted win rates (AIVAT, docs/evaluation.md): each hand's outcome minus the luck of the
+    deal, of every card drawn and of the baselines' tie-breaks, valued by heuristic playouts; the same mean, less
+    variance. Needs --episode hand, one tournament (not --pairwise); the first agent is the one evaluated.
+    About a second per classic 4p hand with the default --rollouts."""
+    rollouts: int = 8  # goboom_env.evaluation.luck.DEFAULT_ROLLOUTS (not imported: it loads the tournament code)
+    """Playouts per value of --luck-adjusted (more: less noise in the adjustment, proportionally slower)."""
+
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (``episode`` may also be ``both``)."""
         check_choice("episode", self.episode, EPISODE_CHOICES)
         check_int("--save-games", self.save_games, 0)
+        check_int("--rollouts", self.rollouts, 1)
+        if self.luck_adjusted and self.episode != "hand":
+            raise ValueError(f"--luck-adjusted values single hands: add --episode hand (got --episode {self.episode})")
+        if self.luck_adjusted and self.pairwise:
+            raise ValueError("--luck-adjusted adjusts one tournament, not --pairwise runs")
         replace(self, episode="hand").validate_game()
 
     def episodes(self) -> tuple[str, ...]:
@@ -119,7 +135,8 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
         staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force)
         with staged as folder:
             runs = {episode: _play(replace(args, episode=episode), config) for episode in args.episodes()}
-            report = _write(folder, staged.out, runs, command)
+            luck = _luck(args, runs)
+            report = _write(folder, staged.out, runs, command, luck)
             for episode, (result, pairwise) in runs.items():
                 where = "" if len(runs) == 1 else episode  # both: each run's files in its own subfolder
                 _save_games(folder / where, staged.out / where, result, pairwise, args.save_games)
@@ -134,7 +151,7 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
     from goboom_env.evaluation.report import print_side_by_side, print_tables
 
     if len(runs) == 1:
-        print_tables(*runs[args.episode], console=Console())
+        print_tables(*runs[args.episode], console=Console(), luck=luck)
     else:
         print_side_by_side(runs, Console())
     print(f"report written to {staged.out / report.name}")
@@ -159,6 +176,17 @@ def _play(args: EvaluateArgs, config: GameConfig) -> tuple[TournamentResult | No
     return run_tournament(config, agents, args.games, **kwargs), None
 
 
+def _luck(args: EvaluateArgs, runs: Mapping[str, Run]) -> LuckAdjustment | None:
+    """With ``--luck-adjusted``: the luck-adjusted outcomes of the tournament's hands."""
+    if not args.luck_adjusted:
+        return None
+    from goboom_env.evaluation.luck import luck_adjust
+
+    result = runs["hand"][0]
+    assert result is not None, "validate() refuses --luck-adjusted with --pairwise"
+    return luck_adjust(result, rollouts=args.rollouts, progress=args.progress)
+
+
 def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwise: Pairwise | None,
                 count: int) -> None:
     """The records of the first ``count`` games of each tournament into ``folder``/games.jsonl (none: no file)."""
@@ -174,14 +202,15 @@ def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwi
         raise OutputError(f"cannot write the game records to {out / GAMES_FILE}: {exc.strerror or exc}") from exc
 
 
-def _write(folder: Path, out: Path, runs: Mapping[str, Run], command: str) -> Path:
+def _write(folder: Path, out: Path, runs: Mapping[str, Run], command: str,
+           luck: LuckAdjustment | None = None) -> Path:
     """Every report file into ``folder`` (staged for ``out``): one run's report, or with two episodes the
     side-by-side report; an OSError (disk full, ...) becomes an OutputError."""
     from goboom_env.evaluation.report import write_report, write_side_by_side
 
     try:
         if len(runs) == 1:
-            return write_report(folder, *next(iter(runs.values())), command=command)
+            return write_report(folder, *next(iter(runs.values())), command=command, luck=luck)
         return write_side_by_side(folder, runs, command)
     except OSError as exc:
         raise OutputError(f"cannot write the results to {out}: {exc.strerror or exc}") from exc

@@ -12,6 +12,8 @@ run and writes into one folder::
     distributions.png  points per game, hands per game and decisions per hand (tournament)
     pairwise.png       pairwise matrix (pairwise mode)
     pairwise.json/csv  pairwise rows with CI and paired tests (pairwise mode)
+    luck.json/csv      raw and luck-adjusted win rates side by side, the variance reduction, every hand's
+                       adjusted outcome and the estimator's cost (with a luck adjustment)
 
 :func:`write_side_by_side` writes the same runs played one hand a game and one match a game (same seeds,
 so game ``g`` of the hand run is the first hand of match ``g``): a full report of each in ``match/`` and
@@ -38,6 +40,7 @@ from goboom_env.evaluation.breakdown import (
     point_rows,
     seat_rows,
 )
+from goboom_env.evaluation.luck import LuckAdjustment
 from goboom_env.evaluation.plots import plot_distributions, plot_pairwise, plot_win_rates
 from goboom_env.evaluation.provenance import provenance
 from goboom_env.evaluation.ratings import rating_table
@@ -81,11 +84,31 @@ def pairwise_rows(pairwise: Pairwise) -> list[dict[str, Any]]:
     return rows
 
 
-def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | None = None) -> list[Table]:
-    """Rich tables for the terminal: results, paired tests, ratings and/or the pairwise rows."""
+LUCK_KEYS = ("agent", "games", "deals", "raw_win_rate", "raw_ci_low", "raw_ci_high", "adjusted_win_rate",
+             "adjusted_ci_low", "adjusted_ci_high", "variance_reduction")
+LUCK_NOTE = ("Raw and luck-adjusted (AIVAT) win rates: each hand's win share minus the luck of the deal, of every card "
+             "drawn from the stock and of the baselines' random tie-breaks, valued by heuristic playouts. Both with "
+             "95% normal intervals over the deals; `variance_reduction` = raw variance / adjusted variance of the "
+             "per-deal scores (the factor by which the adjusted estimate needs fewer games for the same interval). "
+             "docs/evaluation.md has the method and the proof that both estimate the same mean.")
+
+
+def luck_title(luck: LuckAdjustment) -> str:
+    """The heading of the luck table: its settings and cost."""
+    baselines = ", ".join(luck.baselines) or "none"
+    return (f"Luck-adjusted win rates ({luck.rollouts} playouts a value; baselines: {baselines}; "
+            f"{luck.seconds_per_game():.2f} s a hand)")
+
+
+def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | None = None,
+                luck: LuckAdjustment | None = None) -> list[Table]:
+    """Rich tables for the terminal: results, paired tests, ratings and/or the pairwise rows, and the
+    luck-adjusted win rates when given."""
     tables = []
     if result is not None:
         tables.append(_rich("Results (win rate with 95% Wilson CI; shared wins count 1/k)", result.table()))
+        if luck is not None:
+            tables.append(_rich(luck_title(luck), luck.table(), LUCK_KEYS))
         paired = [t.to_dict() for t in result.paired()]
         if paired:
             tables.append(_rich("Paired comparisons per deal (win share a - b)", paired, RICH_PAIRED))
@@ -129,10 +152,10 @@ def print_side_by_side(runs: Mapping[str, Run], console: Console | None = None) 
 
 
 def print_tables(result: TournamentResult | None = None, pairwise: Pairwise | None = None,
-                 console: Console | None = None) -> None:
+                 console: Console | None = None, luck: LuckAdjustment | None = None) -> None:
     """Print :func:`rich_tables` to the terminal."""
     console = console or Console()
-    for table in rich_tables(result, pairwise):
+    for table in rich_tables(result, pairwise, luck):
         console.print(table)
 
 
@@ -168,8 +191,9 @@ def format_cell(value: Any) -> str:
 
 
 def write_report(out: str | Path, result: TournamentResult | None = None, pairwise: Pairwise | None = None,
-                 command: str = "") -> Path:
-    """Write JSON, CSV, PNG plots and ``report.md`` into ``out``; returns the report's path."""
+                 command: str = "", luck: LuckAdjustment | None = None) -> Path:
+    """Write JSON, CSV, PNG plots and ``report.md`` into ``out``; returns the report's path. ``luck`` (the
+    tournament's :func:`~goboom_env.evaluation.luck.luck_adjust`) adds ``luck.json``, ``luck.csv`` and its section."""
     if result is None and not pairwise:
         raise ValueError("write_report needs a tournament result, a pairwise run, or both")
     out = Path(out)
@@ -179,6 +203,8 @@ def write_report(out: str | Path, result: TournamentResult | None = None, pairwi
                 _provenance_section(info)]
     if result is not None:
         sections.append(_tournament_files(out, result, info))
+    if luck is not None:
+        sections.append(_luck_files(out, luck))
     if pairwise:
         sections.append(_pairwise_files(out, pairwise, info, write_results=result is None))
     path = out / "report.md"
@@ -299,6 +325,15 @@ def _tournament_section(result: TournamentResult, sections: Mapping[str, list[di
               "### Ratings on the full placing", "", RATINGS_PLACING, "", markdown_table(placing), "",
               _order_note(result.table(), placing), ""]
     return "\n".join(lines)
+
+
+def _luck_files(out: Path, luck: LuckAdjustment) -> str:
+    """Write ``luck.json`` and ``luck.csv``; returns the report section."""
+    rows = luck.table()
+    (out / "luck.json").write_text(json.dumps(luck.to_dict(), indent=1))
+    write_csv(out / "luck.csv", rows, LUCK_KEYS)
+    return "\n".join(["## Luck-adjusted win rates", "", f"{luck_title(luck)}.", "", LUCK_NOTE, "",
+                      markdown_table(rows, LUCK_KEYS), ""])
 
 
 def _order_note(table: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str, Any]]) -> str:

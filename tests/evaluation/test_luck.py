@@ -262,3 +262,30 @@ def test_the_adjusted_outcome_varies_less_where_a_draw_decides_the_hand():
         adjusted_var.append(np.var(adjusted))
     assert len(raw_var) >= 10
     assert np.mean(adjusted_var) < 0.9 * np.mean(raw_var)
+
+
+def test_goboom_evaluate_luck_adjusted(tmp_path):
+    """The CLI path: raw and adjusted side by side in the report files; bad combinations refused before any game."""
+    import json
+
+    from helpers import goboom
+
+    from goboom_env.cli.evaluate import EvaluateArgs
+    from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS
+
+    assert EvaluateArgs().rollouts == DEFAULT_ROLLOUTS
+    done = goboom("evaluate", "--variant", "classic", "--players", "2", "--agents", "classic-cover", "classic-tricks",
+                  "--episode", "hand", "--duplicate", "--games", "4", "--luck-adjusted", "--rollouts", "1",
+                  "--no-progress", "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    assert "Luck-adjusted win rates" in done.stdout
+    data = json.loads((tmp_path / "out" / "luck.json").read_text())
+    assert [r["agent"] for r in data["table"]] == ["classic-cover", "classic-tricks"]
+    assert "variance_reduction" in (tmp_path / "out" / "luck.csv").read_text()
+    assert "## Luck-adjusted win rates" in (tmp_path / "out" / "report.md").read_text()
+    for extra, problem in ((["--episode", "match"], "--episode hand"),
+                           (["--episode", "hand", "--pairwise"], "--pairwise"),
+                           (["--episode", "hand", "--rollouts", "0"], "--rollouts")):
+        bad = goboom("evaluate", "--variant", "classic", "--games", "2", "--luck-adjusted", *extra,
+                     "--out", str(tmp_path / "bad"))
+        assert bad.returncode == 2 and problem in bad.stderr, bad.stderr
