@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,17 +27,15 @@ class RunFiles:
     """The files of one run folder (see ``TrainArgs.out``)."""
 
     def __init__(self, out: str | Path) -> None:
-        self.root = Path(out)
-        self.model = self.root / "model.zip"
-        self.best = self.root / "best_model.zip"
-        self.eval_model = self.root / "eval_model.zip"
-        self.checkpoints = self.root / "checkpoints"
-        self.snapshots = self.root / "snapshots"
-        self.progress = self.root / "progress.csv"
-        self.eval = self.root / "eval.csv"
-        self.args = self.root / "args.json"
-        self.curve = self.root / "learning_curve.png"
-        self.tensorboard = self.root / "tensorboard"
+        root = self.root = Path(out)
+        # the models: the final one, the best evaluated one, the one being evaluated
+        self.model, self.best, self.eval_model = root / "model.zip", root / "best_model.zip", root / "eval_model.zip"
+        # the logs and the settings
+        self.progress, self.eval, self.args = root / "progress.csv", root / "eval.csv", root / "args.json"
+        self.curve = root / "learning_curve.png"
+        # the folders: resumable checkpoints, league snapshots, TensorBoard's event files
+        self.checkpoints, self.snapshots = root / "checkpoints", root / "snapshots"
+        self.tensorboard = root / "tensorboard"
 
     def latest_checkpoint(self) -> Path | None:
         """The checkpoint with the most steps, if any (other files in the folder are ignored)."""
@@ -82,26 +81,35 @@ def check_run_folder_rule(root: Path, *, resume: bool, force: bool, can_resume: 
         raise ValueError(f"--out {root} already exists and is not empty; pass {hint}, or choose another --out")
 
 
-def checkpoint_to_resume(args: Any, root: Path, latest: Any, name: str, folder: Path) -> Path | None:
+def checkpoint_to_resume(args: Any, root: Path, latest: Callable[[], Path | None], name: str, folder: Path,
+                         train_args: Callable[[Path], dict[str, Any]]) -> Path | None:
     """The output-folder rule (:func:`check_run_folder_rule`), then with ``args.resume`` the newest checkpoint
-    (``latest()``); ValueError naming the checkpoint ``name`` pattern and ``folder`` when there is none."""
+    (``latest()``), whose network must be the run's (:func:`check_same_network` on ``train_args(checkpoint)``, the
+    settings it was trained with); ValueError naming the checkpoint ``name`` pattern and ``folder`` when there is
+    none."""
     check_run_folder_rule(root, resume=args.resume, force=args.force)
     if not args.resume:
         return None
     checkpoint = latest()
     if checkpoint is None:
         raise ValueError(f"--resume: no checkpoint ({name}) in {folder}")
+    check_same_network(args, train_args(checkpoint))
     return checkpoint
 
 
 def check_same_network(args: Any, saved: dict[str, Any]) -> None:
-    """A resumed run keeps its network: ValueError when ``args.net_arch`` or ``args.privileged_critic`` (the
-    critic's input) differs from the checkpoint's ``train_args`` (``saved``)."""
+    """A resumed run keeps its network: ValueError when ``args.net_arch``, ``args.privileged_critic`` (the critic's
+    input) or ``args.player_counts`` (a generalist's games) differs from the checkpoint's ``train_args``
+    (``saved``)."""
     if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
         raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
     privileged, was = bool(getattr(args, "privileged_critic", False)), bool(saved.get("privileged_critic", False))
     if privileged != was:
         raise ValueError(f"--resume: privileged_critic={privileged} differs from the checkpoint's {was}")
+    counts = list(getattr(args, "player_counts", []))
+    if list(saved.get("player_counts") or []) != counts:
+        raise ValueError(f"--resume: player_counts {counts} differ from the checkpoint's "
+                         f"{saved.get('player_counts') or []}")
 
 
 def best_win_rate(path: Path, baseline: str) -> float:

@@ -23,7 +23,6 @@ from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     append_csv,
-    check_same_network,
     checkpoint_to_resume,
     load_tensors,
     mean_or_blank,
@@ -60,14 +59,8 @@ class RunPaths:
 
 def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or change the network."""
-    latest = checkpoint_to_resume(args, paths.root, paths.latest_state, "state_*.pt", paths.files.checkpoints)
-    if latest is not None:
-        saved = load_checkpoint(latest)["meta"].get("train_args") or {}
-        check_same_network(args, saved)
-        if list(saved.get("player_counts") or []) != list(args.player_counts):
-            raise ValueError(f"--resume: player_counts {args.player_counts} differ from the checkpoint's "
-                             f"{saved.get('player_counts') or []}")
-    return latest
+    return checkpoint_to_resume(args, paths.root, paths.latest_state, "state_*.pt", paths.files.checkpoints,
+                                lambda path: load_checkpoint(path)["meta"].get("train_args") or {})
 
 
 def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:

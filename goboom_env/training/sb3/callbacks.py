@@ -27,12 +27,11 @@ from typing import Any
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
 from goboom_env.config import GameConfig
-from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import RunFiles, append_csv, best_win_rate, mean_or_blank, next_multiple
 from goboom_env.training.league import SELF
-from goboom_env.training.sb3.model import frozen_actor, save_model
+from goboom_env.training.sb3.model import evaluate_model, frozen_actor, save_model
 from goboom_env.training.settings import TrainArgs, parse_opponents
 
 PROGRESS_COLUMNS = [
@@ -173,11 +172,7 @@ class TournamentEvalCallback(BaseCallback):
     def _evaluate(self) -> None:
         args, files, steps = self.args, self.files, self.num_timesteps
         save_model(self.model, files.eval_model, model_metadata(self.config, args, steps))
-        spec = f"ppo:{files.eval_model}"
-        results = evaluate_vs_baselines(self.config, spec, args.eval_opponents, args.eval_games,
-                                        seed=args.seed + steps, episode=args.episode)
-        row = {"timesteps": steps, **win_rate_columns(results, spec)}
-        append_csv(files.eval, row, list(row))
+        row = evaluate_model(files.eval_model, files, args, self.config, steps, args.seed + steps)
         for key, value in row.items():
             if key != "timesteps":
                 self.logger.record(f"eval/{key}", value)

@@ -19,22 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, read_metadata
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, load_snapshot
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
-    append_csv,
-    check_same_network,
     checkpoint_to_resume,
     last_evaluated,
     load_tensors,
     start_run_folder,
     truncate_csv,
 )
-from goboom_env.training.sb3.model import build_model, make_vec_env, resolve_device, save_model
+from goboom_env.training.sb3.model import build_model, evaluate_model, make_vec_env, resolve_device, save_model
 from goboom_env.training.settings import TrainArgs, set_threads
 
 
@@ -73,11 +70,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     finally:
         _close_envs(vec_env, failing=sys.exc_info()[0] is not None)
     if args.eval_every >= 0 and last_evaluated(files) != model.num_timesteps:
-        spec = f"ppo:{files.model}"
-        results = evaluate_vs_baselines(config, spec, args.eval_opponents, args.eval_games, seed=args.seed,
-                                        episode=args.episode)
-        row = win_rate_columns(results, spec)
-        append_csv(files.eval, {"timesteps": model.num_timesteps, **row}, ["timesteps", *row])
+        evaluate_model(files.model, files, args, config, model.num_timesteps, args.seed)
         if not files.best.exists():
             shutil.copyfile(files.model, files.best)
     plot_learning_curve(files)
@@ -106,9 +99,13 @@ def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: Ru
 
 def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or mix configs."""
-    checkpoint = checkpoint_to_resume(args, files.root, files.latest_checkpoint, "model_STEPS.zip", files.checkpoints)
-    if checkpoint is None:
-        return None
+    return checkpoint_to_resume(args, files.root, files.latest_checkpoint, "model_STEPS.zip", files.checkpoints,
+                                lambda checkpoint: _resumable_train_args(checkpoint, config))
+
+
+def _resumable_train_args(checkpoint: Path, config: GameConfig) -> dict[str, Any]:
+    """The settings ``checkpoint`` was trained with, once it is known to be a checkpoint of ``config``'s game with
+    the state to continue from."""
     meta = read_metadata(checkpoint)
     check_compatible(meta, config, checkpoint)
     with zipfile.ZipFile(checkpoint) as zf:
@@ -116,9 +113,7 @@ def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> P
     if not {"data", "policy.pth"} <= members:
         raise ValueError(f"--resume: {checkpoint} is a play-only model (just the metadata and the actor, as "
                          "exported or averaged); it has no critic or optimizer state to continue training from")
-    saved = meta.get("train_args") or {}
-    check_same_network(args, saved)
-    return checkpoint
+    return meta.get("train_args") or {}
 
 
 def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, device: str = "cpu") -> Any:

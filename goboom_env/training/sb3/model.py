@@ -17,11 +17,24 @@ from typing import Any
 import numpy as np
 
 from goboom_env.config import GameConfig
+from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, write_atomically
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.artifacts.run_folder import RunFiles, append_csv
 from goboom_env.training.sb3.selfplay import SelfPlayEnv
 from goboom_env.training.settings import TrainArgs, parse_opponents, sb3_ppo_kwargs
+
+
+def evaluate_model(model_file: Path, files: RunFiles, args: TrainArgs, config: GameConfig, steps: int,
+                   seed: int) -> dict[str, Any]:
+    """The duplicate tournaments of the saved ``model_file`` against each of ``args.eval_opponents``, as the row
+    of ``eval.csv`` at ``steps`` (appended there and returned)."""
+    spec = f"ppo:{model_file}"
+    results = evaluate_vs_baselines(config, spec, args.eval_opponents, args.eval_games, seed=seed, episode=args.episode)
+    row = {"timesteps": steps, **win_rate_columns(results, spec)}
+    append_csv(files.eval, row, list(row))
+    return row
 
 
 def frozen_actor(model: Any) -> FrozenMlp:
