@@ -113,13 +113,19 @@ def read_member(path: Path, name: str) -> bytes:
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The ``goboom_meta.json`` of a saved model, checked; ValueError when the file is not a readable goboom model."""
     path = Path(path)
+    return parse_metadata(read_member(path, META_NAME), f"{path} is damaged: {META_NAME}")
+
+
+def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
+    """Metadata JSON checked against the schema (:func:`metadata_problem`); ValueError starting with ``source``
+    (what it was read from) when it is not valid JSON or not the schema."""
     try:
-        meta = json.loads(read_member(path, META_NAME))
+        meta = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is damaged: {META_NAME} is not valid JSON ({exc})") from exc
+        raise ValueError(f"{source} is not valid JSON ({exc})") from exc
     problem = metadata_problem(meta)
     if problem:
-        raise ValueError(f"{path} is damaged: {META_NAME} {problem}")
+        raise ValueError(f"{source} {problem}")
     return meta
 
 

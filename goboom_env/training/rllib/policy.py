@@ -21,7 +21,6 @@ builds :class:`MaskedPPOTorchRLModule` from those settings and loads the tensors
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from goboom_env.config import GameConfig
-from goboom_env.training.artifacts.model_files import check_compatible, metadata_problem
+from goboom_env.training.artifacts.model_files import check_compatible, parse_metadata
 from goboom_env.training.artifacts.run_folder import load_tensors
 from goboom_env.training.rllib.env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
 
@@ -191,8 +190,8 @@ def load_module(folder: Path, config: GameConfig) -> RLModule:
     return module
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The ``goboom.json`` saved with the policy at ``path`` (searched from the module folder up to the run
+def read_policy_metadata(path: str | Path) -> dict[str, Any]:
+    """The ``goboom.json`` saved with the RLlib policy at ``path`` (searched from the module folder up to the run
     folder), checked against the metadata schema; ValueError when there is none or it is damaged."""
     folder = module_path(path)
     for parent in [folder, *folder.parents][:7]:  # up to the run folder of checkpoints/iter_N/.../main
@@ -207,13 +206,10 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 def read_metadata_file(file: Path) -> dict[str, Any]:
     """One ``goboom.json``, checked against the metadata schema; ValueError naming the file when it is damaged."""
     try:
-        meta = json.loads(file.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{file} is damaged: not readable JSON ({exc})") from exc
-    problem = metadata_problem(meta)
-    if problem:
-        raise ValueError(f"{file} is damaged or from an older goboom-env: it {problem}")
-    return meta
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {file}: {exc}") from exc
+    return parse_metadata(raw, f"{file} is damaged or from an older goboom-env: it")
 
 
 class RLlibAgent:
@@ -263,5 +259,5 @@ def load_rllib_agent(config: GameConfig, seed: int | None = None, path: str = ""
     """
     if not path:
         raise ValueError("the rllib agent needs a path: rllib:path/to/run_or_checkpoint")
-    check_compatible(read_metadata(path), config, f"the RLlib policy at {path!r}")
+    check_compatible(read_policy_metadata(path), config, f"the RLlib policy at {path!r}")
     return RLlibAgent(load_module(module_path(path), config), greedy=greedy, seed=seed, name="rllib")
