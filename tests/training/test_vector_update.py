@@ -161,9 +161,9 @@ def reference_build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) 
     adv = both(gae.advantages, gae.pending_advantages)
     batch = Batch(both(roll.obs, pending.obs), both(roll.mask, pending.mask), both(roll.action, pending.action),
                   both(roll.logp, pending.logp), adv, adv + both(roll.value, pending.value))
-    new = Pending(pending.active & ~gae.pending_resolved, pending.value.copy(), gae.pending_reward,
-                  pending.obs.copy(), pending.mask.copy(), pending.action.copy(), pending.logp.copy(),
-                  pending.potential.copy())
+    new = Pending(obs=pending.obs.copy(), mask=pending.mask.copy(), action=pending.action.copy(),
+                  logp=pending.logp.copy(), active=pending.active & ~gae.pending_resolved, value=pending.value.copy(),
+                  reward=gae.pending_reward, potential=pending.potential.copy())
     ot, ob = np.nonzero(gae.opened)
     for name in ("value", "obs", "mask", "action", "logp", "potential"):
         getattr(new, name)[ob, roll.seat[ot, ob]] = getattr(roll, name)[ot, ob]

@@ -14,7 +14,7 @@ the learner's seats; :func:`make_engine` builds the batched engine of a run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -95,7 +95,19 @@ class SeatPlan(LearnerSeats):
 
 
 @dataclass
-class Pending:
+class Decisions:
+    """Learner decisions: what the seat read (``obs``: the critic's inputs, the actor reads the observation part;
+    ``mask``: the legal actions) and what it did (``action``, with its log-probability ``logp`` under the policy that
+    took it)."""
+
+    obs: np.ndarray
+    mask: np.ndarray
+    action: np.ndarray
+    logp: np.ndarray
+
+
+@dataclass
+class Pending(Decisions):
     """The open decisions of each (game, seat): the seat's last decision of a rollout while its episode
     goes on. Its outcome (the seat's next decision or the end of the episode) lies in the next rollout,
     so it is trained there. Arrays are ``[num_envs, num_players, ...]``; ``active`` marks the slots in use."""
@@ -104,19 +116,24 @@ class Pending:
     value: np.ndarray
     reward: np.ndarray
     """Reward the seat received after the decision, up to the end of the rollout it was taken in."""
-    obs: np.ndarray
-    mask: np.ndarray
-    action: np.ndarray
-    logp: np.ndarray
     potential: np.ndarray
     """The shaping potential at the decision (0 without shaping)."""
 
     @classmethod
     def empty(cls, num_envs: int, num_players: int, obs_dim: int, obs_dtype: Any) -> Pending:
         shape = (num_envs, num_players)
-        return cls(np.zeros(shape, bool), np.zeros(shape, np.float32), np.zeros(shape, np.float32),
-                   np.zeros((*shape, obs_dim), obs_dtype), np.zeros((*shape, NUM_ACTIONS), bool),
-                   np.zeros(shape, np.int64), np.zeros(shape, np.float32), np.zeros(shape, np.float32))
+        return cls(obs=np.zeros((*shape, obs_dim), obs_dtype), mask=np.zeros((*shape, NUM_ACTIONS), bool),
+                   action=np.zeros(shape, np.int64), logp=np.zeros(shape, np.float32), active=np.zeros(shape, bool),
+                   value=np.zeros(shape, np.float32), reward=np.zeros(shape, np.float32),
+                   potential=np.zeros(shape, np.float32))
+
+    def carried(self, resolved: np.ndarray, reward: np.ndarray) -> Pending:
+        """A copy that keeps the decisions still open: without the ``resolved`` ones, ``reward`` being what
+        the others received so far."""
+        kept = Pending(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+        kept.active &= ~resolved
+        kept.reward = reward
+        return kept
 
 
 @dataclass
@@ -234,18 +251,17 @@ class Rollout:
 
 
 @dataclass
-class Batch:
-    """The trained decisions of one rollout, flat: what the PPO update reads."""
+class Batch(Decisions):
+    """The trained decisions of one rollout, flat (``[N, ...]``): what the PPO update reads."""
 
-    obs: np.ndarray
-    mask: np.ndarray
-    action: np.ndarray
-    logp: np.ndarray
     advantage: np.ndarray
+    """The decision's per-seat GAE advantage (:func:`seat_gae`)."""
     ret: np.ndarray
+    """The value target: the advantage plus the value the rollout predicted."""
 
     def __len__(self) -> int:
-        return len(self.action)
+        """The number of decisions."""
+        return self.action.shape[0]
 
 
 def build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[Batch, Pending]:
@@ -265,9 +281,7 @@ def build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[B
     batch = Batch(obs=gather(roll.obs, pending.obs), mask=gather(roll.mask, pending.mask),
                   action=gather(roll.action, pending.action), logp=gather(roll.logp, pending.logp),
                   advantage=adv, ret=adv + gather(roll.value, pending.value))
-    new = Pending(pending.active & ~gae.pending_resolved, pending.value.copy(), gae.pending_reward,
-                  pending.obs.copy(), pending.mask.copy(), pending.action.copy(), pending.logp.copy(),
-                  pending.potential.copy())
+    new = pending.carried(gae.pending_resolved, gae.pending_reward)
     ot, ob = np.nonzero(gae.opened)
     os_ = roll.seat[ot, ob]
     new.active[ob, os_] = True
