@@ -119,12 +119,12 @@ def init_ray(args: RLlibArgs) -> bool:
         # "local" starts a fresh instance even where a `ray start` cluster runs on this machine
         ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     cpus = ray.cluster_resources().get("CPU", 0)
-    if args.num_env_runners > cpus:
-        if started:
-            ray.shutdown()
-        raise ValueError(f"num_env_runners={args.num_env_runners} needs {args.num_env_runners} CPUs (one per runner) "
-                         f"but the Ray instance has {cpus:g}; lower --num-env-runners or raise --num-cpus")
-    return started
+    if args.num_env_runners <= cpus:
+        return started
+    if started:  # the instance started here is of no use: leave nothing running
+        ray.shutdown()
+    raise ValueError(f"num_env_runners={args.num_env_runners} needs {args.num_env_runners} CPUs (one per runner) "
+                     f"but the Ray instance has {cpus:g}; lower --num-env-runners or raise --num-cpus")
 
 
 def train(args: RLlibArgs) -> Path:
