@@ -1,0 +1,74 @@
+"""How many games luck-adjusted evaluation saves: the variance reduction of AIVAT (goboom_env.evaluation.luck).
+
+For each configuration, one duplicate tournament of single hands (the second heuristic of the variant, evaluated,
+against n-1 copies of the best one, the baselines), adjusted with ``--rollouts`` playouts a value. Per
+configuration: the raw and adjusted win rates of the evaluated agent, the variance reduction factor (raw / adjusted
+variance of its per-deal scores), the games the adjusted estimate needs for the interval width raw duplicate play
+reaches at 4,000 games (4000 / factor), and the estimator's cost in seconds per game. Writes ``luck.md`` and
+``luck.json`` into ``--out``.
+
+    .venv/bin/python benchmarks/luck_adjusted.py --games 160 --rollouts 8 --out results/luck
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from goboom_env.config import GameConfig
+from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, luck_adjust
+from goboom_env.evaluation.report import markdown_table
+from goboom_env.evaluation.tournament import run_tournament
+
+CONFIGS: dict[str, tuple[GameConfig, str, str]] = {
+    "classic 4p": (GameConfig(variant="classic", num_players=4), "classic-cover", "classic-tricks"),
+    "classic 2p": (GameConfig(variant="classic", num_players=2), "classic-cover", "classic-tricks"),
+    "jokers 4p": (GameConfig(variant="jokers", num_players=4), "jokers-shed", "jokers-boom"),
+}
+REFERENCE_GAMES = 4000
+"""The raw duplicate tournament whose interval width the adjusted estimate must reach."""
+
+
+def measure(name: str, games: int, rollouts: int, seed: int) -> dict[str, Any]:
+    """One configuration's row."""
+    config, evaluated, baseline = CONFIGS[name]
+    n = config.num_players
+    result = run_tournament(config, [evaluated] + [baseline] * (n - 1), games, seed=seed, duplicate=True,
+                            episode="hand", progress=False)
+    luck = luck_adjust(result, rollouts=rollouts)
+    row = luck.table()[0]
+    factor = row["variance_reduction"]
+    return {"config": name, "agent": evaluated, "baseline": baseline, "games": len(result.games),
+            "raw_win_rate": row["raw_win_rate"], "raw_ci": f"[{row['raw_ci_low']:.3f}, {row['raw_ci_high']:.3f}]",
+            "adjusted_win_rate": row["adjusted_win_rate"],
+            "adjusted_ci": f"[{row['adjusted_ci_low']:.3f}, {row['adjusted_ci_high']:.3f}]",
+            "variance_reduction": factor,
+            "games_for_4000_raw": round(REFERENCE_GAMES / factor) if factor else None,
+            "seconds_per_game": luck.seconds_per_game()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=160, help="games per configuration (rounded to whole deals)")
+    parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="playouts per value")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--out", type=Path, default=Path("results/luck"))
+    args = parser.parse_args()
+    if args.games < 1 or args.rollouts < 1:
+        parser.error("--games and --rollouts must be at least 1")
+    rows = []
+    for name in args.configs:
+        rows.append(measure(name, args.games, args.rollouts, args.seed))
+        print(markdown_table(rows[-1:]), flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "luck.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
+                                                    "rows": rows}, indent=1))
+    (args.out / "luck.md").write_text(markdown_table(rows) + "\n")
+    print(markdown_table(rows))
+
+
+if __name__ == "__main__":
+    main()
