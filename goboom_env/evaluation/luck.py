@@ -61,7 +61,7 @@ from goboom_env.observation import observe
 from goboom_env.records import GameRecord
 
 DEFAULT_ROLLOUTS = 8
-"""Playouts per value: enough for a several-fold variance reduction at about a second per classic 4p hand."""
+"""Playouts per value: under a second per classic 4p hand; more playouts, less noise in the corrections."""
 
 
 @runtime_checkable
