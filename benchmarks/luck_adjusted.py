@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, luck_adjust
+from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, DEFAULT_VALUE, VALUES, luck_adjust
 from goboom_env.evaluation.report import markdown_table
 from goboom_env.evaluation.tournament import run_tournament
 
@@ -31,16 +31,19 @@ REFERENCE_GAMES = 4000
 """The raw duplicate tournament whose interval width the adjusted estimate must reach."""
 
 
-def measure(name: str, games: int, rollouts: int, seed: int) -> dict[str, Any]:
-    """One configuration's row."""
+def measure(name: str, games: int, value: str, rollouts: int, seed: int,
+            agents: list[str] | None = None) -> dict[str, Any]:
+    """One configuration's row; ``agents`` = (evaluated, baseline) instead of the configuration's pair."""
     config, evaluated, baseline = CONFIGS[name]
+    evaluated, baseline = agents or (evaluated, baseline)
     n = config.num_players
     result = run_tournament(config, [evaluated] + [baseline] * (n - 1), games, seed=seed, duplicate=True,
                             episode="hand", progress=False)
-    luck = luck_adjust(result, rollouts=rollouts)
+    luck = luck_adjust(result, value=value, rollouts=rollouts, progress=False)
     row = luck.table()[0]
     factor = row["variance_reduction"]
-    return {"config": name, "agent": evaluated, "baseline": baseline, "games": len(result.games),
+    return {"config": name, "value": value if value == "fitted" else f"{rollouts} playouts", "agent": evaluated,
+            "baseline": baseline, "games": len(result.games),
             "raw_win_rate": row["raw_win_rate"], "raw_ci": f"[{row['raw_ci_low']:.3f}, {row['raw_ci_high']:.3f}]",
             "adjusted_win_rate": row["adjusted_win_rate"],
             "adjusted_ci": f"[{row['adjusted_ci_low']:.3f}, {row['adjusted_ci_high']:.3f}]",
@@ -52,7 +55,9 @@ def measure(name: str, games: int, rollouts: int, seed: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=160, help="games per configuration (rounded to whole deals)")
-    parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="playouts per value")
+    parser.add_argument("--value", default=DEFAULT_VALUE, choices=VALUES, help="the value estimator")
+    parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="playouts per value (--value rollouts)")
+    parser.add_argument("--agents", nargs=2, metavar=("EVALUATED", "BASELINE"), help="instead of each pair")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--out", type=Path, default=Path("results/luck"))
@@ -61,7 +66,7 @@ def main() -> None:
         parser.error("--games and --rollouts must be at least 1")
     rows = []
     for name in args.configs:
-        rows.append(measure(name, args.games, args.rollouts, args.seed))
+        rows.append(measure(name, args.games, args.value, args.rollouts, args.seed, args.agents))
         print(markdown_table(rows[-1:]), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "luck.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},

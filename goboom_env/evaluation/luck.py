@@ -17,7 +17,9 @@ Corrected events:
   ``action_distribution``, e.g. the heuristics' random tie-breaks, ``random``'s uniform choice): the
   expectation is the mean over that distribution. The evaluated agent's decisions are never corrected.
 
-The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: seat ``s``'s mean win share
+The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: by default (``value="fitted"``) a
+deterministic function of the full state fitted on heuristic hands from a fixed seed
+(:mod:`goboom_env.evaluation.luck_value`); with ``value="rollouts"``, seat ``s``'s mean win share
 (the tournament's outcome of a hand, :meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over
 ``rollouts`` playouts of the variant's best heuristic for every seat
 (:data:`~goboom_env.agents.rollout.HEURISTIC_MOVES`) from the true state: every hand known, the unknown part of
@@ -54,6 +56,7 @@ from goboom_env.agents.rollout import HEURISTIC_MOVES, play_out
 from goboom_env.cards import JOKER, NUM_FACES
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
+from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, fitted_value
 from goboom_env.evaluation.stats import Z95
 from goboom_env.evaluation.tournament import TournamentResult, record_games
 from goboom_env.events import EventKind
@@ -61,7 +64,20 @@ from goboom_env.observation import observe
 from goboom_env.records import GameRecord
 
 DEFAULT_ROLLOUTS = 8
-"""Playouts per value: under a second per classic 4p hand; more playouts, less noise in the corrections."""
+"""Playouts per value of ``value="rollouts"``: under a second per classic 4p hand; more playouts, less noise."""
+VALUES = ("fitted", "rollouts")
+"""The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`) or heuristic playouts."""
+DEFAULT_VALUE = "fitted"
+"""The default estimator: deterministic, about ten times cheaper than 8 playouts, and no noisier."""
+
+
+class StateValue(Protocol):
+    """A fixed value function of luck adjustment (:class:`RolloutValue`, :class:`FittedValue`)."""
+
+    def values(self, hand: Hand, buried: int, action: int | None, drawn: Sequence[int],
+               candidates: Sequence[int], seed: int) -> np.ndarray:
+        """Every seat's value, one row per candidate card next on the stock (none: one row)."""
+        ...
 
 
 @runtime_checkable
@@ -101,6 +117,8 @@ class LuckAdjustment:
     """The specs whose decisions were corrected."""
     games: list[GameLuck]
     elapsed: float = field(default=0.0, compare=False)
+    value: str = DEFAULT_VALUE
+    """The value estimator (:data:`VALUES`)."""
 
     def specs(self) -> list[str]:
         """The distinct agent specs, in order of first appearance."""
@@ -140,8 +158,9 @@ class LuckAdjustment:
 
     def summary(self) -> dict[str, Any]:
         """The estimator's settings and cost."""
-        return {"rollouts": self.rollouts, "baselines": list(self.baselines), "games": len(self.games),
-                "seconds_per_game": round(self.seconds_per_game(), 4), "elapsed_s": round(self.elapsed, 3)}
+        return {"value": self.value, "rollouts": self.rollouts, "baselines": list(self.baselines),
+                "games": len(self.games), "seconds_per_game": round(self.seconds_per_game(), 4),
+                "elapsed_s": round(self.elapsed, 3)}
 
     def to_dict(self) -> dict[str, Any]:
         """Summary, table and every game as JSON-friendly data."""
@@ -244,7 +263,7 @@ def playout_seed(seed: int, deal: int) -> int:
     return int(np.random.SeedSequence([seed, 2, deal]).generate_state(1, np.uint64)[0])
 
 
-def deal_term(value: RolloutValue, hand: Hand, buried: int, seed: int) -> np.ndarray:
+def deal_term(value: StateValue, hand: Hand, buried: int, seed: int) -> np.ndarray:
     """The deal's correction: the value of the hand as dealt minus ``1/n`` (its mean over deals, by symmetry)."""
     return value.values(hand, buried, None, (), (), seed)[0] - 1.0 / hand.n
 
@@ -257,7 +276,7 @@ def draw_pool(hand: Hand, buried: int, drawn: Sequence[int]) -> Counter[int]:
     return +pool
 
 
-def draw_term(value: RolloutValue, hand: Hand, buried: int, action: int, drawn: Sequence[int], card: int,
+def draw_term(value: StateValue, hand: Hand, buried: int, action: int, drawn: Sequence[int], card: int,
               seed: int) -> np.ndarray:
     """The correction of one card drawn during ``action`` (after ``drawn``): the value with ``card`` next
     minus the mean over every card that could be next (zero when only one can)."""
@@ -270,7 +289,7 @@ def draw_term(value: RolloutValue, hand: Hand, buried: int, action: int, drawn: 
     return rows[cards.index(card)] - probs @ rows
 
 
-def decision_term(value: RolloutValue, hand: Hand, buried: int, distribution: Mapping[int, float], action: int,
+def decision_term(value: StateValue, hand: Hand, buried: int, distribution: Mapping[int, float], action: int,
                   seed: int) -> np.ndarray:
     """The correction of a baseline's decision: the value after ``action`` minus the mean over the policy's
     ``distribution`` (zero when it has one action)."""
@@ -284,7 +303,7 @@ def decision_term(value: RolloutValue, hand: Hand, buried: int, distribution: Ma
     return rows[actions.index(action)] - np.array([distribution[a] for a in actions]) @ rows
 
 
-def adjust_record(record: GameRecord, value: RolloutValue, known: Mapping[int, KnownPolicy],
+def adjust_record(record: GameRecord, value: StateValue, known: Mapping[int, KnownPolicy],
                   seed: int = 0, game: int = 0, deal: int = 0) -> GameLuck:
     """The luck-adjusted outcome of one recorded hand; ``known[seat]`` is each corrected seat's policy, ``seed``
     and ``deal`` fix the playouts (:func:`playout_seed`)."""
@@ -332,10 +351,13 @@ def known_policies(config: GameConfig, specs: Iterable[str]) -> dict[str, KnownP
     return out
 
 
-def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAULT_ROLLOUTS,
-                        baselines: Sequence[str] | None = None, evaluated: str | None = None,
-                        progress: bool = True) -> LuckAdjustment:
+def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
+                        fit_hands: int = DEFAULT_FIT_HANDS, baselines: Sequence[str] | None = None,
+                        evaluated: str | None = None, progress: bool = True) -> LuckAdjustment:
     """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``).
+
+    ``value``: ``"fitted"`` (fitted on ``fit_hands`` heuristic hands from a fixed seed, before any game is
+    adjusted) or ``"rollouts"`` (``rollouts`` heuristic playouts a value).
 
     ``baselines``: the specs whose decisions are corrected (default: every spec except ``evaluated`` whose
     agent exposes ``action_distribution``); ``evaluated`` (default: the first seat's spec of the first
@@ -345,6 +367,9 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
     if not records:
         raise ValueError("no games to adjust")
     rollouts = check_int("rollouts", rollouts, 1)
+    fit_hands = check_int("fit_hands", fit_hands, 1)
+    if value not in VALUES:
+        raise ValueError(f"value must be one of {VALUES}, got {value!r}")
     config = records[0].config
     for i, record in enumerate(records):
         if record.episode != "hand" or len(record.hands) != 1:
@@ -363,20 +388,22 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
     if unknown:
         raise ValueError(f"baselines {unknown} play no seat of these games (seats: {specs})")
     policies = known_policies(config, baselines)
-    value = RolloutValue(config, rollouts)
     started = time.perf_counter()
+    estimator: StateValue = fitted_value(config, fit_hands) if value == "fitted" else RolloutValue(config, rollouts)
+    label = "fitted value" if value == "fitted" else f"{rollouts} playouts a value"
     games = []
-    for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({rollouts} playouts a value)",
+    for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({label})",
                                     disable=not progress, unit="game", leave=False)):
         meta = record.meta
         known = {seat: policies[spec] for seat, spec in enumerate(record.seats) if spec in policies}
-        games.append(adjust_record(record, value, known, int(meta.get("seed", 0)), int(meta.get("game", i)),
+        games.append(adjust_record(record, estimator, known, int(meta.get("seed", 0)), int(meta.get("game", i)),
                                    int(meta.get("deal", meta.get("game", i)))))
-    return LuckAdjustment(config, rollouts, tuple(baselines), games, time.perf_counter() - started)
+    return LuckAdjustment(config, rollouts, tuple(baselines), games, time.perf_counter() - started, value)
 
 
-def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS,
-                baselines: Sequence[str] | None = None, progress: bool = True) -> LuckAdjustment:
+def luck_adjust(result: TournamentResult, *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
+                fit_hands: int = DEFAULT_FIT_HANDS, baselines: Sequence[str] | None = None,
+                progress: bool = True) -> LuckAdjustment:
     """The luck-adjusted outcomes of a finished tournament of single hands (``episode="hand"``).
 
     The games are played again with a recorder (:func:`~goboom_env.evaluation.tournament.record_games`: a
@@ -386,8 +413,8 @@ def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS,
         raise ValueError(f"luck adjustment values single hands: the tournament plays episode={result.episode!r}; "
                          "play it with episode='hand' (--episode hand)")
     records = record_games(result, len(result.games))
-    return luck_adjust_records(records, rollouts=rollouts, baselines=baselines, evaluated=result.agents[0],
-                               progress=progress)
+    return luck_adjust_records(records, value=value, rollouts=rollouts, fit_hands=fit_hands, baselines=baselines,
+                               evaluated=result.agents[0], progress=progress)
 
 
 def _is_known(config: GameConfig, spec: str) -> bool:
@@ -396,10 +423,14 @@ def _is_known(config: GameConfig, spec: str) -> bool:
 
 __all__ = [
     "DEFAULT_ROLLOUTS",
+    "DEFAULT_VALUE",
+    "VALUES",
+    "FittedValue",
     "GameLuck",
     "KnownPolicy",
     "LuckAdjustment",
     "RolloutValue",
+    "StateValue",
     "adjust_record",
     "deal_term",
     "decision_term",

@@ -1,6 +1,7 @@
-"""Luck-adjusted evaluation (goboom_env.evaluation.luck): each correction has zero mean, checked on fixed states by
-enumerating the event's outcomes; adjusted and raw win rates agree on every family of configurations; known answers
-(parity of an agent against itself); the records path gives the same figures; bad input is refused."""
+"""Luck-adjusted evaluation (goboom_env.evaluation.luck, the fitted value of goboom_env.evaluation.luck_value):
+each correction has zero mean, checked on fixed states by enumerating the event's outcomes, for both values;
+adjusted and raw win rates agree on every family of configurations; known answers (parity of an agent against
+itself); the records path gives the same figures; bad input is refused."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from goboom_env.evaluation.luck import (
     luck_adjust_records,
     playout_seed,
 )
+from goboom_env.evaluation.luck_value import FittedValue, after_draw, fitted_value
 from goboom_env.evaluation.tournament import record_games, run_tournament
 from goboom_env.observation import observe
 from goboom_env.records import read, write
@@ -35,6 +37,10 @@ FAMILIES = {
     "jokers 4p": (GameConfig(variant="jokers", num_players=4), "jokers-shed", "jokers-boom"),
     "aces mode": (GameConfig(variant="jokers", num_players=3, num_jokers=0), "random", "jokers-boom"),
 }
+
+
+FIT_HANDS = 40
+"""A quick fit: any fixed value keeps the mean; the tests check that, not the fit's quality."""
 
 
 def dealt(config: GameConfig, seed: int, dealer: int = 0) -> Hand:
@@ -172,8 +178,12 @@ def test_adjusted_and_raw_win_rates_agree_on_every_family(family):
     n = config.num_players
     result = run_tournament(config, [evaluated] + [baseline] * (n - 1), 2 * n, seed=1, duplicate=True,
                             episode="hand", progress=False)
-    luck = luck_adjust(result, rollouts=1, progress=False)
+    luck = luck_adjust(result, value="rollouts", rollouts=1, progress=False)
+    fitted = luck_adjust(result, fit_hands=FIT_HANDS, progress=False)
     assert luck.baselines == (baseline,)
+    for game in fitted.games:
+        assert abs(sum(game.adjusted) - 1) < 1e-9
+    assert fitted.table()[0]["raw_win_rate"] == luck.table()[0]["raw_win_rate"]
     for game in luck.games:
         assert abs(sum(game.adjusted) - 1) < 1e-9  # the corrections of one game sum to zero over the seats
     raw = {r["agent"]: r for r in result.table()}
@@ -189,8 +199,8 @@ def test_the_saved_games_give_the_same_adjustment(tmp_path):
     result = run_tournament(CLASSIC4, ["classic-cover"] + ["classic-tricks"] * 3, 4, seed=2, duplicate=True,
                             episode="hand", progress=False)
     write(tmp_path / "games.jsonl", record_games(result, 4), append=False)
-    again = luck_adjust_records(read(tmp_path / "games.jsonl"), rollouts=1, progress=False)
-    first = luck_adjust(result, rollouts=1, progress=False)
+    again = luck_adjust_records(read(tmp_path / "games.jsonl"), fit_hands=FIT_HANDS, progress=False)
+    first = luck_adjust(result, fit_hands=FIT_HANDS, progress=False)
     assert [g.adjusted for g in again.games] == [g.adjusted for g in first.games]
 
 
@@ -200,7 +210,9 @@ def test_bad_input_is_refused():
         luck_adjust(match_result, progress=False)
     result = run_tournament(CLASSIC4, ["classic-cover"] + ["classic-tricks"] * 3, 1, episode="hand", progress=False)
     with pytest.raises(ValueError, match="rollouts"):
-        luck_adjust(result, rollouts=0, progress=False)
+        luck_adjust(result, value="rollouts", rollouts=0, progress=False)
+    with pytest.raises(ValueError, match="value must be"):
+        luck_adjust(result, value="oracle", progress=False)
     with pytest.raises(ValueError, match="cannot be a baseline"):
         luck_adjust(result, baselines=["classic-cover"], progress=False)
     with pytest.raises(ValueError, match="play no seat"):
@@ -209,7 +221,7 @@ def test_bad_input_is_refused():
                            episode="hand", progress=False)
     with pytest.raises(ValueError, match="does not say how likely"):
         luck_adjust(mixed, baselines=["mc:budget=2"], progress=False)
-    assert luck_adjust(mixed, rollouts=1, progress=False).baselines == ("classic-tricks",)  # mc: chance only
+    assert luck_adjust(mixed, fit_hands=FIT_HANDS, progress=False).baselines == ("classic-tricks",)  # mc: chance only
     assert playout_seed(0, 1) != playout_seed(0, 2)
 
 
@@ -218,7 +230,7 @@ def test_an_agent_against_copies_of_itself_reads_parity():
     n = CLASSIC4.num_players
     result = run_tournament(CLASSIC4, ["heuristic"] + ["classic-tricks"] * (n - 1), 4 * n, seed=4, duplicate=True,
                             episode="hand", progress=False)
-    row = luck_adjust(result, rollouts=2, progress=False).table()[0]
+    row = luck_adjust(result, fit_hands=FIT_HANDS, progress=False).table()[0]
     assert row["agent"] == "heuristic"
     assert row["adjusted_ci_low"] <= 1 / n <= row["adjusted_ci_high"]
 
@@ -230,7 +242,7 @@ def test_many_games_adjusted_and_raw_agree(family):
     n = config.num_players
     result = run_tournament(config, [evaluated] + [baseline] * (n - 1), 40 * n, seed=5, duplicate=True,
                             episode="hand", progress=False)
-    for row in luck_adjust(result, rollouts=4, progress=False).table():
+    for row in luck_adjust(result, fit_hands=200, progress=False).table():
         half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
         assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
 
@@ -271,11 +283,13 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     from helpers import goboom
 
     from goboom_env.cli.evaluate import EvaluateArgs
-    from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS
+    from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, DEFAULT_VALUE
+    from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS
 
-    assert EvaluateArgs().rollouts == DEFAULT_ROLLOUTS
+    assert EvaluateArgs().rollouts == DEFAULT_ROLLOUTS and EvaluateArgs().value == DEFAULT_VALUE
+    assert EvaluateArgs().fit_hands == DEFAULT_FIT_HANDS
     done = goboom("evaluate", "--variant", "classic", "--players", "2", "--agents", "classic-cover", "classic-tricks",
-                  "--episode", "hand", "--duplicate", "--games", "4", "--luck-adjusted", "--rollouts", "1",
+                  "--episode", "hand", "--duplicate", "--games", "4", "--luck-adjusted", "--fit-hands", "20",
                   "--no-progress", "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     assert "Luck-adjusted win rates" in done.stdout
@@ -285,7 +299,76 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     assert "## Luck-adjusted win rates" in (tmp_path / "out" / "report.md").read_text()
     for extra, problem in ((["--episode", "match"], "--episode hand"),
                            (["--episode", "hand", "--pairwise"], "--pairwise"),
-                           (["--episode", "hand", "--rollouts", "0"], "--rollouts")):
+                           (["--episode", "hand", "--rollouts", "0"], "--rollouts"),
+                           (["--episode", "hand", "--value", "oracle"], "--value")):
         bad = goboom("evaluate", "--variant", "classic", "--games", "2", "--luck-adjusted", *extra,
                      "--out", str(tmp_path / "bad"))
         assert bad.returncode == 2 and problem in bad.stderr, bad.stderr
+
+
+def test_the_fitted_value_is_deterministic_for_a_seed():
+    """The same configuration, hands and seed give the same weights (and a fresh fit, not the cached one, agrees)."""
+    first = fitted_value(CLASSIC4, FIT_HANDS, 3)
+    fitted_value.cache_clear()
+    again = fitted_value(CLASSIC4, FIT_HANDS, 3)
+    assert first is not again
+    np.testing.assert_array_equal(first.weights, again.weights)
+    assert not np.array_equal(first.weights, fitted_value(CLASSIC4, FIT_HANDS, 4).weights)
+    hand = dealt(CLASSIC4, 1)
+    np.testing.assert_allclose(first.value(hand).sum(), 1.0)
+    shuffled = hand.copy()
+    shuffled.stock = list(np.random.default_rng(2).permutation(shuffled.stock).tolist())
+    np.testing.assert_array_equal(first.value(hand), first.value(shuffled))  # the stock's order is unknown
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_the_fitted_values_draw_corrections_average_to_zero(seed):
+    """The draw terms of the fitted value over every card that could come (first and second card of a classic
+    draw), and the deal's rotation symmetry."""
+    value = fitted_value(CLASSIC4, FIT_HANDS)
+    hand, action = first_draw(CLASSIC4, seed)
+    terms = [draw_term(value, with_top(hand, card), 0, action, (), card, 0) for card in hand.stock]
+    np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
+    assert max(np.abs(t).max() for t in terms) > 0
+    first = hand.stock[-1]
+    rest = Counter(hand.stock)
+    rest[first] -= 1
+    later = []
+    for card in +rest:
+        state = with_top(hand, card)
+        state.stock.remove(first)
+        state.stock.append(first)
+        later += [draw_term(value, state, 0, action, (first,), card, 0)] * rest[card]
+    np.testing.assert_allclose(np.mean(later, axis=0), 0.0, atol=1e-12)
+    terms = [deal_term(value, dealt(CLASSIC4, 7, dealer), 0, 0) for dealer in range(4)]
+    np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
+
+
+def test_the_fitted_value_of_a_boom_values_each_card_drawn_in_turn():
+    """Jokers: a boom's k-th draw is valued with the earlier recipients' cards given and the later ones not yet;
+    its correction averages to zero over the cards; a random baseline's decision (draw or boom) too."""
+    config = FAMILIES["jokers 4p"][0]
+    value = fitted_value(config, FIT_HANDS)
+    assert isinstance(value, FittedValue)
+    for seed in range(300):
+        match = Match(config, np.random.default_rng(seed))
+        hand = match.hand
+        agent = RandomAgent(config, seed)
+        while not hand.over:
+            if hand.masks[hand.current] >> 52 & 1 and hand.sizes[hand.current] > 1 and len(hand.stock) > 3:
+                break
+            hand.apply(agent.act(observe(match, hand.current)))
+        if not hand.over:
+            break
+    else:
+        pytest.fail("no boom")
+    buried = 0
+    before = sum(hand.sizes)
+    mid = after_draw(hand, buried, 52, (hand.stock[-1],), hand.stock[-2])
+    assert sum(mid.sizes) == before - 1 + 2 and len(mid.stock) == len(hand.stock) - 2
+    pool = draw_pool(hand, buried, (hand.stock[-1],))
+    terms = [p * draw_term(value, hand, buried, 52, (hand.stock[-1],), c, 0) for c, p in pool.items()]
+    np.testing.assert_allclose(np.sum(terms, axis=0) / sum(pool.values()), 0.0, atol=1e-12)
+    dist = RandomAgent(config).action_distribution(observe(match, hand.current))
+    terms = [p * decision_term(value, hand, buried, dist, a, 0) for a, p in dist.items()]
+    np.testing.assert_allclose(np.sum(terms, axis=0), 0.0, atol=1e-12)
