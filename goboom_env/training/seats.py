@@ -34,7 +34,8 @@ class LearnerSeats:
 
     ``learner[b, s]``: the learner plays seat ``s`` of game ``b``; ``seat[b]``: its (first) seat there;
     ``reward[b, s]``: what seat ``s`` received since its last move. ``width`` is the seats per game (the widest
-    table); ``table[b]``, when given, is game ``b``'s own number of seats. ``rng`` draws the learner seats."""
+    table); ``table[b]``, when given, is game ``b``'s own number of seats. ``rng`` draws the learner seats. Until
+    :meth:`assign` or :meth:`redraw` gives a game its learner seat, every seat of it is the learner's."""
 
     def __init__(
         self, num_games: int, width: int, rng: np.random.Generator | None = None, *, table: np.ndarray | None = None
@@ -48,6 +49,7 @@ class LearnerSeats:
 
     @property
     def num_games(self) -> int:
+        """The number of games (rows)."""
         return len(self.seat)
 
     # -- who plays -------------------------------------------------------------------------------------

@@ -122,6 +122,30 @@ def test_gymnasium_view_credits_the_loss_that_another_seat_causes(seat: int) -> 
     assert reward == pytest.approx(LOSS)  # it arrived on seat 1's move, after the learner's last one
 
 
+def centred_gains(match: Any, seat: int) -> float:
+    """The ``reward="points"`` return of ``seat`` over a match: each hand's score change minus the mean, / 100."""
+    n = len(match.scores)
+    return sum(r.score_deltas[seat] - sum(r.score_deltas) / n for r in match.results) / 100.0
+
+
+def test_gymnasium_view_counts_each_hands_reward_once_over_a_match() -> None:
+    pytest.importorskip("stable_baselines3")
+    from goboom_env.training.sb3.selfplay import SelfPlayEnv
+
+    env = SelfPlayEnv(CLASSIC, [("random", 1.0)], episode="match", reward="points", seed=4)
+    rng = np.random.default_rng(4)
+    hands = []
+    for _ in range(6):
+        env.reset()
+        total, terminated = 0.0, False
+        while not terminated:
+            _, reward, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            total += reward
+        hands.append(len(env.aec.match.results))
+        assert total == pytest.approx(centred_gains(env.aec.match, env.seat))
+    assert max(hands) > 1
+
+
 def test_gymnasium_view_ends_the_episode_on_an_illegal_action() -> None:
     env = selfplay_env(2)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
@@ -185,6 +209,19 @@ def test_rllib_view_reports_each_seats_reward_on_the_move_that_causes_it() -> No
     last_mover, rewards = steps[-1]
     assert last_mover == f"player_{WINNER}"
     assert rewards == pytest.approx({f"player_{s}": 1.0 if s == WINNER else LOSS for s in range(4)})
+    match_env = GoBoomMultiAgentEnv(make_env_config(CLASSIC, "match", "points"))
+    obs, _ = match_env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    returns = dict.fromkeys(match_env.possible_agents, 0.0)
+    terminated = {"__all__": False}
+    while not terminated["__all__"]:
+        (agent,) = obs
+        obs, rewards, terminated, _, _ = match_env.step({agent: int(rng.choice(np.flatnonzero(obs[agent][MASK_KEY])))})
+        returns = {a: returns[a] + r for a, r in rewards.items()}
+    assert len(match_env.aec.match.results) > 1
+    assert [returns[f"player_{s}"] for s in range(4)] == pytest.approx(
+        [centred_gains(match_env.aec.match, s) for s in range(4)]
+    )
     obs, _ = env.reset(seed=0)
     (agent,) = obs
     with pytest.raises(IllegalActionError, match=r"R3\.2"):
