@@ -56,7 +56,7 @@ from goboom_env.agents.rollout import HEURISTIC_MOVES, play_out
 from goboom_env.cards import JOKER, NUM_FACES
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
-from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, fitted_value
+from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, fitted_value, win_shares
 from goboom_env.evaluation.stats import Z95
 from goboom_env.evaluation.tournament import TournamentResult, record_games
 from goboom_env.events import EventKind
@@ -244,14 +244,6 @@ class RolloutValue:
             cached = ([gen.random() for _ in range(NUM_FACES)], gen.getstate())
             self._cache = {key: cached} if len(self._cache) > 4 * self.rollouts else self._cache | {key: cached}
         return cached
-
-
-def win_shares(hand: Hand) -> np.ndarray:
-    """Per seat: 1/k if among the k winners of the finished hand, else 0."""
-    winners = hand.winners()
-    shares = np.zeros(hand.n)
-    shares[winners] = 1.0 / len(winners)
-    return shares
 
 
 # -- adjusting games --------------------------------------------------------------------------------------

@@ -31,6 +31,14 @@ RIDGE = 1e-3
 """The L2 penalty of the fit, per state."""
 
 
+def win_shares(hand: Hand) -> np.ndarray:
+    """Per seat: 1/k if among the k winners of the finished hand, else 0."""
+    winners = hand.winners()
+    shares = np.zeros(hand.n)
+    shares[winners] = 1.0 / len(winners)
+    return shares
+
+
 def state_features(hand: Hand) -> np.ndarray:
     """``φ_s`` for every seat ``s`` of a running hand: an ``(n, F)`` array, rows in seat order."""
     n, cur = hand.n, hand.current
@@ -134,10 +142,7 @@ class FittedValue:
     def value(self, hand: Hand) -> np.ndarray:
         """Every seat's value of ``hand``: the win shares once it is over."""
         if hand.over:
-            winners = hand.winners()
-            out = np.zeros(hand.n)
-            out[winners] = 1.0 / len(winners)
-            return out
+            return win_shares(hand)
         return softmax_values(self.weights, state_features(hand))
 
     def values(self, hand: Hand, buried: int, action: int | None, drawn: Sequence[int],
