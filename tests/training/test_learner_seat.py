@@ -7,6 +7,7 @@ when another player goes out), apply the one illegal-action rule (R3.2), and sta
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -128,6 +129,15 @@ def centred_gains(match: Any, seat: int) -> float:
     return sum(r.score_deltas[seat] - sum(r.score_deltas) / n for r in match.results) / 100.0
 
 
+def random_step_rewards(env: Any, rng: np.random.Generator) -> Iterator[float]:
+    """A new episode of the Gymnasium view played with random legal actions: the reward of each step."""
+    env.reset()
+    terminated = False
+    while not terminated:
+        _, reward, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        yield reward
+
+
 def test_gymnasium_view_counts_each_hands_reward_once_over_a_match() -> None:
     pytest.importorskip("stable_baselines3")
     from goboom_env.training.sb3.selfplay import SelfPlayEnv
@@ -136,13 +146,8 @@ def test_gymnasium_view_counts_each_hands_reward_once_over_a_match() -> None:
     rng = np.random.default_rng(4)
     hands = []
     for _ in range(6):
-        env.reset()
-        total, terminated = 0.0, False
-        while not terminated:
-            _, reward, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-            total += reward
+        assert sum(random_step_rewards(env, rng)) == pytest.approx(centred_gains(env.aec.match, env.seat))
         hands.append(len(env.aec.match.results))
-        assert total == pytest.approx(centred_gains(env.aec.match, env.seat))
     assert max(hands) > 1
 
 
