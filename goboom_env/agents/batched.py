@@ -138,12 +138,12 @@ def followers(t: Tables) -> np.ndarray:
     return t.unseen @ MATCH
 
 
-def lowest_winner(t: Tables) -> np.ndarray:
+def trick_pool(t: Tables) -> np.ndarray:
     """Classic, per row: the lowest legal card of the led suit above the trick's best card (it takes the trick,
-    R1.7), -1 when there is none or the observer leads."""
-    led = t.led[:, None]
-    wins = t.cards & (led // 13 == _SUITS) & (t.best[:, None] < _FACES)  # no card has the suit -1 // 13
-    return np.where(wins.any(1), wins.argmax(1), -1)
+    R1.7) where there is one, else every legal card (bool, 53 columns)."""
+    wins = t.cards & (t.led[:, None] // 13 == _SUITS) & (t.best[:, None] < _FACES)  # no card has the suit -1 // 13
+    lowest = wins.argmax(1)[:, None] == _FACES
+    return np.where(wins.any(1)[:, None], lowest, t.cards)
 
 
 def jokers_scores(t: Tables, boom: np.ndarray, follow: float = FOLLOW_WEIGHT, scarcity: float = 0.0) -> np.ndarray:
@@ -189,9 +189,7 @@ def classic_tricks(t: Tables) -> Choice:
     leading = (t.led < 0)[:, None]
     held = kept(t)
     score = np.where(leading, held - followers(t), held) + _CLASSIC_POINTS / 100.0
-    win = lowest_winner(t)
-    pool = np.where((win >= 0)[:, None], win[:, None] == _FACES, t.cards)
-    return Choice(pool=pool, score=score)
+    return Choice(pool=trick_pool(t), score=score)
 
 
 def jokers_shed(t: Tables, boom: np.ndarray) -> Choice:
@@ -252,7 +250,7 @@ class ClassicTricksOpponent(HeuristicOpponent):
         leading = (t.led < 0)[:, None]
         score = kept(t)[:, :52].astype(np.float32) + self.points
         score = score - np.where(leading, followers(t)[:, :52].astype(np.float32), 0.0)
-        return Choice(pool=classic_tricks(t).pool[:, :52], score=score)
+        return Choice(pool=trick_pool(t)[:, :52], score=score)
 
 
 class JokersBoomOpponent(HeuristicOpponent):
