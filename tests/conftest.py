@@ -9,6 +9,7 @@ and a failure under ``make test`` (:data:`helpers.EVERY_EXTRA`), which installs 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +18,11 @@ import pytest
 # subprocesses started by the tests inherit it). Nothing in the tests talks to another address.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 from helpers import EVERY_EXTRA
+
+# A suite started in the background by a non-interactive shell inherits SIGINT ignored, and so would every command
+# the Ctrl-C tests start; those tests stand for a terminal's Ctrl-C, so the suite takes SIGINT back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _as_missing_extra_error(report: pytest.CollectReport | pytest.TestReport) -> None:
