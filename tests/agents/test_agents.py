@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id, make_hand, on_matrix, play, random_move, soak, soak_count
+from helpers import MATRIX, config_id, make_hand, on_matrix, play, random_move, soak, soak_count, suited_hands
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
@@ -517,9 +517,7 @@ def test_sample_hand_is_consistent_with_the_view(config: GameConfig) -> None:
 
 def test_sample_hand_keeps_buried_jokers_at_the_bottom() -> None:
     config = GameConfig(variant="jokers", num_players=3)
-    hand = make_hand(config, [["2C", "3C", "4C", "5C", "6C", "7C", "8C"],
-                              ["2D", "3D", "4D", "5D", "6D", "7D", "8D"],
-                              ["2H", "3H", "4H", "5H", "6H", "7H", "8H"]], stock=["JK", "JK", "9S"], dealer=2)
+    hand = make_hand(config, suited_hands("2345678", "CDH"), stock=["JK", "JK", "9S"], dealer=2)
     assert hand.top == face_of("9S") and hand.stock[:2] == [JOKER, JOKER]
     view = PlayerView.of(hand, 0)
     assert view.buried == 2

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id, make_hand, play, random_move
+from helpers import MATRIX, config_id, make_hand, play, random_move, suited_hands
 
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, Table, make_agent
@@ -96,10 +96,7 @@ def test_reseed_restarts_the_search() -> None:
 def test_ismcts_choice_ignores_hidden_cards() -> None:
     """Two states that differ only in cards the seat cannot see give the same view, hence the same move."""
     config = GameConfig(variant="classic", num_players=4)
-    hand = make_hand(config, [["2C", "3C", "4C", "5C", "6C", "7C", "8C"],
-                              ["2D", "3D", "4D", "5D", "6D", "7D", "8D"],
-                              ["2H", "3H", "4H", "5H", "6H", "7H", "8H"],
-                              ["2S", "3S", "4S", "5S", "6S", "7S", "8S"]], stock=["9C", "9D", "9H"], dealer=3)
+    hand = make_hand(config, suited_hands("2345678", "CDHS"), stock=["9C", "9D", "9H"], dealer=3)
     other = make_hand(config, [["2C", "3C", "4C", "5C", "6C", "7C", "8C"],
                                ["9D", "3D", "4S", "5D", "6H", "7D", "8D"],
                                ["2H", "3H", "4H", "5H", "6D", "7H", "8H"],
@@ -224,9 +221,7 @@ def test_a_classic_draw_proves_a_void_in_the_led_suit_and_rank() -> None:
 def test_a_jokers_draw_leaves_only_the_drawn_card_unconstrained() -> None:
     """Seat 1 draws on 5D: the cards it held are no diamond and no five; the one it drew may be anything."""
     config = GameConfig(variant="jokers", num_players=3)
-    hand = make_hand(config, [["2C", "3C", "4C", "6C", "7C", "8C", "9C"],
-                              ["2S", "3S", "4S", "6S", "7S", "8S", "9S"],
-                              ["2H", "3H", "4H", "6H", "7H", "8H", "9H"]], stock=["5D", "6D", "KD"], dealer=2)
+    hand = make_hand(config, suited_hands("2346789", "CSH"), stock=["5D", "6D", "KD"], dealer=2)
     assert hand.match_face == face_of("5D") and hand.current == 0
     play(hand, "draw", "draw")  # seat 0 and seat 1 draw (no diamond, no five)
     view = PlayerView.of(hand, 2)
@@ -237,9 +232,8 @@ def test_a_jokers_draw_leaves_only_the_drawn_card_unconstrained() -> None:
 
 def test_cards_a_boom_makes_a_seat_draw_are_unconstrained() -> None:
     config = GameConfig(variant="jokers", num_players=3)
-    hand = make_hand(config, [["JK", "3C", "4C", "6C", "7C", "8C", "9C"],
-                              ["2S", "3S", "4S", "6S", "7S", "8S", "9S"],
-                              ["2H", "3H", "4H", "6H", "7H", "8H", "9H"]], stock=["5D", "2C", "TH", "QS"], dealer=2)
+    hands = [["JK", "3C", "4C", "6C", "7C", "8C", "9C"], *suited_hands("2346789", "SH")]
+    hand = make_hand(config, hands, stock=["5D", "2C", "TH", "QS"], dealer=2)
     play(hand, "JK", "draw")  # seat 0 booms (seats 1, 2 draw 2C, TH), then seat 1 draws QS on 5D
     view = PlayerView.of(hand, 0)
     void = MATCH_MASKS[face_of("5D")] & ~JOKER_BIT

@@ -142,6 +142,12 @@ def make_hand(
     return Hand(config, [face_of(c) for c in deck_for(config, hands, stock, dealer)], dealer)
 
 
+def suited_hands(ranks: str, suits: str) -> list[list[str]]:
+    """One hand a seat, for :func:`deck_for`: seat ``i`` holds the cards of ``ranks`` (e.g. ``"2345678"``) in
+    the suit ``suits[i]`` (e.g. ``"CDHS"``), so no two seats share a suit."""
+    return [[rank + suit for rank in ranks] for suit in suits]
+
+
 def jokers_state(
     config: GameConfig,
     hands: Sequence[Sequence[str]],
