@@ -25,7 +25,7 @@ from goboom_env.evaluation.luck import (
     playout_seed,
 )
 from goboom_env.evaluation.luck_value import FittedValue, after_draw, fitted_value
-from goboom_env.evaluation.tournament import record_games, run_tournament
+from goboom_env.evaluation.tournament import TournamentResult, record_games, run_tournament
 from goboom_env.observation import observe
 from goboom_env.records import read, write
 
@@ -41,6 +41,14 @@ FAMILIES = {
 
 FIT_HANDS = 40
 """A quick fit: any fixed value keeps the mean; the tests check that, not the fit's quality."""
+
+
+def against_baseline(config: GameConfig, evaluated: str, baseline: str, deals: int, seed: int) -> TournamentResult:
+    """A duplicate tournament of single hands, ``evaluated`` in the first seat and ``baseline`` in every other:
+    ``deals`` deals, each played once per seat rotation."""
+    n = config.num_players
+    return run_tournament(config, [evaluated] + [baseline] * (n - 1), deals * n, seed=seed, duplicate=True,
+                          episode="hand", progress=False)
 
 
 def dealt(config: GameConfig, seed: int, dealer: int = 0) -> Hand:
@@ -175,9 +183,7 @@ def test_the_action_distribution_leaves_the_agent_generator_alone():
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_adjusted_and_raw_win_rates_agree_on_every_family(family):
     config, evaluated, baseline = FAMILIES[family]
-    n = config.num_players
-    result = run_tournament(config, [evaluated] + [baseline] * (n - 1), 2 * n, seed=1, duplicate=True,
-                            episode="hand", progress=False)
+    result = against_baseline(config, evaluated, baseline, deals=2, seed=1)
     luck = luck_adjust(result, value="rollouts", rollouts=1, progress=False)
     fitted = luck_adjust(result, fit_hands=FIT_HANDS, progress=False)
     assert luck.baselines == (baseline,)
@@ -195,8 +201,7 @@ def test_adjusted_and_raw_win_rates_agree_on_every_family(family):
 
 def test_the_saved_games_give_the_same_adjustment(tmp_path):
     """A tournament's games.jsonl is enough to recompute its adjustment later."""
-    result = run_tournament(CLASSIC4, ["classic-cover"] + ["classic-tricks"] * 3, 4, seed=2, duplicate=True,
-                            episode="hand", progress=False)
+    result = against_baseline(CLASSIC4, "classic-cover", "classic-tricks", deals=1, seed=2)
     write(tmp_path / "games.jsonl", record_games(result, 4), append=False)
     again = luck_adjust_records(read(tmp_path / "games.jsonl"), fit_hands=FIT_HANDS, progress=False)
     first = luck_adjust(result, fit_hands=FIT_HANDS, progress=False)
@@ -226,21 +231,16 @@ def test_bad_input_is_refused():
 
 def test_an_agent_against_copies_of_itself_reads_parity():
     """``heuristic`` is ``classic-tricks`` under another name: its adjusted win rate is 1/n within its interval."""
-    n = CLASSIC4.num_players
-    result = run_tournament(CLASSIC4, ["heuristic"] + ["classic-tricks"] * (n - 1), 4 * n, seed=4, duplicate=True,
-                            episode="hand", progress=False)
+    result = against_baseline(CLASSIC4, "heuristic", "classic-tricks", deals=4, seed=4)
     row = luck_adjust(result, fit_hands=FIT_HANDS, progress=False).table()[0]
     assert row["agent"] == "heuristic"
-    assert row["adjusted_ci_low"] <= 1 / n <= row["adjusted_ci_high"]
+    assert row["adjusted_ci_low"] <= 1 / CLASSIC4.num_players <= row["adjusted_ci_high"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_many_games_adjusted_and_raw_agree(family):
-    config, evaluated, baseline = FAMILIES[family]
-    n = config.num_players
-    result = run_tournament(config, [evaluated] + [baseline] * (n - 1), 40 * n, seed=5, duplicate=True,
-                            episode="hand", progress=False)
+    result = against_baseline(*FAMILIES[family], deals=40, seed=5)
     for row in luck_adjust(result, fit_hands=200, progress=False).table():
         half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
         assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
