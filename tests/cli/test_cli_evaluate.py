@@ -6,17 +6,15 @@ import csv
 import json
 from pathlib import Path
 
-from helpers import goboom
+from helpers import goboom, goboom_evaluate
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_evaluate_writes_report_json_csv_and_plots(tmp_path: Path) -> None:
     out = tmp_path / "results"
-    done = goboom("evaluate", "--variant", "classic", "--players", "4", "--agents", "heuristic", "random",
-                  "random", "random", "--games", "80", "--duplicate", "--processes", "2", "--seed", "3",
-                  "--out", str(out), "--no-progress")
-    assert done.returncode == 0, done.stderr
+    done = goboom_evaluate(out, "--variant", "classic", "--players", "4", "--agents", "heuristic", "random", "random",
+                           "random", "--games", "80", "--duplicate", "--processes", "2", "--seed", "3")
     assert "Results" in done.stdout and "report written to" in done.stdout
     report = (out / "report.md").read_text()
     assert "![win rates with 95% CI](win_rates.png)" in report and "### Paired comparisons" in report
@@ -34,9 +32,8 @@ def test_evaluate_pairwise_mode_with_config_options(tmp_path: Path) -> None:
     config = tmp_path / "game.toml"
     config.write_text('variant = "jokers"\nnum_players = 3\n')
     out = tmp_path / "pairs"
-    done = goboom("evaluate", "--config", str(config), "--num-jokers", "0", "--pairwise", "--games", "12",
-                  "--episode", "hand", "--out", str(out), "--no-progress")
-    assert done.returncode == 0, done.stderr
+    goboom_evaluate(out, "--config", str(config), "--num-jokers", "0", "--pairwise", "--games", "12", "--episode",
+                    "hand")
     data = json.loads((out / "pairwise.json").read_text())
     assert data["summary"]["config"]["num_jokers"] == 0  # the option overrides the file
     pairs = {(r["agent"], r["opponent"]) for r in data["pairwise"]}

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import goboom
+from helpers import goboom, goboom_evaluate
 
 from goboom_env.cards import face_of
 from goboom_env.cli.replay import main as replay_main
@@ -21,10 +21,8 @@ from goboom_env.records import read, verify
 def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A duplicate jokers match tournament on two processes with its first 4 games saved."""
     out = tmp_path_factory.mktemp("eval") / "results"
-    done = goboom("evaluate", "--preset", "jokers-3p", "--agents", "heuristic", "random", "--games", "9",
-                  "--duplicate", "--episode", "match", "--processes", "2", "--seed", "4", "--save-games", "4",
-                  "--out", str(out), "--no-progress")
-    assert done.returncode == 0, done.stderr
+    goboom_evaluate(out, "--preset", "jokers-3p", "--agents", "heuristic", "random", "--games", "9", "--duplicate",
+                    "--episode", "match", "--processes", "2", "--seed", "4", "--save-games", "4")
     return out
 
 
@@ -46,9 +44,8 @@ def test_saved_games_replay_to_the_results_of_the_tournament(saved: Path) -> Non
 
 def test_saving_games_leaves_the_other_outputs_unchanged(saved: Path, tmp_path: Path) -> None:
     out = tmp_path / "plain"
-    done = goboom("evaluate", "--preset", "jokers-3p", "--agents", "heuristic", "random", "--games", "9",
-                  "--duplicate", "--episode", "match", "--seed", "4", "--out", str(out), "--no-progress")
-    assert done.returncode == 0, done.stderr
+    goboom_evaluate(out, "--preset", "jokers-3p", "--agents", "heuristic", "random", "--games", "9", "--duplicate",
+                    "--episode", "match", "--seed", "4")
     assert not (out / "games.jsonl").exists()
     plain, with_games = (json.loads((d / "results.json").read_text()) for d in (out, saved))
     assert plain["games"] == with_games["games"] and plain["table"] == with_games["table"]
@@ -56,9 +53,8 @@ def test_saving_games_leaves_the_other_outputs_unchanged(saved: Path, tmp_path: 
 
 def test_pairwise_saves_the_first_games_of_every_pairing(tmp_path: Path) -> None:
     out = tmp_path / "pairs"
-    done = goboom("evaluate", "--preset", "classic-2p", "--pairwise", "--agents", "heuristic", "random",
-                  "--games", "4", "--episode", "hand", "--save-games", "2", "--out", str(out), "--no-progress")
-    assert done.returncode == 0, done.stderr
+    goboom_evaluate(out, "--preset", "classic-2p", "--pairwise", "--agents", "heuristic", "random", "--games", "4",
+                    "--episode", "hand", "--save-games", "2")
     records = read(out / "games.jsonl")
     assert [r.meta["agents"] for r in records] == [["heuristic", "random"]] * 2 + [["random", "heuristic"]] * 2
     for record in records:

@@ -279,7 +279,7 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     """The CLI path: raw and adjusted side by side in the report files; bad combinations refused before any game."""
     import json
 
-    from helpers import goboom
+    from helpers import goboom, goboom_evaluate
 
     from goboom_env.cli.evaluate import EvaluateArgs
     from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, DEFAULT_VALUE
@@ -287,10 +287,9 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
 
     assert EvaluateArgs().rollouts == DEFAULT_ROLLOUTS and EvaluateArgs().value == DEFAULT_VALUE
     assert EvaluateArgs().fit_hands == DEFAULT_FIT_HANDS
-    done = goboom("evaluate", "--variant", "classic", "--players", "2", "--agents", "classic-cover", "classic-tricks",
-                  "--episode", "hand", "--duplicate", "--games", "4", "--luck-adjusted", "--fit-hands", "20",
-                  "--no-progress", "--out", str(tmp_path / "out"))
-    assert done.returncode == 0, done.stderr
+    done = goboom_evaluate(tmp_path / "out", "--variant", "classic", "--players", "2", "--agents", "classic-cover",
+                           "classic-tricks", "--episode", "hand", "--duplicate", "--games", "4", "--luck-adjusted",
+                           "--fit-hands", "20")
     assert "Luck-adjusted win rates" in done.stdout
     data = json.loads((tmp_path / "out" / "luck.json").read_text())
     assert [r["agent"] for r in data["table"]] == ["classic-cover", "classic-tricks"]

@@ -234,6 +234,14 @@ def goboom(*args: str, stdin: str = "", timeout: float = 300) -> subprocess.Comp
     return subprocess.run([*GOBOOM, *args], cwd=ROOT, capture_output=True, text=True, input=stdin, timeout=timeout)
 
 
+def goboom_evaluate(out: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run ``goboom evaluate ARGS --out OUT --no-progress`` (:func:`goboom`) and check that it succeeded (a failure
+    shows its standard error); its output."""
+    done = goboom("evaluate", *args, "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def python_output(code: str, timeout: float = 120) -> str:
     """Run ``python -c CODE`` in a fresh interpreter from the checkout; its standard output, stripped (a failure
     shows its standard error)."""
