@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
-from helpers import aec_steps, deck_for, random_legal
+from helpers import aec_steps, deck_for, random_legal, random_moves
 from pettingzoo.test import api_test, render_test, seed_test
 
 import goboom_env
@@ -232,8 +232,7 @@ def test_render_shows_only_the_chosen_seats_hand() -> None:
 @pytest.mark.parametrize("episode", ["hand", "match"])
 def test_every_agent_can_be_observed_after_the_episode(episode: str) -> None:
     env = goboom_env.env(variant="jokers", num_players=3, episode=episode)
-    env.reset(seed=0)
-    _random_steps(env, np.random.default_rng(0), 100_000)
+    random_moves(env, seed=0, max_iter=100_000)
     assert not env.agents  # every agent stepped out
     for agent in env.possible_agents:  # including the seat the finished hand left "to move"
         obs = env.observe(agent)

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import aec_steps, deck_for, on_rule_configs, random_hand_steps, random_legal
+from helpers import deck_for, on_rule_configs, random_hand_steps, random_match_play, random_moves
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
@@ -46,11 +46,9 @@ def test_observation_module_table_matches_layout(n: int) -> None:
 
 @on_rule_configs
 def test_observations_stay_in_the_observation_space(config: GameConfig) -> None:
-    env = goboom_env.env(config=config, episode="match")
-    env.reset(seed=5)
+    env, steps = random_match_play(config, seed=5, max_iter=600)
     space = env.observation_space(env.possible_agents[0])
-    rng = np.random.default_rng(5)
-    for i, step in enumerate(aec_steps(env, random_legal(rng), max_iter=600)):
+    for i, step in enumerate(steps):
         if i % 3 == 0:
             for other in env.agents:
                 assert space.contains(env.unwrapped.observe(other)), f"{other} at step {i}"
@@ -143,10 +141,7 @@ def test_r4_1_hidden_cards_never_change_the_observation(config: GameConfig, obse
 @pytest.mark.parametrize("observation", ["snapshot", "history"])
 def test_r4_1_env_observation_ignores_hidden_cards(observation: str) -> None:
     env = goboom_env.raw_env(variant="jokers", num_players=4, observation=observation)
-    env.reset(seed=8)
-    rng = np.random.default_rng(8)
-    for _ in range(20):
-        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    rng = random_moves(env, seed=8, max_iter=20)
     before = {a: env.observe(a) for a in env.possible_agents}
     seat = 2
     env.match.hand = _hidden_variant(env.match.hand, seat, rng)

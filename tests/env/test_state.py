@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import aec_steps, on_rule_configs, random_legal
+from helpers import on_rule_configs, random_match_play
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
@@ -95,12 +95,10 @@ def test_state_changes_with_hidden_cards_while_the_observation_does_not(config: 
 
 @on_rule_configs
 def test_state_lies_in_the_state_space(config: GameConfig) -> None:
-    env = goboom_env.env(config=config, episode="match")
-    env.reset(seed=3)
+    env, steps = random_match_play(config, seed=3, max_iter=400)
     space = env.unwrapped.state_space
     assert space.shape == (state_size(config.num_players),)
-    rng = np.random.default_rng(3)
-    for i, _ in enumerate(aec_steps(env, random_legal(rng), max_iter=400)):
+    for i, _ in enumerate(steps):
         if i % 5 == 0:
             state = env.state()
             assert state.dtype == np.float32 and space.contains(state), f"step {i}"

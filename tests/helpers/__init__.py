@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 import pytest
 
+import goboom_env
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.cards import code_of, deck_faces, face_of
 
@@ -331,6 +332,24 @@ def play_aec(env: Any, choose: Callable[[dict[str, np.ndarray]], int], max_iter:
     for step in aec_steps(env, choose, max_iter):
         totals[step.agent] += step.reward
     return totals
+
+
+def random_match_play(config: GameConfig, seed: int, max_iter: int) -> tuple[Any, Iterator[AECStep]]:
+    """A ``goboom_env.env`` of a whole match of ``config``, reset with ``seed``, and the :func:`aec_steps` of random
+    legal play chosen by a generator of the same seed, up to ``max_iter``: lazy, so the caller inspects the env
+    before and between the steps."""
+    env = goboom_env.env(config=config, episode="match")
+    env.reset(seed=seed)
+    return env, aec_steps(env, random_legal(np.random.default_rng(seed)), max_iter)
+
+
+def random_moves(env: Any, seed: int, max_iter: int = 2**63) -> np.random.Generator:
+    """Reset ``env`` with ``seed`` and make random legal moves chosen by a generator of the same seed, up to
+    ``max_iter`` (fewer where the episode ends first); that generator, for the caller's further draws."""
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    play_aec(env, random_legal(rng), max_iter)
+    return rng
 
 
 class Payload:
