@@ -210,6 +210,13 @@ def random_hand_steps(hand: Hand, rng: np.random.Generator) -> Iterator[int]:
         yield random_move(hand, rng)
 
 
+def new_hands(config: GameConfig, rng: np.random.Generator, count: int) -> Iterator[Hand]:
+    """The first hands of ``count`` new matches of ``config``, each dealt from ``rng`` when it is asked for (so the
+    caller may play it with the same ``rng`` before the next one is dealt)."""
+    for _ in range(count):
+        yield Match(config, rng).hand
+
+
 def random_match_states(match: Match, rng: np.random.Generator) -> Iterator[Hand]:
     """Play ``match`` to its end with uniformly random legal actions, yielding its hand in every state: before
     each action, and once each hand is over (before :meth:`Match.finish_hand` scores it)."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id, random_hand_steps
+from helpers import MATRIX, config_id, new_hands, random_hand_steps
 
-from goboom_env import GameConfig, Hand, Match
+from goboom_env import GameConfig, Hand
 from goboom_env.cards import face_of
 from goboom_env.events import (
     EVENT_FORMATS,
@@ -63,8 +63,7 @@ def test_events_are_typed_tuples() -> None:
 @pytest.mark.parametrize("config", MATRIX[::3], ids=config_id)
 def test_engine_events_have_their_kinds_type_and_survive_a_save(config: GameConfig) -> None:
     rng = np.random.default_rng(5)
-    for _ in range(5):
-        hand = Match(config, rng).hand
+    for hand in new_hands(config, rng, 5):
         for _ in random_hand_steps(hand, rng):
             pass
         for event in hand.events:

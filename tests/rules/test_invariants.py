@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from helpers import on_matrix, play_aec, random_legal, soak, soak_count
+from helpers import new_hands, on_matrix, play_aec, random_legal, soak, soak_count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -158,6 +158,16 @@ def play_checked_match(config: GameConfig, rng: np.random.Generator) -> Match:
     return match
 
 
+def play_checked_games(config: GameConfig, seed: int, hands: int = 0, matches: int = 0) -> None:
+    """Play ``hands`` checked hands, then ``matches`` checked matches, from one generator seeded by ``seed`` plus
+    the player count (each table size its own games)."""
+    rng = np.random.default_rng(seed + config.num_players)
+    for hand in new_hands(config, rng, hands):
+        play_checked_hand(hand, rng)
+    for _ in range(matches):
+        play_checked_match(config, rng)
+
+
 def _match_ended(config: GameConfig, totals: list[int], hands: int) -> bool:
     if config.variant == "jokers":
         return hands == config.rounds
@@ -166,16 +176,12 @@ def _match_ended(config: GameConfig, totals: list[int], hands: int) -> bool:
 
 @on_matrix
 def test_random_hands_follow_the_rules(config: GameConfig) -> None:
-    rng = np.random.default_rng(1000 + config.num_players)
-    for _ in range(40):
-        play_checked_hand(Match(config, rng).hand, rng)
+    play_checked_games(config, seed=1000, hands=40)
 
 
 @on_matrix
 def test_random_matches_score_consistently(config: GameConfig) -> None:
-    rng = np.random.default_rng(2000 + config.num_players)
-    for _ in range(4):
-        play_checked_match(config, rng)
+    play_checked_games(config, seed=2000, matches=4)
 
 
 def random_config(variant: str, num_players: int, hand_size: int, option: str) -> GameConfig:
@@ -279,11 +285,7 @@ def test_env_masks_and_zero_sum_rewards(config: GameConfig, reward: str, episode
 @on_matrix
 def test_soak_thousands_of_hands(config: GameConfig) -> None:
     """1,500 hands and 60 matches per configuration (``make soak``; a fifth of that in CI)."""
-    rng = np.random.default_rng(31337 + config.num_players)
-    for _ in range(soak_count(1500, 300)):
-        play_checked_hand(Match(config, rng).hand, rng)
-    for _ in range(soak_count(60, 12)):
-        play_checked_match(config, rng)
+    play_checked_games(config, seed=31337, hands=soak_count(1500, 300), matches=soak_count(60, 12))
 
 
 @soak

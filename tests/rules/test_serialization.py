@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from helpers import on_rule_configs, random_move, through_json
+from helpers import new_hands, on_rule_configs, random_move, through_json
 
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.engine import event_to_json
@@ -35,9 +35,7 @@ def finish(hand: Hand, seed: int) -> list[tuple]:
 
 @on_rule_configs
 def test_hand_round_trip_continues_identically(config: GameConfig) -> None:
-    rng = np.random.default_rng(17)
-    for game in range(8):
-        hand = Match(config, rng).hand
+    for game, hand in enumerate(new_hands(config, np.random.default_rng(17), 8)):
         total = len(finish(hand.copy(), game))
         for cut in sorted({0, total // 3, total // 2, max(total - 1, 0)}):
             original = hand.copy()
@@ -64,9 +62,7 @@ def rebuilt(hand: Hand) -> Hand:
 def test_from_state_builds_the_same_hand_as_dealing_and_playing(config: GameConfig) -> None:
     """The one constructor of a mid-game hand (used by from_dict and by PlayerView.sample_hand) gives a
     hand equal to the one the engine played to that point, and it plays on identically."""
-    rng = np.random.default_rng(29)
-    for game in range(6):
-        hand = Match(config, rng).hand
+    for game, hand in enumerate(new_hands(config, np.random.default_rng(29), 6)):
         advance(hand, game * 3, game)
         copy_ = rebuilt(hand)
         assert copy_.to_dict() == hand.to_dict() and copy_.sizes == hand.sizes and copy_.masks == hand.masks
