@@ -13,6 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from helpers import ROOT, ctrl_c_once_started, goboom  # noqa: E402
+from helpers.training import masks_with_action  # noqa: E402
 
 from goboom_env.agents import make_agent  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
@@ -323,9 +324,7 @@ def test_anchor_kl_is_the_kl_divergence_from_the_anchor_policy_over_the_legal_ac
     torch.manual_seed(3)
     net, other = ActorCritic(20, [16]), ActorCritic(20, [16])
     obs = torch.randn(64, 20)
-    mask = torch.rand(64, NUM_ACTIONS) < 0.3
-    mask[:, 5] = True
-    actions = torch.full((64,), 5)
+    mask, actions = masks_with_action(64, 0.3, action=5)
     *_, kl = net.evaluate(obs, mask, actions, other.actor)
     p = torch.softmax(net.masked_logits(obs, mask), dim=1)
     q = torch.softmax(other.masked_logits(obs, mask), dim=1)
@@ -416,9 +415,7 @@ def test_bf16_networks_compute_in_bfloat16_and_return_float32_close_to_fp32() ->
     torch.manual_seed(0)
     net = ActorCritic(40, [64, 64], "bf16")
     obs = (torch.rand(256, 40) < 0.2).float()
-    mask = torch.rand(256, NUM_ACTIONS) < 0.3
-    mask[:, 0] = True
-    actions = torch.zeros(256, dtype=torch.long)
+    mask, actions = masks_with_action(256, 0.3, action=0)
     logp16, entropy16, value16, _ = net.evaluate(obs, mask, actions)
     net.bf16 = False
     logp32, entropy32, value32, _ = net.evaluate(obs, mask, actions)

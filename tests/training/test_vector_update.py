@@ -14,7 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from goboom_env.cards import NUM_ACTIONS  # noqa: E402
+from helpers.training import masks_with_action  # noqa: E402
+
 from goboom_env.training.fast.policy import MASKED_LOGIT, ActorCritic, NumpyTanh  # noqa: E402
 from goboom_env.training.fast.rollout import (  # noqa: E402
     Batch,
@@ -70,9 +71,7 @@ def test_entropy_is_the_masked_policy_entropy_with_its_gradient(precision: str) 
     torch.manual_seed(1)
     net = ActorCritic(30, [32], precision)
     obs = torch.randn(500, 30)
-    mask = torch.rand(500, NUM_ACTIONS) < 0.2
-    mask[:, 7] = True
-    actions = torch.full((500,), 7)
+    mask, actions = masks_with_action(500, 0.2, action=7)
     _, entropy, _, _ = net.evaluate(obs, mask, actions)
     entropy.sum().backward()
     got = [p.grad.clone() for p in net.actor.parameters()]
