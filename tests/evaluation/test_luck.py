@@ -16,6 +16,7 @@ from goboom_env.config import GameConfig
 from goboom_env.engine import Hand, Match
 from goboom_env.evaluation.luck import (
     RolloutValue,
+    StateValue,
     deal_term,
     decision_term,
     draw_pool,
@@ -75,6 +76,27 @@ def first_draw(config: GameConfig, seed: int) -> tuple[Hand, int]:
     return hand, DRAW_OR_PASS
 
 
+def first_card_terms(value: StateValue, hand: Hand, action: int, seed: int) -> list[np.ndarray]:
+    """The corrections of the first card drawn during ``action``: one for each card of the stock coming next (each
+    copy equally likely)."""
+    return [draw_term(value, with_top(hand, card), 0, action, (), card, seed) for card in hand.stock]
+
+
+def second_card_terms(value: StateValue, hand: Hand, action: int, seed: int) -> list[np.ndarray]:
+    """The corrections of the second card of a multi-card classic draw, the stock's top card drawn first: one for
+    each copy of every other card that could follow it."""
+    first = hand.stock[-1]
+    rest = Counter(hand.stock)
+    rest[first] -= 1
+    terms = []
+    for card in +rest:
+        state = with_top(hand, card)
+        state.stock.remove(first)
+        state.stock.append(first)  # first on top, then card
+        terms += [draw_term(value, state, 0, action, (first,), card, seed)] * rest[card]
+    return terms
+
+
 def test_a_value_knows_the_stock_cards_not_their_order():
     """The value of a state is a function of what the engine knows before a draw: which cards are in the stock,
     not in which order (else a draw's expectation over the possible next cards would be wrong)."""
@@ -90,8 +112,7 @@ def test_a_draws_correction_averages_to_zero_over_the_cards_it_could_draw(seed):
     """Enumerate the outcomes of one chance event: every card of the stock on top in turn (each copy equally likely);
     the corrections average to exactly zero, and the event does move the values."""
     hand, action = first_draw(CLASSIC4, seed)
-    value = RolloutValue(CLASSIC4, 2)
-    terms = [draw_term(value, with_top(hand, card), 0, action, (), card, 9) for card in hand.stock]
+    terms = first_card_terms(RolloutValue(CLASSIC4, 2), hand, action, seed=9)
     np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
     assert max(np.abs(t).max() for t in terms) > 0
     assert all(abs(t.sum()) < 1e-12 for t in terms)  # win shares sum to 1, so corrections sum to 0
@@ -100,16 +121,7 @@ def test_a_draws_correction_averages_to_zero_over_the_cards_it_could_draw(seed):
 def test_a_later_draw_of_the_same_action_averages_to_zero_too():
     """The second card of a multi-card classic draw, given the first one drawn."""
     hand, action = first_draw(CLASSIC4, 0)
-    first = hand.stock[-1]
-    rest = Counter(hand.stock)
-    rest[first] -= 1
-    value = RolloutValue(CLASSIC4, 2)
-    terms = []
-    for card in +rest:
-        state = with_top(hand, card)
-        state.stock.remove(first)
-        state.stock.append(first)  # first on top, then card
-        terms += [draw_term(value, state, 0, action, (first,), card, 4)] * rest[card]
+    terms = second_card_terms(RolloutValue(CLASSIC4, 2), hand, action, seed=4)
     np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
 
 
@@ -325,18 +337,10 @@ def test_the_fitted_values_draw_corrections_average_to_zero(seed):
     draw), and the deal's rotation symmetry."""
     value = fitted_value(CLASSIC4, FIT_HANDS)
     hand, action = first_draw(CLASSIC4, seed)
-    terms = [draw_term(value, with_top(hand, card), 0, action, (), card, 0) for card in hand.stock]
+    terms = first_card_terms(value, hand, action, seed=0)
     np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
     assert max(np.abs(t).max() for t in terms) > 0
-    first = hand.stock[-1]
-    rest = Counter(hand.stock)
-    rest[first] -= 1
-    later = []
-    for card in +rest:
-        state = with_top(hand, card)
-        state.stock.remove(first)
-        state.stock.append(first)
-        later += [draw_term(value, state, 0, action, (first,), card, 0)] * rest[card]
+    later = second_card_terms(value, hand, action, seed=0)
     np.testing.assert_allclose(np.mean(later, axis=0), 0.0, atol=1e-12)
     terms = [deal_term(value, dealt(CLASSIC4, 7, dealer), 0, 0) for dealer in range(4)]
     np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
