@@ -85,7 +85,8 @@ TINY_FLAGS = {
     "exploit": ["--num-envs", "8", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
                 "--net-arch", "16", "--threads", "1", "--eval-every", "0", "--eval-games", "8",
                 "--checkpoint-every", "64", "--no-progress"],
-    "evaluate": ["--no-progress"],
+    # the luck-adjusted value fitted on 100 hands, not 1,000
+    "evaluate": ["--no-progress", "--fit-hands", "100"],
 }
 """Flags appended to ``goboom CMD`` lines: small networks and batches (the last flag wins)."""
 
@@ -230,13 +231,14 @@ def test_every_block_is_run_or_excluded_for_a_stated_reason() -> None:
 
 def test_budget_rewriting() -> None:
     assert shrink("goboom evaluate --agents heuristic random --games 5000 --out results/  # note") == (
-        "goboom evaluate --agents heuristic random --games 10 --out results/ --no-progress")
-    assert shrink("goboom evaluate --agents heuristic random").endswith("--games 8 --no-progress")
+        "goboom evaluate --agents heuristic random --games 10 --out results/ --no-progress"
+        " --fit-hands 100")
+    assert shrink("goboom evaluate --agents heuristic random").endswith("--games 8 --no-progress --fit-hands 100")
     first, resumed = (shrink(f"goboom train --timesteps {n} --out runs/a") for n in (4_000_000, 6_000_000))
     assert "--timesteps 400 " in first and "--timesteps 600 " in resumed
     assert shrink("printf 'draw\\n' | goboom play --seed 3") == "printf 'draw\\n' | goboom play --seed 3"
     assert LEARN_CALL.sub(".learn(8", "model.learn(200_000)") == "model.learn(8)"
-    assert shrink("goboom evaluate --games 5000 | head -2") == "goboom evaluate --games 10 --no-progress | head -2"
+    assert shrink("goboom evaluate --games 5000 | head -2") == "goboom evaluate --games 10 --no-progress --fit-hands 100 | head -2"
     assert shrink("python training/train_sb3.py --timesteps 20000 --out runs/s").startswith(
         f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --n-envs 2")
     assert shrink("python other.py --timesteps 20000") == "python other.py --timesteps 20000"
