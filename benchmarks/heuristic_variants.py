@@ -27,7 +27,7 @@ from goboom_env.agents.heuristics import DRAW_OR_PASS, JokersBoomAgent, Table
 from goboom_env.agents.registry import register_agent
 from goboom_env.cards import JOKERS_POINTS
 from goboom_env.config import GameConfig
-from goboom_env.evaluation.report import write_csv
+from goboom_env.evaluation.report import write_result_files
 from goboom_env.observation import layout
 
 _POINTS = np.array(JOKERS_POINTS, np.float64)
@@ -214,12 +214,11 @@ def main() -> None:
                      "diff": round(diff, 4), "diff_low": round(d_low, 4), "diff_high": round(d_high, 4)})
         print(f"{name:32s} {shares.mean():.4f} [{low:.3f}, {high:.3f}]  diff {diff:+.4f} [{d_low:+.4f}, {d_high:+.4f}]",
               flush=True)
-    write_csv(args.out / "variants.csv", rows)
-    lines = ["| variant | matches | win rate (95% CI) | difference from jokers-boom, same games (95% CI) |",
-             "|---|---:|---|---|"]
-    lines += [f"| {r['variant']} | {r['matches']} | {r['win_rate']:.4f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] | "
-              f"{r['diff']:+.4f} [{r['diff_low']:+.4f}, {r['diff_high']:+.4f}] |" for r in rows]
-    (args.out / "variants.md").write_text("\n".join(lines) + "\n")
+    write_result_files(args.out, "variants", rows, [
+        {"variant": r["variant"], "matches": r["matches"],
+         "win rate (95% CI)": f"{r['win_rate']:.4f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]",
+         "difference from jokers-boom, same games (95% CI)":
+             f"{r['diff']:+.4f} [{r['diff_low']:+.4f}, {r['diff_high']:+.4f}]"} for r in rows])
     print(f"wrote {args.out}/variants.csv and variants.md")
 
 

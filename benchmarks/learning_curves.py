@@ -101,15 +101,13 @@ def main() -> None:
     if not rows:
         parser.exit(2, f"learning_curves: no trainer saved a checkpoint within {args.seconds:g} s; give more "
                        "--seconds or a smaller --checkpoint-every\n")
-    from goboom_env.evaluation.report import write_csv
+    from goboom_env.evaluation.report import write_result_files
 
-    write_csv(args.out / "curves.csv", rows)
     plot(rows, args.out / "curves.png")
-    lines = ["| trainer | steps | wall s | win rate vs heuristic | 95% CI |", "|---|---:|---:|---:|---|"]
-    lines += [f"| {r['trainer']} | {r['steps']:,} | {r['seconds']} | {r['win_rate']:.3f} | "
-              f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] |" for r in rows]
-    (args.out / "curves.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    print(write_result_files(args.out, "curves", rows, [
+        {"trainer": r["trainer"], "steps": f"{r['steps']:,}", "wall s": r["seconds"],
+         "win rate vs heuristic": f"{r['win_rate']:.3f}", "95% CI": f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"}
+        for r in rows]))
 
 
 if __name__ == "__main__":

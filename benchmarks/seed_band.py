@@ -139,17 +139,14 @@ def main() -> None:
         parser.error(f"no run has a checkpoint at or after --every {args.every:,} steps")
     table = summary(rows)
     args.out.mkdir(parents=True, exist_ok=True)
-    from goboom_env.evaluation.report import write_csv
+    from goboom_env.evaluation.report import write_result_files
 
-    write_csv(args.out / "band.csv", rows)
     plot(rows, table, 1 / players.pop(), args.out / "band.png")
-    lines = [f"1 vs {args.opponent}, {args.games} duplicate games per checkpoint, evaluation seed {args.seed}", "",
-             "| steps | seeds | mean training s | mean win rate | lowest | highest |",
-             "|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {t['grid']:,} | {t['seeds']} | {t['train_s']:.0f} | {t['mean']:.3f} | {t['low']:.3f} "
-              f"| {t['high']:.3f} |" for t in table]
-    (args.out / "band.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    heading = f"1 vs {args.opponent}, {args.games} duplicate games per checkpoint, evaluation seed {args.seed}"
+    print(write_result_files(args.out, "band", rows, [
+        {"steps": f"{t['grid']:,}", "seeds": t["seeds"], "mean training s": f"{t['train_s']:.0f}",
+         "mean win rate": f"{t['mean']:.3f}", "lowest": f"{t['low']:.3f}", "highest": f"{t['high']:.3f}"}
+        for t in table], heading))
 
 
 if __name__ == "__main__":

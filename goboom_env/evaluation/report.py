@@ -410,6 +410,16 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None
     return head + "\n".join("| " + " | ".join(format_cell(r[k]) for k in keys) + " |" for r in rows)
 
 
+def write_result_files(folder: Path, stem: str, rows: Sequence[Mapping[str, Any]],
+                       shown: Sequence[Mapping[str, Any]], heading: str = "") -> str:
+    """A benchmark's results: every field of ``rows`` in ``folder/stem.csv`` and the table of ``shown`` (its
+    cells formatted for reading) under ``heading`` in ``folder/stem.md``; returns the Markdown text."""
+    write_csv(folder / f"{stem}.csv", rows)
+    text = (f"{heading}\n\n" if heading else "") + markdown_table(shown)
+    (folder / f"{stem}.md").write_text(text + "\n")
+    return text
+
+
 def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> None:
     """``rows`` as CSV with a header: the columns ``keys`` (default: the first row's keys, in order)."""
     with path.open("w", newline="") as fh:
