@@ -720,10 +720,12 @@ def first_illegal(actions, g, legal, check_legal):
 def step_games(actions, cfg, base, match_masks, boom, points, off, scale,
                g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
                played, void, since, window, obs, mask, seat_out, rewards, done):
-    """Apply one action in every game, end hands and matches, re-deal, and write all outputs (the snapshot
-    layout: the history arrays are not read; :func:`step_games_history` is the history layout's twin)."""
+    """Apply one action in every game, end hands and matches, re-deal, and write all outputs. With the history
+    layout (``cfg[C_HISTORY]``) each move also updates the facts of its hand (a new hand starts with none) and
+    the observation gets the history blocks; the snapshot layout never reads the history arrays."""
     batch = g.shape[0]
     n = cfg[C_N]
+    history = cfg[C_HISTORY]
     work = np.zeros((3, n), np.int64)
     for b in range(batch):
         for s in range(n):
@@ -731,35 +733,7 @@ def step_games(actions, cfg, base, match_masks, boom, points, off, scale,
         done[b] = False
         if g[b, G_FINISHED]:
             done[b] = True
-            _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs,
-                           mask, seat_out)
-            continue
-        if cfg[C_CLASSIC]:
-            _classic_step(b, actions[b], cfg, match_masks, g, counts, hmask, sizes, drawn, trick, seen, stock)
         else:
-            _jokers_step(b, actions[b], cfg, boom, g, counts, hmask, sizes, drawn, seen, stock)
-        if g[b, G_PHASE] == OVER:
-            _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng,
-                         rewards, done, work)
-        legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
-        _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
-                       seat_out)
-
-
-@njit(cache=True)
-def step_games_history(actions, cfg, base, match_masks, boom, points, off, scale,
-                       g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
-                       played, void, since, window, obs, mask, seat_out, rewards, done):
-    """:func:`step_games` for the history layout: each move also updates the facts of its hand (a new hand
-    starts with none) and the observation gets the history blocks."""
-    batch = g.shape[0]
-    n = cfg[C_N]
-    work = np.zeros((3, n), np.int64)
-    for b in range(batch):
-        for s in range(n):
-            rewards[b, s] = 0.0
-        done[b] = False
-        if not g[b, G_FINISHED]:
             action = actions[b]
             seat = g[b, G_CURRENT]
             led, top, match, stock_len = g[b, G_LED], g[b, G_TOP], g[b, G_MATCH], g[b, G_STOCK_LEN]
@@ -769,19 +743,19 @@ def step_games_history(actions, cfg, base, match_masks, boom, points, off, scale
                 face = _classic_step(b, action, cfg, match_masks, g, counts, hmask, sizes, drawn, trick, seen, stock)
             else:
                 _jokers_step(b, action, cfg, boom, g, counts, hmask, sizes, drawn, seen, stock)
-            _hist_move(b, seat, action, face, led, top, match, stock_len, drawn_before, cfg, match_masks, boom,
-                       sizes, drawn, g, played, void, since, window)
+            if history:
+                _hist_move(b, seat, action, face, led, top, match, stock_len, drawn_before, cfg, match_masks, boom,
+                           sizes, drawn, g, played, void, since, window)
             if g[b, G_PHASE] == OVER:
                 _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock,
                              rng, rewards, done, work)
-                if not g[b, G_FINISHED]:  # a new hand was dealt
+                if history and not g[b, G_FINISHED]:  # a new hand was dealt
                     _hist_clear(b, n, g, played, void, since)
             legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
-        else:
-            done[b] = True
         _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
                        seat_out)
-        _encode_history(b, g[b, G_CURRENT], cfg, off, scale, g, played, void, since, window, obs[b])
+        if history:
+            _encode_history(b, g[b, G_CURRENT], cfg, off, scale, g, played, void, since, window, obs[b])
 
 
 @njit(cache=True, inline="always")

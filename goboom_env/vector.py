@@ -165,11 +165,7 @@ class VectorGame:
             "window": np.zeros((batch, window_size(n) if history else 0, 3), np.int32),
         }
         self._args = tuple(self._state[name] for name in _k.STATE)
-        self._obs = np.zeros((batch, self.observation_size), np.float32)
-        self._mask = np.zeros((batch, NUM_ACTIONS), np.int8)
-        self._seat = np.zeros(batch, np.int64)
-        self._rewards = np.zeros((batch, n), np.float32)
-        self._done = np.zeros(batch, np.bool_)
+        self._obs, self._mask, self._seat, self._rewards, self._done = _output_arrays(batch, self.observation_size, n)
         self._ready = False
 
     def __repr__(self) -> str:
@@ -208,9 +204,8 @@ class VectorGame:
         if not self._ready:
             raise RuntimeError("call reset() before step()")
         acts = self._check_actions(actions)
-        step = _k.step_games_history if self.observation == "history" else _k.step_games
-        step(acts, self._cfg, self._base, self._match_masks, self._boom, self._points, self._off, self._scale,
-             *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
+        _k.step_games(acts, self._cfg, self._base, self._match_masks, self._boom, self._points, self._off,
+                      self._scale, *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
         return self._obs, self._mask, self._seat, self._rewards, self._done
 
     def step_some(self, actions: Any, games: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -402,12 +397,8 @@ class MixedVectorGame:
         self.num_players = np.repeat(np.array(counts, np.int64), sizes)
         """``[B]`` int64: the table size of each game."""
         self._index = [history_padded_index(k) if history else padded_index(k) for k in counts]
-        batch = self.num_envs
-        self._obs = np.zeros((batch, self.observation_size), np.float32)
-        self._mask = np.zeros((batch, NUM_ACTIONS), np.int8)
-        self._seat = np.zeros(batch, np.int64)
-        self._rewards = np.zeros((batch, MAX_PLAYERS), np.float32)
-        self._done = np.zeros(batch, np.bool_)
+        self._obs, self._mask, self._seat, self._rewards, self._done = _output_arrays(
+            self.num_envs, self.observation_size, MAX_PLAYERS)
 
     def __repr__(self) -> str:
         return f"MixedVectorGame({self.config!r}, player_counts={self.player_counts}, num_envs={self.num_envs})"
@@ -450,6 +441,13 @@ class MixedVectorGame:
         self._obs[rows][:, index] = obs  # the padding slots are never written: they stay zero
         self._mask[rows] = mask
         self._seat[rows] = seat
+
+
+def _output_arrays(batch: int, width: int, players: int) -> tuple[np.ndarray, ...]:
+    """The arrays that reset and step return, written in place every call: ``obs [B, width]`` float32,
+    ``mask [B, 54]`` int8, ``seat [B]`` int64, ``rewards [B, players]`` float32 and ``done [B]`` bool."""
+    return (np.zeros((batch, width), np.float32), np.zeros((batch, NUM_ACTIONS), np.int8), np.zeros(batch, np.int64),
+            np.zeros((batch, players), np.float32), np.zeros(batch, np.bool_))
 
 
 def _check_config_and_seed(config: Any, seed: Any) -> None:
