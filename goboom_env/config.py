@@ -10,6 +10,8 @@ explicit fields. Invalid values raise :class:`ValueError` naming the field and t
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -101,12 +103,8 @@ class GameConfig:
             object.__setattr__(self, "target_score", _DEFAULT_TARGETS[self.scoring])
         _check_int(self, "target_score", 1, 1_000_000)
         cards = 52 * self.num_decks
-        if self.num_players * self.hand_size > cards:
-            raise ValueError(
-                f"hand_size={self.hand_size} x num_players={self.num_players} needs "
-                f"{self.num_players * self.hand_size} cards but {self.num_decks} deck(s) hold {cards}: "
-                f"hand_size must be in 1..{cards // self.num_players}"
-            )
+        self._check_deal_fits(cards, f"needs {self.num_players * self.hand_size} cards but {self.num_decks} "
+                                     f"deck(s) hold {cards}")
 
     def _check_jokers(self) -> None:
         _check_int(self, "num_jokers", 0, MAX_JOKERS)
@@ -117,13 +115,15 @@ class GameConfig:
             object.__setattr__(self, "rounds", self.num_players)
         _check_int(self, "rounds", 1, 10_000)
         limit = 52 * self.num_decks - 1
-        if self.num_players * self.hand_size > limit:
-            raise ValueError(
-                f"hand_size={self.hand_size} x num_players={self.num_players} = "
-                f"{self.num_players * self.hand_size} cards, but jokers Go Boom must leave a non-joker "
-                f"card in the stock (R2.1): num_players x hand_size must be <= {limit}, "
-                f"so hand_size must be in 1..{limit // self.num_players}"
-            )
+        self._check_deal_fits(limit, f"= {self.num_players * self.hand_size} cards, but jokers Go Boom must leave "
+                                     f"a non-joker card in the stock (R2.1), so num_players x hand_size must be "
+                                     f"<= {limit}")
+
+    def _check_deal_fits(self, cards: int, why: str) -> None:
+        """ValueError saying ``why`` when the deal takes more than ``cards`` (non-joker) cards."""
+        if self.num_players * self.hand_size > cards:
+            raise ValueError(f"hand_size={self.hand_size} x num_players={self.num_players} {why}: "
+                             f"hand_size must be in 1..{cards // self.num_players}")
 
     # -- derived facts used by the engine and the encoders -------------------------------
 
@@ -266,6 +266,16 @@ def _integer_range(lo: int, hi: int | None) -> str:
 def _check_int(config: GameConfig, name: str, lo: int, hi: int) -> None:
     """Check that field ``name`` is an integer in ``lo..hi``; store it as a Python int."""
     object.__setattr__(config, name, check_int(name, getattr(config, name), lo, hi))
+
+
+@contextmanager
+def errors_prefixed(where: str, kind: type[Exception] = ValueError) -> Iterator[None]:
+    """Raise a ``kind`` error of the block again as ``kind`` with ``where:`` in front of its message, so an
+    error names the place (a record's line, a seat) its bad value came from."""
+    try:
+        yield
+    except kind as exc:
+        raise kind(f"{where}: {exc}") from None
 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...], where: str = "") -> None:

@@ -38,6 +38,7 @@ Actions follow R3.1: ``0..52`` play a card of that face, ``53`` = DRAW_OR_PASS. 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -56,7 +57,7 @@ from goboom_env.cards import (
     face_of,
     faces_in,
 )
-from goboom_env.config import GameConfig, as_int
+from goboom_env.config import GameConfig, as_int, errors_prefixed
 from goboom_env.events import Blocked, CardEvent, Draw, Event, EventKind, Play, SeatEvent, event_to_json
 from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, check_deck, deck_multiset
 from goboom_env.scoring import HandResult, match_winners, score_deltas, win_rewards
@@ -67,6 +68,12 @@ DRAW_BIT = 1 << DRAW_OR_PASS
 
 class IllegalActionError(ValueError):
     """An action that the rules do not allow in this state (R3.2)."""
+
+
+def blamed_on(who: str) -> AbstractContextManager[None]:
+    """A block whose :class:`IllegalActionError` is raised again with ``who:`` (the agent, seat or game that
+    chose the action) in front of its message."""
+    return errors_prefixed(who, IllegalActionError)
 
 
 # Aliases for the hot paths: a module global is read about three times faster than
@@ -587,5 +594,5 @@ def _trick_to_json(entry: int) -> str | int:
 
 __all__ = [
     "DRAW_BIT", "NOT_PLAYED", "PASSED", "Hand", "HandResult", "IllegalActionError", "Match", "Phase",
-    "action_type_error", "check_deck", "event_to_json", "match_winners", "score_deltas", "win_rewards",
+    "action_type_error", "blamed_on", "check_deck", "event_to_json", "match_winners", "score_deltas", "win_rewards",
 ]

@@ -187,7 +187,7 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
-from goboom_env.engine import IllegalActionError, Match, action_type_error
+from goboom_env.engine import IllegalActionError, Match, action_type_error, blamed_on
 from goboom_env.episode import EPISODES, check_episode, end_hand
 from goboom_env.global_state import StateEncoder, state_encoder_for
 from goboom_env.history import check_observation, history_encoder_for, make_encoder
@@ -367,10 +367,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self._was_dead_step(action)
             return
         hand = self.match.hand
-        try:
+        with blamed_on(agent):
             hand.apply(action)
-        except IllegalActionError as exc:
-            raise IllegalActionError(f"{agent}: {exc}") from None
         self._cumulative_rewards[agent] = 0.0
         # Rewards are non-zero only after a hand ends; clearing all-zero rewards on every other step
         # would change nothing, so it is skipped then (a hot-path saving), and so is accumulating.

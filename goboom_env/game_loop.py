@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from goboom_env.agents.policy import Observation, Policy
-from goboom_env.engine import Hand, IllegalActionError, Match
+from goboom_env.engine import Hand, Match, blamed_on
 from goboom_env.episode import EpisodeResult, check_episode, end_hand
 from goboom_env.observation import observe
 from goboom_env.player_view import PlayerView
@@ -66,10 +66,8 @@ def play_hand(match: Match, agents: Sequence[Policy], on_decision: DecisionHook 
         action = agents[seat].act(observation, view)
         if on_decision is not None:
             on_decision(Decision(match, hand, seat, observation, view, action))
-        try:
+        with blamed_on(f"agent {agents[seat].name!r} in seat {seat}"):
             hand.apply(action)
-        except IllegalActionError as exc:
-            raise IllegalActionError(f"agent {agents[seat].name!r} in seat {seat}: {exc}") from None
     return hand
 
 

@@ -90,7 +90,7 @@ import numpy as np
 
 from goboom_env.agents.policy import Policy
 from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, face_of
-from goboom_env.config import GameConfig, as_int, check_choice
+from goboom_env.config import GameConfig, as_int, check_choice, errors_prefixed
 from goboom_env.engine import Hand, IllegalActionError, Match
 from goboom_env.episode import EPISODES, EpisodeResult, end_hand
 from goboom_env.events import Event, EventKind, event_to_json, fields_of, make_event
@@ -498,10 +498,8 @@ def loads_records(lines: Iterable[str]) -> list[GameRecord]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
+        with errors_prefixed(f"line {number}"):
             records.append(loads_record(line))
-        except ValueError as exc:
-            raise ValueError(f"line {number}: {exc}") from None
     return records
 
 
@@ -614,10 +612,8 @@ def _read_hand(data: Any, where: str, config: GameConfig) -> HandRecord:
     dealer = r.integer("dealer", 0, n - 1)
     deck = []
     for i, code in enumerate(r.items("deck", config.deck_size)):
-        try:
+        with errors_prefixed(f"{r.path('deck')}[{i}]"):
             deck.append(face_of(code))
-        except ValueError as exc:
-            raise ValueError(f"{r.path('deck')}[{i}]: {exc}") from None
     try:
         Hand(config, deck, dealer)
     except ValueError as exc:
@@ -656,10 +652,8 @@ def _read_event(raw: Any, where: str, n: int) -> Event:
     values = []
     for name, value in zip(names, raw[1:]):
         if name == "face":
-            try:
+            with errors_prefixed(where):
                 values.append(face_of(value))
-            except ValueError as exc:
-                raise ValueError(f"{where}: {exc}") from None
             continue
         number = as_int(value)
         hi = n - 1 if name == "seat" else 10**6

@@ -36,7 +36,7 @@ from tqdm import tqdm
 from goboom_env.agents import Policy, make_agent
 from goboom_env.cards import code_of, deck_faces
 from goboom_env.config import GameConfig, check_int
-from goboom_env.engine import IllegalActionError, Match
+from goboom_env.engine import Match, blamed_on
 from goboom_env.episode import check_episode
 from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
@@ -213,10 +213,8 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
         if on_decision is not None:
             on_decision(decision)
 
-    try:
+    with blamed_on(f"game {index}, seats {list(seats)}"):
         result = play_episode(match, agents, episode, count)
-    except IllegalActionError as exc:
-        raise IllegalActionError(f"game {index}, seats {list(seats)}: {exc}") from None
     return GameOutcome(index, deal, tuple(seats), result.winners, result.points, result.hands,
                       _placing(result.winners, result.standing), dealer, "".join(code_of(f) for f in deck),
                       moves[0])
