@@ -58,7 +58,7 @@ from goboom_env.web import replay
 from goboom_env.web.catalog import Catalog
 from goboom_env.web.guard import AllowedHosts, SameOrigin
 from goboom_env.web.limits import excerpt, public
-from goboom_env.web.session import Frame, GameError, GameSession
+from goboom_env.web.session import Frame, GameError, GameSession, refused_as_bad_request
 from goboom_env.web.store import GameStore
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -175,7 +175,7 @@ class _Api:
         unknown = sorted(set(body) - {"config", "preset", "seat", "opponents", "episode", "seed", "delay_ms"})
         if unknown:
             raise GameError(400, f"unknown fields {excerpt(unknown)} in the new-game request")
-        try:
+        with refused_as_bad_request(TypeError):
             _check_form(body)
             config = _config(body.get("preset"), body.get("config", {}))
             seat = check_int("seat", body.get("seat", 0), 0, config.num_players - 1)
@@ -188,8 +188,6 @@ class _Api:
             specs = [self.settings.catalog.spec(o, config) for o in opponents]
             return GameSession(config, seat, specs, opponents, episode=episode, seed=seed, delay_ms=delay,
                                on_game_end=self._save_game)
-        except (ValueError, TypeError) as exc:
-            raise GameError(400, str(exc)) from None
 
     def _save_game(self, session: GameSession, record: GameRecord) -> None:
         """Save a finished game's record; a folder that cannot be written costs the record, not the game."""
@@ -410,10 +408,8 @@ async def _json_object(request: Request) -> dict[str, Any]:
 
 def _parse_json(text: str | bytes) -> Any:
     """JSON data within the bounds of :func:`~goboom_env.records.parse_json`; GameError 400 naming the problem."""
-    try:
+    with refused_as_bad_request():
         return parse_json(text)
-    except ValueError as exc:
-        raise GameError(400, str(exc)) from None
 
 
 def _check_form(body: dict[str, Any]) -> None:

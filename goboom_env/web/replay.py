@@ -23,7 +23,7 @@ from typing import Any
 from goboom_env import records
 from goboom_env.records import GameRecord
 from goboom_env.web.limits import excerpt
-from goboom_env.web.session import GameError, event_view, move_code, table_view
+from goboom_env.web.session import GameError, event_view, move_code, refused_as_bad_request, table_view
 
 RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.jsonl")
 """A record file name the server lists and reads: no folder, no path."""
@@ -77,10 +77,8 @@ def read_saved(folder: Path | None, name: str) -> str:
 def parse_records(text: str) -> list[GameRecord]:
     """Every record of a JSON Lines text (blank lines skipped), each checked; GameError 400 naming the line and
     the field."""
-    try:
+    with refused_as_bad_request():
         games = records.loads_records(text.splitlines())
-    except ValueError as exc:
-        raise GameError(400, str(exc)) from None
     if not games:
         raise GameError(400, "the record file holds no game (one JSON object a line)")
     return games

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,16 @@ class GameError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+@contextlib.contextmanager
+def refused_as_bad_request(*errors: type[Exception]) -> Iterator[None]:
+    """Turn a ValueError (or one of ``errors``) of the block into GameError 400 with its message: what the
+    library refuses in a request is the request's fault."""
+    try:
+        yield
+    except (ValueError, *errors) as exc:
+        raise GameError(400, str(exc)) from None
 
 
 class _YourTurn(Exception):  # noqa: N818 (a signal that stops the decision loop, not an error)
@@ -260,10 +270,8 @@ def parse_move(move: Any) -> int:
         return move
     if len(move) > MAX_MOVE_TEXT:
         raise GameError(400, f"not a move: {excerpt(move)}; type a card code (TC, KS, JK), draw, or an action number")
-    try:
+    with refused_as_bad_request():
         return typed_move(move)
-    except ValueError as exc:
-        raise GameError(400, str(exc)) from None
 
 
 def move_code(action: int) -> str:
