@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -126,18 +127,20 @@ def fit_conditional_logit(features: np.ndarray, targets: np.ndarray, ridge: floa
     return w
 
 
+@dataclass(frozen=True, eq=False)
 class FittedValue:
     """``V(state)`` of luck adjustment from fitted weights (:func:`fitted_value` fits them).
 
     :meth:`values` has the signature of :class:`~goboom_env.evaluation.luck.RolloutValue`'s: a state is a hand
     before ``action``, with ``drawn`` and then a candidate card the next ones off the stock."""
 
-    def __init__(self, config: GameConfig, weights: np.ndarray, hands: int = DEFAULT_FIT_HANDS, seed: int = 0) -> None:
-        self.config = config
-        self.weights = weights
-        self.hands = hands
-        self.seed = seed
-        self.n = config.num_players
+    config: GameConfig
+    weights: np.ndarray
+    """The conditional-logit weights over :func:`state_features`."""
+    hands: int = DEFAULT_FIT_HANDS
+    """Heuristic hands the weights were fitted on."""
+    seed: int = 0
+    """Seed of those hands."""
 
     def value(self, hand: Hand) -> np.ndarray:
         """Every seat's value of ``hand``: the win shares once it is over."""

@@ -63,7 +63,8 @@ def plot_learning_curve(files: RunFiles) -> Path | None:
         _draw(ax, x, rows, evals)
         if rows and not run.get("player_counts"):  # a generalist's tables have no one parity
             ax.axhline(1 / n, color="grey", ls="--", lw=1, label=f"parity 1/{n}")
-    axes[0][0].legend(fontsize=7)
+    if axes[0][0].get_legend_handles_labels()[0]:  # a run without evaluations nor parity line has no labels
+        axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(files.curve, dpi=100)
     plt.close(fig)
