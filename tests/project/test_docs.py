@@ -238,7 +238,8 @@ def test_budget_rewriting() -> None:
     assert "--timesteps 400 " in first and "--timesteps 600 " in resumed
     assert shrink("printf 'draw\\n' | goboom play --seed 3") == "printf 'draw\\n' | goboom play --seed 3"
     assert LEARN_CALL.sub(".learn(8", "model.learn(200_000)") == "model.learn(8)"
-    assert shrink("goboom evaluate --games 5000 | head -2") == "goboom evaluate --games 10 --no-progress --fit-hands 100 | head -2"
+    assert shrink("goboom evaluate --games 5000 | head -2") == (
+        "goboom evaluate --games 10 --no-progress --fit-hands 100 | head -2")
     assert shrink("python training/train_sb3.py --timesteps 20000 --out runs/s").startswith(
         f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --n-envs 2")
     assert shrink("python other.py --timesteps 20000") == "python other.py --timesteps 20000"
