@@ -172,10 +172,7 @@ def _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, sto
     g[b, G_STOCK_LEN] = size - dealt
     g[b, G_DEALER] = dealer
     g[b, G_CURRENT] = (dealer + 1) % n
-    g[b, G_LEADER] = -1
-    g[b, G_LED] = -1
-    g[b, G_BEST_FACE] = -1
-    g[b, G_BEST_SEAT] = -1
+    _no_trick_yet(b, g)
     g[b, G_TURNS] = 0
     g[b, G_PASSES] = 0
     g[b, G_TOP] = -1
@@ -202,11 +199,16 @@ def _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, sto
 @njit(cache=True)
 def _new_game(b, dealer, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng):
     """Start a fresh match in game ``b``: zero scores, dealer (random when ``dealer < 0``), shuffled deck."""
-    n = cfg[C_N]
     if dealer < 0:
-        dealer = _below(rng, b, n)
+        dealer = _below(rng, b, cfg[C_N])
     _shuffle_deck(rng, b, deck, base)
-    for s in range(n):
+    _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock)
+
+
+@njit(cache=True)
+def _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock):
+    """Zero game ``b``'s scores and hand count and deal its first hand from ``deck[b]`` (already in order)."""
+    for s in range(cfg[C_N]):
         scores[b, s] = 0
     g[b, G_HANDS_PLAYED] = 0
     g[b, G_FINISHED] = 0
@@ -264,6 +266,15 @@ def _go_out(b, seat, g):
 
 
 @njit(cache=True, inline="always")
+def _no_trick_yet(b, g):
+    """Game ``b`` has no trick under way: no leader, no led card, no best card yet."""
+    g[b, G_LEADER] = -1
+    g[b, G_LED] = -1
+    g[b, G_BEST_FACE] = -1
+    g[b, G_BEST_SEAT] = -1
+
+
+@njit(cache=True, inline="always")
 def _classic_next(b, seat, n, g, trick):
     """The next turn of the trick, or the trick's end: its winner leads (R1.7, R1.8)."""
     g[b, G_TURNS] += 1
@@ -275,10 +286,7 @@ def _classic_next(b, seat, n, g, trick):
     g[b, G_TURNS] = 0
     for s in range(n):
         trick[b, s] = NOT_PLAYED
-    g[b, G_LEADER] = -1
-    g[b, G_LED] = -1
-    g[b, G_BEST_FACE] = -1
-    g[b, G_BEST_SEAT] = -1
+    _no_trick_yet(b, g)
 
 
 @njit(cache=True, inline="always")
@@ -688,11 +696,7 @@ def reset_games(decks, dealers, cfg, base, match_masks, boom, off, scale,
             for i in range(decks.shape[1]):
                 deck[b, i] = decks[b, i]
             dealer = dealers[b] if dealers[b] >= 0 else _below(rng, b, n)
-            for s in range(n):
-                scores[b, s] = 0
-            g[b, G_HANDS_PLAYED] = 0
-            g[b, G_FINISHED] = 0
-            _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, stock)
+            _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock)
         else:
             _new_game(b, dealers[b], cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck,
                       stock, rng)
