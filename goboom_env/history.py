@@ -42,6 +42,7 @@ sample) has an empty history, and a seat whose hand size the log does not accoun
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -305,6 +306,8 @@ class HistoryEncoder(ObservationEncoder):
         scale[h["since"]:h["since"] + n] = np.float32(1.0 / config.deck_size)
         self._hscale = scale
         self._hands: dict[int, tuple[Hand, PublicHistory]] = {}
+        self._views: dict[int | None, tuple[object, PublicHistory]] = {}
+        """:meth:`extend`'s facts per hand, keyed by the hand's first event (a view is a new object each move)."""
         self._units |= {"played": face_copies(config), "void": 1.0, "since": config.deck_size, "window": 1.0}
         self._unit_scale = np.zeros(self.size)
         for name, unit in self._units.items():
@@ -326,14 +329,32 @@ class HistoryEncoder(ObservationEncoder):
 
     def encode(self, hand: Hand, seat: int, match: Match | None = None) -> np.ndarray:
         """A fresh history observation of ``hand`` seen from ``seat`` (scores from ``match``)."""
-        snapshot = super().encode(hand, seat, match)
-        facts = self.history(hand)
+        return self._with_history(super().encode(hand, seat, match), self.history(hand), hand.sizes, seat)
+
+    def extend(self, snapshot: np.ndarray, events: Sequence[tuple], sizes: Sequence[int], seat: int) -> np.ndarray:
+        """The history observation of ``seat`` from its snapshot observation (what
+        :func:`goboom_env.player_view.observe` gives), the hand's public ``events`` and hand ``sizes`` (a
+        :class:`~goboom_env.player_view.PlayerView`'s): how an agent that reads this layout plays where it is
+        handed the snapshot."""
+        key = id(events[0]) if events else None
+        entry = self._views.get(key)
+        if entry is None or entry[0] is not (events[0] if events else None) or entry[1]._done > len(events):
+            if len(self._views) >= self.CACHE_HANDS:
+                del self._views[next(iter(self._views))]
+            entry = self._views[key] = (events[0] if events else None, PublicHistory(self.config))
+        entry[1].update(events)
+        return self._with_history(np.asarray(snapshot, np.float32), entry[1], sizes, seat)
+
+    def _with_history(self, snapshot: np.ndarray, facts: PublicHistory, sizes: Sequence[int],
+                      seat: int) -> np.ndarray:
+        """``snapshot`` followed by the history blocks of ``facts`` seen from ``seat`` (``sizes``: the hand sizes
+        now, absolute seats; a seat whose size the facts do not account for gets no proof)."""
         n, h, f = self.n, self._hoff, NUM_FACES
         levels = np.zeros(self._tail, np.int32)
         for rel, other in enumerate(self._rot[seat]):
             start = h["played"] + rel * f
             levels[start:start + f] = np.frombuffer(facts.played[other], np.uint8)
-            if facts.sizes[other] != hand.sizes[other]:
+            if facts.sizes[other] != sizes[other]:
                 continue  # the log does not account for this hand: no proof
             void = facts.void[other]
             if void:

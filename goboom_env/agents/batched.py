@@ -86,8 +86,9 @@ class TablesDecoder:
         self.total[JOKER] = config.num_jokers
 
     def decode(self, obs: np.ndarray, mask: np.ndarray) -> Tables:
-        """Decode observations ``[B, size]`` with their action masks ``[B, 54]``."""
-        counts = self.encoder.counts(obs)
+        """Decode observations ``[B, size]`` with their action masks ``[B, 54]``; a history observation is read by
+        its snapshot part, which comes first (:mod:`goboom_env.history`)."""
+        counts = self.encoder.counts(obs[:, :self.encoder.size])
         hand = counts["hand"]
         if self.classic:
             led = _one_hot(counts["led"])

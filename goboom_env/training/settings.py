@@ -312,6 +312,11 @@ class VectorArgs(SelfPlayArgs):
     eval_player_counts: list[int] = field(default_factory=list)
     """The player counts a generalist is evaluated at (eval.csv columns win_rate/BASELINE@Np; the best model has
     the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
+    observation: str = "snapshot"
+    """The observation layout the network reads: snapshot (the table as it is) or history (the snapshot, then what
+    the hand's public events prove: the cards each seat played, what it is proved not to hold, the last moves; see
+    docs/environment.md). history trains for one table size (not --player-counts) and warm-starts from the
+    batched heuristic only (--bc-teacher heuristic)."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
@@ -322,6 +327,7 @@ class VectorArgs(SelfPlayArgs):
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         self.validate_self_play()
         check_bounds(self, ">= 0", "time_limit", "critic_warmup", "anchor_kl")
+        self.validate_observation()
         if self.privileged_critic and self.player_counts:
             raise ValueError("privileged_critic is for one table size: a generalist (--player-counts) pads its "
                              "observations to 12 seats and has no hidden-state layout to pad them with")
@@ -329,15 +335,38 @@ class VectorArgs(SelfPlayArgs):
             if self.bc_games > 0:
                 raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
                                  "--init-actor)")
-            from goboom_env.observation import PADDED_SIZE, observation_size
             from goboom_env.training.artifacts.model_files import read_init_actor
 
-            read_init_actor(self.init_actor, PADDED_SIZE if self.player_counts else observation_size(self.num_players),
-                            self.net_arch)
+            read_init_actor(self.init_actor, self.observation_width(), self.net_arch)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
         parse_pool(self.opponents)  # names a bad entry before the run folder is made
+
+    def validate_observation(self) -> None:
+        """Raise ValueError when ``observation`` names no layout or a history run asks for what it lacks."""
+        from goboom_env.history import check_observation
+
+        if check_observation(self.observation) != "history":
+            return
+        if self.player_counts:
+            raise ValueError("observation history is for one table size: a generalist (--player-counts) reads the "
+                             "padded snapshot layout")
+        from goboom_env.agents.heuristics import BEST_HEURISTIC
+
+        if self.bc_games > 0 and self.bc_teacher not in ("heuristic", BEST_HEURISTIC[self.variant]):
+            raise ValueError(f"observation history warm-starts from the batched heuristic only (--bc-teacher "
+                             f"heuristic), not {self.bc_teacher!r}")
+
+    def observation_width(self) -> int:
+        """The entries of one observation the network reads: the padded layout of a generalist, else the layout
+        of ``observation`` at ``num_players``."""
+        from goboom_env.history import history_size
+        from goboom_env.observation import PADDED_SIZE, observation_size
+
+        if self.player_counts:
+            return PADDED_SIZE
+        return (history_size if self.observation == "history" else observation_size)(self.num_players)
 
     def validate_player_counts(self) -> None:
         """The generalist settings: distinct counts in 2..12, classic only, at least one game per count."""

@@ -87,7 +87,8 @@ class Catalog:
         if choice.variant is not None and choice.variant != config.variant:
             raise ValueError(f"opponent {choice.id!r} plays the {choice.variant} variant, not {config.variant}")
         if choice.meta is not None:
-            check_compatible(choice.meta, config, choice.id)  # the message names the choice, not its file
+            # the message names the choice, not its file; a ppo: model of either layout plays in the browser
+            check_compatible(choice.meta, config, choice.id, layouts=("snapshot", "history"))
         return choice.spec
 
 

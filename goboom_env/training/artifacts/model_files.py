@@ -35,7 +35,7 @@ import numpy as np
 
 import goboom_env
 from goboom_env.config import GameConfig
-from goboom_env.observation import OBSERVATION_VERSION, PADDED_SIZE
+from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, load_snapshot, save_snapshot
 
 META_NAME = "goboom_meta.json"
@@ -45,13 +45,14 @@ ACTOR_NAME = "goboom_actor.npz"
 
 
 def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int = 0,
-                   player_configs: Sequence[GameConfig] = ()) -> dict[str, Any]:
+                   player_configs: Sequence[GameConfig] = (), observation: str = "snapshot") -> dict[str, Any]:
     """The metadata of a trained policy (the schema of the module docstring); ``args`` is the run's argument
     dataclass (``TrainArgs``, ``VectorArgs``, ``RLlibArgs``) or None. A generalist gives the game of each
-    player count it was trained on (``player_configs``); ``config`` is then the game it plays by default."""
+    player count it was trained on (``player_configs``); ``config`` is then the game it plays by default.
+    ``observation`` is the layout the policy reads (its ``observation_version``)."""
     meta = {
         "config": config.to_dict(),
-        "observation_version": OBSERVATION_VERSION,
+        "observation_version": OBSERVATION_LAYOUTS[observation],
         "package_version": goboom_env.__version__,
         "timesteps": int(timesteps),
         "train_args": dataclasses.asdict(args) if args is not None else None,
@@ -60,6 +61,11 @@ def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int =
         meta |= {"player_counts": [c.num_players for c in player_configs],
                  "player_configs": [c.to_dict() for c in player_configs], "observation_size": PADDED_SIZE}
     return meta
+
+
+def observation_layout(metadata: dict[str, Any]) -> str:
+    """The name of the observation layout a model reads (``snapshot`` or ``history``), from its version."""
+    return next(name for name, version in OBSERVATION_LAYOUTS.items() if version == metadata["observation_version"])
 
 
 def default_player_count(player_counts: Sequence[int]) -> int:
@@ -170,12 +176,15 @@ def _generalist_problem(meta: dict[str, Any]) -> str | None:
     return None
 
 
-def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | Path = "model") -> None:
-    """Raise ValueError naming each mismatch between a model's metadata and the requested config."""
+def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | Path = "model",
+                     layouts: Sequence[str] = ("snapshot",)) -> None:
+    """Raise ValueError naming each mismatch between a model's metadata and the requested config; ``layouts``
+    are the observation layouts the caller's loader can play (the ``ppo:`` agent: both)."""
     version = metadata.get("observation_version")
-    if version != OBSERVATION_VERSION:
-        raise ValueError(f"{path} was trained on observation layout version {version}, but this goboom-env "
-                         f"encodes version {OBSERVATION_VERSION}; retrain the model")
+    readable = sorted(OBSERVATION_LAYOUTS[name] for name in layouts)
+    if version not in readable:
+        raise ValueError(f"{path} was trained on observation layout version {version}, but this loader reads "
+                         f"version {' or '.join(map(str, readable))}; retrain the model")
     if "player_configs" in metadata:
         _check_generalist(metadata, config, path)
         return

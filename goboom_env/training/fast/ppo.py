@@ -80,7 +80,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     files.checkpoints.mkdir(parents=True, exist_ok=True)
     state = load_checkpoint(state_path) if state_path else None
     if state is not None:
-        check_compatible(state["meta"], config, state_path)
+        check_compatible(state["meta"], config, state_path, layouts=(args.observation,))
     trainer = Trainer(args, config, seed_offset=state["steps"] if state else 0)
     if state is not None:
         trainer.load_state_dict(state)
@@ -91,11 +91,13 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         (files.root / "init_actor.json").write_text(json.dumps(report, indent=1))
     elif args.bc_games > 0:
         report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,
-                            player_counts=args.player_counts, privileged=args.privileged_critic)
+                            player_counts=args.player_counts, privileged=args.privileged_critic,
+                            observation=args.observation)
         (files.root / "bc.json").write_text(json.dumps(report, indent=1))
         trainer.train_s += report["seconds"]
     trainer.start()
-    meta = lambda: model_metadata(config, args, trainer.steps, args.player_configs())  # noqa: E731
+    meta = lambda: model_metadata(config, args, trainer.steps, args.player_configs(),  # noqa: E731
+                                  observation=args.observation)
     writer = summary_writer(files.tensorboard)
     bar = step_bar(args.timesteps, "fast PPO", args.progress, trainer.steps)
     next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
@@ -158,7 +160,8 @@ class Trainer:
         self.rng = np.random.default_rng(seeds[0])
         torch.manual_seed(int(seeds[1]))
         self.game = make_engine(config, counts, num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode,
-                            reward=args.reward, autoreset=True, check=False)
+                                reward=args.reward, autoreset=True, check=False,
+                                observation=getattr(args, "observation", "snapshot"))  # a best response: snapshot
         obs, self.mask, self.seat = self.game.reset()
         self.public_dim = obs.shape[1]
         """The observation's size: what the actor and the opponents read."""

@@ -25,17 +25,19 @@ if TYPE_CHECKING:
 
 
 def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256,
-                    player_counts: Sequence[int] = (), privileged: bool = False) -> Any:
+                    player_counts: Sequence[int] = (), privileged: bool = False, observation: str = "snapshot") -> Any:
     """:func:`goboom_env.training.imitation.collect` for the ``heuristic`` teacher (``classic-tricks`` or
     ``jokers-boom``), played on the batched engine: every decision of ``games`` finished hands (observation,
     mask, move and the mover's win reward). With ``player_counts``, hands at all those counts
     (:class:`~goboom_env.vector.MixedVectorGame`, padded observations); with ``privileged``, each observation is
-    followed by the mover's hidden state (:meth:`~goboom_env.vector.VectorGame.hidden`)."""
+    followed by the mover's hidden state (:meth:`~goboom_env.vector.VectorGame.hidden`); ``observation`` is the
+    layout of the observations (:class:`~goboom_env.vector.VectorGame`'s)."""
     from goboom_env.training.imitation import Demonstrations
 
     rng = np.random.default_rng(seed)
     num_envs = max(1, len(player_counts), min(num_envs, games))
-    game = make_engine(config, player_counts, num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False)
+    game = make_engine(config, player_counts, num_envs=num_envs, seed=seed, episode="hand", reward="win", check=False,
+                       observation=observation)
     teacher = batched_heuristic(config, player_counts)
     obs, mask, seat = game.reset()
     steps: list[tuple[np.ndarray, ...]] = []
@@ -57,17 +59,21 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
 
 def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
                batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
-               privileged: bool = False) -> dict[str, Any]:
+               privileged: bool = False, observation: str = "snapshot") -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
     squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
     engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with ``player_counts`` (a
     generalist), hands at each of those counts with padded observations; with ``privileged`` (a privileged critic),
-    each observation followed by the mover's hidden state."""
+    each observation followed by the mover's hidden state; ``observation``: the layout (history: the batched
+    heuristic's hands only)."""
     import torch
 
     started = time.perf_counter()
     if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):
-        data = collect_batched(config, games, seed=seed, player_counts=player_counts, privileged=privileged)
+        data = collect_batched(config, games, seed=seed, player_counts=player_counts, privileged=privileged,
+                               observation=observation)
+    elif observation != "snapshot":
+        raise ValueError(f"a {observation} warm start imitates the batched heuristic only, not {teacher!r}")
     else:
         data = _collect_padded(config, teacher, games, seed, player_counts, privileged)
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)

@@ -13,9 +13,10 @@ import numpy as np
 
 from goboom_env.agents import spec_bool
 from goboom_env.config import GameConfig
+from goboom_env.history import HistoryEncoder
 from goboom_env.models import model_path
 from goboom_env.observation import PADDED_SIZE, observation_size, pad_observations
-from goboom_env.training.artifacts.model_files import check_compatible, load_actor, read_metadata
+from goboom_env.training.artifacts.model_files import check_compatible, load_actor, observation_layout, read_metadata
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, SnapshotAgent
 
 
@@ -23,17 +24,27 @@ class PPOAgent(SnapshotAgent):
     """A trained model as a :class:`~goboom_env.agents.Policy` (greedy over the legal actions by default).
 
     A generalist's agent has ``pad_players`` set: each observation of that many players is padded to the
-    12-seat layout (:func:`~goboom_env.observation.pad_observations`) before the actor reads it."""
+    12-seat layout (:func:`~goboom_env.observation.pad_observations`) before the actor reads it. An agent of a
+    model that reads the history layout has ``history`` set and asks for the seat's view (``needs_view``): it
+    extends the snapshot observation with the history of the view's public events; an observation already in
+    the history layout (``raw_env(observation="history")``) is read as it is."""
 
     def __init__(self, name: str, net: FrozenMlp, seed: int | None = None, deterministic: bool = False,
-                 pad_players: int | None = None) -> None:
+                 pad_players: int | None = None, history: HistoryEncoder | None = None) -> None:
         super().__init__(name, net, seed, deterministic)
         self.pad_players = pad_players
+        self.history = history
+        self.needs_view = history is not None
 
     def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
-        if self.pad_players is None:
-            return super().act(observation, view)
-        obs = pad_observations(observation["observation"], self.pad_players)
+        obs = observation["observation"]
+        if self.pad_players is not None:
+            obs = pad_observations(obs, self.pad_players)
+        elif self.history is not None and np.shape(obs) != (self.history.size,):
+            if view is None:
+                raise ValueError(f"agent {self.name} reads the history layout: give it the seat's view (its "
+                                 f"needs_view is True) or an observation of raw_env(observation='history')")
+            obs = self.history.extend(obs, view.events, view.sizes, view.seat)
         return self.choose(obs, observation["action_mask"])
 
 
@@ -51,15 +62,16 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
         raise ValueError(f"the ppo agent's path must be a file path, got {path!r}")
     name, path = path, str(model_path(path))
     meta = read_metadata(path)
-    check_compatible(meta, config, path)
+    check_compatible(meta, config, path, layouts=("snapshot", "history"))
     deterministic = meta.get("deterministic", True) if deterministic is None else spec_bool("deterministic",
                                                                                               deterministic)
     actor = load_actor(path)
     generalist = "player_configs" in meta
-    size = PADDED_SIZE if generalist else observation_size(config.num_players)
+    history = HistoryEncoder(config) if observation_layout(meta) == "history" else None  # its own: it keeps facts
+    size = PADDED_SIZE if generalist else history.size if history else observation_size(config.num_players)
     if actor.input_size != size:
         raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but "
                          f"{'padded observations' if generalist else 'observations'} of {config.num_players} "
                          f"players have {size}")
     return PPOAgent(f"ppo:{name}", actor, seed, deterministic=deterministic,
-                    pad_players=config.num_players if generalist else None)
+                    pad_players=config.num_players if generalist else None, history=history)
