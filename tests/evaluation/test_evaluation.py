@@ -102,6 +102,7 @@ def test_co_winners_share_a_win() -> None:
     assert result.table()[0]["wins"] == pytest.approx(200)
 
 
+@pytest.mark.slow  # statistical: hundreds of games (in CI's slow tier)
 @pytest.mark.parametrize(
     ("config", "expected"),
     [(CLASSIC4, "classic-tricks"), (GameConfig(variant="jokers", num_players=4), "jokers-boom")],

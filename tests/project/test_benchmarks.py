@@ -82,6 +82,7 @@ def _check_consistent(data: dict) -> dict[str, float]:
     return rates
 
 
+@pytest.mark.slow  # end to end: whole processes (in CI's slow tier)
 def test_throughput_script_end_to_end(tmp_path: Path) -> None:
     """Every Go Boom row runs, the JSON agrees with itself, the batched engine's targets are reported."""
     data, stdout = _run_script(tmp_path, "--no-external")
@@ -96,6 +97,7 @@ def test_throughput_script_end_to_end(tmp_path: Path) -> None:
     assert "ratios:" in stdout and "decisions/s" in stdout
 
 
+@pytest.mark.slow  # end to end: whole processes (in CI's slow tier)
 def test_throughput_script_measures_the_reference_envs(tmp_path: Path) -> None:
     """The OpenSpiel and PettingZoo rows (the bench extra) and the targets relative to them."""
     pytest.importorskip("pyspiel")
@@ -125,7 +127,7 @@ def test_learning_curves_script_writes_a_curve_per_trainer(tmp_path: Path) -> No
     pytest.importorskip("sb3_contrib")
     out = tmp_path / "curves"
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "learning_curves.py"), "--seconds", "60",
-                           "--checkpoint-every", "20000", "5000", "--games", "8", "--out", str(out)],
+                           "--checkpoint-every", "4096", "5000", "--games", "8", "--out", str(out)],
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = list(csv.DictReader((out / "curves.csv").open()))

@@ -71,6 +71,9 @@ BUDGETS = {
 """``goboom CMD`` budget flags: ``(divisor, floor, append_if_absent)``. Dividing (not replacing)
 keeps a later ``--resume --timesteps`` above the first run's budget."""
 
+SEARCH_BUDGET = (re.compile(r"\biters=(\d+)"), 20, 20)
+"""Agent specs' search budgets (``ismcts:iters=400``): ``(pattern, divisor, floor)``, as :data:`BUDGETS`."""
+
 TINY_FLAGS = {
     "train": ["--n-envs", "2", "--n-steps", "64", "--minibatch-size", "64", "--n-epochs", "1", "--net-arch", "16",
               "--bc-games", "20", "--eval-every", "0", "--eval-games", "8", "--checkpoint-every", "128",
@@ -166,6 +169,8 @@ def shrink(line: str) -> str:
             words[at] = str(max(floor, int(words[at]) // divisor))
         elif append:
             words += [flag, str(floor)]
+    pattern, search_divisor, search_floor = SEARCH_BUDGET
+    words = [pattern.sub(lambda m: f"iters={max(search_floor, int(m[1]) // search_divisor)}", word) for word in words]
     tail = [word if word in OPERATORS else shlex.quote(word) for word in rest]
     return " ".join([shlex.join(words + TINY_FLAGS.get(command, [])), *tail])
 
@@ -243,6 +248,8 @@ def test_budget_rewriting() -> None:
     assert shrink("python training/train_sb3.py --timesteps 20000 --out runs/s").startswith(
         f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --n-envs 2")
     assert shrink("python other.py --timesteps 20000") == "python other.py --timesteps 20000"
+    searched = shrink("goboom evaluate --agents ismcts:iters=600 classic-tricks")
+    assert "--agents ismcts:iters=30 classic-tricks " in searched
 
 
 @pytest.mark.parametrize("module", [goboom_env.cards, goboom_env.config, goboom_env.engine])

@@ -47,10 +47,10 @@ EXTRA = [
 a quarter of the games of the main matrix here."""
 MATRIX = CLASSIC + JOKERS + EXTRA
 MODES = [("hand", "win"), ("hand", "points"), ("match", "win"), ("match", "points")]
-FAST_GAMES = {"hand": 200, "match": 50}
+FAST_GAMES = {"hand": 100, "match": 30}
 """Fast tier: episodes per configuration and mode (a match is several hands; the slow tier's soak plays 1,000 of
 each)."""
-HISTORY_GAMES = 40
+HISTORY_GAMES = 20
 """Games per configuration and episode of the history layout's differential test."""
 SOAK_GAMES = int(os.environ.get("GOBOOM_SOAK_GAMES", soak_count(10_000, 1000)))
 """Slow tier: hands (hand episodes) and matches (match episodes) per configuration, each played with both rewards."""
