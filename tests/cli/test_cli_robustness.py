@@ -277,7 +277,7 @@ def test_force_replaces_the_whole_folder(tmp_path: Path, capsys) -> None:
     assert leftovers(tmp_path) == [] and f"report written to {out / 'report.md'}" in capsys.readouterr().out
 
 
-@pytest.mark.slow  # end to end: whole processes (in CI's slow tier)
+@pytest.mark.slow  # several goboom processes
 def test_without_out_every_run_gets_a_new_folder(tmp_path: Path) -> None:
     for _ in range(2):
         done = subprocess.run([*GOBOOM, "evaluate", "--games", "4", "--no-progress"], cwd=tmp_path, env=CHECKOUT,
@@ -303,7 +303,7 @@ TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--n-envs", "2", "--n-ste
               "--n-epochs", "1", "--net-arch", "16", "--eval-every", "-1", "--no-progress"]
 
 
-@pytest.mark.slow  # end to end: whole processes (in CI's slow tier)
+@pytest.mark.slow  # several short training processes
 def test_train_follows_the_same_folder_rule(tmp_path: Path) -> None:
     needs_extra_of("train")
     out = tmp_path / "run"

@@ -82,7 +82,7 @@ def _check_consistent(data: dict) -> dict[str, float]:
     return rates
 
 
-@pytest.mark.slow  # end to end: whole processes (in CI's slow tier)
+@pytest.mark.slow  # the whole benchmark script: tens of seconds
 def test_throughput_script_end_to_end(tmp_path: Path) -> None:
     """Every Go Boom row runs, the JSON agrees with itself, the batched engine's targets are reported."""
     data, stdout = _run_script(tmp_path, "--no-external")
@@ -97,7 +97,7 @@ def test_throughput_script_end_to_end(tmp_path: Path) -> None:
     assert "ratios:" in stdout and "decisions/s" in stdout
 
 
-@pytest.mark.slow  # end to end: whole processes (in CI's slow tier)
+@pytest.mark.slow  # OpenSpiel's and RLCard's envs measured too
 def test_throughput_script_measures_the_reference_envs(tmp_path: Path) -> None:
     """The OpenSpiel and PettingZoo rows (the bench extra) and the targets relative to them."""
     pytest.importorskip("pyspiel")

@@ -61,7 +61,7 @@ def test_evaluate_script_writes_a_report_with_the_command_options(tmp_path: Path
     assert bad.returncode == 2 and bad.stderr == "evaluate.py: error: num_players must be an integer in 2..12, got 13\n"
 
 
-@pytest.mark.slow  # end to end: whole processes (in CI's slow tier)
+@pytest.mark.slow  # a MaskablePPO run in a subprocess
 def test_train_sb3_script_trains_a_loadable_model(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
     out = tmp_path / "run"
@@ -75,7 +75,7 @@ def test_train_sb3_script_trains_a_loadable_model(tmp_path: Path) -> None:
     make_agent(f"ppo:{out / 'model.zip'}", GameConfig(num_players=4))
 
 
-@pytest.mark.slow  # end to end: whole processes (in CI's slow tier)
+@pytest.mark.slow  # a fast-trainer run in a subprocess
 def test_train_fast_script_trains_a_loadable_model(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("numba")

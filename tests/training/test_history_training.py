@@ -25,10 +25,11 @@ JOKERS = GameConfig(variant="jokers", num_players=4)
 
 
 def tiny_args(out: Path, **kw: object) -> VectorArgs:
-    base = dict(variant="jokers", observation="history", timesteps=600, num_envs=16, num_steps=16, minibatch_size=128,
-                eval_every=-1, checkpoint_every=10_000, snapshot_every=300, net_arch=[32],
-                opponents=["learner=1", "self=1", "heuristic=1"], out=str(out), progress=False, threads=1)
-    return VectorArgs(**{**base, **kw})
+    """A jokers 4p history run of 600 decisions with a small network, against itself, snapshots and the heuristic."""
+    return VectorArgs(**{"variant": "jokers", "observation": "history", "timesteps": 600, "num_envs": 16,
+                         "num_steps": 16, "minibatch_size": 128, "eval_every": -1, "checkpoint_every": 10_000,
+                         "snapshot_every": 300, "net_arch": [32], "opponents": ["learner=1", "self=1", "heuristic=1"],
+                         "out": str(out), "progress": False, "threads": 1, **kw})
 
 
 @pytest.fixture(scope="module")
