@@ -314,6 +314,7 @@ def test_mixed_demonstrations_are_padded_and_cover_every_count() -> None:
     assert data.masks[np.arange(len(data)), data.actions].all()
 
 
+@pytest.mark.slow  # goboom train-fast in a subprocess
 def test_cli_trains_a_generalist_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "cli"
     proc = goboom("train-fast", "--player-counts", "2", "4", "--timesteps", "200", "--num-envs", "8", "--num-steps",

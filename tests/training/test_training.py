@@ -393,7 +393,8 @@ def test_train_on_cuda_without_a_gpu_exits_2(tmp_path: Path) -> None:
     assert "auto (the GPU when torch sees one" in " ".join(help_text.split())
 
 
-@pytest.mark.parametrize("vec_env", ["dummy", pytest.param("subproc", marks=pytest.mark.slow)])
+@pytest.mark.slow  # an interrupted run and its resume, each a process
+@pytest.mark.parametrize("vec_env", ["dummy", "subproc"])
 def test_ctrl_c_saves_a_checkpoint_that_resume_continues(tmp_path: Path, vec_env: str) -> None:
     out = tmp_path / "run"
     flags = [*TINY, "--checkpoint-every", "10000000", "--snapshot-every", "10000000", "--eval-every", "-1",

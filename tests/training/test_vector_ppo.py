@@ -521,6 +521,7 @@ def test_force_replaces_an_earlier_run(used_run_folder: Path) -> None:
     assert not (out / "notes.txt").exists() and (out / "model.zip").is_file()
 
 
+@pytest.mark.slow  # a run interrupted, then resumed: two processes
 def test_ctrl_c_saves_a_state_that_resume_continues(tmp_path: Path) -> None:
     out = tmp_path / "run"
     flags = ["--num-envs", "16", "--num-steps", "16", "--minibatch-size", "128", "--eval-every", "-1",
