@@ -305,9 +305,7 @@ class HistoryEncoder(ObservationEncoder):
         scale[h["played"]:h["void"]] = np.tile(copies, n)
         scale[h["since"]:h["since"] + n] = np.float32(1.0 / config.deck_size)
         self._hscale = scale
-        self._hands: dict[int, tuple[Hand, PublicHistory]] = {}
-        self._views: dict[int | None, tuple[object, PublicHistory]] = {}
-        """:meth:`extend`'s facts per hand, keyed by the hand's first event (a view is a new object each move)."""
+        self._hands: dict[int, tuple[object, PublicHistory]] = {}
         self._units |= {"played": face_copies(config), "void": 1.0, "since": config.deck_size, "window": 1.0}
         self._unit_scale = np.zeros(self.size)
         for name, unit in self._units.items():
@@ -318,14 +316,18 @@ class HistoryEncoder(ObservationEncoder):
 
     def history(self, hand: Hand) -> PublicHistory:
         """The facts of ``hand``'s events so far."""
-        entry = self._hands.get(id(hand))
-        if entry is None or entry[0] is not hand or entry[1]._done > len(hand.events):
+        return self._facts(hand, hand.events)
+
+    def _facts(self, anchor: object, events: Sequence[tuple]) -> PublicHistory:
+        """The kept facts of the hand ``anchor`` stands for (the Hand, or the first event of a view's log: a view
+        is a new object each move), brought up to date with ``events``."""
+        entry = self._hands.get(id(anchor))
+        if entry is None or entry[0] is not anchor or entry[1]._done > len(events):
             if len(self._hands) >= self.CACHE_HANDS:
                 del self._hands[next(iter(self._hands))]
-            entry = self._hands[id(hand)] = (hand, PublicHistory(self.config))
-        facts = entry[1]
-        facts.update(hand.events)
-        return facts
+            entry = self._hands[id(anchor)] = (anchor, PublicHistory(self.config))
+        entry[1].update(events)
+        return entry[1]
 
     def encode(self, hand: Hand, seat: int, match: Match | None = None) -> np.ndarray:
         """A fresh history observation of ``hand`` seen from ``seat`` (scores from ``match``)."""
@@ -336,14 +338,8 @@ class HistoryEncoder(ObservationEncoder):
         :func:`goboom_env.player_view.observe` gives), the hand's public ``events`` and hand ``sizes`` (a
         :class:`~goboom_env.player_view.PlayerView`'s): how an agent that reads this layout plays where it is
         handed the snapshot."""
-        key = id(events[0]) if events else None
-        entry = self._views.get(key)
-        if entry is None or entry[0] is not (events[0] if events else None) or entry[1]._done > len(events):
-            if len(self._views) >= self.CACHE_HANDS:
-                del self._views[next(iter(self._views))]
-            entry = self._views[key] = (events[0] if events else None, PublicHistory(self.config))
-        entry[1].update(events)
-        return self._with_history(np.asarray(snapshot, np.float32), entry[1], sizes, seat)
+        facts = self._facts(events[0] if events else None, events)
+        return self._with_history(np.asarray(snapshot, np.float32), facts, sizes, seat)
 
     def _with_history(self, snapshot: np.ndarray, facts: PublicHistory, sizes: Sequence[int],
                       seat: int) -> np.ndarray:
