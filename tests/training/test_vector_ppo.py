@@ -162,7 +162,7 @@ def test_masked_policy_never_samples_an_illegal_action() -> None:
     obs = torch.randn(4000, 20)
     with torch.no_grad():
         actions, logp, _ = net.act(obs, torch.from_numpy(mask))
-        _, entropy, _, _ = net.evaluate(obs, torch.from_numpy(mask), actions)
+        entropy = net.evaluate(obs, torch.from_numpy(mask), actions).entropy
     assert mask[np.arange(4000), actions.numpy()].all()
     assert torch.isfinite(logp).all() and torch.isfinite(entropy).all()
     picks = sample_masked(rng.normal(size=(4000, NUM_ACTIONS)) * 30, mask, rng)
@@ -302,8 +302,8 @@ def test_a_privileged_actor_ignores_the_hidden_entries_and_its_critic_reads_them
     moved = rows.clone()
     moved[:, 10:] += 1.0
     mask, actions = torch.ones(4, NUM_ACTIONS, dtype=torch.bool), torch.zeros(4, dtype=torch.int64)
-    logp, _, values, _ = net.evaluate(rows, mask, actions)
-    logp_moved, _, values_moved, _ = net.evaluate(moved, mask, actions)
+    logp, _, values, *_ = net.evaluate(rows, mask, actions)
+    logp_moved, _, values_moved, *_ = net.evaluate(moved, mask, actions)
     assert torch.equal(logp, logp_moved) and not torch.equal(values, values_moved)
     assert torch.equal(net.masked_logits(rows, mask), net.masked_logits(moved, mask))
     with pytest.raises(ValueError, match="critic_dim"):
@@ -325,15 +325,15 @@ def test_anchor_kl_is_the_kl_divergence_from_the_anchor_policy_over_the_legal_ac
     net, other = ActorCritic(20, [16]), ActorCritic(20, [16])
     obs = torch.randn(64, 20)
     mask, actions = masks_with_action(64, 0.3, action=5)
-    *_, kl = net.evaluate(obs, mask, actions, other.actor)
+    kl = net.evaluate(obs, mask, actions, other.actor).kl
     p = torch.softmax(net.masked_logits(obs, mask), dim=1)
     q = torch.softmax(other.masked_logits(obs, mask), dim=1)
     reference = torch.where(mask, p * (p.log() - q.log()), torch.zeros(())).sum(1)
     torch.testing.assert_close(kl, reference, atol=1e-5, rtol=1e-4)
     assert (kl > 0).all()
-    *_, same = net.evaluate(obs, mask, actions, net.actor)
+    same = net.evaluate(obs, mask, actions, net.actor).kl
     torch.testing.assert_close(same, torch.zeros(64), atol=1e-6, rtol=0)
-    assert net.evaluate(obs, mask, actions)[3] is None
+    assert net.evaluate(obs, mask, actions).kl is None
 
 
 def test_anchor_kl_holds_the_policy_at_its_warm_start_and_resumes_with_it(tmp_path: Path) -> None:
@@ -351,7 +351,7 @@ def test_anchor_kl_holds_the_policy_at_its_warm_start_and_resumes_with_it(tmp_pa
         assert ("anchor_kl" in stats) and (np.isnan(stats["anchor_kl"]) == (coefficient == 0))
         obs, mask = torch.from_numpy(trainer.obs), torch.from_numpy(trainer.mask.view(bool))
         with torch.no_grad():
-            return float(trainer.net.evaluate(obs, mask, torch.zeros(len(obs), dtype=torch.int64), start)[3].mean())
+            return float(trainer.net.evaluate(obs, mask, torch.zeros(len(obs), dtype=torch.int64), start).kl.mean())
 
     assert drift(20.0) < drift(0.0) / 2
     out = tmp_path / "run"
@@ -416,9 +416,9 @@ def test_bf16_networks_compute_in_bfloat16_and_return_float32_close_to_fp32() ->
     net = ActorCritic(40, [64, 64], "bf16")
     obs = (torch.rand(256, 40) < 0.2).float()
     mask, actions = masks_with_action(256, 0.3, action=0)
-    logp16, entropy16, value16, _ = net.evaluate(obs, mask, actions)
+    logp16, entropy16, value16, *_ = net.evaluate(obs, mask, actions)
     net.bf16 = False
-    logp32, entropy32, value32, _ = net.evaluate(obs, mask, actions)
+    logp32, entropy32, value32, *_ = net.evaluate(obs, mask, actions)
     assert logp16.dtype == entropy16.dtype == value16.dtype == torch.float32
     assert not torch.equal(logp16, logp32)  # the products really ran in bfloat16
     torch.testing.assert_close(logp16, logp32, atol=0.02, rtol=0.02)
@@ -581,3 +581,44 @@ def test_threads_caps_torch_and_numpys_blas(tmp_path: Path) -> None:
         numpys = [pool["num_threads"] for pool in threadpool_info()
                   if pool["user_api"] == "blas" and "numpy" in Path(pool["filepath"]).parent.name]
         assert numpys == [1]
+
+
+def test_belief_head_learns_the_hidden_hands_and_the_saved_model_keeps_it_beside_the_actor(tmp_path: Path) -> None:
+    import csv
+    import zipfile
+
+    from goboom_env.observation import observation_size
+    from goboom_env.training.artifacts.model_files import BELIEF_NAME, load_actor
+    from goboom_env.training.fast.ppo import Trainer
+
+    out = tmp_path / "b"
+    args = tiny_args(out, variant="jokers", opponents=["heuristic=1", "learner=1", "self=1"], belief_coef=0.5,
+                     bc_games=20, bc_epochs=1)
+    model = train(args)
+    assert load_actor(model).input_size == observation_size(4)  # the actor still reads the observation only
+    assert play_legally(model, args.game_config())["games"] == 8
+    with zipfile.ZipFile(model) as zf, zf.open(BELIEF_NAME) as f:
+        head = np.load(f)
+        assert head["weight"].shape == (3 * 53, observation_size(4) + args.net_arch[-1])
+    rows = list(csv.DictReader((out / "progress.csv").open()))
+    assert all(0 < float(r["belief_loss"]) < 1 and 0 < float(r["belief_uniform_loss"]) < 1 for r in rows)
+    trainer = Trainer(args, args.game_config())
+    np.testing.assert_array_equal(trainer.obs[:, trainer.public_dim:], trainer.game.hidden())
+    with pytest.raises(ValueError, match="belief_coef is for one table size"):
+        train(tiny_args(tmp_path / "g", player_counts=[2, 3], belief_coef=0.5))
+
+
+def test_belief_loss_is_the_cross_entropy_against_the_other_hands_and_uniform_is_its_baseline() -> None:
+    from goboom_env.training.fast.policy import uniform_belief_loss
+
+    torch.manual_seed(0)
+    net = ActorCritic(6, [4], belief_dim=4)
+    rows = torch.tensor([[0.0] * 6 + [1.0, 0.0, 0.0, 1.0, 7.0]])  # the observation, the targets, the stock's part
+    beliefs = torch.tensor([[0.0, 0.0, 0.0, 0.0]])
+    assert float(net.belief_loss(beliefs, rows)) == pytest.approx(np.log(2))
+    # two other seats of two faces each, one copy per face: seat 1 holds face 0, seat 2 holds face 1, no stock
+    hidden = np.array([[1.0, 0.0, 0.0, 1.0, 0.0, 0.0]])
+    # unseen: both faces; each hand has 1 card of 2 unseen -> p = 0.5 everywhere -> log 2
+    assert uniform_belief_loss(hidden, np.ones(2), 3) == pytest.approx(np.log(2))
+    with pytest.raises(ValueError, match="belief head needs a hidden layer"):
+        ActorCritic(6, [], belief_dim=4)

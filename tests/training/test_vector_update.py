@@ -72,7 +72,7 @@ def test_entropy_is_the_masked_policy_entropy_with_its_gradient(precision: str) 
     net = ActorCritic(30, [32], precision)
     obs = torch.randn(500, 30)
     mask, actions = masks_with_action(500, 0.2, action=7)
-    _, entropy, _, _ = net.evaluate(obs, mask, actions)
+    entropy = net.evaluate(obs, mask, actions).entropy
     entropy.sum().backward()
     got = [p.grad.clone() for p in net.actor.parameters()]
     net.zero_grad()
@@ -99,7 +99,7 @@ def reference_update(trainer: Any, batch: Batch) -> dict[str, float]:
         order = torch.from_numpy(trainer.rng.permutation(len(batch)))
         for start in range(0, len(batch), args.minibatch_size):
             idx = order[start:start + args.minibatch_size]
-            logp, entropy, value, _ = trainer.net.evaluate(obs[idx], mask[idx], action[idx])
+            logp, entropy, value, *_ = trainer.net.evaluate(obs[idx], mask[idx], action[idx])
             log_ratio = logp - old_logp[idx]
             ratio = log_ratio.exp()
             adv = adv_all[idx]

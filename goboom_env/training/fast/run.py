@@ -16,6 +16,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
 from goboom_env.training.artifacts.model_files import write_play_only
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
     from goboom_env.training.fast.policy import ActorCritic
 
 PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", "policy_loss", "value_loss",
-                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean", "anchor_kl"]
+                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean", "anchor_kl",
+                    "belief_loss", "belief_uniform_loss"]
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
 
 
@@ -64,10 +67,18 @@ def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> P
 
 
 def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:
-    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes)."""
+    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes), with the
+    belief head when the network has one."""
     buf = io.BytesIO()
     save_snapshot(buf, net.frozen().state())
-    return write_play_only(path, {**metadata, "deterministic": True, "trainer": "vector"}, buf.getvalue())
+    belief = None
+    if net.belief is not None:
+        layer = net.belief[0]
+        out = io.BytesIO()
+        np.savez(out, weight=layer.weight.detach().float().cpu().numpy(),
+                 bias=layer.bias.detach().float().cpu().numpy())
+        belief = out.getvalue()
+    return write_play_only(path, {**metadata, "deterministic": True, "trainer": "vector"}, buf.getvalue(), belief)
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
@@ -143,7 +154,8 @@ def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float],
     for key, value in row.items():
         if key != "timesteps" and value != "":
             group = "losses" if key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction",
-                                        "explained_variance", "anchor_kl") else "charts"
+                                        "explained_variance", "anchor_kl", "belief_loss",
+                                        "belief_uniform_loss") else "charts"
             writer.add_scalar(f"{group}/{key}", value, trainer.steps)
 
 

@@ -25,11 +25,11 @@ if TYPE_CHECKING:
 
 
 def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256,
-                    player_counts: Sequence[int] = (), privileged: bool = False, observation: str = "snapshot") -> Any:
+                    player_counts: Sequence[int] = (), hidden: bool = False, observation: str = "snapshot") -> Any:
     """:func:`goboom_env.training.imitation.collect` for the ``heuristic`` teacher (``classic-tricks`` or
     ``jokers-boom``), played on the batched engine: every decision of ``games`` finished hands (observation,
     mask, move and the mover's win reward). With ``player_counts``, hands at all those counts
-    (:class:`~goboom_env.vector.MixedVectorGame`, padded observations); with ``privileged``, each observation is
+    (:class:`~goboom_env.vector.MixedVectorGame`, padded observations); with ``hidden``, each observation is
     followed by the mover's hidden state (:meth:`~goboom_env.vector.VectorGame.hidden`); ``observation`` is the
     layout of the observations (:class:`~goboom_env.vector.VectorGame`'s)."""
     from goboom_env.training.imitation import Demonstrations
@@ -44,7 +44,7 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
     finished = 0
     while finished < games:
         action = teacher.act(obs, mask, rng)
-        rows = np.concatenate([obs, game.hidden()], axis=1) if privileged else obs
+        rows = np.concatenate([obs, game.hidden()], axis=1) if hidden else obs
         steps.append((rows.astype(np.float16), mask.astype(bool), seat.copy(), action))
         obs, mask, seat, reward, done = game.step(action)
         steps[-1] += (reward.copy(), done.copy())
@@ -59,23 +59,24 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
 
 def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
                batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
-               privileged: bool = False, observation: str = "snapshot") -> dict[str, Any]:
+               hidden: bool = False, observation: str = "snapshot") -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
-    squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
+    squared error to the mover's win reward, a belief head (if ``net`` has one) by its loss against the hidden
+    cards. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
     engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with ``player_counts`` (a
-    generalist), hands at each of those counts with padded observations; with ``privileged`` (a privileged critic),
-    each observation followed by the mover's hidden state; ``observation``: the layout (history: the batched
-    heuristic's hands only)."""
+    generalist), hands at each of those counts with padded observations; with ``hidden`` (a privileged critic or a
+    belief head), each observation followed by the mover's hidden state; ``observation``: the layout (history: the
+    batched heuristic's hands only)."""
     import torch
 
     started = time.perf_counter()
     if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):
-        data = collect_batched(config, games, seed=seed, player_counts=player_counts, privileged=privileged,
+        data = collect_batched(config, games, seed=seed, player_counts=player_counts, hidden=hidden,
                                observation=observation)
     elif observation != "snapshot":
         raise ValueError(f"a {observation} warm start imitates the batched heuristic only, not {teacher!r}")
     else:
-        data = _collect_padded(config, teacher, games, seed, player_counts, privileged)
+        data = _collect_padded(config, teacher, games, seed, player_counts, hidden)
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     obs = torch.from_numpy(data.obs.astype(np.float32))
     mask, actions, returns = (torch.from_numpy(a) for a in (data.masks, data.actions, data.returns))
@@ -85,8 +86,10 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
         loss_sum = agree = 0.0
         for idx in np.array_split(rng.permutation(len(data)), max(1, len(data) // batch_size)):
             i = torch.from_numpy(idx)
-            logp, _, value, _ = net.evaluate(obs[i], mask[i], actions[i])
-            loss = -logp.mean() + 0.5 * ((value - returns[i]) ** 2).mean()
+            out = net.evaluate(obs[i], mask[i], actions[i])
+            loss = -out.logp.mean() + 0.5 * ((out.values - returns[i]) ** 2).mean()
+            if out.belief is not None:
+                loss = loss + net.belief_loss(out.belief, obs[i])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -110,8 +113,8 @@ def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[in
 
 
 def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, player_counts: Sequence[int],
-                    privileged: bool = False) -> Any:
-    """:func:`~goboom_env.training.imitation.collect` of ``teacher`` (``privileged``: each observation followed by
+                    hidden: bool = False) -> Any:
+    """:func:`~goboom_env.training.imitation.collect` of ``teacher`` (``hidden``: each observation followed by
     the mover's hidden state); with ``player_counts``, about ``games / len(player_counts)`` hands at each count,
     observations padded to the 12-seat layout."""
     from goboom_env.observation import pad_observations
@@ -119,7 +122,7 @@ def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, pla
     from goboom_env.training.privileged import critic_encoder
 
     if not player_counts:
-        return collect(config, teacher, games, seed=seed, hidden=critic_encoder(config) if privileged else None)
+        return collect(config, teacher, games, seed=seed, hidden=critic_encoder(config) if hidden else None)
     parts = [(k, collect(config.replace(num_players=k), teacher, max(1, games // len(player_counts)), seed=seed + i))
              for i, k in enumerate(player_counts)]
     return Demonstrations(np.concatenate([pad_observations(d.obs, k) for k, d in parts]),
