@@ -11,27 +11,28 @@ Agent specs (CLI and Python): ``random``, ``name:key=value,key=value`` for param
 ``=`` is written ``ppo:path=PATH``; boolean options take true/false, yes/no or 1/0 (:func:`spec_bool`),
 nothing else.
 
-=================  =========  ==========================================================================
-spec               variant    idea (details in each class docstring)
-=================  =========  ==========================================================================
-``random``         both       uniform over the legal actions
-``classic-tricks`` classic    keep the lead: win tricks cheaply, lead cards the others can hardly follow
-``classic-cover``  classic    keep a flexible hand: shed the card whose loss leaves the most cards followable
-``jokers-shed``    jokers     shed high-point cards, keep the next play open, boom instead of drawing
-``jokers-boom``    jokers     times booms (hit a player about to go out), plays cards the others can hardly match
-``heuristic``      both       alias of the strongest heuristic of the config's variant (:data:`BEST_HEURISTIC`)
-``mc:budget=N``    both       determinized Monte-Carlo search (:mod:`goboom_env.agents.montecarlo`), N rollouts a move
-``ismcts:iters=N`` both       information-set Monte-Carlo tree search (:mod:`~goboom_env.agents.ismcts`)
-``ppo:PATH``       both       a MaskablePPO model (an entry point into ``goboom_env.training``)
-``rllib:PATH``     both       an RLlib checkpoint (an entry point into ``goboom_env.training``)
-=================  =========  ==========================================================================
+===================  =========  ==========================================================================
+spec                 variant    idea (details in each class docstring)
+===================  =========  ==========================================================================
+``random``           both       uniform over the legal actions
+``classic-tricks``   classic    keep the lead: win tricks cheaply, lead cards the others can hardly follow
+``classic-cover``    classic    keep a flexible hand: shed the card whose loss leaves the most cards followable
+``jokers-shed``      jokers     shed high-point cards, keep the next play open, boom instead of drawing
+``jokers-boom``      jokers     times booms (hit a player about to go out), plays cards the others can hardly match
+``heuristic``        both       alias of the strongest heuristic of the config's variant (:data:`BEST_HEURISTIC`)
+``mc:budget=N``      both       determinized Monte-Carlo search (:mod:`goboom_env.agents.montecarlo`), N rollouts a move
+``ismcts:iters=N``   both       information-set Monte-Carlo tree search (:mod:`~goboom_env.agents.ismcts`)
+``ppo:PATH``         both       a MaskablePPO model (an entry point into ``goboom_env.training``)
+``rllib:PATH``       both       an RLlib checkpoint (an entry point into ``goboom_env.training``)
+``ppo-ismcts:PATH``  both       ISMCTS guided by a model: its policy as prior, its belief head weighs the deals
+===================  =========  ==========================================================================
 
 ``openspiel-ismcts:sims=N`` (both variants) is OpenSpiel's own ``ISMCTSBot`` searching the ``python_goboom``
 game (:mod:`~goboom_env.agents.openspiel_ismcts`, the ``openspiel`` extra; docs/interop.md).
 
 More agents: :func:`register_agent` in this process, or an entry point in the ``goboom_env.agents``
-group of an installed distribution (how ``ppo``, ``rllib`` and ``openspiel-ismcts`` are found, loaded only
-when used, so this package never imports the training code, pyspiel or their libraries). Modules:
+group of an installed distribution (how ``ppo``, ``ppo-ismcts``, ``rllib`` and ``openspiel-ismcts`` are found,
+loaded only when used, so this package never imports the training code, pyspiel or their libraries). Modules:
 :mod:`~goboom_env.agents.policy` (the protocol, the base class, ``random``),
 :mod:`~goboom_env.agents.heuristics` (the rule-based agents) on :mod:`~goboom_env.agents.batched` (their rules on
 a batch of observations, and the batched opponents of the trainers), :mod:`~goboom_env.agents.ismcts` with

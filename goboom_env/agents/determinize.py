@@ -212,7 +212,10 @@ class Determinizer:
     def sample(self, rng: random.Random) -> Hand:
         """A full hand in the view's public state, hidden cards dealt consistently; no event log
         (the engine only appends to it, and search does not read it)."""
-        hands, stock = self.deal(rng)
+        return self.hand_of(*self.deal(rng))
+
+    def hand_of(self, hands: list[list[int]], stock: list[int]) -> Hand:
+        """The full hand of one :meth:`deal`: the view's public state with those hidden cards."""
         view = self.view
         return Hand.from_state(
             view.config, dealer=view.dealer, hands=hands, stock=stock, seen=view.seen, drawn=view.drawn,

@@ -38,6 +38,8 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,6 +59,9 @@ POINTS_WEIGHT = 1e-3
 ROLLOUTS = ("heuristic", "random")
 OPTIONS = ("iters", "ms", "c", "rollout", "infer")
 """The options of an ``ismcts:`` spec."""
+DEFAULT_SAMPLES = 8
+MAX_SAMPLES = 1024
+"""Candidate deals per iteration of a guided search (``samples``)."""
 MOVER_SHIFT = 6
 ACTION_BITS = (1 << MOVER_SHIFT) - 1
 """A child's key is ``seat << MOVER_SHIFT | action`` (actions are 0..53)."""
@@ -137,8 +142,16 @@ class ISMCTSAgent:
         for i in range(self.iters):
             if deadline is not None and i and time.perf_counter() >= deadline:
                 break
-            self._iterate(root, determinizer.sample(rng), rng)
+            self._iterate(root, self._determinization(determinizer, rng), rng)
         return root
+
+    def _determinization(self, determinizer: Determinizer, rng: random.Random) -> Hand:
+        """The hand of one iteration: a consistent deal of the hidden cards."""
+        return determinizer.sample(rng)
+
+    def _root_bias(self, action: int, child: Node) -> float:
+        """A bonus added to a root child's UCB score (none here; a guided search adds its prior's)."""
+        return 0.0
 
     def _iterate(self, root: Node, hand: Hand, rng: random.Random) -> None:
         """One determinized descent, expansion, rollout and back-up."""
@@ -163,10 +176,12 @@ class ISMCTSAgent:
                 child.available += 1
                 if not untried:
                     score = child.total / child.visits + c * math.sqrt(math.log(child.available) / child.visits)
+                    if node is root:
+                        score += self._root_bias(action, child)
                     if score > best_score:
                         best, best_score = mover | action, score
             if untried:
-                action = untried[0] if len(untried) == 1 else self._expansion(hand, untried, rng)
+                action = untried[0] if len(untried) == 1 else self._expansion(hand, untried, rng, node is root)
                 child = Node(hand.current)
                 child.available = 1
                 children[mover | action] = child
@@ -183,12 +198,94 @@ class ISMCTSAgent:
             node.visits += 1
             node.total += results[node.seat]
 
-    def _expansion(self, hand: Hand, untried: list[int], rng: random.Random) -> int:
+    def _expansion(self, hand: Hand, untried: list[int], rng: random.Random, at_root: bool) -> int:
         """The untried move to add: the rollout policy's own choice while it is untried, else a random one."""
         preferred = self.move(hand, seen_mask(hand), rng)
         if preferred in untried:
             return preferred
         return untried[int(rng.random() * len(untried))]
+
+
+@dataclass(frozen=True)
+class Guidance:
+    """What a trained model tells one guided search, from the searcher's observation."""
+
+    prior: np.ndarray
+    """``[54]``: the policy's probability of each of the searcher's moves (0 on the illegal ones)."""
+    log_odds: np.ndarray | None
+    """``[n, 53]`` by absolute seat: the belief's log-odds that the seat holds the face (the searcher's own row
+    unused); None to deal the hidden cards as plain ISMCTS does."""
+
+
+Guide = Callable[[Observation, PlayerView], Guidance]
+"""Computes a decision's :class:`Guidance` from the observation and the view."""
+
+
+class GuidedISMCTSAgent(ISMCTSAgent):
+    """ISMCTS guided by a trained model (:data:`Guide`): its policy is a prior at the root, its belief weighs the deals.
+
+    * *prior*: the root's children are expanded in the order of the policy's probabilities, and each root child's
+      UCB score gains ``prior x P(move) / (1 + visits)`` (progressive bias: the prior leads while a move has few
+      visits; the search's own results take over as they accumulate);
+    * *belief*: each iteration deals ``samples`` candidate determinizations and keeps one with probability in
+      proportion to its likelihood under the belief (sampling-importance-resampling: the product over the other
+      seats' cards of the belief's odds that the seat holds them), so that deals the table's history makes likely are
+      searched more often. ``samples=1`` deals as plain ISMCTS does.
+
+    ``name`` names the model (``ppo-ismcts:PATH``, from its loader); the search's options follow it in the agent's
+    name. The other options are :class:`ISMCTSAgent`'s."""
+
+    def __init__(self, config: GameConfig, guide: Guide, name: str, seed: int | None = None, prior: float = 1.0,
+                 samples: int = DEFAULT_SAMPLES, **options: object) -> None:
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown {name.partition(':')[0]} option(s) {', '.join(unknown)}; the options are "
+                             f"path, {', '.join(OPTIONS)}, prior, samples")
+        super().__init__(config, seed, **options)  # type: ignore[arg-type]
+        self.guide = guide
+        self.prior = check_number("prior", prior, allow_zero=True)
+        self.samples = check_int("samples", samples, 1, MAX_SAMPLES)
+        search = self.name.partition(":")[2]
+        extra = [f"prior={self.prior:g}"] if self.prior != 1.0 else []
+        extra += [f"samples={self.samples}"] if self.samples != DEFAULT_SAMPLES else []
+        self.name = ",".join([name, *filter(None, [search, *extra])])
+        self._guidance: Guidance | None = None
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        legal = moves_to_search(self.name, observation, view)
+        if len(legal) == 1:
+            return legal[0]
+        assert view is not None  # moves_to_search refuses a choice without a view
+        self._guidance = self.guide(observation, view)
+        try:
+            root = self.search(view)
+        finally:
+            self._guidance = None
+        best = max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
+        return best & ACTION_BITS
+
+    def _determinization(self, determinizer: Determinizer, rng: random.Random) -> Hand:
+        log_odds = None if self._guidance is None else self._guidance.log_odds
+        if log_odds is None or self.samples == 1:
+            return determinizer.sample(rng)
+        me = determinizer.view.seat
+        deals = [determinizer.deal(rng) for _ in range(self.samples)]
+        scores = [sum(float(log_odds[seat, hand].sum()) for seat, hand in enumerate(hands) if seat != me)
+                  for hands, _stock in deals]
+        top = max(scores)
+        pick = rng.choices(range(len(deals)), weights=[math.exp(x - top) for x in scores])[0]
+        return determinizer.hand_of(*deals[pick])
+
+    def _root_bias(self, action: int, child: Node) -> float:
+        if self._guidance is None:
+            return 0.0
+        return self.prior * float(self._guidance.prior[action]) / (1 + child.visits)
+
+    def _expansion(self, hand: Hand, untried: list[int], rng: random.Random, at_root: bool) -> int:
+        if at_root and self._guidance is not None:
+            prior = self._guidance.prior
+            return max(untried, key=lambda a: prior[a])
+        return super()._expansion(hand, untried, rng, at_root)
 
 
 def _results(hand: Hand) -> list[float]:

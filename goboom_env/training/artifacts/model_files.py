@@ -232,12 +232,13 @@ def spec_games(spec: str) -> list[GameConfig]:
 
 
 def spec_metadata(spec: str) -> dict[str, Any] | None:
-    """The metadata of the model of a ``ppo:`` agent spec (see :func:`spec_config`); None for any other spec."""
+    """The metadata of the model of a ``ppo:`` or ``ppo-ismcts:`` agent spec (see :func:`spec_config`); None for any
+    other spec."""
     from goboom_env.agents.registry import parse_spec
     from goboom_env.models import model_path
 
     name, params = parse_spec(spec)
-    if name != "ppo" or not isinstance(params.get("path"), str):
+    if name not in ("ppo", "ppo-ismcts") or not isinstance(params.get("path"), str):
         return None
     return read_metadata(model_path(params["path"]))
 

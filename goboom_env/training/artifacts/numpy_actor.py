@@ -41,11 +41,16 @@ class FrozenMlp:
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation vector or a batch."""
+        return self.forward(obs)[1]
+
+    def forward(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The last hidden layer's activations (the observation itself when there is none) and the unmasked
+        action logits, for one observation vector or a batch."""
         x = np.asarray(obs, np.float32)
         *hidden, (w_out, b_out) = self.layers
         for w, b in hidden:
             x = self._act(x @ w + b)
-        return x @ w_out + b_out
+        return x, x @ w_out + b_out
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
         """Most probable legal action, or a sample from the masked softmax when ``rng`` is given. ValueError when

@@ -37,15 +37,20 @@ class PPOAgent(SnapshotAgent):
         self.needs_view = history is not None
 
     def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
+        return self.choose(self.inputs(observation, view), observation["action_mask"])
+
+    def inputs(self, observation: dict[str, np.ndarray], view: Any | None = None) -> np.ndarray:
+        """The vector the actor reads for this observation: padded for a generalist, extended with the view's
+        public history for a model of the history layout, else the observation itself."""
         obs = observation["observation"]
         if self.pad_players is not None:
-            obs = pad_observations(obs, self.pad_players)
-        elif self.history is not None and np.shape(obs) != (self.history.size,):
+            return pad_observations(obs, self.pad_players)
+        if self.history is not None and np.shape(obs) != (self.history.size,):
             if view is None:
                 raise ValueError(f"agent {self.name} reads the history layout: give it the seat's view (its "
                                  f"needs_view is True) or an observation of raw_env(observation='history')")
-            obs = self.history.extend(obs, view.events, view.sizes, view.seat)
-        return self.choose(obs, observation["action_mask"])
+            return self.history.extend(obs, view.events, view.sizes, view.seat)
+        return obs
 
 
 def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None = None,
