@@ -7,7 +7,7 @@ TORCH  := torch==2.13.0
 STAMP  := $(VENV)/.installed
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv install demo test test-fast test-slow soak browser lint bench clean
+.PHONY: venv install demo test test-fast test-slow soak browser lint bench docs docs-serve clean
 
 venv: $(STAMP)
 
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e ".[train,rllib,openspiel,bench,web,dev]"
+	$(PIP) install -q -e ".[train,rllib,openspiel,bench,web,docs,dev]"
 	touch $(STAMP)
 
 install: venv
@@ -48,5 +48,19 @@ lint: venv
 bench: venv
 	$(PY) benchmarks/throughput.py
 
+# The documentation site (mkdocs.yml): docs/*.md and the API reference generated from the docstrings, built into
+# site/; --strict makes every warning (a broken link or anchor, an unresolvable reference) an error.
+# `make docs-serve` (or `make docs SERVE=1`) serves it at http://127.0.0.1:8000 instead, rebuilt on every change
+# (warnings printed, not fatal, so a page stays viewable while its link is being fixed).
+docs: venv
+ifdef SERVE
+	$(VENV)/bin/mkdocs serve
+else
+	$(VENV)/bin/mkdocs build --strict
+endif
+
+docs-serve:
+	$(MAKE) docs SERVE=1
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build dist *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache build dist site *.egg-info
