@@ -46,7 +46,7 @@ class ServeArgs:
     records: Path | None = Path("goboom-games")
     """Folder where finished games are saved as game records (JSON Lines); None = save nothing."""
     idle_minutes: float = 30.0
-    """A game unused for this long is dropped."""
+    """A game unused for this long is dropped (a finished one after two minutes, or this if shorter)."""
     max_games: int = 100
     """Games that may be live at once."""
 
@@ -131,7 +131,10 @@ def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
         from goboom_env.web import ServerSettings, create_app
         from goboom_env.web.catalog import Catalog
 
-        settings = ServerSettings(catalog=Catalog(list(args.model)), ttl=args.idle_minutes * 60,
+        ttl = args.idle_minutes * 60  # a finished game, and the time between two sweeps, never longer
+        settings = ServerSettings(catalog=Catalog(list(args.model)), ttl=ttl,
+                                  finished_ttl=min(ServerSettings.finished_ttl, ttl),
+                                  sweep_every=min(ServerSettings.sweep_every, ttl),
                                   max_games=args.max_games, records=args.records,
                                   allowed_hosts=allowed_hosts(args.host))
         sock = listen(args.host, args.port)  # before uvicorn configures logging: a taken port changes nothing
