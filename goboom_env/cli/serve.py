@@ -112,12 +112,17 @@ def allowed_hosts(host: str) -> list[str] | None:
 
 def listen(host: str, port: int) -> socket.socket:
     """A socket listening on ``host:port`` for the server, bound before the URL is printed; ValueError naming
-    the address when it cannot be (the port is taken, the host is not an address of this machine)."""
+    the address when it cannot be (the port is taken, the host is not an address of this machine).
+
+    The socket says it is TCP (``proto``), as one asyncio binds itself does: asyncio turns Nagle's algorithm off
+    (``TCP_NODELAY``) only on the connections of such a socket, and without that each answer on a kept-alive
+    connection, written as its headers then its body, waits some 40 ms for the client's delayed ACK."""
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host, port), family=family)
+        sock = socket.create_server((host, port), family=family)  # its proto is 0
     except OSError as exc:
         raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
 
 
 def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
