@@ -3,8 +3,9 @@
 The server runs as ``goboom serve --host 127.1`` (a short form of 127.0.0.1: it listens there, and must still
 refuse other Host names) in a subprocess; plain HTTP (``http.client``, which sends any Host and Origin asked
 for) and the ``websockets`` client replay what a page of another site, a DNS-rebinding site and a careless or
-hostile script send. Every request goes to 127.0.0.1, every loop is bounded, and the server is stopped at the
-end; its log must hold no unhandled error.
+hostile script send, and the names of records, models and page files that try to reach a file outside their
+folder. Every request goes to 127.0.0.1, every loop is bounded, and the server is stopped at the end; its log must
+hold no unhandled error.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -29,10 +32,14 @@ websockets_client = pytest.importorskip("websockets.sync.client")
 from helpers.web import EVIL, JSON, MAX_REPLY, free_port, record_line, records_folder_with_links  # noqa: E402
 from websockets.exceptions import InvalidStatus  # noqa: E402
 
+from goboom_env.models import model_path  # noqa: E402
+
 pytestmark = pytest.mark.slow
 
 GAME = {"preset": "classic", "seat": 3, "opponents": ["random"], "seed": 3, "delay_ms": 0}
 START_TIMEOUT = 60.0
+SECRET = "SECRET-OUTSIDE-THE-RECORDS-FOLDER"
+"""The text of ``ROOT/secret.txt``, a file outside every folder the server reads, that no reply may hold."""
 
 
 @dataclass
@@ -40,6 +47,11 @@ class Server:
     port: int
     records: Path
     log: Path
+
+    @property
+    def root(self) -> Path:
+        """The folder above the records folder: ``secret.txt``, ``elsewhere/``, ``models/``, ``outside-models/``."""
+        return self.records.parent
 
     @property
     def host(self) -> str:
@@ -73,12 +85,21 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``goboom serve --host 127.1`` on :func:`records_folder_with_links` (one record, two symbolic links, a folder)."""
+    """``goboom serve --host 127.1`` on :func:`records_folder_with_links` (one record, two symbolic links, a folder),
+    with two more links there, ``secret.jsonl`` to ``ROOT/secret.txt`` and ``elsewhere`` to the folder
+    ``ROOT/elsewhere``; ``--model ROOT/models``, which holds ``mine.zip`` (a copy of a shipped model), while
+    ``ROOT/outside-models/theirs.zip`` is a model outside it."""
     root = tmp_path_factory.mktemp("hostile")
     folder = records_folder_with_links(root)
+    (root / "secret.txt").write_text(SECRET + "\n")
+    (folder / "secret.jsonl").symlink_to(root / "secret.txt")
+    (folder / "elsewhere").symlink_to(root / "elsewhere", target_is_directory=True)
+    for name, file in (("models", "mine.zip"), ("outside-models", "theirs.zip")):
+        (root / name).mkdir()
+        shutil.copyfile(model_path("classic4"), root / name / file)
     port, log = free_port(), root / "server.log"
     command = [sys.executable, "-m", "goboom_env.cli", "serve", "--host", "127.1", "--port", str(port),
-               "--records", str(folder), "--max-games", "3"]
+               "--records", str(folder), "--max-games", "3", "--model", str(root / "models")]
     with log.open("w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     instance = Server(port, folder, log)
@@ -180,9 +201,86 @@ def test_the_websocket_refuses_other_sites_and_survives_bad_messages(server: Ser
     server.request("DELETE", f"/api/games/{game}", headers={"X-Game-Token": token})
 
 
+def assert_nothing_read(server: Server, reply: tuple[int, Any, bytes]) -> None:
+    """A short 4xx JSON refusal that holds no content of a file outside the folder and no path of the server."""
+    code, data, raw = reply
+    assert 400 <= code < 500 and isinstance(data, dict) and data["error"], raw[:MAX_REPLY]
+    assert len(raw) < MAX_REPLY and b"Traceback" not in raw, raw[:MAX_REPLY]
+    assert SECRET.encode() not in raw and b"root:" not in raw and b'"games"' not in raw, raw[:MAX_REPLY]
+    assert str(server.root).encode() not in raw and quote(str(server.root)).encode() not in raw, raw[:MAX_REPLY]
+
+
 def test_symbolic_links_in_the_records_folder_are_neither_listed_nor_read(server: Server) -> None:
     status, data, _ = server.request("GET", "/api/records")
     assert status == 200 and data["records"] == ["game-own.jsonl"]
     assert server.request("GET", "/api/records/game-own.jsonl")[0] == 200
-    for name in ("link.jsonl", "passwd.jsonl", "dir.jsonl"):
-        assert_refusal(server.request("GET", f"/api/records/{name}"), 404, "no saved record")
+    for name in ("link.jsonl", "passwd.jsonl", "dir.jsonl", "secret.jsonl"):
+        reply = server.request("GET", f"/api/records/{name}")
+        assert_refusal(reply, 404, "no saved record")
+        assert_nothing_read(server, reply)
+    for path in ("elsewhere%2Fprivate.jsonl", "elsewhere/private.jsonl"):  # through the link to a folder
+        assert_nothing_read(server, server.request("GET", f"/api/records/{path}"))
+
+
+OUTSIDE_NAMES = [
+    "..", "%2e%2e", "%2E%2E", ".%2e", "%2e.",  # the folder above the records folder
+    "../secret.txt", "../../secret.txt", "%2e%2e/secret.txt", "..%2Fsecret.txt", "%2e%2e%2fsecret.txt",
+    "%2e%2e%2F%2e%2e%2Fsecret.txt", "..%5Csecret.txt", "%2e%2e%5csecret.txt",  # a separator spelled out or encoded
+    "%252e%252e%252fsecret.txt", "..%252Fsecret.txt",  # encoded twice
+    "game-own.jsonl/../../secret.txt", "game-own.jsonl%2F..%2F..%2Fsecret.txt", "./../secret.txt",
+    "/etc/passwd", "%2Fetc%2Fpasswd", "%2F%2Fetc%2Fpasswd", "ROOT/secret.txt", "ROOT%2Fsecret.txt",  # absolute
+    "..%00.jsonl", "game-own.jsonl%00", "secret.txt", "private.jsonl",
+]
+"""Record names that try to leave the records folder; ``ROOT`` stands for the folder above it (an absolute path)."""
+
+
+@pytest.mark.parametrize("name", OUTSIDE_NAMES)
+def test_a_record_name_cannot_leave_the_records_folder(server: Server, name: str) -> None:
+    name = name.replace("ROOT/", str(server.root).lstrip("/") + "/")
+    name = name.replace("ROOT%2F", quote(str(server.root).lstrip("/"), safe="") + "%2F")
+    for query in ("", "?game=0"):
+        assert_nothing_read(server, server.request("GET", f"/api/records/{name}{query}"))
+
+
+MODEL_NAMES = [
+    "model:../outside-models/theirs", "model:..%2Foutside-models%2Ftheirs", "model:%2e%2e%2foutside-models%2ftheirs",
+    "model:..\\outside-models\\theirs", "model:mine/../../outside-models/theirs", "model:ROOT/outside-models/theirs",
+    "model:mine.zip", "model:../models/mine", "model:./mine",
+    "ppo:ROOT/outside-models/theirs.zip", "ppo:../outside-models/theirs.zip", "ppo:ROOT/models/mine.zip",
+    "ppo:./classic4", "ppo:classic4.zip", "ppo:goboom_env/models/classic4.zip", "ppo:../classic4",
+    "ppo:/etc/passwd", "ppo:%2Fetc%2Fpasswd", "ppo:ROOT/secret.txt", "ROOT/models/mine.zip", "/etc/passwd",
+]
+"""Opponents that name a model file, inside the ``--model`` folder or outside it, rather than a choice offered."""
+
+
+@pytest.mark.parametrize("opponent", MODEL_NAMES)
+def test_a_model_is_chosen_by_name_never_by_a_path(server: Server, opponent: str) -> None:
+    opponent = opponent.replace("ROOT", str(server.root))
+    body = json.dumps(GAME | {"preset": "classic", "seat": 0, "opponents": [opponent]})
+    reply = server.request("POST", "/api/games", body, JSON)
+    assert_refusal(reply, 400, "unknown opponent")
+    assert_nothing_read(server, reply)
+
+
+def test_the_model_of_the_model_folder_is_offered_by_its_name(server: Server) -> None:
+    status, data, _ = server.request("GET", "/api/options")
+    assert status == 200 and "model:mine" in [agent["id"] for agent in data["agents"]]
+    assert str(server.root).encode() not in json.dumps(data).encode()
+    body = json.dumps(GAME | {"preset": "classic", "seat": 0, "opponents": ["model:mine"]})
+    status, data, raw = server.request("POST", "/api/games", body, JSON)
+    assert status == 201, raw[:MAX_REPLY]
+    server.request("DELETE", f"/api/games/{data['game']}", headers={"X-Game-Token": data["token"]})
+
+
+@pytest.mark.parametrize("path", [
+    "../app.py", "%2e%2e/app.py", "..%2Fapp.py", "%2e%2e%2fapp.py", "..%5Capp.py", "%252e%252e%252fapp.py",
+    "../../cli/serve.py", "..%2F..%2F..%2Fpyproject.toml", "/etc/passwd", "%2Fetc%2Fpasswd", "ROOT/secret.txt",
+    "ROOT%2Fsecret.txt", ".%2e/app.py", "app.js%00", "app.js/../../app.py",
+])
+def test_a_page_file_name_cannot_leave_the_page_folder(server: Server, path: str) -> None:
+    path = path.replace("ROOT/", str(server.root).lstrip("/") + "/")
+    path = path.replace("ROOT%2F", quote(str(server.root).lstrip("/"), safe="") + "%2F")
+    reply = server.request("GET", f"/static/{path}")
+    assert_nothing_read(server, reply)
+    assert b"create_app" not in reply[2] and b"[project]" not in reply[2] and b"def " not in reply[2]
+    assert server.request("GET", "/static/app.js")[0] == 200
