@@ -1,0 +1,98 @@
+"""What error messages suggest: the extra that installs a missing optional module, and the name the user
+probably meant.
+
+* :func:`needs_extra` wraps the import of an optional dependency (scipy, torch, pyspiel, starlette...): a
+  missing one raises :class:`MissingExtraError` (a :class:`ModuleNotFoundError`, its ``name`` kept) saying
+  which feature needs it and the ``pip install 'goboom-env[EXTRA]'`` line that adds it. Every optional import
+  of the library goes through it (tests/project/test_extras.py checks the sources).
+* :func:`did_you_mean` turns a misspelt name and the valid ones into ``" (did you mean 'iters'?)"``
+  (difflib's close matches), for unknown agents, presets, spec options and command-line options.
+
+This module imports nothing of the package, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+EXTRAS: dict[str, tuple[str, ...]] = {
+    # extra of pyproject.toml [project.optional-dependencies]: the top-level modules it installs itself
+    "eval": ("matplotlib", "openskill", "scipy"),
+    "vector": ("numba",),
+    "train": ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "threadpoolctl"),
+    "rllib": ("ray",),
+    "openspiel": ("pyspiel", "open_spiel"),
+    "web": ("starlette", "uvicorn", "websockets"),
+}
+"""The optional modules, by the extra that installs them (``train`` also installs ``eval`` and ``vector``,
+``rllib`` also ``train``: the smallest extra that brings a module is the one named)."""
+
+
+def extra_of(module: str | None) -> str | None:
+    """The extra that installs ``module`` (a dotted name counts by its top package); None for any other."""
+    top = (module or "").partition(".")[0]
+    return next((extra for extra, modules in EXTRAS.items() if top in modules), None)
+
+
+def install_line(extra: str) -> str:
+    """The command that adds ``extra``: ``pip install 'goboom-env[eval]'``."""
+    return f"pip install 'goboom-env[{extra}]'"
+
+
+class MissingExtraError(ModuleNotFoundError):
+    """An optional module is missing; the message names the feature, the extra and its ``pip install`` line."""
+
+
+def missing_extra(what: str, module: str, extra: str | None = None) -> MissingExtraError:
+    """The error for ``what`` (a feature: ``"Result.paired()"``) when the optional ``module`` is missing:
+    ``Result.paired() needs the 'eval' extra (scipy is not installed): pip install 'goboom-env[eval]'``."""
+    extra = extra or extra_of(module)
+    if extra is None:
+        raise ValueError(f"{module!r} is not a module of any extra of goboom-env (see goboom_env.hints.EXTRAS)")
+    top = module.partition(".")[0]
+    return MissingExtraError(f"{what} needs the '{extra}' extra ({top} is not installed): {install_line(extra)}",
+                               name=module)
+
+
+@contextmanager
+def needs_extra(what: str) -> Iterator[None]:
+    """Import optional modules inside this block: a ModuleNotFoundError of an extra's module becomes
+    :func:`missing_extra` for ``what``; any other error passes unchanged (a module of the package itself that
+    is missing is a bug, not a missing extra)::
+
+        with needs_extra("Result.paired()"):
+            from scipy import stats
+    """
+    try:
+        yield
+    except MissingExtraError:
+        raise  # the message of an inner block names the feature that needs the module
+    except ModuleNotFoundError as exc:
+        extra = extra_of(exc.name)
+        if extra is None:
+            raise
+        raise missing_extra(what, exc.name or "", extra) from exc
+
+
+def close_matches(word: object, choices: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """The choices closest to ``word`` (difflib's ratio, case ignored), best first; empty when none is close."""
+    if not isinstance(word, str) or not word:
+        return []
+    by_folded: dict[str, str] = {}
+    for choice in choices:
+        by_folded.setdefault(choice.casefold(), choice)
+    found = difflib.get_close_matches(word.casefold(), list(by_folded), n=n, cutoff=cutoff)
+    return [by_folded[f] for f in found if by_folded[f] != word]
+
+
+def did_you_mean(word: object, choices: Iterable[str], quote: bool = True) -> str:
+    """``" (did you mean 'iters'?)"``, ``" (did you mean 'mc' or 'ismcts'?)"``, or ``""`` when no choice is
+    close: to append to a message that names ``word`` as unknown. ``quote=False`` leaves the names bare
+    (command-line options: ``--num-players``)."""
+    found = [repr(m) if quote else m for m in close_matches(word, choices)]
+    if not found:
+        return ""
+    names = found[0] if len(found) == 1 else ", ".join(found[:-1]) + " or " + found[-1]
+    return f" (did you mean {names}?)"
