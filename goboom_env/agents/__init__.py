@@ -30,9 +30,11 @@ spec                 variant    idea (details in each class docstring)
 ``openspiel-ismcts:sims=N`` (both variants) is OpenSpiel's own ``ISMCTSBot`` searching the ``python_goboom``
 game (:mod:`~goboom_env.agents.openspiel_ismcts`, the ``openspiel`` extra; docs/interop.md).
 
-More agents: :func:`register_agent` in this process, or an entry point in the ``goboom_env.agents``
-group of an installed distribution (how ``ppo``, ``ppo-ismcts``, ``rllib`` and ``openspiel-ismcts`` are found,
-loaded only when used, so this package never imports the training code, pyspiel or their libraries). Modules:
+More agents: a Python file, ``path/to/file.py:Class,key=value`` (its class is called as a factory is,
+``Class(config, seed, key=value)``; the web server never takes one), :func:`register_agent` in this process,
+or an entry point in the ``goboom_env.agents`` group of an installed distribution (how ``ppo``, ``ppo-ismcts``,
+``rllib`` and ``openspiel-ismcts`` are found, loaded only when used, so this package never imports the training
+code, pyspiel or their libraries). Modules:
 :mod:`~goboom_env.agents.policy` (the protocol, the base class, ``random``),
 :mod:`~goboom_env.agents.heuristics` (the rule-based agents) on :mod:`~goboom_env.agents.batched` (their rules on
 a batch of observations, and the batched opponents of the trainers), :mod:`~goboom_env.agents.ismcts` with
@@ -61,6 +63,7 @@ from goboom_env.agents.registry import (
     TRUE_WORDS,
     AgentFactory,
     baselines,
+    is_file_spec,
     known_agents,
     make_agent,
     parse_spec,
@@ -90,6 +93,7 @@ __all__ = [
     "Table",
     "TableDecoder",
     "baselines",
+    "is_file_spec",
     "known_agents",
     "make_agent",
     "make_heuristic",

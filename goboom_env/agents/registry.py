@@ -4,14 +4,26 @@ Names resolve in two places: agents registered in this process (:func:`register_
 built-in baselines are registered here), then the ``goboom_env.agents`` entry-point group of every
 installed distribution. An entry point is loaded only when its name is used, so ``ppo:`` (from
 ``goboom_env.training``) imports torch, and ``rllib:`` imports ray, only when such an agent is made.
+
+A spec whose name ends in ``.py`` names a file instead: ``my_agents.py:Greedy,depth=2`` loads
+``my_agents.py`` (relative to the working directory) as a module of its own and calls its ``Greedy`` as a
+registered factory is called, ``Greedy(config, seed, depth=2)``. The file is run when the first agent is made
+from it (in each process: a tournament's workers load it again from the same path), so a file spec is code
+the user chose to run: the web server never accepts one from a request (:func:`is_file_spec`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
+import importlib.util
 import inspect
 import re
+import sys
+import traceback
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -21,6 +33,7 @@ from goboom_env.agents.ismcts import ISMCTSAgent
 from goboom_env.agents.montecarlo import MonteCarloAgent
 from goboom_env.agents.policy import POLICY_MEMBERS, Policy, RandomAgent, missing_members
 from goboom_env.config import GameConfig
+from goboom_env.hints import close_matches, did_you_mean
 
 ENTRY_POINT_GROUP = "goboom_env.agents"
 """The entry-point group in which installed distributions declare agent factories."""
@@ -40,6 +53,12 @@ AGENTS: dict[str, AgentFactory] = {
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _LOADED: dict[str, AgentFactory] = {}
 """Factories loaded from entry points, by name."""
+_FILE_SPEC = re.compile(r"(?P<file>(?:[A-Za-z]:[\\/])?[^:]*\.py)(?::(?P<rest>.*))?", flags=re.S)
+"""``path/to/file.py`` (a Windows drive allowed), then optionally ``:Class,key=value,...``."""
+_FILE_MODULES: dict[tuple[Path, int], ModuleType] = {}
+"""The agent files loaded in this process, by resolved path and modification time (an edited file is run again)."""
+FILE_MODULE_PREFIX = "goboom_agent_file_"
+"""The start of the module name an agent file is loaded under (the rest: its stem and a hash of its path)."""
 
 
 def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
@@ -50,6 +69,8 @@ def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"agent name must be letters, digits, '_', '.' or '-' (not first), got {name!r}")
+    if name.endswith(".py"):
+        raise ValueError(f"agent name {name!r} ends in .py: a spec of that name would load a file of that name")
     if not callable(factory):
         raise TypeError(f"the factory of agent {name!r} must be callable, got {factory!r}")
     if name in AGENTS and not replace:
@@ -77,25 +98,53 @@ def baselines(config: GameConfig) -> list[str]:
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split an agent spec: ``"mc:budget=200"`` -> ``("mc", {"budget": 200})``;
-    ``"ppo:runs/x/model.zip"`` -> ``("ppo", {"path": "runs/x/model.zip"})``."""
+    ``"ppo:runs/x/model.zip"`` -> ``("ppo", {"path": "runs/x/model.zip"})``; a file spec keeps its class in the
+    name: ``"my_agents.py:Greedy,depth=2"`` -> ``("my_agents.py:Greedy", {"depth": 2})``."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
+    file_spec = _FILE_SPEC.fullmatch(spec.strip())
+    if file_spec:
+        return _parse_file_spec(file_spec["file"], file_spec["rest"], spec)
     name, _, rest = spec.strip().partition(":")
     params: dict[str, Any] = {}
     if rest:
         if "=" not in rest:
             params["path"] = rest
         else:
-            for item in rest.split(","):
-                key, sep, value = item.partition("=")
-                key = key.strip()
-                if not sep or not key:
-                    raise ValueError(f"bad parameter {item!r} in agent spec {spec!r}: expected key=value")
-                if not key.isidentifier():
-                    raise ValueError(f"{key!r} in agent spec {spec!r} is not an option name; a path that contains "
-                                     f"'=' must be written as {name}:path=PATH (paths may not contain ',')")
-                params[key] = value.strip() if key == "path" else _parse_value(value.strip())
+            params = _options(rest.split(","), name, spec)
     return name, params
+
+
+def is_file_spec(spec: object) -> bool:
+    """True for a spec that names a Python file (``path/to/file.py:Class...``): making it runs that file."""
+    return isinstance(spec, str) and _FILE_SPEC.fullmatch(spec.strip()) is not None
+
+
+def _parse_file_spec(file: str, rest: str | None, spec: str) -> tuple[str, dict[str, Any]]:
+    """``file.py:Class,key=value,...`` -> ``("file.py:Class", {key: value})``."""
+    items = (rest or "").split(",")
+    class_name = items[0].strip()
+    if not class_name or "=" in class_name:
+        raise ValueError(f"agent spec {spec!r} names the file {file} but no class in it: write "
+                         f"{file}:ClassName[,key=value,...]")
+    if not class_name.isidentifier():
+        raise ValueError(f"{class_name!r} in agent spec {spec!r} is not a class name (write {file}:ClassName)")
+    return f"{file}:{class_name}", _options(items[1:], f"{file}:{class_name}", spec)
+
+
+def _options(items: list[str], name: str, spec: str) -> dict[str, Any]:
+    """The ``key=value`` items of a spec, their values parsed (:func:`_parse_value`; a ``path`` stays text)."""
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"bad parameter {item!r} in agent spec {spec!r}: expected key=value")
+        if not key.isidentifier():
+            raise ValueError(f"{key!r} in agent spec {spec!r} is not an option name; a path that contains "
+                             f"'=' must be written as {name}:path=PATH (paths may not contain ',')")
+        params[key] = value.strip() if key == "path" else _parse_value(value.strip())
+    return params
 
 
 def make_agent(spec: str, config: GameConfig, seed: int | None = None) -> Policy:
@@ -103,10 +152,17 @@ def make_agent(spec: str, config: GameConfig, seed: int | None = None) -> Policy
     name, params = parse_spec(spec)
     factory = _factory(name, spec)
     params = _booleans_checked(factory, params, spec)
+    _check_options(factory, params, name, spec)
     try:
         agent = factory(config, seed, **params)
     except TypeError as exc:
-        raise ValueError(f"bad parameters for agent {name!r} in spec {spec!r}: {exc}") from exc
+        raise ValueError(f"bad parameters for agent {name!r} in spec {spec!r}: {exc}"
+                         f"{_option_hint(factory, params)}") from exc
+    except ValueError as exc:  # a factory that checks its own options (``ismcts:iter=5``): add the likely one
+        hint = _option_hint(factory, params)
+        if not hint or hint in str(exc):
+            raise
+        raise ValueError(f"{exc}{hint}") from exc
     missing = missing_members(agent)
     if missing:
         raise TypeError(f"agent {name!r} made a {type(agent).__name__} without {', '.join(missing)}: an agent needs "
@@ -116,16 +172,104 @@ def make_agent(spec: str, config: GameConfig, seed: int | None = None) -> Policy
 
 
 def _factory(name: str, spec: str) -> AgentFactory:
-    """The factory registered as ``name``, else the entry point of that name, loaded once."""
+    """The factory registered as ``name``, else the entry point of that name, loaded once; for a file spec's
+    ``file.py:Class``, that class of the file."""
     if name in AGENTS:
         return AGENTS[name]
     if name in _LOADED:
         return _LOADED[name]
+    if is_file_spec(name):
+        file, _, class_name = name.rpartition(":")
+        return _file_factory(file, class_name, spec)
     entry = _entry_points().get(name)
     if entry is None:
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {known_agents()}")
+        if "/" in name or "\\" in name or Path(name).is_file():
+            raise ValueError(f"unknown agent {name!r} in spec {spec!r}: an agent file must be a .py file, named as "
+                             "path/to/file.py:ClassName[,key=value,...]")
+        known = known_agents()
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents: {known}{did_you_mean(name, known)}")
     _LOADED[name] = _load(entry)
     return _LOADED[name]
+
+
+def _file_factory(file: str, class_name: str, spec: str) -> AgentFactory:
+    """The class (or factory function) ``class_name`` of the agent file ``file``, loaded as a module."""
+    module = _load_file(file, spec)
+    factory = getattr(module, class_name, None)
+    if factory is None:
+        classes = sorted(k for k, v in vars(module).items() if isinstance(v, type) and not k.startswith("_")
+                         and v.__module__ == module.__name__)
+        listed = f"; its classes: {', '.join(classes)}" if classes else "; it defines no class"
+        raise ValueError(f"agent file {file} has no class {class_name!r} (spec {spec!r})"
+                         f"{did_you_mean(class_name, classes)}{listed}")
+    if not callable(factory):
+        raise ValueError(f"{class_name} in agent file {file} is a {type(factory).__name__}, not a class "
+                         f"(spec {spec!r})")
+    return factory  # type: ignore[no-any-return]
+
+
+def _load_file(file: str, spec: str) -> ModuleType:
+    """``file`` run as a module of its own (once per process while the file is unchanged)."""
+    path = Path(file).expanduser()
+    if not path.exists():
+        raise ValueError(f"agent file {file} does not exist (spec {spec!r}; looked for {path.absolute()})")
+    if not path.is_file():
+        raise ValueError(f"agent file {file} is not a file (spec {spec!r})")
+    path = path.resolve()
+    key = (path, path.stat().st_mtime_ns)
+    if key in _FILE_MODULES:
+        return _FILE_MODULES[key]
+    stem = re.sub(r"\W", "_", path.stem)
+    name = f"{FILE_MODULE_PREFIX}{stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    loader_spec = importlib.util.spec_from_file_location(name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise ValueError(f"agent file {file} cannot be loaded as a Python module (spec {spec!r})")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[name] = module  # dataclasses, pickle and typing look the module up by name
+    try:
+        loader_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+        where = f" (line {frames[-1].lineno})" if frames else ""
+        raise ValueError(f"agent file {file} failed to load{where}: {type(exc).__name__}: {exc}") from exc
+    _FILE_MODULES[key] = module
+    return module
+
+
+def _named_options(factory: Callable[..., Any]) -> tuple[list[str], bool] | None:
+    """The option names a factory declares (after ``config`` and ``seed``) and whether it takes ``**options``
+    as well; None when its signature cannot be read."""
+    try:
+        parameters = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    named = [p.name for p in parameters[2:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    named += [p.name for p in parameters[:2] if p.kind == p.KEYWORD_ONLY]
+    return named, any(p.kind == p.VAR_KEYWORD for p in parameters)
+
+
+def _check_options(factory: Callable[..., Any], params: dict[str, Any], name: str, spec: str) -> None:
+    """ValueError for an option that a factory without ``**options`` does not declare, naming the likely one."""
+    declared = _named_options(factory)
+    if declared is None or declared[1]:
+        return
+    unknown = [key for key in params if key not in declared[0]]
+    if unknown:
+        options = ", ".join(declared[0]) or "none"
+        raise ValueError(f"unknown option {unknown[0]!r} for agent {name!r} in spec {spec!r}"
+                         f"{did_you_mean(unknown[0], declared[0])}; its options: {options}")
+
+
+def _option_hint(factory: Callable[..., Any], params: dict[str, Any]) -> str:
+    """``" (did you mean 'iters'?)"`` for the first option the factory does not declare, if one is close."""
+    declared = _named_options(factory)
+    if declared is None:
+        return ""
+    for key in params:
+        if key not in declared[0] and close_matches(key, declared[0]):
+            return did_you_mean(key, declared[0]).replace(" (did", f" ({key}: did", 1)
+    return ""
 
 
 def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:

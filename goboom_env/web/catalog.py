@@ -3,7 +3,8 @@
 Each choice has an ``id`` (what the page sends: ``heuristic``, ``ismcts:iters=200``, ``ppo:classic4``) and
 the agent spec the server builds it from. Baselines and search agents fit every game of their variant;
 a trained model fits the one configuration it records (its metadata, checked again when the game starts).
-``goboom serve --model DIR`` adds the model files of a folder, offered as ``model:NAME``.
+``goboom serve --model DIR`` adds the model files of a folder, offered as ``model:NAME``. A spec that names a
+Python file (``agents.py:Class``, which runs the file) is never handed out, even by a choice added to the list.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goboom_env.agents import HEURISTICS
+from goboom_env.agents import HEURISTICS, is_file_spec
 from goboom_env.config import GameConfig
 from goboom_env.models import model_path, shipped_models
 from goboom_env.training.artifacts.model_files import check_compatible, read_metadata, trained_games
@@ -84,6 +85,9 @@ class Catalog:
         choice = self.choices.get(choice_id) if isinstance(choice_id, str) else None
         if choice is None:
             raise ValueError(f"unknown opponent {excerpt(choice_id)}; choose one of {sorted(self.choices)}")
+        if is_file_spec(choice.spec) or is_file_spec(choice.id):  # loading it would run the file's code
+            raise ValueError(f"opponent {excerpt(choice_id)} names a Python file: the server does not load agent "
+                             "files")
         if choice.variant is not None and choice.variant != config.variant:
             raise ValueError(f"opponent {choice.id!r} plays the {choice.variant} variant, not {config.variant}")
         if choice.meta is not None:
