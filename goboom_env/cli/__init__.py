@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "train-fast": ("goboom_env.cli.train_fast", "train a PPO agent by self-play on the batched engine (fast)", "train"),
     "exploit": ("goboom_env.cli.exploit", "train a best response to an agent: how exploitable it is", "train"),
     "demo": ("goboom_env.cli.demo", "train a small agent on the default configuration and evaluate it", "train"),
+    "export": ("goboom_env.cli.export", "write a model file (ppo:PATH) of a stable-baselines3 model", "train"),
     "serve": ("goboom_env.cli.serve", "play in the browser against the agents, and replay game records", "web"),
 }
 

@@ -41,4 +41,42 @@ built on the trainers
 The trainers import the shared modules and never each other (``lint-imports`` checks it). The module paths of
 an earlier layout (``config``, ``vector_ppo``, ``rllib_policy``, ``selfplay``, ``model_files``, ...) still import,
 with a DeprecationWarning naming the new path.
+
+``export_model`` and ``export_policy`` (of ``artifacts.model_files``) import from here: a model file that every
+tool plays as ``ppo:PATH``, of a policy trained elsewhere (a stable-baselines3 / sb3-contrib model or its saved
+zip, a PyTorch MLP) or of a goboom model (play-only).
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from goboom_env.config import GameConfig
+from goboom_env.training.artifacts import model_files as _model_files
+from goboom_env.training.artifacts.model_files import export_policy
+
+
+def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, observation: str = "snapshot",
+                 deterministic: bool = True) -> Path:
+    """A model file that every tool plays as ``ppo:dst`` (``goboom evaluate``, ``make_agent``, ``goboom serve``;
+    numpy only), of a policy trained elsewhere: the metadata from ``config`` and the actor as numpy arrays.
+
+    ``source``: a stable-baselines3 / sb3-contrib model (``MaskablePPO``, ``PPO``) or its ``model.policy`` (an
+    ``MlpPolicy``: any ``net_arch``, ``activation_fn`` Tanh or ReLU), the path of the zip its ``model.save``
+    wrote (its weights read with ``torch.load(weights_only=True)``, nothing unpickled), a PyTorch
+    ``nn.Sequential`` of ``Linear`` layers with ``Tanh`` or ``ReLU`` between them (observation vector in, 54 action
+    logits out), or a goboom model file (copied play-only, :func:`export_policy`). ``config``: the game it was
+    trained on (a :class:`~goboom_env.GameConfig`, e.g. ``env.unwrapped.config``, or a preset name);
+    ``observation``: the layout it reads (``"snapshot"``, the Gymnasium view's, or ``"history"``);
+    ``deterministic``: greedy (default) or sampling play. ValueError naming what the numpy actor cannot play (a CNN,
+    a recurrent or shared-trunk network, another activation) or a network that does not read this game's
+    observations. See :func:`goboom_env.training.artifacts.model_files.export_model`."""
+    if isinstance(source, (str, Path)) and _model_files.is_sb3_zip(source):
+        from goboom_env.training.artifacts.run_folder import load_tensors  # torch: the train extra
+
+        source = _model_files.read_sb3_zip(source, load_tensors)
+    return _model_files.export_model(source, config, dst, observation=observation, deterministic=deterministic)
+
+
+__all__ = ["export_model", "export_policy"]

@@ -25,11 +25,12 @@ import dataclasses
 import io
 import json
 import os
+import re
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
@@ -306,3 +307,252 @@ def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: boo
     buf = io.BytesIO()
     save_snapshot(buf, {"layers": layers, "activation": actors[0].activation})
     return write_play_only(dst, meta, buf.getvalue())
+
+# -- models trained elsewhere: stable-baselines3 / sb3-contrib models and plain PyTorch MLPs -------------------------
+
+SB3_MEMBERS = ("data", "policy.pth")
+"""The members of a zip saved by stable-baselines3's ``model.save`` that :func:`export_model` reads."""
+SB3_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
+"""The activation classes (their names) the numpy actor plays, and its name for each."""
+_SB3_KEY = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.(weight|bias)|action_net\.(weight|bias)")
+_SB3_CRITIC_KEY = re.compile(r"mlp_extractor\.value_net\.\d+\.(weight|bias)|value_net\.(weight|bias)")
+
+
+def is_sb3_zip(path: str | Path) -> bool:
+    """Whether ``path`` is a zip saved by stable-baselines3 (``model.save``) that holds no goboom metadata: what
+    :func:`export_model` turns into a model file."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return False
+    return set(SB3_MEMBERS) <= names and META_NAME not in names
+
+
+def sb3_zip_hint(path: str | Path) -> str:
+    """The error for a stable-baselines3 zip given where a model file is expected, with the export that fixes it."""
+    return (f"{path} is a stable-baselines3 model without goboom metadata (it has no {META_NAME} member): export "
+            f"it with goboom_env.training.export_model(model, config, 'model_goboom.zip') or `goboom export {path} "
+            f"--variant VARIANT --num-players N --out model_goboom.zip` (the game it was trained on), then play "
+            "ppo:model_goboom.zip")
+
+
+class SavedSb3Policy(NamedTuple):
+    """What :func:`read_sb3_zip` reads of a zip saved by an SB3 model's ``save``: the policy's state dict as numpy
+    arrays, the numpy actor's name of its activation, the steps it was trained for and where it came from."""
+
+    state: dict[str, np.ndarray]
+    activation: str
+    timesteps: int
+    origin: str
+
+
+def read_sb3_zip(path: str | Path, load_tensors: Callable[[IO[bytes], str], Any]) -> SavedSb3Policy:
+    """The policy of a zip saved by an SB3 model's ``save``: the architecture from the JSON ``data`` member (its
+    pickled fields are never unpickled: only the readable copies SB3 writes beside them are read), the weights from
+    ``policy.pth`` through ``load_tensors(file, name)``
+    (:func:`goboom_env.training.artifacts.run_folder.load_tensors`: ``torch.load`` with ``weights_only``, given by
+    the caller so that this module imports no torch). ValueError naming the file when it is not such a zip or its
+    policy is not an MlpPolicy with Tanh or ReLU."""
+    path = Path(path)
+    origin = f"the stable-baselines3 model {path}"
+    try:
+        data = json.loads(read_member(path, "data"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is damaged: its data member is not valid JSON ({exc})") from None
+    data = data if isinstance(data, dict) else {}
+    kwargs = data.get("policy_kwargs") if isinstance(data.get("policy_kwargs"), dict) else {}
+    extractor = str(kwargs.get("features_extractor_class", "FlattenExtractor"))
+    if "FlattenExtractor" not in extractor:
+        raise ValueError(f"cannot export {origin}: its features extractor is {extractor}; the numpy actor plays an MLP "
+                         "on the flat observation vector (MlpPolicy) only, not a CNN or another features extractor")
+    activation = str(kwargs.get("activation_fn", "Tanh"))  # SB3's default; saved as "<class '...ReLU'>"
+    found = re.search(r"(\w+)'?>?$", activation)
+    name = found[1] if found else activation
+    if name not in SB3_ACTIVATIONS:
+        raise ValueError(f"cannot export {origin}: its activation_fn is {activation}; the numpy actor plays Tanh or "
+                         "ReLU")
+    state = load_tensors(io.BytesIO(read_member(path, "policy.pth")), f"{path} (policy.pth)")
+    if not isinstance(state, dict):
+        raise ValueError(f"{path} is damaged: policy.pth holds no state dict")
+    timesteps = data.get("num_timesteps", 0)
+    timesteps = timesteps if isinstance(timesteps, int) and not isinstance(timesteps, bool) and timesteps >= 0 else 0
+    return SavedSb3Policy({str(key): _array(value) for key, value in state.items()}, SB3_ACTIVATIONS[name], timesteps,
+                          origin)
+
+
+def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, observation: str = "snapshot",
+                 deterministic: bool = True) -> Path:
+    """A model file of a policy trained elsewhere, that every tool plays as ``ppo:dst`` (numpy only): its
+    metadata (from ``config``) and its actor as a :class:`~goboom_env.training.artifacts.numpy_actor.FrozenMlp`.
+    :func:`goboom_env.training.export_model` is this function that also reads the path of a saved SB3 zip (with
+    torch); this one, imported without torch, takes:
+
+    * a stable-baselines3 / sb3-contrib model (``MaskablePPO``, ``PPO``, ...) or its ``model.policy``: an
+      ``MlpPolicy`` (any ``net_arch``, ``activation_fn`` Tanh or ReLU) on the env's observation vector;
+    * a :class:`SavedSb3Policy` (:func:`read_sb3_zip`);
+    * a PyTorch ``nn.Sequential`` of ``Linear`` layers with ``Tanh`` or ``ReLU`` between them (one kind), from
+      the observation vector to the 54 action logits, or one ``nn.Linear``;
+    * the path of a goboom model file (``goboom train``, ``train-fast``): checked against ``config``, then copied
+      play-only (:func:`export_policy`).
+
+    ``config`` is the game the policy was trained on (a :class:`GameConfig`, e.g. ``env.unwrapped.config``, or a
+    preset name); ``observation`` the layout it reads (``"snapshot"``, the Gymnasium view's, or ``"history"``; a
+    goboom model file's metadata says its own); ``deterministic`` how ``ppo:dst`` plays by default (greedy, or
+    sampling from the masked policy). ValueError when the network is not an MLP the numpy actor can play (a CNN or
+    other features extractor with weights, a recurrent or shared-trunk network, another activation, layers that
+    are not Linear) or does not read this game's observations."""
+    if isinstance(config, str):
+        config = GameConfig.preset(config)
+    if not isinstance(config, GameConfig):
+        raise ValueError(f"config must be a GameConfig or a preset name, got {type(config).__name__}")
+    if observation not in OBSERVATION_LAYOUTS:
+        raise ValueError(f"observation must be one of {sorted(OBSERVATION_LAYOUTS)}, got {observation!r}")
+    if isinstance(source, (str, Path)):
+        if is_sb3_zip(source):
+            raise ValueError(f"{source} is a stable-baselines3 zip: export it with goboom_env.training.export_model, "
+                             "which reads its weights with torch")
+        check_compatible(read_metadata(source), config, source, layouts=tuple(OBSERVATION_LAYOUTS))  # its own
+        return export_policy(source, dst, deterministic)
+    layers, activation, timesteps, origin = _foreign_actor(source)
+    try:
+        actor = FrozenMlp(layers, activation)
+    except ValueError as exc:
+        raise ValueError(f"cannot export {origin}: {exc}") from None
+    from goboom_env.history import make_encoder
+
+    size = make_encoder(config, observation).size
+    if actor.input_size != size:
+        raise ValueError(f"cannot export {origin}: its network reads {actor.input_size} inputs, but the {observation} "
+                         f"observations of {config.variant} Go Boom at {config.num_players} players have {size}; "
+                         "give the game (config) and the observation layout it was trained on")
+    meta = {**model_metadata(config, None, timesteps, observation=observation),
+            "deterministic": bool(deterministic), "exported_from": origin}
+    buf = io.BytesIO()
+    save_snapshot(buf, actor.state())
+    return write_play_only(dst, meta, buf.getvalue())
+
+
+def _foreign_actor(source: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str, int, str]:
+    """``(layers, activation, timesteps, origin)`` of an SB3 model or policy, a :class:`SavedSb3Policy` or a torch
+    ``nn.Sequential``; ``layers`` are ``(weight (out, in), bias)`` as numpy arrays."""
+    if isinstance(source, SavedSb3Policy):
+        return _sb3_layers(source.state, source.origin), source.activation, source.timesteps, source.origin
+    policy = getattr(source, "policy", None)
+    if policy is not None and hasattr(policy, "state_dict"):  # an SB3 algorithm: MaskablePPO, PPO, ...
+        timesteps = int(getattr(source, "num_timesteps", 0) or 0)
+        layers, activation, _, _ = _sb3_policy_actor(policy)
+        return layers, activation, timesteps, f"a {type(source).__name__} model"
+    if hasattr(source, "mlp_extractor") and hasattr(source, "action_net"):
+        return _sb3_policy_actor(source)
+    if _is_a(source, "Sequential") or _is_a(source, "Linear"):  # an MLP, or a linear policy
+        layers, activation = _sequential_layers(source)
+        return layers, activation, 0, f"a torch nn.{type(source).__name__}"
+    raise ValueError(f"cannot export a {type(source).__name__}: give a stable-baselines3 model (MaskablePPO, PPO) or "
+                     "its policy, the path of its saved zip, a torch nn.Sequential of Linear layers with Tanh or ReLU, "
+                     "or a goboom model file")
+
+
+def _sb3_policy_actor(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str, int, str]:
+    """The actor of an SB3 ``ActorCriticPolicy`` (MlpPolicy): ``mlp_extractor.policy_net`` then ``action_net``."""
+    origin = f"a stable-baselines3 {type(policy).__name__}"
+    for name in ("features_extractor", "pi_features_extractor"):
+        extractor = getattr(policy, name, None)
+        if extractor is not None and not _is_a(extractor, "FlattenExtractor"):
+            raise ValueError(f"cannot export {origin}: its {name} is a {type(extractor).__name__}; the numpy actor "
+                             "plays an MLP on the flat observation vector (MlpPolicy) only, not a CNN or another "
+                             "features extractor")
+    activation = getattr(policy, "activation_fn", None)
+    name = getattr(activation, "__name__", type(activation).__name__)
+    if name not in SB3_ACTIVATIONS:
+        raise ValueError(f"cannot export {origin}: its activation_fn is {name}; the numpy actor plays Tanh or ReLU")
+    state = {key: _array(value) for key, value in policy.state_dict().items()}
+    return _sb3_layers(state, origin), SB3_ACTIVATIONS[name], 0, origin
+
+
+def _sb3_layers(state: dict[str, np.ndarray], origin: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The actor's layers of an SB3 policy's state dict: the Linear layers of ``mlp_extractor.policy_net`` (with
+    the activation between them at the odd indices), then ``action_net``. ValueError naming the weights of anything
+    else (a features extractor with weights, a shared trunk, a recurrent layer, a normalization layer)."""
+    other = sorted(key for key in state if not (_SB3_KEY.fullmatch(key) or _SB3_CRITIC_KEY.fullmatch(key)))
+    if other:
+        shown = ", ".join(other[:4]) + (", ..." if len(other) > 4 else "")
+        raise ValueError(f"cannot export {origin}: it has weights the numpy actor cannot play ({shown}); it plays "
+                         "an MlpPolicy: Linear layers with Tanh or ReLU, no CNN, recurrent layer or shared trunk")
+    if "action_net.weight" not in state:
+        raise ValueError(f"cannot export {origin}: it has no action_net (not an actor-critic policy)")
+    hidden: dict[int, dict[str, np.ndarray]] = {}
+    for key, value in state.items():
+        if (m := _SB3_KEY.fullmatch(key)) and m[1] is not None:
+            hidden.setdefault(int(m[1]), {})[m[2]] = value
+    indices = sorted(hidden)
+    if indices != list(range(0, 2 * len(indices), 2)):
+        raise ValueError(f"cannot export {origin}: its policy_net is not Linear layers each followed by an "
+                         f"activation (weights at {indices})")
+    layers = [(hidden[i]["weight"], hidden[i].get("bias", np.zeros(len(hidden[i]["weight"]), np.float32)))
+              for i in indices if "weight" in hidden[i]]
+    if len(layers) != len(indices):
+        raise ValueError(f"cannot export {origin}: a policy_net layer has a bias but no weight")
+    weight = state["action_net.weight"]
+    return [*layers, (weight, state.get("action_net.bias", np.zeros(len(weight), np.float32)))]
+
+
+def _sequential_layers(net: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
+    """The Linear layers and the one activation of a torch ``nn.Sequential`` (nested ones flattened; Flatten,
+    Identity and Dropout, which change nothing at play time, skipped); ValueError naming any other module or
+    order."""
+    modules = list(_flat_modules(net))
+    layers, activations, previous = [], set(), None
+    for module in modules:
+        kind = next((name for name in ("Linear", *SB3_ACTIVATIONS) if _is_a(module, name)), None)
+        if kind is None:
+            raise ValueError(f"cannot export a torch nn.Sequential holding a {type(module).__name__}: the numpy actor "
+                             "plays Linear layers with Tanh or ReLU between them (an MLP), not a CNN, a recurrent or "
+                             "normalization layer or a custom module")
+        if kind == "Linear":
+            if previous == "Linear":
+                raise ValueError("cannot export a torch nn.Sequential with two Linear layers in a row: put Tanh or "
+                                 "ReLU between them (the numpy actor applies one after every hidden layer)")
+            bias = _array(module.bias) if getattr(module, "bias", None) is not None else None
+            weight = _array(module.weight)
+            layers.append((weight, np.zeros(len(weight), np.float32) if bias is None else bias))
+        elif previous != "Linear":
+            raise ValueError(f"cannot export a torch nn.Sequential with a {type(module).__name__} that does not follow "
+                             "a Linear layer")
+        else:
+            activations.add(SB3_ACTIVATIONS[kind])
+        previous = kind
+    if not layers:
+        raise ValueError("cannot export a torch nn.Sequential without a Linear layer")
+    if previous != "Linear":
+        raise ValueError("cannot export a torch nn.Sequential that ends in an activation: its last Linear layer must "
+                         "give the action logits")
+    if len(activations) > 1:
+        raise ValueError(f"cannot export a torch nn.Sequential mixing activations ({sorted(activations)}): the numpy "
+                         "actor applies one kind after every hidden layer")
+    return layers, activations.pop() if activations else "tanh"
+
+
+def _flat_modules(net: Any) -> Any:
+    """The modules of a (nested) ``nn.Sequential`` in order, without those that change nothing at play time; a
+    module that is no Sequential stands for itself."""
+    if not _is_a(net, "Sequential"):
+        yield net
+        return
+    for module in net.children():
+        if _is_a(module, "Sequential"):
+            yield from _flat_modules(module)
+        elif not any(_is_a(module, name) for name in ("Flatten", "Identity", "Dropout")):
+            yield module
+
+
+def _is_a(obj: Any, class_name: str) -> bool:
+    """Whether ``obj``'s class or one of its bases is named ``class_name`` (torch is not imported here)."""
+    return any(cls.__name__ == class_name for cls in type(obj).__mro__)
+
+
+def _array(value: Any) -> np.ndarray:
+    """A torch tensor (or anything array-like) as a float32 numpy array."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().float().numpy()
+    return np.asarray(value, np.float32)

@@ -1,0 +1,70 @@
+"""``goboom export MODEL --out FILE``: a model file that every tool plays as ``ppo:FILE``, of a policy trained
+elsewhere.
+
+MODEL is the zip a stable-baselines3 / sb3-contrib model's ``model.save`` wrote (``MaskablePPO``, ``PPO``; an
+``MlpPolicy`` with Tanh or ReLU) or a goboom model file (copied play-only). The game options (``--variant``,
+``--num-players``, ``--preset``, ...) name the game it was trained on, and ``--observation`` the layout it reads
+(the Gymnasium view's is ``snapshot``). Examples::
+
+    goboom export my_sb3_model.zip --preset classic --out my_model.zip
+    goboom export my_sb3_model.zip --variant jokers --num-players 3 --out my_model.zip
+    goboom evaluate --agents ppo:my_model.zip heuristic
+
+The library function is :func:`goboom_env.training.export_model`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Annotated
+
+import tyro
+
+from goboom_env.cli.options import parse, run_command
+from goboom_env.observation import OBSERVATION_LAYOUTS
+from goboom_env.training.settings import GameArgs
+
+
+@dataclasses.dataclass
+class ExportOptions(GameArgs):
+    """The options of ``goboom export``: the model first, then the game it was trained on and the output file."""
+
+    model: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL")] = ""
+    """The zip saved by a stable-baselines3 model (model.save), or a goboom model file."""
+    out: str = ""
+    """The model file to write (play it as ppo:OUT)."""
+    observation: str = "snapshot"
+    """The observation layout the model reads: snapshot (the Gymnasium view's) or history."""
+    deterministic: bool = True
+    """Play the most probable legal action by default (--no-deterministic: sample from the masked policy)."""
+    episode: Annotated[str, tyro.conf.Suppress] = "hand"
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        if not self.model:
+            raise ValueError("give the model to export: goboom export MODEL --out FILE")
+        if not self.out:
+            raise ValueError("give the file to write: --out FILE")
+        if self.observation not in OBSERVATION_LAYOUTS:
+            raise ValueError(f"--observation must be one of {sorted(OBSERVATION_LAYOUTS)}, got {self.observation!r}")
+
+
+def main(argv: Sequence[str], prog: str = "goboom export") -> int:
+    """Parse the options, write the model file and print how to play it; 2 on a bad option or a model the numpy
+    actor cannot play."""
+
+    def run() -> int:
+        from goboom_env.training import export_model
+
+        options = parse(ExportOptions, argv, prog, __doc__)
+        options.validate()
+        config = options.game_config()
+        path = export_model(options.model, config, options.out, observation=options.observation,
+                            deterministic=options.deterministic)
+        print(f"model: {path} ({config.variant} Go Boom, {config.num_players} players, {options.observation} "
+              f"observations); play it as ppo:{path}")
+        return 0
+
+    return run_command(prog, run)
