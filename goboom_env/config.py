@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from goboom_env.hints import did_you_mean
+
 Variant = Literal["classic", "jokers"]
 Scoring = Literal["standard", "reverse", "penalty"]
 AfterJoker = Literal["match", "any"]
@@ -188,7 +190,7 @@ class GameConfig:
     def preset(cls, name: str, **overrides: Any) -> GameConfig:
         """A named preset from :data:`PRESETS`, optionally with fields overridden."""
         if name not in PRESETS:
-            raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+            raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}{did_you_mean(name, PRESETS)}")
         return cls.from_dict({**PRESETS[name], **overrides})
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from goboom_env.config import PRESETS, GameConfig, field_names
+from goboom_env.hints import did_you_mean
 from goboom_env.training.settings import GameArgs, build_args, load_config_file
 
 T = TypeVar("T")
@@ -205,7 +206,7 @@ def _config_and_preset(argv: Sequence[str], prog: str, with_preset: bool) -> tup
         raise UsageError(str(exc)) from None
     preset = getattr(known, "preset", None)
     if preset is not None and preset not in PRESETS:
-        raise UsageError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        raise UsageError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}{did_you_mean(preset, PRESETS)}")
     return known.config, preset
 
 
@@ -234,7 +235,39 @@ def _tyro_cli(wrapper: type, argv: Sequence[str], prog: str, description: str | 
     except SystemExit as exc:
         if exc.code in (0, None):
             raise
-        raise UsageError(_first_line(captured.getvalue()) or "bad command line") from None
+        message = _first_line(captured.getvalue()) or "bad command line"
+        raise UsageError(message + _flag_hints(message, wrapper)) from None
+
+
+def _flag_hints(message: str, wrapper: type) -> str:
+    """``" (--num-player: did you mean --num-players?)"`` for each unrecognized option of tyro's ``message`` that
+    is close to an option of the command (``wrapper``'s fields and those of the dataclasses it holds)."""
+    if not message.startswith("Unrecognized options:"):
+        return ""
+    flags = _flags(wrapper) | set(ALIASES)
+    hints = []
+    for word in message.partition(":")[2].split(","):
+        name = word.strip().partition("=")[0]
+        if name.startswith("--") and name not in flags and (hint := did_you_mean(name, flags, quote=False)):
+            hints.append(hint.replace(" (did", f" ({name}: did", 1))
+    return "".join(hints)
+
+
+def _flags(cls: type) -> set[str]:
+    """The ``--option`` names of a dataclass's fields, nested dataclasses unprefixed (as :func:`_wrapper` asks
+    tyro), booleans with their ``--no-`` form too."""
+    import typing
+
+    flags = {"--help"}
+    types = typing.get_type_hints(cls)
+    for item in dataclasses.fields(cls):
+        kind = types.get(item.name)
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            flags |= _flags(kind)
+            continue
+        flag = "--" + item.name.replace("_", "-")
+        flags |= {flag, "--no-" + flag[2:]} if kind is bool else {flag}
+    return flags
 
 
 def _spelled_out(argv: Sequence[str]) -> list[str]:

@@ -203,8 +203,10 @@ def test_generalist_plays_legally_at_each_trained_count(generalist: Path, count:
 
 @pytest.mark.parametrize(("config", "match"), [
     (GameConfig(num_players=5), r"generalist trained for classic Go Boom at 2, 3, 7 players: it does not play 5"),
-    (GameConfig(variant="jokers", num_players=3), r"at 2, 3, 7 players, for another game configuration \(variant"),
-    (GameConfig(num_players=3, scoring="reverse"), r"scoring: model 'standard' vs requested 'reverse'"),
+    (GameConfig(variant="jokers", num_players=3), r"at 2, 3, 7 players, for another game configuration: at 3 "
+                                                r"players it plays classic Go Boom, .*\(different: variant"),
+    (GameConfig(num_players=3, scoring="reverse"), r"at 3 players it plays classic Go Boom, 3 players, standard "
+                                                      r"scoring.*reverse scoring.*\(different: scoring"),
 ])
 def test_generalist_refuses_other_games(generalist: Path, config: GameConfig, match: str) -> None:
     with pytest.raises(ValueError, match=match):

@@ -338,10 +338,11 @@ def test_loader_refuses_a_policy_trained_for_another_game(tmp_path):
     save_policy(build_module(num_players=4), tmp_path / "policy", GameConfig(num_players=4))
     spec = f"rllib:{tmp_path}"
     assert isinstance(make_agent(spec, GameConfig(num_players=4), seed=0), RLlibAgent)
-    with pytest.raises(ValueError, match=r"different game configuration \(.*variant: model 'classic' vs requested "
-                                         r"'jokers'"):
+    with pytest.raises(ValueError, match=r"different game configuration: classic Go Boom, 4 players, .*; the "
+                                         r"requested game is jokers Go Boom, 4 players, .*\(different: variant"):
         make_agent(spec, GameConfig(variant="jokers", num_players=4), seed=0)
-    with pytest.raises(ValueError, match="num_players: model 4 vs requested 3"):
+    with pytest.raises(ValueError, match=r"4 players; the requested game is classic Go Boom, 3 players \(different: "
+                                         r"players\)"):
         make_agent(spec, GameConfig(num_players=3), seed=0)
     file = tmp_path / "policy" / "goboom.json"
     meta = json.loads(file.read_text())
@@ -490,7 +491,7 @@ def test_resume_refuses_another_game_before_ray_starts(tmp_path, monkeypatch):
     run.mkdir()
     (run / "goboom.json").write_text(json.dumps(model_metadata(GameConfig(num_players=4))))
     args = RLlibArgs(out=str(run), resume=True, progress=False, variant="jokers")
-    with pytest.raises(ValueError, match=r"--resume: the run .*variant: model 'classic' vs requested 'jokers'"):
+    with pytest.raises(ValueError, match=r"--resume: the run .*requested game is jokers Go Boom.*\(different: variant"):
         rllib_train.train(args)
 
 
@@ -551,7 +552,8 @@ def test_train_checkpoint_resume_and_benchmark(tmp_path):
         logits = RLModule.from_checkpoint(latest).forward_inference({Columns.OBS: dict(batch)})
     for i, best in enumerate(logits[Columns.ACTION_DIST_INPUTS].argmax(1).tolist()):
         assert agent.act({"observation": batch[OBS_KEY][i].numpy(), "action_mask": batch[MASK_KEY][i].numpy()}) == best
-    with pytest.raises(ValueError, match="variant: model 'classic' vs requested 'jokers'"):
+    with pytest.raises(ValueError, match=r"classic Go Boom, .*; the requested game is jokers Go Boom, .*\(different: "
+                                         r"variant"):
         make_agent(spec, GameConfig(variant="jokers", num_players=4), seed=0)
 
 

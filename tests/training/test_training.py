@@ -143,11 +143,14 @@ def test_averaging_refuses_mixed_models(saved_model: Path, tmp_path: Path) -> No
 
 
 def test_loading_into_a_mismatched_config_fails_clearly(saved_model: Path) -> None:
-    with pytest.raises(ValueError, match="num_players: model 4 vs requested 3"):
+    with pytest.raises(ValueError, match=r"4 players; the requested game is classic Go Boom, 3 players \(different: "
+                                         r"players\)"):
         load_ppo_agent(GameConfig(variant="classic", num_players=3), 0, str(saved_model))
-    with pytest.raises(ValueError, match=r"variant: model 'classic' vs requested 'jokers'"):
+    with pytest.raises(ValueError, match=r"classic Go Boom, .*; the requested game is jokers Go Boom, .*\(different: "
+                                         r"variant"):
         make_agent(f"ppo:{saved_model}", GameConfig(variant="jokers", num_players=4))
-    with pytest.raises(ValueError, match="scoring: model 'standard' vs requested 'reverse'"):
+    with pytest.raises(ValueError, match=r"standard scoring, target score 200; the requested game is .*reverse "
+                                         r"scoring, target score 100 \(different: scoring, target score\)"):
         load_ppo_agent(CLASSIC.replace(scoring="reverse"), 0, str(saved_model))
 
 

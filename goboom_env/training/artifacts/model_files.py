@@ -198,9 +198,7 @@ def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | P
         return
     trained = GameConfig.from_dict(metadata["config"])
     if trained != config:
-        diffs = [f"{k}: model {v!r} vs requested {config.to_dict()[k]!r}"
-                 for k, v in trained.to_dict().items() if config.to_dict()[k] != v]
-        raise ValueError(f"{path} was trained for a different game configuration ({'; '.join(diffs)})")
+        raise ValueError(f"{path} was trained for a different game configuration: {_mismatch(trained, config)}")
 
 
 def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | Path) -> None:
@@ -213,9 +211,42 @@ def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | 
     if config.num_players not in counts:
         raise ValueError(f"{path} is {trained}: it does not play {config.num_players} players")
     same = games[counts.index(config.num_players)]
-    diffs = [f"{k}: model {v!r} vs requested {config.to_dict()[k]!r}"
-             for k, v in same.to_dict().items() if config.to_dict()[k] != v]
-    raise ValueError(f"{path} is {trained}, for another game configuration ({'; '.join(diffs)})")
+    raise ValueError(f"{path} is {trained}, for another game configuration: at {config.num_players} players "
+                     f"it plays {_mismatch(same, config)}")
+
+
+_FIELD_WORDS = {"hand_size": "cards a hand", "num_decks": "decks", "num_jokers": "jokers", "scoring": "scoring",
+                "target_score": "target score", "rounds": "rounds", "after_joker": "after a joker",
+                "num_players": "players", "variant": "variant"}
+"""How the model's mismatch message names each GameConfig field."""
+
+
+def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
+    """``classic Go Boom, 4 players, target score 200; the requested game is jokers Go Boom, 4 players, 2 jokers,
+    4 rounds (different: variant, jokers, ...)``: each game with the fields where they differ, in words."""
+    ours, theirs = trained.to_dict(), requested.to_dict()
+    differ = [k for k in ours if ours[k] != theirs[k]]
+
+    def words(game: dict[str, Any]) -> str:
+        parts = [f"{game['variant']} Go Boom", f"{game['num_players']} players"]
+        for key in differ:
+            value = game[key]
+            if key in ("variant", "num_players") or value is None:  # None: a field of the other variant
+                continue
+            if key == "num_jokers":
+                parts.append("no jokers" if value == 0 else f"{value} joker{'s' * (value != 1)}")
+            elif key == "target_score":
+                parts.append(f"target score {value}")
+            elif key == "after_joker":
+                parts.append(f"after a joker: {'anything' if value == 'any' else 'follow the card under it'}")
+            elif key == "scoring":
+                parts.append(f"{value} scoring")
+            else:
+                parts.append(f"{value} {_FIELD_WORDS[key]}")
+        return ", ".join(parts)
+
+    return (f"{words(ours)}; the requested game is {words(theirs)} "
+            f"(different: {', '.join(_FIELD_WORDS[k] for k in differ)})")
 
 
 def spec_config(spec: str) -> GameConfig | None:
