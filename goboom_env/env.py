@@ -41,8 +41,11 @@ game (R1.11, R1.12, R2.2), dealing the next hand with the dealer moving left.
 
 `reward`: `"win"` (default) or `"points"`, see Rewards.
 
-`render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"` (prints it after
-every step). `render_seat`: a seat whose private hand the text view shows (for human play).
+`render_mode`: `None`, `"ansi"` (`render()` returns the text), `"human"` (prints it after
+every step) or `"rgb_array"` (`render()` returns a 360x640x3 `uint8` image of the table: the seats'
+card counts, the trick or the discard pile, and one hand face up). `render_seat`: a seat whose
+private hand the text view and the image show (for human play; the image shows the hand of the
+player to move when it is None).
 
 `observation`: `"snapshot"` (default, the table below) or `"history"` (the snapshot followed by
 what the public events of the hand prove, see History observation).
@@ -192,7 +195,7 @@ from goboom_env.episode import EPISODES, check_episode, end_hand
 from goboom_env.global_state import StateEncoder, state_encoder_for
 from goboom_env.history import check_observation, history_encoder_for, make_encoder
 from goboom_env.observation import encoder_for, observe
-from goboom_env.render import render_text
+from goboom_env.render import render_rgb, render_text
 from goboom_env.scoring import REWARDS, points_rewards, win_rewards
 
 _OPTION_KEYS = {"deck", "dealer"}
@@ -260,7 +263,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     """Go Boom as a PettingZoo AEC environment; the module docstring is its documentation."""
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "goboom_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -403,13 +406,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.rewards[a] = float(v)
         self._rewards_set = True
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             import gymnasium
 
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or "
+                                  "'rgb_array'.")
             return None
         self._require_reset("render")
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.match.hand, self.match, self.render_seat)
         text = render_text(self.match.hand, self.match, self.render_seat)
         if self.render_mode == "human":
             print(text + "\n")
