@@ -6,9 +6,10 @@ Each sub-command module defines ``main(argv, prog) -> int`` (its options are a s
 module of the sub-command that runs is imported, so ``goboom --help`` works even where an optional
 extra (torch, ray) is not installed. Before that import, the modules of the extra the sub-command
 needs are looked up (not imported): a missing one is reported with the ``pip install`` line that
-adds it, exit code 2. Ctrl-C ends any sub-command with
-one line on stderr and exit code 130; a closed output pipe (``goboom evaluate ... | head``) ends it
-quietly.
+adds it, exit code 2. Ctrl-C (SIGINT) or SIGTERM ends any sub-command within about two seconds, whatever it
+is doing, with one line on stderr and exit code 130 (143 for SIGTERM), its worker processes stopped
+(:mod:`goboom_env.evaluation.interrupt`, in force from the first line of :func:`main`); a closed output pipe
+(``goboom evaluate ... | head``) ends it quietly.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ import argparse
 import importlib
 import importlib.util
 import os
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 
 from goboom_env import __version__
+from goboom_env.evaluation import interrupt
 
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     # name: (module that defines main(argv, prog) -> int, one-line help, extra it needs)
@@ -49,7 +49,7 @@ EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "web": (("starlette", "uvicorn", "websockets"), ()),
 }
 INTERRUPTED = 130
-"""Exit code after Ctrl-C (128 + SIGINT), as a shell reports it."""
+"""Exit code after Ctrl-C (128 + SIGINT), as a shell reports it; 143 (128 + SIGTERM) after SIGTERM."""
 
 
 def extra_modules(extra: str) -> list[str]:
@@ -88,9 +88,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the chosen sub-command; returns the exit status."""
+    """Parse ``argv`` and run the chosen sub-command; returns the exit status.
+
+    Called without ``argv`` (the ``goboom`` process itself) the handling of SIGINT and SIGTERM stays in force
+    after it returns, through the interpreter's shutdown; with ``argv`` (a call from Python) the previous
+    handlers come back."""
+    entry = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else ""
+    with interrupt.handled(f"goboom {command}" if command else "goboom", entry=entry) as handling:
+        try:
+            return _run(command, argv)
+        except KeyboardInterrupt:
+            if handling.signum:  # a real signal: no child process outlives the command
+                interrupt.stop_children()
+            status = handling.report()
+            handling.exit(status)  # the goboom process after a signal: no slow interpreter teardown
+            return status
+        except BrokenPipeError:
+            _silence_stdout()
+            return 1
+
+
+def _run(command: str, argv: list[str]) -> int:
+    """The sub-command ``command`` with its options ``argv[1:]``; 2 for an unknown command or a missing extra."""
     try:
         if not command:
             build_parser().parse_args(argv)  # --help, --version or an unknown command: argparse exits
@@ -101,14 +122,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(install_hint(command, module, extra), file=sys.stderr)
             return 2
         return int(importlib.import_module(module_name).main(argv[1:], f"goboom {command}") or 0)
-    except KeyboardInterrupt:
-        if threading.current_thread() is threading.main_thread():  # over: a second Ctrl-C must not cut the exit
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        print(f"goboom {command}: interrupted" if command else "goboom: interrupted", file=sys.stderr)
-        return INTERRUPTED
-    except BrokenPipeError:
-        _silence_stdout()
-        return 1
     except ModuleNotFoundError as exc:  # an optional module imported late, e.g. by an agent spec
         late = extra_of(exc.name or "")
         if late is None:

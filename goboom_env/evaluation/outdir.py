@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from goboom_env.evaluation.interrupt import ctrl_c_ignored
+from goboom_env.evaluation import interrupt
 
 
 class OutputError(Exception):
@@ -62,7 +62,8 @@ def fresh_folder(base: Path, stem: str) -> Path:
 
 class StagedFolder:
     """``with StagedFolder(out, force=...) as tmp:`` write every file into ``tmp``; when the block ends
-    without an exception, ``tmp`` replaces ``out``; on an exception (Ctrl-C included) it is removed.
+    without an exception, ``tmp`` replaces ``out``; on an exception (Ctrl-C included) it is removed, and so
+    it is by the forced exit of :mod:`goboom_env.evaluation.interrupt` (a second Ctrl-C).
 
     The constructor checks ``out`` (:func:`check_output_folder`) and entering creates the hidden sibling,
     so an unwritable place fails with ValueError before any work is done."""
@@ -80,6 +81,7 @@ class StagedFolder:
             tmp = self.out.parent / f".{self.out.name}.{uuid.uuid4().hex[:12]}.partial"
             tmp.mkdir()  # the permissions of any new folder (umask), unlike tempfile.mkdtemp's 0700
             self.tmp = tmp
+            interrupt.staging(tmp)  # removed by a forced exit too
         except OSError as exc:
             self._discard()
             raise ValueError(f"cannot write {self.option} {self.out}: {exc.strerror or exc}") from exc
@@ -91,17 +93,20 @@ class StagedFolder:
             self._discard()
             return
         try:
-            with ctrl_c_ignored():
+            with interrupt.uninterrupted():  # a signal meanwhile takes effect once the results are in place
                 self._replace()
+                interrupt.staging(self.tmp, done=True)
+                interrupt.kept(f"the complete results in {self.out}")
         except OSError as error:
             self._discard()
             raise OutputError(f"cannot write the results to {self.out}: {error.strerror or error}") from error
 
     def _discard(self) -> None:
         """Remove the staged folder and the parent folders made for it: a failed run leaves nothing."""
-        with ctrl_c_ignored():
+        with interrupt.uninterrupted():
             if self.tmp is not None:
                 shutil.rmtree(self.tmp, ignore_errors=True)
+                interrupt.staging(self.tmp, done=True)
             for parent in self.created:
                 try:
                     parent.rmdir()

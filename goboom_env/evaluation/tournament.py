@@ -38,7 +38,7 @@ from goboom_env.cards import code_of, deck_faces
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Match, blamed_on
 from goboom_env.episode import check_episode
-from goboom_env.evaluation.interrupt import WorkerLostError, ctrl_c_ignored
+from goboom_env.evaluation.interrupt import WorkerLostError, uninterrupted
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.game_loop import Decision, DecisionHook, play_episode
 from goboom_env.records import GameRecord as SavedGame
@@ -274,24 +274,29 @@ def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) 
     return _play_range(GameConfig.from_dict(config_dict), agents, seed, duplicate, episode, range(start, stop))
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C reaches the whole process group, but only the parent acts on it."""
+def _worker_signals() -> None:
+    """Worker initializer: Ctrl-C reaches the whole process group, but only the parent acts on it (it stops
+    the workers); SIGTERM, which the parent sends them, ends a worker at once."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: bool, episode: str, total: int,
                    processes: int, bar: tqdm) -> list[GameOutcome]:
     """Play every game on a pool of worker processes, chunks in any order.
 
-    The first failing chunk, a worker that dies, or a Ctrl-C in the parent terminates every worker at
-    once: nothing keeps playing the rest of the tournament, and no worker outlives the call."""
+    The first failing chunk, a worker that dies, or a Ctrl-C or SIGTERM in the parent terminates every worker
+    at once: nothing keeps playing the rest of the tournament, and no worker outlives the call. The pool is
+    started whole (a signal meanwhile takes effect once it exists, so that its workers are stopped too)."""
     size = max(1, min(200, total // (processes * 8)))
     jobs = [(config.to_dict(), agents, seed, duplicate, episode, a, b) for a, b in _chunks(total, size)]
     records: list[GameOutcome] = []
-    before = set(multiprocessing.active_children())
-    pool = multiprocessing.Pool(processes, initializer=_ignore_sigint)  # the platform's start method
-    workers = [p for p in multiprocessing.active_children() if p not in before]
+    pool = None
     try:
+        with uninterrupted():
+            before = set(multiprocessing.active_children())
+            pool = multiprocessing.Pool(processes, initializer=_worker_signals)  # the platform's start method
+            workers = [p for p in multiprocessing.active_children() if p not in before]
         chunks = pool.imap_unordered(_chunk_job, jobs)
         for _ in jobs:
             chunk = _next_chunk(chunks, workers)
@@ -299,12 +304,14 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
             bar.update(len(chunk))
         pool.close()
     except BaseException:
-        with ctrl_c_ignored():
-            pool.terminate()
+        if pool is not None:
+            with uninterrupted():
+                pool.terminate()
         raise
     finally:
-        with ctrl_c_ignored():
-            pool.join()
+        if pool is not None:
+            with uninterrupted():
+                pool.join()
     return records
 
 
@@ -344,8 +351,9 @@ def run_tournament(
 
     With ``processes > 1`` the games are played by worker processes started the platform's way (fork
     on Linux up to Python 3.13); where they are spawned, a script calling this at import level needs
-    the usual ``if __name__ == "__main__":`` guard. An agent's error, or Ctrl-C, stops every worker at
-    once and is raised here (the games played so far are dropped)."""
+    the usual ``if __name__ == "__main__":`` guard. An agent's error, or Ctrl-C (or SIGTERM under
+    :func:`goboom_env.evaluation.interrupt.handled`), stops every worker at once and is raised here (the games
+    played so far are dropped)."""
     games, seed, processes = _check_args(config, agents, games, seed, processes, episode)
     n = config.num_players
     total = -(-games // n) * n if duplicate else games
