@@ -1,0 +1,329 @@
+"""Ctrl-C (SIGINT) and SIGTERM stop a ``goboom`` command at any moment of its run: start-up, the worker pool
+starting, the games, the results being written, and after they are in place. Each time the command ends within
+the 2 s bar with exit code 130 (143 for SIGTERM) and one line on stderr, no process it started is left, and a
+results folder is either complete or absent (goboom_env.evaluation.interrupt).
+
+The time is measured from the signal being sent to the command's exit. :data:`LIMIT_S` is the 2 s bar plus
+:data:`JITTER_S`, an allowance for a loaded machine: the command's own bound is 1.5 s of clean-up before a
+forced exit (``interrupt.GRACE_S``), but on a busy two-core machine the scheduler can keep either process
+waiting for a while. The measured times are printed (``pytest -s``); unloaded they are about 0.1 s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from helpers import GOBOOM, ROOT, needs_extra_of
+
+from goboom_env.evaluation import interrupt
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the processes from /proc")
+
+JITTER_S = 1.0
+"""The allowance over the 2 s bar for process scheduling on a loaded machine (see the module docstring)."""
+LIMIT_S = 2.0 + JITTER_S
+EVALUATE = ["evaluate", "--processes", "2", "--no-progress"]
+LONG = ["--games", "1000000"]  # far more than any test waits for
+SHORT = ["--games", "40", "--episode", "hand"]  # played in a moment: the results are written next
+
+
+# -- processes, read from /proc ------------------------------------------------------------------------
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None if it has gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def _alive(pid: int, started: str) -> bool:
+    """Whether process ``pid``, started at ``started`` (clock ticks after boot), still runs (zombies have ended)."""
+    fields = _stat(pid)
+    return fields is not None and fields[19] == started and fields[0] != "Z"
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """The live descendants of ``root``: pid -> start time."""
+    parents: dict[int, list[tuple[int, str]]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat(int(entry))) is not None and fields[0] != "Z":
+            parents.setdefault(int(fields[1]), []).append((int(entry), fields[19]))
+    found, todo = {}, [root]
+    while todo:
+        for pid, started in parents.get(todo.pop(), []):
+            found[pid] = started
+            todo.append(pid)
+    return found
+
+
+def _group(pgid: int) -> list[int]:
+    """The live members of process group ``pgid``."""
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and (f := _stat(int(e))) is not None
+            and int(f[2]) == pgid and f[0] != "Z"]
+
+
+def _handlers_installed(pid: int) -> bool:
+    """Whether goboom's handlers are in force in ``pid``: it catches SIGTERM (Python alone does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+class Command:
+    """``goboom ARGS`` (or ``PROGRAM ARGS``) in its own process group (as a terminal runs a foreground job); every
+    process it starts is noted while the test waits, so that none can hide once the command has exited."""
+
+    def __init__(self, *args: str, ignore_sigint: bool = False, program: Sequence[str] = tuple(GOBOOM)) -> None:
+        preexec = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen([*program, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, start_new_session=True, preexec_fn=preexec)
+        self.seen: dict[int, str] = {}
+
+    def watch(self) -> None:
+        self.seen |= _descendants(self.proc.pid)
+
+    def wait_until(self, condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+        """Poll ``condition`` (every few milliseconds, noting the processes) until it holds; fails when the
+        command ends first or after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            self.watch()
+            if self.proc.poll() is not None:
+                self.kill()
+                pytest.fail(f"the command ended before {what}: {self.proc.communicate()}")
+            if time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"no {what} after {timeout} s")
+            time.sleep(0.003)
+        self.watch()
+
+    def workers(self) -> int:
+        return len(_descendants(self.proc.pid))
+
+    def send(self, signum: int = signal.SIGINT, *, whole_group: bool = True) -> tuple[float, str]:
+        """Send ``signum`` (to the process group, as a terminal's Ctrl-C, or to the command alone); the
+        seconds until the command ended, and its stderr. Fails if it still runs 30 s later."""
+        self.watch()
+        sent = time.monotonic()
+        (os.killpg if whole_group else os.kill)(self.proc.pid, signum)
+        try:
+            _, err = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"still running 30 s after {signal.Signals(signum).name}")
+        seconds = time.monotonic() - sent
+        print(f"stopped {seconds:.2f} s after {signal.Signals(signum).name}, {sent - self.started:.2f} s "
+              f"after the start")
+        return seconds, err
+
+    def kill(self) -> None:
+        for pid in [self.proc.pid, *self.seen]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+    def assert_stopped(self, seconds: float, err: str, signum: int = signal.SIGINT) -> None:
+        """Stopped in time with the status of ``signum``, a single line on stderr, no process left."""
+        assert self.proc.returncode == interrupt.exit_status(signum), err
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+        assert seconds <= LIMIT_S, f"{seconds:.2f} s to stop"
+        assert [pid for pid, started in self.seen.items() if _alive(pid, started)] == []
+        assert _group(self.proc.pid) == []
+
+
+def _staging(parent: Path) -> list[Path]:
+    """The hidden folders in which the results are written before being renamed into place."""
+    return [p for p in parent.iterdir() if p.name.endswith(".partial")]
+
+
+def _assert_complete_or_absent(out: Path) -> None:
+    """The results folder is absent, or it holds complete results; no staging folder is left."""
+    if out.exists():
+        assert json.loads((out / "results.json").read_text())["summary"]["games"] > 0
+        assert (out / "report.md").is_file()
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == []
+
+
+# -- goboom evaluate --------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow  # whole goboom processes, interrupted at each moment of their run
+@pytest.mark.parametrize("moment", ["0.5 s after the start", "as soon as goboom runs"])
+def test_an_interrupt_at_start_up(tmp_path: Path, moment: str) -> None:
+    out = tmp_path / "results"
+    command = Command(*EVALUATE, *LONG, "--out", str(out))
+    if moment == "0.5 s after the start":
+        time.sleep(max(0.0, command.started + 0.5 - time.monotonic()))
+    # Before goboom's first line runs, the interpreter starts and imports goboom_env (a few tenths of a second,
+    # Python's own Ctrl-C handling): the signal waits for goboom's handlers if 0.5 s was not enough for that.
+    command.wait_until(lambda: _handlers_installed(command.proc.pid), "goboom handlers")
+    seconds, err = command.send()
+    command.assert_stopped(seconds, err)
+    assert err == "goboom evaluate: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow  # whole goboom processes, interrupted at each moment of their run
+@pytest.mark.parametrize("signum, whole_group", [(signal.SIGINT, True), (signal.SIGTERM, False)],
+                         ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_while_the_pool_starts(tmp_path: Path, signum: int, whole_group: bool) -> None:
+    out = tmp_path / "results"
+    command = Command(*EVALUATE, *LONG, "--out", str(out))
+    command.wait_until(lambda: command.workers() >= 1, "worker process")  # the first one forked, the pool starting
+    seconds, err = command.send(signum, whole_group=whole_group)
+    command.assert_stopped(seconds, err, signum)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow  # whole goboom processes, interrupted at each moment of their run
+@pytest.mark.parametrize("signum, whole_group, ignore_sigint", [
+    (signal.SIGINT, True, False), (signal.SIGINT, False, False), (signal.SIGINT, False, True),
+    (signal.SIGTERM, True, False),
+], ids=["ctrl-c", "sigint-to-the-parent-only", "sigint-inherited-ignored", "sigterm-to-the-group"])
+def test_an_interrupt_mid_run(tmp_path: Path, signum: int, whole_group: bool, ignore_sigint: bool) -> None:
+    # sigint-inherited-ignored: a script's `goboom evaluate ... &` starts with SIGINT ignored; kill -INT still stops it
+    out = tmp_path / "results"
+    command = Command(*EVALUATE, *LONG, "--out", str(out), ignore_sigint=ignore_sigint)
+    command.wait_until(lambda: command.workers() >= 2 and bool(_staging(tmp_path)), "games")
+    time.sleep(1.0)  # the workers are playing
+    seconds, err = command.send(signum, whole_group=whole_group)
+    command.assert_stopped(seconds, err, signum)
+    assert err == ("goboom evaluate: interrupted by SIGTERM\n" if signum == signal.SIGTERM
+                   else "goboom evaluate: interrupted\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow  # whole goboom processes, interrupted at each moment of their run
+def test_an_interrupt_while_the_results_are_written(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "report.md").write_text("earlier run")
+    command = Command(*EVALUATE, *SHORT, "--out", str(out), "--force")
+    # results.json is the first file written; the CSV, the plots and report.md follow (most of a second)
+    command.wait_until(lambda: any((p / "results.json").exists() for p in _staging(tmp_path)), "results being written")
+    seconds, err = command.send()
+    command.assert_stopped(seconds, err)
+    assert err == "goboom evaluate: interrupted\n"
+    assert (out / "report.md").read_text() == "earlier run" and len(list(out.iterdir())) == 1  # the earlier run kept
+    assert [p.name for p in tmp_path.iterdir()] == ["results"]  # no staging folder left
+
+
+@pytest.mark.slow  # whole goboom processes, interrupted at each moment of their run
+def test_an_interrupt_once_the_results_are_in_place(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    command = Command(*EVALUATE, *SHORT, "--out", str(out))
+    # renamed into place: the tables are printed next, then the interpreter shuts down
+    command.wait_until(out.exists, "results folder")
+    seconds, err = command.send()
+    command.assert_stopped(seconds, err)
+    assert err == f"goboom evaluate: interrupted; kept the complete results in {out}\n"
+    _assert_complete_or_absent(out)
+    assert out.exists()
+
+
+@pytest.mark.slow  # a whole goboom process
+def test_a_second_ctrl_c_during_the_clean_up_ends_the_command_at_once(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    command = Command(*EVALUATE, *LONG, "--out", str(out))
+    command.wait_until(lambda: command.workers() >= 2 and bool(_staging(tmp_path)), "games")
+    os.killpg(command.proc.pid, signal.SIGINT)
+    seconds, err = command.send()
+    command.assert_stopped(seconds, err)
+    assert err == "goboom evaluate: interrupted\n" and list(tmp_path.iterdir()) == []
+
+
+# -- goboom train-fast -------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow  # a whole training process, interrupted while it starts
+def test_train_fast_interrupted_while_it_starts(tmp_path: Path) -> None:
+    needs_extra_of("train-fast")
+    out = tmp_path / "run"
+    command = Command("train-fast", "--timesteps", "100000000", "--num-envs", "16", "--num-steps", "16",
+                      "--minibatch-size", "128", "--eval-every", "-1", "--bc-games", "0", "--threads", "1",
+                      "--no-progress", "--out", str(out))
+    command.wait_until(lambda: _handlers_installed(command.proc.pid), "goboom handlers")
+    time.sleep(0.5)  # importing torch and the trainer: no training step has run
+    seconds, err = command.send()
+    command.assert_stopped(seconds, err)
+    assert err == "goboom train-fast: interrupted\n"
+    assert not (out / "progress.csv").exists() and not list(out.glob("checkpoints/*"))
+
+
+# -- the mechanism ----------------------------------------------------------------------------------------
+
+STUCK_CLEAN_UP = """
+import subprocess, sys, time
+from pathlib import Path
+from goboom_env.evaluation import interrupt
+
+with interrupt.handled("goboom stuck", entry=True) as handling:
+    staged = Path(sys.argv[1])
+    staged.mkdir()
+    (staged / "results.json").write_text("{")  # half written
+    interrupt.staging(staged)
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        print("ready", flush=True)
+        time.sleep(60)
+    except KeyboardInterrupt:
+        time.sleep(60)  # a clean-up that never ends
+"""
+
+
+@pytest.mark.slow  # a whole Python process
+def test_a_clean_up_that_does_not_end_is_cut_short(tmp_path: Path) -> None:
+    staged = tmp_path / ".results.x.partial"
+    command = Command("-c", STUCK_CLEAN_UP, str(staged), program=[sys.executable])
+    assert command.proc.stdout is not None and command.proc.stdout.readline() == "ready\n"
+    seconds, err = command.send(signal.SIGTERM, whole_group=False)
+    command.assert_stopped(seconds, err, signal.SIGTERM)
+    assert seconds >= interrupt.GRACE_S and err == "goboom stuck: interrupted by SIGTERM\n"
+    assert len(command.seen) == 1 and list(tmp_path.iterdir()) == []  # the child killed, the staging folder removed
+
+
+# -- the mechanism, in this process ------------------------------------------------------------------------
+
+
+def test_sigterm_raises_an_interrupt_that_exits_143() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with interrupt.handled("goboom test") as handling:
+        with pytest.raises(KeyboardInterrupt) as raised:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # the handler runs at once
+        assert isinstance(raised.value, interrupt.Interrupted) and raised.value.signum == signal.SIGTERM
+        assert handling.message() == "goboom test: interrupted by SIGTERM" and handling.status() == 143
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_signal_inside_an_uninterrupted_block_takes_effect_when_it_ends() -> None:
+    steps = []
+    with interrupt.handled("goboom test"), pytest.raises(interrupt.Interrupted):
+        with interrupt.uninterrupted():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            steps.append("the block ran to its end")
+        steps.append("after the block")
+    assert steps == ["the block ran to its end"]
+
+
+def test_what_was_kept_is_named() -> None:
+    with interrupt.handled("goboom test") as handling:
+        interrupt.kept("the results in out/")
+        assert handling.message() == "goboom test: interrupted; kept the results in out/"
+    interrupt.kept("nothing: no command runs")  # outside handled(): ignored
