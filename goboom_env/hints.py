@@ -88,11 +88,23 @@ def close_matches(word: object, choices: Iterable[str], n: int = 3, cutoff: floa
 
 
 def did_you_mean(word: object, choices: Iterable[str], quote: bool = True) -> str:
-    """``" (did you mean 'iters'?)"``, ``" (did you mean 'mc' or 'ismcts'?)"``, or ``""`` when no choice is
-    close: to append to a message that names ``word`` as unknown. ``quote=False`` leaves the names bare
-    (command-line options: ``--num-players``)."""
-    found = [repr(m) if quote else m for m in close_matches(word, choices)]
+    """``" (did you mean 'iters'?)"`` (the closest choice, and any as close: ``" (did you mean 'a' or 'b'?)"``),
+    or ``""`` when no choice is close: to append to a message that names ``word`` as unknown. ``quote=False``
+    leaves the names bare (command-line options: ``--num-players``)."""
+    found = close_matches(word, choices)
     if not found:
         return ""
-    names = found[0] if len(found) == 1 else ", ".join(found[:-1]) + " or " + found[-1]
+    folded = str(word).casefold()
+
+    def ratio(choice: str) -> float:
+        return difflib.SequenceMatcher(None, folded, choice.casefold()).ratio()
+
+    best = max(map(ratio, found))
+    close = sorted((m for m in found if ratio(m) >= best - TIE), key=lambda m: (-ratio(m), m))
+    shown = [repr(m) if quote else m for m in close]
+    names = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
     return f" (did you mean {names}?)"
+
+
+TIE = 0.02
+"""Choices whose closeness is within this of the closest one's are suggested with it."""
