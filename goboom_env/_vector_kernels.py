@@ -18,12 +18,15 @@ from __future__ import annotations
 from typing import get_args
 
 import numpy as np
-from numba import njit
 
 from goboom_env.cards import DRAW_OR_PASS as DRAW
 from goboom_env.cards import JOKER, NUM_FACES
 from goboom_env.config import Scoring
 from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase
+from goboom_env.hints import needs_extra
+
+with needs_extra("the batched engine (goboom_env.vector)"):
+    from numba import njit
 
 LEAD, FOLLOW, DISCARD, OVER = (int(phase) for phase in Phase)
 """The phases as plain ints: numba reads module-level ints as compile-time constants."""

@@ -3,7 +3,7 @@ probably meant.
 
 * :func:`needs_extra` wraps the import of an optional dependency (scipy, torch, pyspiel, starlette...): a
   missing one raises :class:`MissingExtraError` (a :class:`ModuleNotFoundError`, its ``name`` kept) saying
-  which feature needs it and the ``pip install 'goboom-env[EXTRA]'`` line that adds it. Every optional import
+  which feature needs it and the ``pip install "goboom-env[EXTRA]"`` line that adds it. Every optional import
   of the library goes through it (tests/project/test_extras.py checks the sources).
 * :func:`did_you_mean` turns a misspelt name and the valid ones into ``" (did you mean 'iters'?)"``
   (difflib's close matches), for unknown agents, presets, spec options and command-line options.
@@ -37,8 +37,9 @@ def extra_of(module: str | None) -> str | None:
 
 
 def install_line(extra: str) -> str:
-    """The command that adds ``extra``: ``pip install 'goboom-env[eval]'``."""
-    return f"pip install 'goboom-env[{extra}]'"
+    """The command that adds ``extra``: ``pip install "goboom-env[eval]"`` (quoted as the README and ``goboom``'s
+    own hint quote it)."""
+    return f'pip install "goboom-env[{extra}]"'
 
 
 class MissingExtraError(ModuleNotFoundError):
@@ -47,7 +48,7 @@ class MissingExtraError(ModuleNotFoundError):
 
 def missing_extra(what: str, module: str, extra: str | None = None) -> MissingExtraError:
     """The error for ``what`` (a feature: ``"Result.paired()"``) when the optional ``module`` is missing:
-    ``Result.paired() needs the 'eval' extra (scipy is not installed): pip install 'goboom-env[eval]'``."""
+    ``Result.paired() needs the 'eval' extra (scipy is not installed): pip install "goboom-env[eval]"``."""
     extra = extra or extra_of(module)
     if extra is None:
         raise ValueError(f"{module!r} is not a module of any extra of goboom-env (see goboom_env.hints.EXTRAS)")

@@ -52,7 +52,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
-import pyspiel
 
 from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKERS_POINTS, NUM_ACTIONS, NUM_FACES, code_of, deck_faces
 from goboom_env.config import MAX_PLAYERS, GameConfig, check_int
@@ -60,10 +59,14 @@ from goboom_env.engine import Hand, Match
 from goboom_env.episode import EPISODES, end_hand
 from goboom_env.events import event_text
 from goboom_env.hand_state import deck_multiset
+from goboom_env.hints import needs_extra
 from goboom_env.observation import encoder_for
 from goboom_env.player_view import PlayerView
 from goboom_env.render import render_text
 from goboom_env.scoring import REWARDS, points_rewards, win_rewards
+
+with needs_extra("the python_goboom OpenSpiel game (goboom_env.openspiel)"):
+    import pyspiel
 
 SHORT_NAME = "python_goboom"
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from goboom_env import _vector_kernels as _k  # without numba: the 'vector' extra's error (goboom_env.hints)
 from goboom_env.cards import (
     ACES_MASK,
     CLASSIC_POINTS,
@@ -72,15 +73,6 @@ from goboom_env.observation import (
     observation_size,
     padded_index,
 )
-
-try:
-    from goboom_env import _vector_kernels as _k
-except ModuleNotFoundError as exc:  # pragma: no cover - exercised in a subprocess test
-    if exc.name != "numba":
-        raise
-    raise ImportError(
-        'goboom_env.vector needs numba, which is not installed: pip install "goboom-env[vector]"'
-    ) from exc
 
 __all__ = ["MixedVectorGame", "VectorGame", "random_legal_actions"]
 

@@ -16,13 +16,16 @@ so ``pyspiel`` is imported only when such a spec is made (the ``openspiel`` extr
 from __future__ import annotations
 
 import numpy as np
-import pyspiel
-from open_spiel.python.algorithms import ismcts, mcts
 
 from goboom_env.agents.policy import Agent, Observation
 from goboom_env.config import GameConfig, check_int, check_number
+from goboom_env.hints import needs_extra
 from goboom_env.openspiel import SHORT_NAME, params_of, state_from_view
 from goboom_env.player_view import PlayerView
+
+with needs_extra("the openspiel-ismcts agent"):
+    import pyspiel
+    from open_spiel.python.algorithms import ismcts, mcts
 
 OPTIONS = ("sims", "rollouts", "c")
 """The options of an ``openspiel-ismcts:`` spec."""

@@ -6,12 +6,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import numpy as np
 
-matplotlib.use("Agg")  # before pyplot: files only, no display
-import matplotlib.pyplot as plt
-from matplotlib.colors import TwoSlopeNorm
+from goboom_env.hints import needs_extra
+
+with needs_extra("the plots of goboom_env.evaluation.plots"):
+    import matplotlib
+
+    matplotlib.use("Agg")  # before pyplot: files only, no display
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import TwoSlopeNorm
 
 
 def plot_win_rates(rows: Sequence[Mapping[str, Any]], path: str | Path, *, chance: float, title: str = "") -> Path:

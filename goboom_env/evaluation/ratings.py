@@ -26,11 +26,13 @@ from collections.abc import Iterable, Sequence
 from itertools import zip_longest
 from typing import Any
 
-from openskill.models import PlackettLuce
-
 from goboom_env.config import check_choice
 from goboom_env.evaluation.stats import Z95
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
+from goboom_env.hints import needs_extra
+
+with needs_extra("the ratings of goboom_env.evaluation.ratings"):
+    from openskill.models import PlackettLuce
 
 OUTCOMES = ("win", "placing")
 """What a rating ranks the seats of a game by (see the module docstring)."""

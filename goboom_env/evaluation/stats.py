@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from goboom_env.hints import needs_extra
+
 Z95 = 1.959963984540054
 """Two-sided 95% normal quantile."""
 
@@ -70,7 +72,8 @@ class PairedTest:
 
 def paired_test(a: str, b: str, a_scores: Sequence[float], b_scores: Sequence[float]) -> PairedTest:
     """Compare per-deal scores of two agents (paired by deal): Wilcoxon, sign test and t-interval."""
-    from scipy import stats  # imported here: scipy takes a second to import and most callers never need it
+    with needs_extra("TournamentResult.paired() and paired_test()"):
+        from scipy import stats  # imported here: scipy takes a second to import and most callers never need it
 
     x = np.asarray(a_scores, np.float64)
     y = np.asarray(b_scores, np.float64)

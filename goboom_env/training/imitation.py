@@ -22,6 +22,7 @@ from goboom_env.config import GameConfig
 from goboom_env.engine import Match
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.global_state import StateEncoder
+from goboom_env.hints import needs_extra
 from goboom_env.scoring import win_rewards
 
 
@@ -71,7 +72,8 @@ def clone(model: Any, data: Demonstrations, epochs: int = 4, batch_size: int = 5
           seed: int = 0) -> dict[str, float]:
     """Fit the model's actor to the teacher's actions and its critic to the win rewards; returns the final
     epoch's mean loss and the share of decisions where the actor's greedy move equals the teacher's."""
-    import torch
+    with needs_extra("behaviour cloning (goboom_env.training.imitation)"):
+        import torch
 
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)

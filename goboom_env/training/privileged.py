@@ -20,6 +20,7 @@ from typing import Any
 
 from goboom_env.config import GameConfig
 from goboom_env.global_state import StateEncoder, state_encoder_for
+from goboom_env.hints import needs_extra
 
 
 def critic_encoder(config: GameConfig) -> StateEncoder:
@@ -39,9 +40,10 @@ _POLICY: type | None = None
 
 
 def _build_policy_class() -> type:
-    import torch
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-    from torch import nn
+    with needs_extra("the privileged critic (goboom_env.training.privileged)"):
+        import torch
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+        from torch import nn
 
     class SplitMlpExtractor(nn.Module):
         """SB3's ``MlpExtractor`` with the actor reading only the first ``public_dim`` features."""

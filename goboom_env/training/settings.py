@@ -30,6 +30,7 @@ from typing import Any
 
 from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
 from goboom_env.env import EPISODES, REWARDS
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.run_folder import check_run_folder_rule
 
 VEC_ENVS = ("dummy", "subproc")
@@ -545,8 +546,9 @@ def set_threads(threads: int) -> None:
     """Cap this process's compute threads at ``threads``: torch's and those of the BLAS library behind numpy's matrix
     products (the batched heuristics, numpy actors). BLAS otherwise starts one worker per core whose waiting spins:
     two runs on a 2-core machine, each with one torch thread, trained half as fast as with one BLAS thread each."""
-    import torch
-    from threadpoolctl import threadpool_limits
+    with needs_extra("the training threads (set_threads)"):
+        import torch
+        from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(threads)
     threadpool_limits(limits=threads, user_api="blas")

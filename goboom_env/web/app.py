@@ -41,18 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
-
 from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_choice, check_int
 from goboom_env.episode import EPISODES
+from goboom_env.hints import needs_extra
 from goboom_env.records import GameRecord, parse_json
 from goboom_env.web import replay
 from goboom_env.web.catalog import Catalog
@@ -60,6 +51,17 @@ from goboom_env.web.guard import AllowedHosts, SameOrigin
 from goboom_env.web.limits import excerpt, public
 from goboom_env.web.session import Frame, GameError, GameSession, refused_as_bad_request
 from goboom_env.web.store import GameStore
+
+with needs_extra("goboom serve (goboom_env.web)"):
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, JSONResponse, Response
+    from starlette.routing import Mount, Route, WebSocketRoute
+    from starlette.staticfiles import StaticFiles
+    from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = replay.MAX_RECORD_BYTES

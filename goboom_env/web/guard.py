@@ -17,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.websockets import WebSocket
-
+from goboom_env.hints import needs_extra
 from goboom_env.web.limits import excerpt
+
+with needs_extra("goboom serve (goboom_env.web)"):
+    from starlette.datastructures import Headers
+    from starlette.responses import JSONResponse
+    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.websockets import WebSocket
 
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 """Methods that change nothing: a page of another site may send them (it cannot read the answers)."""

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.run_folder import RunFiles
 
 AXES = {"timesteps": "training steps (learner decisions)", "train_s": "training wall-clock seconds"}
@@ -48,10 +49,11 @@ def plot_learning_curve(files: RunFiles) -> Path | None:
     """Win rate vs training steps (and vs training seconds when logged) as a PNG; None without a progress log."""
     if not files.progress.exists():
         return None
-    import matplotlib
+    with needs_extra("the learning curve plot"):
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
 
     rows = list(csv.DictReader(files.progress.open()))
     evals = list(csv.DictReader(files.eval.open())) if files.eval.exists() else []

@@ -19,6 +19,8 @@ from typing import IO, Any
 
 import numpy as np
 
+from goboom_env.hints import needs_extra
+
 CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
 SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
 
@@ -178,7 +180,8 @@ def load_tensors(source: Path | IO[bytes], name: str | Path, device: str = "cpu"
     code. ValueError naming ``name`` (the file) for anything else: a pickled object, a damaged file."""
     import pickle
 
-    import torch
+    with needs_extra("loading a checkpoint's tensors"):
+        import torch
 
     try:
         return torch.load(source, map_location=device, weights_only=True)

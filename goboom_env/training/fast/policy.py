@@ -13,11 +13,14 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-import torch
-from torch import nn
 
 from goboom_env.cards import NUM_ACTIONS
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp
+
+with needs_extra("the fast trainer (goboom_env.training.fast)"):
+    import torch
+    from torch import nn
 
 MASKED_LOGIT = -1e8
 """Logit of an illegal action: its probability is exactly 0 in float32."""

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env.config import MAX_PLAYERS, GameConfig
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import check_compatible, model_metadata
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp
@@ -68,7 +69,8 @@ from goboom_env.training.shaping import hand_size_potential
 
 def train(args: VectorArgs, command: str | None = None) -> Path:
     """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
-    import torch  # the train extra: imported when a run starts
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        import torch  # the train extra: imported when a run starts
 
     args.validate()
     set_threads(args.threads)
@@ -146,7 +148,8 @@ class Trainer:
 
     def __init__(self, args: Any, config: GameConfig, seed_offset: int = 0) -> None:
         """``args`` is the run's :class:`~goboom_env.training.settings.VectorArgs` (or settings with its fields)."""
-        import torch
+        with needs_extra("the fast trainer (goboom_env.training.fast)"):
+            import torch
 
         from goboom_env.cards import NUM_FACES
         from goboom_env.training.fast.policy import ActorCritic, resolve_precision
@@ -238,7 +241,8 @@ class Trainer:
     def collect(self) -> Rollout:
         """Play ``num_steps`` engine calls; the learner's seats sample from the network, the others from
         their opponent; returns the rollout (and counts the learner decisions in :attr:`steps`)."""
-        import torch
+        with needs_extra("the fast trainer (goboom_env.training.fast)"):
+            import torch
 
         args, plan = self.args, self.plan
         num_envs = args.num_envs
@@ -309,7 +313,8 @@ class Trainer:
         anchor), ``belief_coef`` x the belief head's loss; the value and belief losses alone during the critic
         warm-up); returns the last epoch's mean losses and diagnostics (explained variance of the rollout's
         values, as SB3 reports it; the belief loss of the uniform-over-unseen guess on the batch)."""
-        import torch
+        with needs_extra("the fast trainer (goboom_env.training.fast)"):
+            import torch
 
         from goboom_env.observation import face_copies
         from goboom_env.training.fast.policy import uniform_belief_loss
@@ -389,7 +394,8 @@ class Trainer:
 
 def _tensor_state(state: dict[str, Any]) -> dict[str, Any]:
     """A :meth:`FrozenMlp.state` with tensors for arrays, so that the checkpoint loads with ``weights_only``."""
-    import torch
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        import torch
 
     return {**state, "layers": [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in state["layers"]]}
 

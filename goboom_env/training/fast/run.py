@@ -20,6 +20,7 @@ import numpy as np
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import write_play_only
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import (
@@ -161,6 +162,7 @@ def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float],
 
 def summary_writer(folder: Path) -> Any:
     """TensorBoard's writer for the run's ``tensorboard/`` folder."""
-    from torch.utils.tensorboard import SummaryWriter
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        from torch.utils.tensorboard import SummaryWriter
 
     return SummaryWriter(str(folder))

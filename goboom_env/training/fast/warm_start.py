@@ -17,6 +17,7 @@ import numpy as np
 
 from goboom_env.agents.heuristics import BEST_HEURISTIC
 from goboom_env.config import GameConfig
+from goboom_env.hints import needs_extra
 from goboom_env.training.fast.rollout import make_engine, seat_gae
 from goboom_env.training.opponents import batched_heuristic
 
@@ -67,7 +68,8 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
     generalist), hands at each of those counts with padded observations; with ``hidden`` (a privileged critic or a
     belief head), each observation followed by the mover's hidden state; ``observation``: the layout (history: the
     batched heuristic's hands only)."""
-    import torch
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        import torch
 
     started = time.perf_counter()
     if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):

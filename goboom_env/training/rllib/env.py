@@ -22,13 +22,16 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.env import raw_env
 from goboom_env.episode import check_episode
+from goboom_env.hints import needs_extra
 from goboom_env.training.seats import LearnerSeats
+
+with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 OBS_KEY = "observations"
 """Key of the observation vector in the adapter's dict observation (RLlib's convention)."""

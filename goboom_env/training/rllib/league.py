@@ -15,13 +15,16 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from ray.rllib.algorithms.algorithm import Algorithm
-from ray.rllib.callbacks.callbacks import RLlibCallback
-from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
 
+from goboom_env.hints import needs_extra
 from goboom_env.training.league import SELF, League
 from goboom_env.training.rllib.policy import MAIN_MODULE
 from goboom_env.training.settings import LEARNER
+
+with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+    from ray.rllib.algorithms.algorithm import Algorithm
+    from ray.rllib.callbacks.callbacks import RLlibCallback
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
 
 LEAGUE_PREFIX = "league_"
 

@@ -27,18 +27,21 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import torch
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
-from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
-from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
-from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from goboom_env.config import GameConfig
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import check_compatible, parse_metadata
 from goboom_env.training.artifacts.run_folder import load_tensors
 from goboom_env.training.rllib.env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
+
+with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+    import torch
+    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 MAIN_MODULE = "main"
 """Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""

@@ -15,9 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ray.rllib.algorithms.algorithm import Algorithm
-from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
-
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.rllib.policy import (
     MAIN_MODULE,
@@ -28,6 +26,10 @@ from goboom_env.training.rllib.policy import (
     write_module_file,
 )
 from goboom_env.training.settings import RLlibArgs
+
+with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+    from ray.rllib.algorithms.algorithm import Algorithm
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
 
 # -- run folder -----------------------------------------------------------------------------------
 
@@ -121,7 +123,8 @@ class ProgressLog:
     """Per-iteration ``progress.csv``, TensorBoard scalars and a live rich display."""
 
     def __init__(self, run: Path, total: int, show: bool) -> None:
-        from torch.utils.tensorboard import SummaryWriter
+        with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+            from torch.utils.tensorboard import SummaryWriter
 
         self.writer = SummaryWriter(str(run / "tensorboard"))
         self.csv_path = run / "progress.csv"

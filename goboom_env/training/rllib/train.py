@@ -24,12 +24,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-import ray
-from ray.rllib.algorithms.algorithm import Algorithm
-from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import check_compatible
 from goboom_env.training.rllib.cluster import probe
 from goboom_env.training.rllib.env import GoBoomMultiAgentEnv, make_env_config
@@ -43,6 +38,13 @@ from goboom_env.training.rllib.policy import (
 )
 from goboom_env.training.rllib.run import ProgressLog, latest_checkpoint, run_folder, save, summary
 from goboom_env.training.settings import RLlibArgs, cluster_endpoint, rllib_ppo_kwargs
+
+with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+    import ray
+    from ray.rllib.algorithms.algorithm import Algorithm
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 # -- the RLlib configuration ----------------------------------------------------------------------
 
@@ -92,7 +94,8 @@ def check_reachable(address: str) -> None:
     if cluster_endpoint(address) is not None:
         probe(address)
         return
-    from ray._private.services import canonicalize_bootstrap_address
+    with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+        from ray._private.services import canonicalize_bootstrap_address
 
     try:
         found = canonicalize_bootstrap_address(address)
@@ -197,7 +200,8 @@ def _start_league(algo: Algorithm, run: Path, args: RLlibArgs, slots: list[str])
 
 def _env_steps(algo: Algorithm) -> int:
     """Env steps sampled so far (restored with a checkpoint)."""
-    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+    with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+        from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
     value = algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
     return int(value)

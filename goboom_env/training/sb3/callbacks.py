@@ -24,15 +24,17 @@ import time
 from collections import defaultdict, deque
 from typing import Any
 
-from stable_baselines3.common.callbacks import BaseCallback, CallbackList
-
 from goboom_env.config import GameConfig
+from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import RunFiles, append_csv, best_win_rate, mean_or_blank, next_multiple
 from goboom_env.training.league import SELF
 from goboom_env.training.sb3.model import evaluate_model, frozen_actor, save_model
 from goboom_env.training.settings import TrainArgs, parse_opponents
+
+with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
 PROGRESS_COLUMNS = [
     "timesteps", "episodes", "ep_rew_mean", "ep_len_mean", "win_rate", "fps", "loss", "policy_gradient_loss",

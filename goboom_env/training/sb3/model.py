@@ -18,6 +18,7 @@ import numpy as np
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+from goboom_env.hints import needs_extra
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, write_atomically
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
@@ -39,7 +40,8 @@ def evaluate_model(model_file: Path, files: RunFiles, args: TrainArgs, config: G
 
 def frozen_actor(model: Any) -> FrozenMlp:
     """The numpy copy of a MaskablePPO MlpPolicy's actor (hidden layers + action head)."""
-    import torch.nn as nn
+    with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
+        import torch.nn as nn
 
     policy = model.policy
     linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)] + [policy.action_net]
@@ -68,7 +70,8 @@ def save_model(model: Any, path: str | Path, metadata: dict[str, Any]) -> Path:
 def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> Any:
     """``n_envs`` self-play envs in a Dummy/SubprocVecEnv with episode statistics (VecMonitor); a resumed
     run passes its step count as ``seed_offset`` so that it does not replay the first run's deals."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+    with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     opponents = parse_opponents(args.opponents)
 
@@ -90,7 +93,8 @@ def _env_seed(seed: int, offset: int, rank: int) -> int:
 
 def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None, device: str = "cpu") -> Any:
     """A fresh MaskablePPO with the arguments' hyperparameters (and the privileged critic when asked)."""
-    from sb3_contrib import MaskablePPO
+    with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
+        from sb3_contrib import MaskablePPO
 
     policy: Any = "MlpPolicy"
     policy_kwargs: dict[str, Any] = {"net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)}}
@@ -109,7 +113,8 @@ def ppo_hyperparameters(args: TrainArgs) -> dict[str, Any]:
 def resolve_device(spec: str) -> str:
     """The torch device of ``--device``: ``auto`` picks the GPU when torch sees one; asking for a GPU that torch
     cannot use (none present, a CPU-only torch, an index past the last GPU) is a ValueError, not a CPU run."""
-    import torch
+    with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
+        import torch
 
     if spec == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"

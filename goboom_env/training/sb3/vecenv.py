@@ -31,13 +31,16 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.vec_env import VecEnv
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
+from goboom_env.hints import needs_extra
 from goboom_env.observation import ObservationEncoder
 from goboom_env.training.opponents import BatchOpponent, RandomOpponent, batched_heuristic
 from goboom_env.training.seats import LearnerSeats
+
+with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
+    from stable_baselines3.common.vec_env import VecEnv
 
 OPPONENTS = ("random", "heuristic")
 
