@@ -207,7 +207,7 @@ def test_wrapped_env_rejects_actions_outside_the_action_space() -> None:
     [
         ({"episode": "game"}, r"episode must be one of \['hand', 'match'\]"),
         ({"reward": "score"}, r"reward must be one of \['win', 'points'\]"),
-        ({"render_mode": "rgb_array"}, "render_mode must be None or one of"),
+        ({"render_mode": "video"}, "render_mode must be None or one of"),
         ({"render_seat": 4}, r"render_seat must be None or a seat in 0\.\.3"),
         ({"preset": "nope"}, "unknown preset 'nope'"),
     ],
