@@ -21,7 +21,6 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env.config import MAX_PLAYERS, GameConfig
+from goboom_env.evaluation import interrupt
 from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import check_compatible, model_metadata
@@ -127,8 +127,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     except KeyboardInterrupt:
         path = paths.state(trainer.steps)
         torch.save({**trainer.state_dict(), "meta": meta()}, path)
-        print(f"goboom train-fast: interrupted at step {trainer.steps}; saved {path}; "
-              f"continue with --resume --out {paths.root}", file=sys.stderr)
+        interrupt.kept(f"the checkpoint {path}; continue with --resume --out {paths.root}")
         raise
     finally:
         bar.close()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
+from goboom_env.evaluation import interrupt
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, read_metadata
@@ -88,13 +89,13 @@ def _close_envs(vec_env: Any, failing: bool) -> None:
 
 
 def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles, start: int) -> None:
-    """After Ctrl-C: save a checkpoint of the steps learnt since ``start`` and say how to continue."""
+    """After Ctrl-C: save a checkpoint of the steps learnt since ``start`` (atomically, as every model file) and
+    name it, with how to continue, in the interruption's line (:func:`goboom_env.evaluation.interrupt.kept`)."""
     steps = model.num_timesteps
     if steps <= start:
         return
     path = save_model(model, files.checkpoints / f"model_{steps}.zip", model_metadata(config, args, steps))
-    print(f"goboom train: interrupted at step {steps}; saved {path}; continue with --resume --out {files.root}",
-          file=sys.stderr, flush=True)
+    interrupt.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
 
 
 def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
