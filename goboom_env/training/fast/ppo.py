@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.evaluation import interrupt
 from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
-from goboom_env.training.artifacts.model_files import check_compatible, model_metadata
+from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, write_atomically
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp
 from goboom_env.training.artifacts.run_folder import (
     best_win_rate,
@@ -58,6 +57,7 @@ from goboom_env.training.fast.run import (
     evaluate,
     load_checkpoint,
     log_progress,
+    save_checkpoint,
     save_play_only,
     summary_writer,
 )
@@ -70,7 +70,7 @@ from goboom_env.training.shaping import hand_size_potential
 def train(args: VectorArgs, command: str | None = None) -> Path:
     """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
-        import torch  # the train extra: imported when a run starts
+        import torch  # noqa: F401 (the train extra: imported, or its absence reported, before any work)
 
     args.validate()
     set_threads(args.threads)
@@ -118,25 +118,24 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
                 trainer.snapshot()
                 next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
             if trainer.steps >= next_checkpoint:
-                torch.save({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
+                save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
                 save_play_only(trainer.net, paths.checkpoint_model(trainer.steps), meta())
                 next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
             if trainer.steps >= next_eval:
                 best = evaluate(trainer, files.eval_model, files, writer, best, meta())
                 next_eval = next_multiple(trainer.steps, args.eval_every)
     except KeyboardInterrupt:
-        path = paths.state(trainer.steps)
-        torch.save({**trainer.state_dict(), "meta": meta()}, path)
+        path = save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
         interrupt.kept(f"the checkpoint {path}; continue with --resume --out {paths.root}")
         raise
     finally:
         bar.close()
-    torch.save({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
+    save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
     save_play_only(trainer.net, files.model, meta())
     if args.eval_every >= 0 and last_evaluated(files) != trainer.steps:
         evaluate(trainer, files.model, files, writer, best, meta())
     if not files.best.exists():
-        shutil.copyfile(files.model, files.best)
+        write_atomically(files.best, files.model.read_bytes())
     writer.close()
     plot_learning_curve(files)
     return files.model

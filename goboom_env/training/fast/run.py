@@ -1,7 +1,8 @@
 """The run folder of ``goboom train-fast``: checkpoint files, the play-only model, the progress and evaluation logs.
 
 The folder has the layout of ``goboom train`` (:class:`~goboom_env.training.artifacts.run_folder.RunFiles`) plus
-``checkpoints/state_STEPS.pt``, the resumable state that :func:`load_checkpoint` reads with ``weights_only``.
+``checkpoints/state_STEPS.pt``, the resumable state that :func:`save_checkpoint` writes (atomically) and
+:func:`load_checkpoint` reads with ``weights_only``.
 :func:`evaluate` plays the baseline tournaments of the run's actor
 (:func:`goboom_env.evaluation.baselines.evaluate_vs_baselines`) into ``eval.csv`` and keeps ``best_model.zip``;
 :func:`log_progress` writes ``progress.csv`` and TensorBoard. ``trainer`` is the run's
@@ -21,7 +22,7 @@ import numpy as np
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
 from goboom_env.hints import needs_extra
-from goboom_env.training.artifacts.model_files import write_play_only
+from goboom_env.training.artifacts.model_files import write_atomically, write_play_only
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
@@ -80,6 +81,20 @@ def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Pa
                  bias=layer.bias.detach().float().cpu().numpy())
         belief = out.getvalue()
     return write_play_only(path, {**metadata, "deterministic": True, "trainer": "vector"}, buf.getvalue(), belief)
+
+
+def save_checkpoint(state: dict[str, Any], path: Path) -> Path:
+    """Write the ``state_N.pt`` checkpoint ``state`` to ``path`` whole or not at all: serialised by ``torch.save``
+    in memory, written to the hidden ``.state_N.pt.partial`` beside it and renamed into place
+    (:func:`~goboom_env.training.artifacts.model_files.write_atomically`). A run stopped or killed meanwhile leaves
+    the checkpoints before it as they were and no truncated ``state_*.pt`` for ``--resume`` to pick (the hidden
+    file matches no ``state_*.pt``)."""
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        import torch
+
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    return write_atomically(path, buf.getvalue())
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:

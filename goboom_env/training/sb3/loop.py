@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import sys
 import time
 import zipfile
@@ -22,7 +21,12 @@ from goboom_env.config import GameConfig
 from goboom_env.evaluation import interrupt
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
-from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, read_metadata
+from goboom_env.training.artifacts.model_files import (
+    check_compatible,
+    model_metadata,
+    read_metadata,
+    write_atomically,
+)
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, load_snapshot
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
@@ -73,7 +77,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     if args.eval_every >= 0 and last_evaluated(files) != model.num_timesteps:
         evaluate_model(files.model, files, args, config, model.num_timesteps, args.seed)
         if not files.best.exists():
-            shutil.copyfile(files.model, files.best)
+            write_atomically(files.best, files.model.read_bytes())
     plot_learning_curve(files)
     return files.model
 
