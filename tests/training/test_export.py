@@ -81,6 +81,16 @@ def test_the_saved_sb3_zip_is_refused_naming_the_export(trained: tuple[Any, Path
         make_agent(f"ppo:{saved}", CLASSIC4)
 
 
+def test_goboom_evaluate_of_a_saved_sb3_zip_names_the_export(trained: tuple[Any, Path],
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The command a new user types first reads the model's game before loading it: the same hint, exit 2."""
+    from goboom_env.cli import main
+
+    _, saved = trained
+    assert main(["evaluate", "--agents", f"ppo:{saved}", "heuristic", "--games", "4", "--no-progress"]) == 2
+    assert "stable-baselines3 model without goboom metadata" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("source", ["model", "zip", "policy"])
 def test_the_docs_model_exports_and_plays_as_it_does_in_sb3(trained: tuple[Any, Path], tmp_path: Path,
                                                              source: str) -> None:

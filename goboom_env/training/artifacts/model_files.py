@@ -125,8 +125,11 @@ def read_member(path: Path, name: str) -> bytes:
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The ``goboom_meta.json`` of a saved model, checked; ValueError when the file is not a readable goboom model."""
+    """The ``goboom_meta.json`` of a saved model, checked; ValueError when the file is not a readable goboom model
+    (for a stable-baselines3 zip without the metadata, the export that makes one)."""
     path = Path(path)
+    if is_sb3_zip(path):
+        raise ValueError(sb3_zip_hint(path))
     return parse_metadata(read_member(path, META_NAME), f"{path} is damaged: {META_NAME}")
 
 
@@ -338,6 +341,7 @@ def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: boo
     buf = io.BytesIO()
     save_snapshot(buf, {"layers": layers, "activation": actors[0].activation})
     return write_play_only(dst, meta, buf.getvalue())
+
 
 # -- models trained elsewhere: stable-baselines3 / sb3-contrib models and plain PyTorch MLPs -------------------------
 

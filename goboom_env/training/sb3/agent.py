@@ -16,14 +16,7 @@ from goboom_env.config import GameConfig
 from goboom_env.history import HistoryEncoder
 from goboom_env.models import model_path
 from goboom_env.observation import PADDED_SIZE, observation_size, pad_observations
-from goboom_env.training.artifacts.model_files import (
-    check_compatible,
-    is_sb3_zip,
-    load_actor,
-    observation_layout,
-    read_metadata,
-    sb3_zip_hint,
-)
+from goboom_env.training.artifacts.model_files import check_compatible, load_actor, observation_layout, read_metadata
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, SnapshotAgent
 
 
@@ -73,8 +66,6 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
     if not isinstance(path, str):
         raise ValueError(f"the ppo agent's path must be a file path, got {path!r}")
     name, path = path, str(model_path(path))
-    if is_sb3_zip(path):  # saved by model.save, not exported: say how to export it
-        raise ValueError(sb3_zip_hint(path))
     meta = read_metadata(path)
     check_compatible(meta, config, path, layouts=("snapshot", "history"))
     deterministic = meta.get("deterministic", True) if deterministic is None else spec_bool("deterministic",
