@@ -5,7 +5,8 @@ module          what it holds
 ==============  ===========================================================================================
 ``train``       the PPO configuration, Ray's start and the run, read top to bottom; ``measure_sampling``
 ``league``      which module plays each seat, the win-rate metric, the league snapshots
-``run``         the run folder: checkpoints, the exported policy and its ``goboom.json``, the progress log
+``run``         the run folder: checkpoints, the exported policy and its ``goboom.json``, the progress log,
+                ``cluster.json`` (the node of each env runner)
 ``env``         ``GoBoomMultiAgentEnv``: the AEC env as an RLlib ``MultiAgentEnv``
 ``policy``      ``MaskedPPOTorchRLModule`` (action masking) and ``load_rllib_agent``, the ``rllib:`` agent
 ``cluster``     ``probe``: is the Ray cluster of ``--address`` reachable (no Ray needed)

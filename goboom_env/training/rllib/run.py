@@ -3,7 +3,8 @@
 A run folder holds ``checkpoints/iter_NNNNNN`` (full algorithm state, resumable), ``policy/`` (the
 exported ``main`` module that ``rllib:RUN`` plays, with a copy of ``goboom.json``), ``goboom.json``
 (the metadata every trained policy carries, :func:`goboom_env.training.artifacts.model_files.model_metadata`,
-plus the RLlib run's details), ``progress.csv`` and ``tensorboard/``.
+plus the RLlib run's details), ``cluster.json`` (the Ray nodes and the node of each env runner, :func:`record_cluster`),
+``progress.csv`` and ``tensorboard/``.
 """
 
 from __future__ import annotations
@@ -28,8 +29,12 @@ from goboom_env.training.rllib.policy import (
 from goboom_env.training.settings import RLlibArgs
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
+    import ray
     from ray.rllib.algorithms.algorithm import Algorithm
     from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+
+CLUSTER_FILE = "cluster.json"
+"""The run folder's record of where the run's processes ran (:func:`record_cluster`)."""
 
 # -- run folder -----------------------------------------------------------------------------------
 
@@ -69,6 +74,31 @@ def learner_state(algo: Algorithm) -> dict[str, Any]:
     for key in path:
         state = state[key]
     return state
+
+
+def record_cluster(algo: Algorithm, run: Path, num_env_runners: int) -> dict[str, Any]:
+    """Write ``cluster.json`` in the run folder and return it: the alive Ray nodes (``node_id``, ``ip``, ``head``,
+    ``resources``: CPUs, GPUs and custom resources such as ``ray start --resources``), the driver's node (where
+    learning happens) and, for each env runner, its ``index`` and the node it runs on, as the runner itself reports
+    it (``ray.get_runtime_context().get_node_id()``, called on every runner through
+    ``algo.env_runner_group.foreach_env_runner``). With ``num_env_runners=0`` the one entry is the driver's own
+    runner (index 0). Written when the runners have started; a resumed run rewrites it."""
+    nodes = [{"node_id": node["NodeID"], "ip": node["NodeManagerAddress"],
+              "head": "node:__internal_head__" in node["Resources"],
+              "resources": {k: v for k, v in sorted(node["Resources"].items())
+                            if not k.startswith("node:") and k not in ("memory", "object_store_memory")}}
+             for node in ray.nodes() if node["Alive"]]
+    runners = algo.env_runner_group.foreach_env_runner(_runner_node, local_env_runner=num_env_runners == 0)
+    record = {"driver": _runner_node(None), "nodes": nodes,
+              "env_runners": sorted(runners, key=lambda runner: runner["index"])}
+    (run / CLUSTER_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def _runner_node(runner: Any) -> dict[str, Any]:
+    """Where this process runs (called inside each env runner; ``runner=None``: the driver)."""
+    node = {"node_id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address()}
+    return node if runner is None else {"index": int(runner.worker_index or 0), **node}
 
 
 def run_folder(out: str | Path) -> Path:

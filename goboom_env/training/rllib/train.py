@@ -10,8 +10,8 @@
   (:mod:`goboom_env.training.rllib.league`).
 * Only ``main`` is trained. A run folder holds ``checkpoints/iter_NNNNNN`` (full algorithm
   state, resumable), ``policy/`` (the exported ``main`` module for ``rllib:RUN``),
-  ``goboom.json`` (the policy's metadata), ``progress.csv`` and ``tensorboard/``
-  (:mod:`goboom_env.training.rllib.run`).
+  ``goboom.json`` (the policy's metadata), ``cluster.json`` (the node of each env runner),
+  ``progress.csv`` and ``tensorboard/`` (:mod:`goboom_env.training.rllib.run`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from goboom_env.training.rllib.policy import (
     model_config,
     read_metadata_file,
 )
-from goboom_env.training.rllib.run import ProgressLog, latest_checkpoint, run_folder, save, summary
+from goboom_env.training.rllib.run import ProgressLog, latest_checkpoint, record_cluster, run_folder, save, summary
 from goboom_env.training.settings import RLlibArgs, cluster_endpoint, rllib_ppo_kwargs
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
@@ -151,6 +151,7 @@ def train(args: RLlibArgs) -> Path:
         stack.callback(log.close)
         slots = league_ids(args.league_size)
         filled = _start_league(algo, run, args, slots)
+        record_cluster(algo, run, args.num_env_runners)
         timesteps = before = _env_steps(algo)
         while timesteps < args.timesteps:
             result = algo.train()
