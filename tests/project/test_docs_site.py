@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,17 @@ def test_api_reference_holds_the_docstrings(site: Path) -> None:
     assert "Go Boom as a PettingZoo AEC environment" in text_of(site / "api" / "goboom_env" / "index.html")
 
 
+def test_api_reference_shows_the_docstrings_rest_markup_as_markdown(site: Path) -> None:
+    """Sphinx roles, double-backquote literals and simple tables in the docstrings render as code and tables
+    (docs/_ext/rest_markup.py), not as the markup itself."""
+    for name in API_PAGES:
+        text = text_of(site / "api" / name / "index.html")
+        assert not re.search(r":(class|func|meth|mod|attr|data|exc):", text), f"api/{name}: a reST role shows"
+        assert "``" not in text and "=====" not in text, f"api/{name}: a reST literal or table rule shows"
+    html = (site / "api" / "agents" / "index.html").read_text()
+    assert re.search(r"<td><code>classic-tricks</code></td>\s*<td>classic</td>", html)  # the spec table
+
+
 def test_environment_page_tables_render(site: Path) -> None:
     """docs/environment.md (the env's module docstring) is mostly tables: each becomes an HTML table."""
     source = (ROOT / "docs" / "environment.md").read_text()
@@ -98,6 +110,7 @@ def build_extra_page(tmp_path: Path, body: str) -> tuple[subprocess.CompletedPro
     finds the package there as in the project's build."""
     docs = tmp_path / "docs"
     docs.mkdir()
+    shutil.copytree(ROOT / "docs" / "_ext", docs / "_ext")  # the griffe extension the configuration names
     (docs / "index.md").write_text("# The home page\n\nSee [the other page](other.md).\n")
     (docs / "other.md").write_text(f"# Other\n\n{body}\n\n::: goboom_env.config.GameConfig\n")
     config = tmp_path / "mkdocs.yml"
