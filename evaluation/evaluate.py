@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from goboom_env.cli.evaluate import EvaluateArgs
-from goboom_env.cli.options import run_script, seat_agents
+from goboom_env.cli.options import run_script
 
 SETTINGS = EvaluateArgs(
     # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------
@@ -52,9 +52,8 @@ def main(args: EvaluateArgs) -> None:
             if args.pairwise:  # every agent 1-vs-(n-1) against every other
                 specs = list(dict.fromkeys(args.agents))
                 runs[episode] = (None, run_pairwise(config, specs, args.games, episode=episode, **options))
-            else:
-                agents = seat_agents(args.agents, config.num_players)
-                runs[episode] = (run_tournament(config, agents, args.games, episode=episode, **options), None)
+            else:  # the last agent fills the remaining seats
+                runs[episode] = (run_tournament(config, args.agents, args.games, episode=episode, **options), None)
         command = "python evaluation/evaluate.py " + " ".join(sys.argv[1:])
         if len(runs) == 1:
             report = write_report(folder, *runs[args.episode], command=command)

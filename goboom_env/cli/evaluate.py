@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from goboom_env.agents import baselines
-from goboom_env.cli.options import command_line, parse, seat_agents, with_model_game
+from goboom_env.cli.options import command_line, parse, with_model_game
 from goboom_env.config import GameConfig, check_int
 from goboom_env.evaluation.interrupt import WorkerLostError
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
@@ -179,8 +179,8 @@ def _play(args: EvaluateArgs, config: GameConfig) -> tuple[TournamentResult | No
         if len(specs) < 2:
             raise ValueError(f"--pairwise needs at least two distinct agents, got {specs}")
         return None, run_pairwise(config, specs, args.games, **kwargs)
-    agents = seat_agents(args.agents or ["heuristic", "random"], config.num_players)
-    return run_tournament(config, agents, args.games, **kwargs), None
+    # run_tournament fills the remaining seats with the last spec (seat_agents)
+    return run_tournament(config, args.agents or ["heuristic", "random"], args.games, **kwargs), None
 
 
 def _luck(args: EvaluateArgs, runs: Mapping[str, Run]) -> LuckAdjustment | None:

@@ -123,13 +123,6 @@ def command_line(prog: str, argv: Sequence[str]) -> str:
     return " ".join([prog, *(shlex.quote(a) for a in argv)])
 
 
-def seat_agents(specs: list[str], num_players: int) -> list[str]:
-    """One spec per seat: the given specs, the last one repeated to fill the remaining seats."""
-    if len(specs) > num_players:
-        raise ValueError(f"{len(specs)} agents given for {num_players} seats: give at most one spec per seat")
-    return list(specs) + [specs[-1]] * (num_players - len(specs))
-
-
 def game_options_given(argv: Sequence[str], cls: type = GameArgs) -> list[str]:
     """The game options ``argv`` sets, as the user wrote them: ``--variant`` and the other GameConfig fields,
     ``--preset NAME``, and the GameConfig keys of a ``--config`` file (``num_players in game.toml``)."""

@@ -24,10 +24,11 @@ from typing import TextIO
 import numpy as np
 
 from goboom_env.agents import Observation, make_agent
-from goboom_env.cli.options import parse, seat_agents, with_model_game
+from goboom_env.cli.options import parse, with_model_game
 from goboom_env.config import GameConfig
 from goboom_env.engine import Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
+from goboom_env.evaluation.tournament import seat_agents
 from goboom_env.events import drawn_cards
 from goboom_env.game_loop import play_hand
 from goboom_env.player_view import PlayerView

@@ -163,6 +163,21 @@ class TournamentResult:
 # -- running games ------------------------------------------------------------------------------
 
 
+def seat_agents(specs: Sequence[str], num_players: int) -> list[str]:
+    """One spec per seat: the given specs, the last one repeated to fill the remaining seats.
+
+    ``seat_agents(["heuristic", "random"], 4)`` is ``["heuristic", "random", "random", "random"]`` (1 vs 3).
+    :func:`run_tournament` fills its seats with it, and so do ``goboom evaluate --agents`` and ``goboom play
+    --opponents``. ValueError for no spec, a plain string, or more specs than seats."""
+    if isinstance(specs, str) or not isinstance(specs, Sequence):
+        raise ValueError(f"agents must be a list of specs, got {specs!r}")
+    if not specs:
+        raise ValueError(f"agents must list at least one spec (for {num_players} seats), got none")
+    if len(specs) > num_players:
+        raise ValueError(f"{len(specs)} agents given for {num_players} seats: give at most one spec per seat")
+    return list(specs) + [specs[-1]] * (num_players - len(specs))
+
+
 def seat_specs(agents: Sequence[str], game: int) -> tuple[str, ...]:
     """Seat rotation: in game ``g`` seat ``s`` is played by ``agents[(s - g) % n]``."""
     n = len(agents)
@@ -349,6 +364,10 @@ def run_tournament(
 ) -> TournamentResult:
     """Play ``games`` games, ``agents[i]`` in seat ``i`` first, seats rotating (see module docstring).
 
+    With fewer specs than seats the last one fills the remaining seats (:func:`seat_agents`, as ``goboom evaluate
+    --agents`` does): ``["highest", "random"]`` at 4 players is ``highest`` against three ``random``, and
+    :attr:`TournamentResult.agents` lists all four. More specs than seats is a ValueError.
+
     With ``processes > 1`` the games are played by worker processes started the platform's way (fork
     on Linux up to Python 3.13); where they are spawned, a script calling this at import level needs
     the usual ``if __name__ == "__main__":`` guard. An agent's error, or Ctrl-C (or SIGTERM under
@@ -357,7 +376,7 @@ def run_tournament(
     games, seed, processes = _check_args(config, agents, games, seed, processes, episode)
     n = config.num_players
     total = -(-games // n) * n if duplicate else games
-    agents = list(agents)
+    agents = seat_agents(agents, n)
     for spec in dict.fromkeys(agents):
         make_agent(spec, config, 0)  # fail fast on a bad spec, before any process starts
     started = time.perf_counter()
@@ -390,8 +409,7 @@ def _check_args(config: GameConfig, agents: Sequence[str], games: int, seed: int
     """Every argument checked; returns games, seed and processes as Python ints."""
     if not isinstance(config, GameConfig):
         raise ValueError(f"config must be a GameConfig, got {type(config).__name__}")
-    if isinstance(agents, str) or len(agents) != config.num_players:
-        raise ValueError(f"agents must list one spec per seat: {config.num_players} specs, got {agents!r}")
+    seat_agents(agents, config.num_players)
     check_episode(episode)
     return check_int("games", games, 1), check_int("seed", seed, 0), check_int("processes", processes, 1)
 

@@ -173,7 +173,7 @@ def test_json_and_csv_round_trip(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"agents": ["random"] * 3}, "one spec per seat: 4 specs"),
+        ({"agents": ["random"] * 5}, "5 agents given for 4 seats"),
         ({"agents": ["random"] * 3 + ["nosuch"]}, "unknown agent 'nosuch'"),
         ({"games": 0}, "games must be a positive integer"),
         ({"episode": "set"}, "episode must be one of"),
