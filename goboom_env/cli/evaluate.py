@@ -25,7 +25,9 @@ for 4), and ``--players N`` picks any other count it was trained for.
 
 A game is a whole match by default (``--episode match``), the game the rules define; ``--episode hand``
 plays single deals, ``--episode both`` plays the same seeds and deals both ways and reports them side by
-side (``match/`` and ``hand/`` hold the full report of each).
+side (``match/`` and ``hand/`` hold the full report of each). A model trained on the other unit (the trainers
+play single hands by default; a model records its unit) is named in one ``note:`` line on stderr, with the
+``--episode`` that scores it on its own unit (docs/evaluation.md, "Hands and matches").
 """
 
 from __future__ import annotations
@@ -139,6 +141,9 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
     try:
         config = args.game_config()
         args.validate()
+        note = episode_note(args.agents, args.episode)
+        if note:
+            print(note, file=sys.stderr)
         staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force)
         with staged as folder:
             runs = {episode: _play(replace(args, episode=episode), config) for episode in args.episodes()}
@@ -163,6 +168,36 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
         print_side_by_side(runs, Console())
     print(f"report written to {staged.out / report.name}")
     return 0
+
+
+EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "matches")}
+"""How the episode note names each unit: what a model was trained on or a run plays, and the short form."""
+
+
+def episode_note(specs: Sequence[str], episode: str) -> str | None:
+    """The one-line note for models among ``specs`` trained on another episode unit than ``episode`` (``hand`` or
+    ``match``; ``both`` plays each, so no note), e.g. ``note: ppo:NAME was trained on single hands; this evaluation
+    plays whole matches (--episode hand to score it on hands)``; None when every model plays its own unit. A spec
+    whose model cannot be read gets no note (the tournament reports it)."""
+    if episode not in EPISODE_WORDS:
+        return None
+    from goboom_env.training.artifacts.model_files import spec_metadata, trained_episode
+
+    others = []
+    for spec in dict.fromkeys(specs):
+        try:
+            meta = spec_metadata(spec)
+        except ValueError:
+            continue
+        if meta is not None and trained_episode(meta) != episode:
+            others.append(spec)
+    if not others:
+        return None
+    trained = "match" if episode == "hand" else "hand"
+    names = ", ".join(others[:-1]) + f" and {others[-1]}" if len(others) > 1 else others[0]
+    were, them = ("were", "them") if len(others) > 1 else ("was", "it")
+    return (f"note: {names} {were} trained on {EPISODE_WORDS[trained][0]}; this evaluation plays "
+            f"{EPISODE_WORDS[episode][0]} (--episode {trained} to score {them} on {EPISODE_WORDS[trained][1]})")
 
 
 def _play(args: EvaluateArgs, config: GameConfig) -> tuple[TournamentResult | None, Pairwise | None]:

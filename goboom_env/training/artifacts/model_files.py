@@ -2,7 +2,8 @@
 
 Every trained policy carries the same metadata (:func:`model_metadata`): the game ``config``, the
 ``observation_version`` of the layout it reads, the ``package_version`` that wrote it, the ``timesteps``
-it was trained for and the ``train_args``. :func:`check_compatible` is the one check that a policy fits
+it was trained for and the ``train_args`` (among them the ``episode`` unit it was trained on,
+:func:`trained_episode`). :func:`check_compatible` is the one check that a policy fits
 the requested game (variant, player count and every other rule, and the observation layout); the
 ``ppo:`` loader (:mod:`goboom_env.training.sb3`) and the ``rllib:`` loader
 (:mod:`goboom_env.training.rllib.policy`) both call it, so neither plays a policy in a game it was not
@@ -36,6 +37,7 @@ import numpy as np
 
 import goboom_env
 from goboom_env.config import GameConfig
+from goboom_env.episode import EPISODES
 from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp, load_snapshot, save_snapshot
 
@@ -77,6 +79,13 @@ def default_player_count(player_counts: Sequence[int]) -> int:
     """The table a generalist plays when a command names none: 4 players when it was trained for them, else the
     first count it was trained for."""
     return 4 if 4 in player_counts else int(player_counts[0])
+
+
+def trained_episode(metadata: dict[str, Any]) -> str:
+    """The episode unit a model was trained on, ``"hand"`` or ``"match"``: its ``train_args["episode"]``, which every
+    trainer records; ``"hand"`` (every trainer's default) for a model without it (older or exported models)."""
+    episode = (metadata.get("train_args") or {}).get("episode")
+    return episode if episode in EPISODES else "hand"
 
 
 def trained_games(metadata: dict[str, Any]) -> list[GameConfig]:

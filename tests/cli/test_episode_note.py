@@ -1,0 +1,48 @@
+"""goboom evaluate names, in one line on stderr, a model trained on another episode unit (single hands or whole
+matches) than the evaluation plays; the unit comes from the model's metadata (trained_episode)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from goboom_env.cli import evaluate
+from goboom_env.models import model_path
+from goboom_env.training.artifacts.model_files import read_metadata
+
+HAND_MODEL = "ppo:classic4"  # the shipped model trained on single hands
+MATCH_MODEL = "ppo:classic-4p"  # the shipped model trained on whole matches
+
+
+def _evaluate(tmp_path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> list[str]:
+    code = evaluate.main([*options, "--games", "4", "--no-progress", "--out", str(tmp_path / "out")])
+    assert code == 0
+    return [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+
+
+def test_a_hand_model_scored_on_matches_gets_one_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _evaluate(tmp_path, capsys, "--agents", HAND_MODEL, "heuristic")
+    assert err == [f"note: {HAND_MODEL} was trained on single hands; this evaluation plays whole matches "
+                   "(--episode hand to score it on hands)"]
+
+
+def test_no_note_for_a_model_on_its_own_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _evaluate(tmp_path, capsys, "--agents", MATCH_MODEL, "heuristic") == []
+    assert _evaluate(tmp_path, capsys, "--agents", HAND_MODEL, "heuristic", "--episode", "hand", "--force") == []
+
+
+def test_a_match_model_scored_on_hands_gets_the_note_the_other_way(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    err = _evaluate(tmp_path, capsys, "--agents", MATCH_MODEL, "heuristic", "--episode", "hand")
+    assert err == [f"note: {MATCH_MODEL} was trained on whole matches; this evaluation plays single hands "
+                   "(--episode match to score it on matches)"]
+
+
+def test_trained_episode_reads_the_metadata_and_falls_back_to_hands() -> None:
+    from goboom_env.training.artifacts.model_files import trained_episode
+
+    assert trained_episode(read_metadata(model_path(HAND_MODEL.removeprefix("ppo:")))) == "hand"
+    assert trained_episode(read_metadata(model_path(MATCH_MODEL.removeprefix("ppo:")))) == "match"
+    assert trained_episode({"config": {}, "train_args": None}) == "hand"  # an old or exported model
+    assert trained_episode({"config": {}, "train_args": {"timesteps": 5}}) == "hand"
