@@ -7,7 +7,7 @@ per hand of the whole table (the search's share dominates). The time per decisio
 the machine; ``benchmarks/search_time.py`` measures what one decision costs. Example::
 
     .venv/bin/python benchmarks/search_budget.py --preset jokers --opponent jokers-boom \\
-        --agents "ismcts:ms={ms}" "ppo-ismcts:path=jokers4,ms={ms}" --budgets 25 50 100 150 --hands 300
+        --agents "ismcts:ms={ms}" "ppo-ismcts:path=jokers-4p-hands,ms={ms}" --budgets 25 50 100 150 --hands 300
 """
 
 from __future__ import annotations

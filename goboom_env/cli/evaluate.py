@@ -7,7 +7,7 @@ Examples::
     goboom evaluate --variant jokers --players 4 --agents heuristic random   # 1 vs 3 random
     goboom evaluate --preset classic-2p --pairwise --games 2000 --processes 2 --out results/pairs
     goboom evaluate --variant classic --agents ppo:runs/x/model.zip heuristic --games 1000
-    goboom evaluate --preset jokers --agents ppo:jokers4 heuristic --episode both --duplicate   # side by side
+    goboom evaluate --preset jokers --agents ppo:jokers-4p-hands heuristic --episode both --duplicate   # side by side
     goboom evaluate --variant classic --agents classic-cover classic-tricks --episode hand --duplicate \
         --games 400 --luck-adjusted   # raw and luck-adjusted (AIVAT) win rates side by side
 
@@ -67,7 +67,7 @@ class EvaluateArgs(GameArgs):
     defines a match, it is the game the rules define, and an agent that wins more hands can still win fewer
     matches; hand is about five times faster."""
     agents: list[str] = field(default_factory=list)
-    """Agent spec per seat (random, heuristic, classic-tricks, ismcts:iters=400, mc:budget=64, ppo:classic4,
+    """Agent spec per seat (random, heuristic, classic-tricks, ismcts:iters=400, mc:budget=64, ppo:classic-4p-hands,
     ppo:PATH, rllib:PATH, ...); the last one fills the remaining seats; none given = heuristic then random.
     With --pairwise: the agents to compare (none given = every baseline of the variant)."""
     games: int = 1000

@@ -4,7 +4,7 @@ Type a card as it is shown (``10♣``, ``K♠``) or as a code (``7D``, ``TS``, `
 ``pass`` / ``d`` for DRAW_OR_PASS (R3.1), an action number ``0..53``, ``help`` for the rules and the
 legal moves, or ``quit``. A forced move (the only legal one) is played for you unless
 ``--no-auto-forced``. Input can be piped: ``printf 'draw\\n7D\\n' | goboom play --seed 3``; the game
-stops when the input ends. With ``--opponents ppo:jokers4`` and no game option, the game is the one the
+stops when the input ends. With ``--opponents ppo:jokers-4p-hands`` and no game option, the game is the one the
 model was trained for (a generalist, ``goboom train-fast --player-counts``: 4 players, or its first count when it
 was not trained for 4; ``--players N`` picks another count it was trained for). ``--save FILE`` appends the
 game's record to a JSON Lines file
@@ -51,7 +51,7 @@ class PlayArgs(GameArgs):
     seat: int = 0
     """Your seat."""
     opponents: list[str] = field(default_factory=lambda: ["heuristic"])
-    """Agent spec per other seat, the last one repeated (ppo:jokers4 with no game option: the model's game)."""
+    """Agent spec per other seat, the last one repeated (ppo:jokers-4p-hands with no game option: the model's game)."""
     seed: int | None = None
     """Seed of the deal and the agents; None = a fresh one (printed, to play the same game again)."""
     auto_forced: bool = True

@@ -9,7 +9,7 @@ A *result folder* is what ``goboom evaluate --out`` writes: ``results.json`` (a 
   game configurations or episode units: each (configuration, episode) gets its own table, titled by it.
 * **Agents** are pooled by name: a spec without a model file goes by the agent it resolved to (the
   report's provenance: ``heuristic`` and ``classic-tricks`` are one agent in classic), a model spec by
-  itself (``ppo:classic4``). A name in several seats of a tournament is rated per copy, as in a report.
+  itself (``ppo:classic-4p-hands``). A name in several seats of a tournament is rated per copy, as in a report.
 * **Uncertainty.** ``ci_low``/``ci_high`` = ``mu -/+ 1.96 sigma``: openskill's own 95% interval of the
   rating (its posterior uncertainty), not a bootstrap over games.
 * **Refused** (ValueError naming the folder): a path that does not exist or is not a result folder,

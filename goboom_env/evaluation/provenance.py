@@ -6,7 +6,7 @@ sha256 of every model file an agent loaded, so that a report can be traced and r
   ``"unknown"``. ``dirty`` says whether tracked files differed from that commit;
 * an agent spec resolves to the agent it makes (``heuristic`` -> ``classic-tricks`` in classic); a spec
   with a path (``ppo:PATH``, ``rllib:PATH``, ``name:path=PATH``) resolves to its model file, a shipped
-  model's name (``ppo:classic4``) to the file inside the package (:func:`goboom_env.models.model_path`),
+  model's name (``ppo:classic-4p-hands``) to the file inside the package (:func:`goboom_env.models.model_path`),
   and a folder (an RLlib checkpoint) to every file in it.
 """
 

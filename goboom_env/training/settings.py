@@ -486,7 +486,7 @@ class ExploitArgs(PPOArgs):
     no league)."""
 
     agent: str = ""
-    """Agent spec to exploit, frozen in every seat but the learner's (ppo:classic4, ppo:PATH, classic-tricks,
+    """Agent spec to exploit, frozen in every seat but the learner's (ppo:classic-4p-hands, ppo:PATH, classic-tricks,
     jokers-boom, ismcts:iters=400, ...)."""
     n_epochs: int = 2
     ent_coef: float = 0.003
@@ -529,7 +529,7 @@ class ExploitArgs(PPOArgs):
         self.validate_game()
         self.validate_ppo()
         if not self.agent:
-            raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic4 --variant classic")
+            raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic-4p-hands --variant classic")
         check_choice("trainer", self.trainer, TRAINERS)
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads", "eval_games")
         check_bounds(self, ">= 0", "time_limit", "eval_every")

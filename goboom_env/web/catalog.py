@@ -1,6 +1,6 @@
 """The opponents a page may choose: a list kept on the server, so the page never names a file.
 
-Each choice has an ``id`` (what the page sends: ``heuristic``, ``ismcts:iters=200``, ``ppo:classic4``) and
+Each choice has an ``id`` (what the page sends: ``heuristic``, ``ismcts:iters=200``, ``ppo:classic-4p-hands``) and
 the agent spec the server builds it from. Baselines and search agents fit every game of their variant;
 a trained model fits the one configuration it records (its metadata, checked again when the game starts).
 ``goboom serve --model DIR`` adds the model files of a folder, offered as ``model:NAME``. A spec that names a

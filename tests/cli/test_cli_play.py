@@ -180,7 +180,8 @@ def test_a_save_file_that_cannot_be_written_is_refused_before_the_game(tmp_path:
     assert "You are P0" not in done.stdout  # not a whole game played, then lost
 
 
-@pytest.mark.parametrize("spec", ["ppo:jokers4", "ppo:goboom_env/models/jokers4.zip"], ids=["name", "path"])
+@pytest.mark.parametrize("spec", ["ppo:jokers-4p-hands", "ppo:goboom_env/models/jokers-4p-hands.zip"],
+                         ids=["name", "path"])
 def test_a_model_opponent_brings_its_own_game(spec: str) -> None:
     done = goboom("play", "--opponents", spec, "--seed", "1", stdin="quit\n")
     assert done.returncode == 0, done.stderr
@@ -188,29 +189,30 @@ def test_a_model_opponent_brings_its_own_game(spec: str) -> None:
 
 
 def test_game_options_that_disagree_with_the_model_are_an_error_naming_both() -> None:
-    done = goboom("play", "--opponents", "ppo:jokers4", "--preset", "classic", stdin="quit\n")
+    done = goboom("play", "--opponents", "ppo:jokers-4p-hands", "--preset", "classic", stdin="quit\n")
     assert done.returncode == 2
-    assert done.stderr.startswith("goboom play: error: ppo:jokers4 was trained for another game than the game "
+    assert done.stderr.startswith("goboom play: error: ppo:jokers-4p-hands was trained for another game than the game "
                                   "options (--preset classic) choose: variant: model 'jokers', options 'classic'")
-    agree = goboom("play", "--opponents", "ppo:jokers4", "--variant", "jokers", "--seed", "1", stdin="quit\n")
+    agree = goboom("play", "--opponents", "ppo:jokers-4p-hands", "--variant", "jokers", "--seed", "1", stdin="quit\n")
     assert agree.returncode == 0, agree.stderr
 
 
 def test_evaluate_reads_the_game_from_the_model_too(tmp_path: Path) -> None:
     out = tmp_path / "res"
-    done = goboom("evaluate", "--agents", "ppo:jokers4", "heuristic", "--games", "2", "--episode", "hand",
+    done = goboom("evaluate", "--agents", "ppo:jokers-4p-hands", "heuristic", "--games", "2", "--episode", "hand",
                   "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
     config = json.loads((out / "results.json").read_text())["summary"]["config"]
     assert (config["variant"], config["num_players"]) == ("jokers", 4)
-    bad = goboom("evaluate", "--agents", "ppo:jokers4", "heuristic", "--players", "3", "--games", "2",
+    bad = goboom("evaluate", "--agents", "ppo:jokers-4p-hands", "heuristic", "--players", "3", "--games", "2",
                  "--out", str(tmp_path / "bad"), "--no-progress")
-    assert bad.returncode == 2 and "ppo:jokers4 was trained for another game than the game options (--players)" \
-        in bad.stderr and "num_players: model 4, options 3" in bad.stderr
+    assert bad.returncode == 2 and "num_players: model 4, options 3" in bad.stderr
+    assert "ppo:jokers-4p-hands was trained for another game than the game options (--players)" in bad.stderr
     assert not (tmp_path / "bad").exists()
-    two = goboom("evaluate", "--agents", "ppo:jokers4", "ppo:classic4", "--games", "2", "--out", str(tmp_path / "two"))
-    assert two.returncode == 2 and "ppo:jokers4 and ppo:classic4 were trained for different games (variant: " \
-        "ppo:jokers4 'jokers', ppo:classic4 'classic'" in two.stderr
+    two = goboom("evaluate", "--agents", "ppo:jokers-4p-hands", "ppo:classic-4p-hands", "--games", "2",
+                 "--out", str(tmp_path / "two"))
+    assert two.returncode == 2 and "ppo:jokers-4p-hands and ppo:classic-4p-hands were trained for different games " \
+        "(variant: ppo:jokers-4p-hands 'jokers', ppo:classic-4p-hands 'classic'" in two.stderr
 
 
 def test_seeded_games_are_reproducible_in_process() -> None:

@@ -11,7 +11,7 @@ from goboom_env.cli import evaluate
 from goboom_env.models import model_path
 from goboom_env.training.artifacts.model_files import read_metadata
 
-HAND_MODEL = "ppo:classic4"  # the shipped model trained on single hands
+HAND_MODEL = "ppo:classic-4p-hands"  # the shipped model trained on single hands
 MATCH_MODEL = "ppo:classic-4p"  # the shipped model trained on whole matches
 
 

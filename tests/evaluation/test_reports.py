@@ -207,8 +207,8 @@ def test_git_commit_is_unknown_outside_a_checkout(tmp_path: Path) -> None:
 def test_model_files_resolve_shipped_names_files_and_folders(tmp_path: Path) -> None:
     from goboom_env.evaluation.provenance import agent_rows, sha256
 
-    shipped = Path(goboom_env.__file__).parent / "models" / "classic4.zip"
-    assert model_files("ppo:classic4") == [shipped.resolve()]
+    shipped = Path(goboom_env.__file__).parent / "models" / "classic-4p-hands.zip"
+    assert model_files("ppo:classic-4p-hands") == [shipped.resolve()]
     assert model_files("heuristic") == []
     folder = tmp_path / "checkpoint"
     (folder / "sub").mkdir(parents=True)
@@ -216,8 +216,8 @@ def test_model_files_resolve_shipped_names_files_and_folders(tmp_path: Path) -> 
     (folder / "sub" / "b.bin").write_bytes(b"b")
     assert model_files(f"rllib:{folder}") == [folder / "a.bin", folder / "sub" / "b.bin"]
     assert sha256(folder / "a.bin") == hashlib.sha256(b"a").hexdigest()
-    rows = agent_rows(["ppo:classic4"], GameConfig())
-    assert rows == [{"spec": "ppo:classic4", "resolves_to": str(shipped.resolve()),
+    rows = agent_rows(["ppo:classic-4p-hands"], GameConfig())
+    assert rows == [{"spec": "ppo:classic-4p-hands", "resolves_to": str(shipped.resolve()),
                      "sha256": hashlib.sha256(shipped.read_bytes()).hexdigest()}]
     with pytest.raises(ValueError, match="not a file or folder"):
         model_files(f"rllib:{tmp_path / 'missing'}")

@@ -2,7 +2,7 @@
 and docs/*.md, the docstring examples of the engine modules, and the env's doc page.
 
 Each document's blocks run in order in a fresh working directory (the shipped models are named as
-``ppo:classic4``, which resolves inside the installed package from any folder). A block that
+``ppo:classic-4p-hands``, which resolves inside the installed package from any folder). A block that
 trains, or that uses what training wrote (``runs/``), runs in the slow tier, after the document's
 other such blocks; the rest run in the fast tier. Budgets are shrunk by rewriting the ``goboom``
 command lines (:data:`BUDGETS`, :data:`TINY_FLAGS`), never by hooks in the product code.

@@ -54,7 +54,7 @@ def test_reimporting_the_package_does_not_register_twice() -> None:
 
 def test_shipped_models_live_in_the_package() -> None:
     assert shipped_models() == sorted(p.stem for p in (Path(goboom_env.__file__).parent / "models").glob("*.zip"))
-    assert {"classic4", "jokers4"} <= set(shipped_models())
+    assert {"classic-4p-hands", "jokers-4p-hands"} <= set(shipped_models())
     for name in shipped_models():
         path = model_path(name)
         assert path.is_file() and path.parent == Path(goboom_env.__file__).parent / "models"
@@ -62,12 +62,12 @@ def test_shipped_models_live_in_the_package() -> None:
 
 def test_model_paths_stay_paths(tmp_path: Path) -> None:
     assert model_path("runs/x/model.zip") == Path("runs/x/model.zip")  # need not exist yet: the loader says so
-    local = tmp_path / "classic4"
+    local = tmp_path / "classic-4p-hands"
     assert model_path(str(local)) == local  # a path is a path, even when its name is a shipped one
 
 
 def test_misspelt_model_name_lists_the_shipped_ones() -> None:
-    with pytest.raises(ValueError, match=r"no model 'clasic4': .*classic4, jokers4"):
+    with pytest.raises(ValueError, match=r"no model 'clasic4': .*classic-4p-hands, .*jokers-4p-hands"):
         model_path("clasic4")
 
 
@@ -130,11 +130,12 @@ def test_wheel_installs_only_goboom_env_and_evaluates_a_shipped_model(dist: Path
     work.mkdir()
     out = work / "result"
     done = subprocess.run([str(goboom), "evaluate", "--variant", "classic", "--players", "4", "--agents",
-                           "ppo:classic4", "random", "--games", "8", "--seed", "1", "--no-progress", "--out", str(out)],
+                           "ppo:classic-4p-hands", "random", "--games", "8", "--seed", "1", "--no-progress",
+                           "--out", str(out)],
                           cwd=work, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = (out / "report.md").read_text()
-    assert "ppo:classic4" in report
+    assert "ppo:classic-4p-hands" in report
     assert "git commit: unknown (not run from a git checkout of goboom-env)" in report  # a wheel is no checkout
     where = subprocess.run([str(python), "-c", "import goboom_env; print(goboom_env.__file__)"], cwd=work,
                            capture_output=True, text=True, timeout=120)

@@ -49,11 +49,11 @@ def test_unknown_command_line_options_name_the_likely_one() -> None:
 
 def test_a_model_asked_to_play_another_game_says_in_words_what_differs() -> None:
     with pytest.raises(ValueError) as caught:
-        make_agent("ppo:classic4", GameConfig(variant="jokers"))
+        make_agent("ppo:classic-4p-hands", GameConfig(variant="jokers"))
     assert str(caught.value).endswith(
-        "classic4.zip was trained for a different game configuration: classic Go Boom, 4 players, no jokers, "
+        "classic-4p-hands.zip was trained for a different game configuration: classic Go Boom, 4 players, no jokers, "
         "standard scoring, target score 200; the requested game is jokers Go Boom, 4 players, 2 jokers, penalty "
         "scoring, 4 rounds (different: variant, jokers, scoring, target score, rounds)")
     with pytest.raises(ValueError, match=r"classic Go Boom, 4 players, 7 cards a hand; the requested game is classic "
                                          r"Go Boom, 4 players, 5 cards a hand \(different: cards a hand\)$"):
-        make_agent("ppo:classic4", GameConfig(hand_size=5))
+        make_agent("ppo:classic-4p-hands", GameConfig(hand_size=5))

@@ -227,7 +227,7 @@ def test_the_torch_free_export_points_an_sb3_zip_to_the_one_that_reads_it(traine
 
 
 def test_a_goboom_model_file_is_checked_then_copied_play_only(tmp_path: Path) -> None:
-    shipped = model_path("classic4")
+    shipped = model_path("classic-4p-hands")
     out = export_model(shipped, CLASSIC4, tmp_path / "copy.zip", deterministic=False)
     meta = read_metadata(out)
     assert meta["exported_from"] == str(shipped) and meta["deterministic"] is False

@@ -305,8 +305,9 @@ def test_every_agent_spec_of_a_run_is_checked_before_training(tmp_path: Path) ->
         parse(["--eval-opponents", "random", "nobody", *out])
     with pytest.raises(ValueError, match="eval_opponents must name at least one"):
         parse(["--config", str(_toml(tmp_path, "eval_opponents = []")), *out])
-    with pytest.raises(ValueError, match=r"opponents: .*jokers4.zip was trained for a different game configuration"):
-        parse(["--opponents", "ppo:jokers4=1", "self=1", *out])
+    with pytest.raises(ValueError,
+                       match=r"opponents: .*jokers-4p-hands.zip was trained for a different game configuration"):
+        parse(["--opponents", "ppo:jokers-4p-hands=1", "self=1", *out])
     assert not (tmp_path / "run").exists()
 
 
@@ -437,7 +438,7 @@ def test_demo_trains_evaluates_and_reports(tmp_path: Path) -> None:
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
-@pytest.mark.parametrize("name, variant", [("classic4", "classic"), ("jokers4", "jokers")])
+@pytest.mark.parametrize("name, variant", [("classic-4p-hands", "classic"), ("jokers-4p-hands", "jokers")])
 def test_shipped_models_load_and_play_legally(name: str, variant: str) -> None:
     config = GameConfig(variant=variant, num_players=4)
     play_legally(make_agent(f"ppo:{name}", config, seed=0), config, games=3)
@@ -455,7 +456,7 @@ def test_shipped_models_play_their_recorded_games(matchup: str) -> None:
     from goboom_env.evaluation.tournament import run_tournament
 
     name, baseline = matchup.split("/")
-    config = GameConfig(variant={"classic4": "classic", "jokers4": "jokers"}[name], num_players=4)
+    config = GameConfig(variant={"classic-4p-hands": "classic", "jokers-4p-hands": "jokers"}[name], num_players=4)
     recorded = SHIPPED_GAMES[matchup]
     result = run_tournament(config, [f"ppo:{name}"] + [baseline] * 3, len(recorded), seed=7, duplicate=True,
                             progress=False)
@@ -468,18 +469,19 @@ def test_evaluate_vs_baselines_meets_every_baseline_on_the_same_deals() -> None:
     the same duplicate deals for every baseline; the eval.csv columns are the agent's rows."""
     from goboom_env.evaluation.baselines import agent_rows, evaluate_vs_baselines, win_rate_columns
 
-    results = evaluate_vs_baselines(CLASSIC, "ppo:classic4", ["random", "heuristic"], 8, seed=3)
+    results = evaluate_vs_baselines(CLASSIC, "ppo:classic-4p-hands", ["random", "heuristic"], 8, seed=3)
     assert list(results) == ["random", "heuristic"]
     games = {b: result.to_dict()["games"] for b, result in results.items()}
     for baseline, played in games.items():
-        assert len(played) == 8 and all(sorted(g["seats"]).count("ppo:classic4") == 1 for g in played)
-        assert {s for g in played for s in g["seats"]} == {"ppo:classic4", baseline}
-        assert [g["seats"].index("ppo:classic4") for g in played[:4]] == [0, 1, 2, 3]  # seats rotate per deal
+        assert len(played) == 8 and all(sorted(g["seats"]).count("ppo:classic-4p-hands") == 1 for g in played)
+        assert {s for g in played for s in g["seats"]} == {"ppo:classic-4p-hands", baseline}
+        assert [g["seats"].index("ppo:classic-4p-hands") for g in played[:4]] == [0, 1, 2, 3]  # seats rotate per deal
     assert [g["deck"] for g in games["random"]] == [g["deck"] for g in games["heuristic"]]
-    for baseline, row in agent_rows(results, "ppo:classic4").items():
-        wins = sum(w for g in games[baseline] for w in win_shares(g, "ppo:classic4"))
-        assert row["agent"] == "ppo:classic4" and row["games"] == 8 and row["win_rate"] == pytest.approx(wins / 8)
-    columns = win_rate_columns(results, "ppo:classic4")
+    for baseline, row in agent_rows(results, "ppo:classic-4p-hands").items():
+        wins = sum(w for g in games[baseline] for w in win_shares(g, "ppo:classic-4p-hands"))
+        assert row["agent"] == "ppo:classic-4p-hands" and row["games"] == 8
+        assert row["win_rate"] == pytest.approx(wins / 8)
+    columns = win_rate_columns(results, "ppo:classic-4p-hands")
     assert sorted(columns) == sorted(f"{k}/{b}" for k in ("win_rate", "ci_low", "ci_high") for b in games)
     assert all(columns[f"ci_low/{b}"] <= columns[f"win_rate/{b}"] <= columns[f"ci_high/{b}"] for b in games)
 

@@ -93,7 +93,7 @@ def test_options_list_the_presets_fields_and_opponents_without_paths(client: Tes
     assert "classic" in options["presets"] and options["episodes"] == ["hand", "match"]
     assert set(options["defaults"]) == set(GameConfig().to_dict())
     ids = [a["id"] for a in options["agents"]]
-    assert {"random", "heuristic", "ismcts:iters=200", "ppo:classic4", "ppo:jokers4"} <= set(ids)
+    assert {"random", "heuristic", "ismcts:iters=200", "ppo:classic-4p-hands", "ppo:jokers-4p-hands"} <= set(ids)
     assert all(set(a) == {"id", "label", "variant", "config", "player_counts"} for a in options["agents"])  # no spec
     assert str(Path(__file__).resolve().parents[2]) not in json.dumps(options)
 
@@ -101,7 +101,7 @@ def test_options_list_the_presets_fields_and_opponents_without_paths(client: Tes
 def test_model_folders_are_offered_by_name_only(tmp_path: Path) -> None:
     folder = tmp_path / "secret-folder"
     folder.mkdir()
-    (folder / "mine.zip").write_bytes(model_path("classic4").read_bytes())
+    (folder / "mine.zip").write_bytes(model_path("classic-4p-hands").read_bytes())
     with TestClient(create_app(ServerSettings(catalog=Catalog([folder])))) as client:
         options = client.get("/api/options").json()
         assert "model:mine" in [a["id"] for a in options["agents"]]
@@ -119,7 +119,7 @@ def test_model_folders_are_offered_by_name_only(tmp_path: Path) -> None:
 def test_two_model_files_of_one_name_are_refused_not_one_dropped(tmp_path: Path) -> None:
     for run in ("run-a", "run-b"):
         (tmp_path / run).mkdir()
-        (tmp_path / run / "model.zip").write_bytes(model_path("classic4").read_bytes())
+        (tmp_path / run / "model.zip").write_bytes(model_path("classic-4p-hands").read_bytes())
     with pytest.raises(ValueError, match=r"run-a/model\.zip and \S+run-b/model\.zip would both be offered as model:"):
         Catalog([tmp_path / "run-a", tmp_path / "run-b"])
 
@@ -189,7 +189,7 @@ def test_games_are_isolated(client: TestClient) -> None:
     ({"opponents": ["random"] * 4}, 400, "4 opponents for 3 other seats"),
     ({"opponents": ["ppo:/etc/passwd"]}, 400, "unknown opponent 'ppo:"),  # the path itself is never shown
     ({"opponents": ["jokers-shed"]}, 400, "plays the jokers variant"),
-    ({"opponents": ["ppo:classic4"], "config": {"num_players": 3}}, 400, "trained for a different game"),
+    ({"opponents": ["ppo:classic-4p-hands"], "config": {"num_players": 3}}, 400, "trained for a different game"),
 ])
 def test_a_bad_new_game_is_a_400_naming_the_problem(client: TestClient, body: Any, status: int, words: str) -> None:
     response = client.post("/api/games", **as_request(body))
@@ -455,7 +455,7 @@ def test_goboom_serve_prints_its_url_and_serves_the_page_to_local_names_only(tmp
         while True:
             try:
                 with urllib.request.urlopen(url, timeout=5) as response:
-                    assert "ppo:classic4" in response.read().decode()
+                    assert "ppo:classic-4p-hands" in response.read().decode()
                 break
             except urllib.error.URLError:
                 assert time.monotonic() < deadline and server.poll() is None, server.stderr.read()

@@ -96,7 +96,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     (folder / "elsewhere").symlink_to(root / "elsewhere", target_is_directory=True)
     for name, file in (("models", "mine.zip"), ("outside-models", "theirs.zip")):
         (root / name).mkdir()
-        shutil.copyfile(model_path("classic4"), root / name / file)
+        shutil.copyfile(model_path("classic-4p-hands"), root / name / file)
     port, log = free_port(), root / "server.log"
     command = [sys.executable, "-m", "goboom_env.cli", "serve", "--host", "127.1", "--port", str(port),
                "--records", str(folder), "--max-games", "3", "--model", str(root / "models")]
@@ -247,7 +247,8 @@ MODEL_NAMES = [
     "model:..\\outside-models\\theirs", "model:mine/../../outside-models/theirs", "model:ROOT/outside-models/theirs",
     "model:mine.zip", "model:../models/mine", "model:./mine",
     "ppo:ROOT/outside-models/theirs.zip", "ppo:../outside-models/theirs.zip", "ppo:ROOT/models/mine.zip",
-    "ppo:./classic4", "ppo:classic4.zip", "ppo:goboom_env/models/classic4.zip", "ppo:../classic4",
+    "ppo:./classic-4p-hands", "ppo:classic-4p-hands.zip", "ppo:goboom_env/models/classic-4p-hands.zip",
+    "ppo:../classic-4p-hands",
     "ppo:/etc/passwd", "ppo:%2Fetc%2Fpasswd", "ppo:ROOT/secret.txt", "ROOT/models/mine.zip", "/etc/passwd",
 ]
 """Opponents that name a model file, inside the ``--model`` folder or outside it, rather than a choice offered."""

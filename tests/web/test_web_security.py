@@ -321,7 +321,7 @@ def test_a_failing_agent_on_the_websocket_sends_the_end_and_closes(broken_client
 def test_a_damaged_model_file_is_refused_without_its_path(tmp_path: Path) -> None:
     folder = tmp_path / "secret-folder"
     folder.mkdir()
-    with zipfile.ZipFile(model_path("classic4")) as source, zipfile.ZipFile(folder / "bad.zip", "w") as damaged:
+    with zipfile.ZipFile(model_path("classic-4p-hands")) as source, zipfile.ZipFile(folder / "bad.zip", "w") as damaged:
         for info in source.infolist():  # the metadata intact, the network not
             damaged.writestr(info, source.read(info) if "meta" in info.filename else b"garbage")
     with TestClient(create_app(ServerSettings(catalog=Catalog([folder])))) as client:

@@ -262,7 +262,7 @@ def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
 
 
 def spec_config(spec: str) -> GameConfig | None:
-    """The game configuration the model of a ``ppo:`` agent spec was trained for (``ppo:jokers4``,
+    """The game configuration the model of a ``ppo:`` agent spec was trained for (``ppo:jokers-4p-hands``,
     ``ppo:runs/x/model.zip``, ``ppo:path=m.zip,deterministic=false``), read from its metadata (for a generalist,
     the game it plays by default); None for any other spec. ValueError when the model cannot be read."""
     meta = spec_metadata(spec)

@@ -56,7 +56,7 @@ class PPOAgent(SnapshotAgent):
 def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None = None,
                    deterministic: bool | None = None) -> PPOAgent:
     """The ``ppo:PATH`` agent spec: a model saved by ``goboom train`` or a shipped model's name
-    (``ppo:classic4``, see :mod:`goboom_env.models`), checked against ``config``.
+    (``ppo:classic-4p-hands``, see :mod:`goboom_env.models`), checked against ``config``.
 
     It plays the most probable legal action, or samples from the masked policy when
     ``deterministic=False`` (``ppo:path=m.zip,deterministic=false``); by default, as the model's metadata says

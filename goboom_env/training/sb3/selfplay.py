@@ -235,7 +235,7 @@ def single_agent_env(opponents: Sequence[str] | dict[str, float] = ("random",), 
                      config: GameConfig | None = None, preset: str | None = None, **fields: Any) -> SelfPlayEnv:
     """What ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds: one learner seat against fixed opponents.
 
-    ``opponents``: an agent spec or a list of them (``"heuristic"``, ``"ismcts:iters=50"``, ``"ppo:classic4"``),
+    ``opponents``: an agent spec or a list of them (``"heuristic"``, ``"ismcts:iters=50"``, ``"ppo:classic-4p-hands"``),
     one drawn per episode for every other seat, uniformly or by the weights of a ``{spec: weight}`` dict. ``seat``:
     ``"random"`` (a seat drawn per episode) or ``"rotate"``. The rules come from ``config``, ``preset`` or
     the :class:`GameConfig` fields (``variant``, ``num_players``, ...), as ``goboom_env.env()`` takes them;
