@@ -30,7 +30,7 @@ from typing import Any
 
 from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
-from goboom_env.evaluation.report import config_title, format_cell, markdown_table
+from goboom_env.evaluation.report import config_title, markdown_table, rich_table
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
 
 RESULTS_FILE = "results.json"
@@ -172,19 +172,11 @@ def write_leaderboard(out: Path, groups: Sequence[Group], outcome: str = "win", 
 
 
 def rich_tables(groups: Sequence[Group], outcome: str = "win") -> list[Any]:
-    """One rich table per group for the terminal."""
-    from rich.table import Table
-
-    tables = []
-    for group in groups:
-        table = Table(title=f"{group.title}: ratings of the {_outcome_words(outcome)}",
-                      caption=f"95% CI = mu -/+ 1.96 sigma; from {', '.join(group.folders)}")
-        for key in RICH_COLUMNS:
-            table.add_column(key, justify="left" if key == "agent" else "right")
-        for row in group.rows:
-            table.add_row(*(format_cell(row[k]) for k in RICH_COLUMNS))
-        tables.append(table)
-    return tables
+    """One rich table per group for the terminal (:func:`~goboom_env.evaluation.report.rich_table`: a long agent name
+    wraps, whole)."""
+    return [rich_table(f"{group.title}: ratings of the {_outcome_words(outcome)}", group.rows, RICH_COLUMNS,
+                       caption=f"95% CI = mu -/+ 1.96 sigma; from {', '.join(group.folders)}")
+            for group in groups]
 
 
 # -- helpers ---------------------------------------------------------------------------------------

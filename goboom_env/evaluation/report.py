@@ -161,12 +161,27 @@ def print_tables(result: TournamentResult | None = None, pairwise: Pairwise | No
 
 def _rich(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> Table:
     """A rich table of ``rows`` (the given columns, default all; the files keep every column)."""
-    table = Table(title=title)
+    return rich_table(title, rows, keys)
+
+
+NAME_COLUMNS = ("agent", "opponent", "a", "b", "baseline")
+"""Columns of names (agent specs, model paths): left-aligned (the others, numbers, right-aligned)."""
+COUNT_COLUMNS = ("wins",)
+"""Columns of counts that may hold a fraction (a shared win counts 1/k): whole ones print as integers."""
+
+
+def rich_table(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None,
+               caption: str | None = None) -> Table:
+    """The rich table of ``rows`` for the terminal (the given columns, default the first row's), cells as
+    :func:`format_cell` writes them. Nothing is cut: a cell too long for its column, a long agent name first (the
+    widest column narrows first), goes on over the next lines (``overflow="fold"``) instead of ending in an
+    ellipsis (``ppo:runs/class…``, ``classic-t…``)."""
+    table = Table(title=title, caption=caption)
     keys = list(keys or (rows[0] if rows else []))
     for key in keys:
-        table.add_column(key, justify="left" if key in ("agent", "opponent", "a", "b") else "right")
+        table.add_column(key, justify="left" if key in NAME_COLUMNS else "right", overflow="fold")
     for row in rows:
-        table.add_row(*(format_cell(row[k]) for k in keys))
+        table.add_row(*(format_cell(row[k], k) for k in keys))
     return table
 
 
@@ -178,10 +193,15 @@ def _with_ci(row: Mapping[str, Any], episode: str) -> str:
                      f"[{format_cell(row[f'{episode}_ci_low'])}, {format_cell(row[f'{episode}_ci_high'])}]"])
 
 
-def format_cell(value: Any) -> str:
-    """A table cell: ``-`` for None, floats to three decimals (four significant digits below 0.001)."""
+def format_cell(value: Any, key: str | None = None) -> str:
+    """A table cell of the column ``key``: ``-`` for None, floats to three decimals (four significant digits below
+    0.001); in a column of counts (:data:`COUNT_COLUMNS`) a whole float is an integer (``26``) and a share keeps
+    its fraction (``26.5``, ``26.333``)."""
     if value is None:
         return "-"
+    if isinstance(value, float) and key in COUNT_COLUMNS:
+        shares = round(value, 3)  # a sum of 1/k shares may miss a whole number by a rounding error
+        return str(int(shares)) if shares.is_integer() else f"{shares:.3f}".rstrip("0")
     if isinstance(value, float):
         return f"{value:.4g}" if abs(value) < 1e-3 and value else f"{value:.3f}"
     return str(value)
@@ -407,7 +427,7 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None
         return "(no rows)"
     keys = list(rows[0]) if keys is None else list(keys)
     head = "| " + " | ".join(keys) + " |\n|" + "|".join("---" for _ in keys) + "|\n"
-    return head + "\n".join("| " + " | ".join(format_cell(r[k]) for k in keys) + " |" for r in rows)
+    return head + "\n".join("| " + " | ".join(format_cell(r[k], k) for k in keys) + " |" for r in rows)
 
 
 def write_result_files(folder: Path, stem: str, rows: Sequence[Mapping[str, Any]],
