@@ -86,7 +86,7 @@ class EvaluateArgs(GameArgs):
     force: bool = False
     """Replace an existing non-empty --out folder."""
     progress: bool = True
-    """Show the progress bar."""
+    """Show the progress bar, on a terminal only (not in a log piped to a file)."""
     save_games: int = 0
     """Save the complete records (every deal, move and event) of the first N games of the tournament, or of
     each pairing with --pairwise, to games.jsonl in the output folder, for `goboom replay`."""

@@ -57,6 +57,7 @@ from goboom_env.cards import JOKER, NUM_FACES
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
 from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, fitted_value, win_shares
+from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.stats import Z95
 from goboom_env.evaluation.tournament import TournamentResult, record_games
 from goboom_env.events import EventKind
@@ -385,7 +386,7 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
     label = "fitted value" if value == "fitted" else f"{rollouts} playouts a value"
     games = []
     for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({label})",
-                                    disable=not progress, unit="game", leave=False)):
+                                    disable=not bars_shown(progress), unit="game", leave=False)):
         meta = record.meta
         known = {seat: policies[spec] for seat, spec in enumerate(record.seats) if spec in policies}
         games.append(adjust_record(record, estimator, known, int(meta.get("seed", 0)), int(meta.get("game", i)),

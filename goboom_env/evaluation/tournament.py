@@ -39,6 +39,7 @@ from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Match, blamed_on
 from goboom_env.episode import check_episode
 from goboom_env.evaluation.interrupt import WorkerLostError, uninterrupted
+from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.game_loop import Decision, DecisionHook, play_episode
 from goboom_env.records import GameRecord as SavedGame
@@ -381,7 +382,7 @@ def run_tournament(
         make_agent(spec, config, 0)  # fail fast on a bad spec, before any process starts
     started = time.perf_counter()
     with tqdm(total=total, desc=f"{config.variant} {n}p: {' vs '.join(dict.fromkeys(agents))}",
-              disable=not progress, unit="game", leave=False) as bar:
+              disable=not bars_shown(progress), unit="game", leave=False) as bar:
         if processes == 1:
             pool = _Seats(config)
             records = []

@@ -44,7 +44,7 @@ class DemoArgs(GameArgs):
     seed: int = 0
     """Seed of training and evaluation."""
     progress: bool = True
-    """Show the progress bars."""
+    """Show the progress bars, on a terminal only."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""

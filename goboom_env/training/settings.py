@@ -190,7 +190,7 @@ class SelfPlayArgs(PPOArgs):
     """Replace an existing non-empty --out: its old files are deleted when the new run starts. Without it
     (or --resume) such a folder is refused."""
     progress: bool = True
-    """Show a progress bar."""
+    """Show progress bars, on a terminal only (a log piped to a file gets the one-line messages alone)."""
 
     def validate_self_play(self) -> None:
         """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
@@ -460,7 +460,7 @@ class RLlibArgs(PPOArgs):
     eval_games: int = 0
     """After training, play this many games 1-vs-(n-1) against random and against heuristic (0 = skip)."""
     progress: bool = True
-    """Show a live progress display."""
+    """Show a live progress display, on a terminal only."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
@@ -522,7 +522,7 @@ class ExploitArgs(PPOArgs):
     force: bool = False
     """Replace an existing non-empty --out (its files are deleted when the run starts)."""
     progress: bool = True
-    """Show a progress bar."""
+    """Show progress bars, on a terminal only (a log piped to a file gets the one-line messages alone)."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (the agent spec is checked when the run loads it)."""

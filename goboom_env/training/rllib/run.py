@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from goboom_env.evaluation.progress import bars_shown
 from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.rllib.policy import (
@@ -160,7 +161,7 @@ class ProgressLog:
         self.csv_path = run / "progress.csv"
         self.total = total
         self.progress = None
-        if show:
+        if bars_shown(show):
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.progress = Progress(BarColumn(bar_width=20), TextColumn("{task.description}"), TimeElapsedColumn())
