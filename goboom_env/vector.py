@@ -74,7 +74,7 @@ from goboom_env.observation import (
     padded_index,
 )
 
-__all__ = ["MixedVectorGame", "VectorGame", "random_legal_actions"]
+__all__ = ["MixedVectorGame", "VectorGame", "compile_pending", "random_legal_actions"]
 
 _SCORING_CODES = {"standard": _k.STANDARD, "reverse": _k.REVERSE, "penalty": _k.PENALTY}
 
@@ -481,6 +481,28 @@ def _split_games(num_envs: int, parts: int, weights: Any) -> list[int]:
     sizes = np.floor(share).astype(np.int64)
     sizes[np.argsort(-(share - sizes), kind="stable")[:spare - sizes.sum()]] += 1
     return [int(x) + 1 for x in sizes]
+
+
+ENTRY_KERNELS = ("reset_games", "step_games", "first_illegal")
+"""The compiled functions every :class:`VectorGame` calls (compiling them is most of the first run's wait)."""
+
+
+def compile_pending() -> bool:
+    """Whether the first :class:`VectorGame` of this process will compile the engine (about 15 s), rather than load
+    it from numba's cache (``goboom_env/__pycache__``, or ``NUMBA_CACHE_DIR``): no kernel of :data:`ENTRY_KERNELS`
+    is compiled in this process yet and the cache holds none for the current source (a fresh installation, an
+    upgrade, a cleared cache). A cheap look at the cache's index files; when numba's cache cannot be read, True."""
+    for name in ENTRY_KERNELS:
+        kernel = getattr(_k, name)
+        if kernel.overloads:  # compiled or loaded in this process already
+            continue
+        try:
+            cached = kernel._cache._cache_file._load_index()  # numba's private API: {} when missing or stale
+        except Exception:  # any change of numba's internals: say the compile may come
+            return True
+        if not cached:
+            return True
+    return False
 
 
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

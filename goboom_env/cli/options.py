@@ -98,8 +98,8 @@ def run_script(body: Callable[[S], object], settings: S, description: str | None
 def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[str], prog: str,
                   description: str | None) -> int:
     """A PPO training command: parse and validate ``cls`` from ``argv``, ``train(args, command_line)``
-    (the model's path), print where the model, the evaluations and the learning curve went; 2 on a bad
-    option or setting."""
+    (the model's path), print the last evaluation's table (:func:`print_evaluation`) and where the model, the
+    evaluations and the learning curve went; 2 on a bad option or setting."""
     from goboom_env.training.artifacts.run_folder import RunFiles
 
     def run() -> int:
@@ -107,6 +107,7 @@ def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[
         args.validate()
         model = train(args, command_line(prog, argv))
         files = RunFiles(model.parent)
+        print_evaluation(files)
         print(f"model: {model}")
         if files.eval.exists():
             print(f"evaluation: {files.eval}")
@@ -114,6 +115,22 @@ def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[
         return 0
 
     return run_command(prog, run)
+
+
+def print_evaluation(files: Any) -> None:
+    """The win rates of the run's last evaluation (the last row of ``eval.csv``, the final one unless evaluations
+    are off) as a table, with each baseline's 95% Wilson interval; nothing when the run was never evaluated."""
+    from rich.console import Console
+
+    from goboom_env.evaluation.report import rich_table
+    from goboom_env.training.artifacts.run_folder import last_evaluation
+
+    found = last_evaluation(files)
+    if found is None:
+        return
+    steps, rows = found
+    Console().print(rich_table(f"Evaluation at {steps:,} steps", rows,
+                               caption="win rate 1-vs-(n-1), 95% Wilson CI"))
 
 
 def command_line(prog: str, argv: Sequence[str]) -> str:

@@ -26,6 +26,12 @@ def evaluate_vs_baselines(config: GameConfig, agent: str, baselines: Sequence[st
             for baseline in baselines}
 
 
+def evaluation_line(steps: int, baselines: Sequence[str], games: int) -> str:
+    """The status line of a trainer's evaluation: ``evaluating at 20,480 steps: 1,000 games against each of random,
+    heuristic...``."""
+    return f"evaluating at {steps:,} steps: {games:,} games against each of {', '.join(baselines)}..."
+
+
 def agent_rows(results: dict[str, TournamentResult], agent: str) -> dict[str, dict[str, Any]]:
     """The agent's row of each tournament's table (games, wins, win rate, 95% CI...), by baseline."""
     return {baseline: next(r for r in result.table() if r["agent"] == agent) for baseline, result in results.items()}

@@ -20,6 +20,7 @@ import numpy as np
 from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
+from goboom_env.evaluation.progress import bar
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.global_state import StateEncoder
 from goboom_env.hints import needs_extra
@@ -40,10 +41,10 @@ class Demonstrations:
 
 
 def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
-            hidden: StateEncoder | None = None) -> Demonstrations:
+            hidden: StateEncoder | None = None, progress: bool = False) -> Demonstrations:
     """Play ``games`` hands with ``teacher`` in every seat and record every decision; with ``hidden``,
     each observation is followed by the hidden blocks of the global state seen from the mover (the privileged
-    critic's inputs)."""
+    critic's inputs). ``progress``: a bar over the games (on a terminal)."""
     rng = np.random.default_rng(seed)
     n = config.num_players
     agents = [make_agent(teacher, config, seed * 100 + s) for s in range(n)]
@@ -59,7 +60,7 @@ def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
         actions.append(int(decision.action))
         movers.append(decision.seat)
 
-    for _ in range(games):
+    for _ in bar(range(games), desc="warm start: games", enabled=progress, unit="game", leave=False):
         movers.clear()
         result = play_episode(Match(config, rng), agents, "hand", record)
         reward = win_rewards(n, result.winners)
@@ -69,9 +70,10 @@ def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
 
 
 def clone(model: Any, data: Demonstrations, epochs: int = 4, batch_size: int = 512, learning_rate: float = 1e-3,
-          seed: int = 0) -> dict[str, float]:
+          seed: int = 0, progress: bool = False) -> dict[str, float]:
     """Fit the model's actor to the teacher's actions and its critic to the win rewards; returns the final
-    epoch's mean loss and the share of decisions where the actor's greedy move equals the teacher's."""
+    epoch's mean loss and the share of decisions where the actor's greedy move equals the teacher's.
+    ``progress``: a bar over the minibatches of every epoch (on a terminal)."""
     with needs_extra("behaviour cloning (goboom_env.training.imitation)"):
         import torch
 
@@ -79,6 +81,8 @@ def clone(model: Any, data: Demonstrations, epochs: int = 4, batch_size: int = 5
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     rng = np.random.default_rng(seed)
     stats: dict[str, float] = {}
+    fitting = bar(total=epochs * -(-len(data) // batch_size), desc="warm start: fit", enabled=progress,
+                  unit="batch", leave=False)
     for _ in range(epochs):
         order = rng.permutation(len(data))
         losses, agree = [], 0
@@ -97,5 +101,23 @@ def clone(model: Any, data: Demonstrations, epochs: int = 4, batch_size: int = 5
                 dist = policy.get_distribution(obs, data.masks[idx])
                 greedy = dist.distribution.probs.argmax(dim=1)
                 agree += int((greedy == actions).sum())
+            fitting.update()
         stats = {"bc_loss": float(np.mean(losses)), "bc_agreement": agree / len(data)}
+    fitting.close()
     return stats
+
+
+def collecting_line(teacher: str, games: int) -> str:
+    """The status line of a warm start's first phase: the teacher's games."""
+    return f"warm start: playing {games:,} games with {teacher} in every seat, to imitate it..."
+
+
+def fitting_line(decisions: int, epochs: int) -> str:
+    """The status line of a warm start's second phase: the fit."""
+    return f"warm start: fitting the network to {decisions:,} decisions ({epochs} epochs)..."
+
+
+def cloned_line(report: dict[str, Any]) -> str:
+    """The status line of a finished warm start (its ``bc.json`` report): its time and how well it imitates."""
+    return (f"warm start done in {report['seconds']:.1f} s: the network plays {report['teacher']}'s move in "
+            f"{report['bc_agreement']:.1%} of its decisions")

@@ -129,12 +129,73 @@ def last_evaluated(files: RunFiles) -> int | None:
     return int(rows[-1]["timesteps"]) if rows else None
 
 
-def step_bar(total: int, desc: str, enabled: bool = True, start: int = 0) -> Any:
-    """The trainers' tqdm progress bar over ``total`` learner steps, resumed at ``start``."""
-    from tqdm.auto import tqdm
+def last_evaluation(files: RunFiles) -> tuple[int, list[dict[str, Any]]] | None:
+    """The last row of ``eval.csv`` as ``(steps, rows)``, one row per baseline column (``B`` of ``win_rate/B``, a
+    generalist's ``B@4p`` and ``B@mean`` too) with its ``win_rate``, ``ci_low`` and ``ci_high`` (None where the log
+    has none); None when nothing was evaluated."""
+    if not files.eval.exists():
+        return None
+    with files.eval.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        return None
+    last = rows[-1]
 
-    return tqdm(total=total, initial=min(start, total), unit="step", disable=not enabled, dynamic_ncols=True,
-                desc=desc)
+    def number(key: str) -> float | None:
+        return float(last[key]) if last.get(key) else None
+
+    baselines = [key.partition("/")[2] for key in last if key.startswith("win_rate/")]
+    return int(last["timesteps"]), [{"baseline": b, "win_rate": number(f"win_rate/{b}"),
+                                     "ci_low": number(f"ci_low/{b}"), "ci_high": number(f"ci_high/{b}")}
+                                    for b in baselines]
+
+
+def step_bar(total: int, desc: str, enabled: bool = True, start: int = 0) -> StepBar:
+    """The trainers' progress bar over ``total`` learner steps, resumed at ``start`` (:class:`StepBar`)."""
+    return StepBar(total, desc, enabled, start)
+
+
+class StepBar:
+    """A trainer's progress bar over learner steps (:func:`goboom_env.evaluation.progress.bar`: drawn on a terminal
+    only), resumed at ``start``.
+
+    A trainer learns whole rollouts, so its last one may pass the budget: the bar never counts past its total
+    (:meth:`to`, :meth:`update`), and :meth:`finish` makes the total the steps really done when they passed it, so
+    that a finished run's bar ends at ``N/N`` with ``N`` the steps it took."""
+
+    def __init__(self, total: int, desc: str, enabled: bool = True, start: int = 0) -> None:
+        from goboom_env.evaluation.progress import bar
+
+        self.total = total
+        self.count = min(start, total)
+        """The steps shown (kept here: an undrawn tqdm bar ignores its updates)."""
+        self.bar = bar(total=total, desc=desc, enabled=enabled, unit="step", initial=self.count)
+
+    def to(self, steps: int) -> None:
+        """Show ``steps`` learner steps done (at most the total)."""
+        shown = min(steps, self.total)
+        if shown > self.count:
+            self.bar.update(shown - self.count)
+            self.count = shown
+
+    def update(self, steps: int) -> None:
+        """Show ``steps`` more learner steps done (at most up to the total)."""
+        self.to(self.count + steps)
+
+    def finish(self, steps: int) -> None:
+        """The run ended after ``steps`` learner steps: past the total, the total becomes ``steps``."""
+        if steps > self.total:
+            self.total = self.bar.total = steps
+        self.to(steps)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def whole_rollouts(start: int, budget: int, rollout: int) -> int:
+    """The step count a run resumed at ``start`` ends at when it learns whole rollouts of ``rollout`` steps until it
+    has ``budget``: the budget rounded up to the last rollout's end (what SB3's ``learn`` does)."""
+    return start if budget <= start else start + -(-(budget - start) // rollout) * rollout
 
 
 def next_multiple(steps: int, every: int) -> int:

@@ -28,6 +28,7 @@ import numpy as np
 
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.evaluation import interrupt
+from goboom_env.evaluation.progress import say
 from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, write_atomically
@@ -62,6 +63,7 @@ from goboom_env.training.fast.run import (
     summary_writer,
 )
 from goboom_env.training.fast.warm_start import init_actor, warm_start
+from goboom_env.training.imitation import cloned_line
 from goboom_env.training.opponents import RandomOpponent, batched_heuristic
 from goboom_env.training.settings import HEURISTIC, LEARNER, RANDOM, SNAPSHOTS, VectorArgs, parse_pool, set_threads
 from goboom_env.training.shaping import hand_size_potential
@@ -83,6 +85,8 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     state = load_checkpoint(state_path) if state_path else None
     if state is not None:
         check_compatible(state["meta"], config, state_path, layouts=(args.observation,))
+    say(f"setting up: {args.num_envs:,} games on the batched engine and the network...")
+    _announce_engine()
     trainer = Trainer(args, config, seed_offset=state["steps"] if state else 0)
     if state is not None:
         trainer.load_state_dict(state)
@@ -94,13 +98,18 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     elif args.bc_games > 0:
         report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,
                             player_counts=args.player_counts, hidden=trainer.reads_hidden,
-                            observation=args.observation)
+                            observation=args.observation, progress=args.progress)
+        say(cloned_line(report))
         (files.root / "bc.json").write_text(json.dumps(report, indent=1))
         trainer.train_s += report["seconds"]
     trainer.start()
     meta = lambda: model_metadata(config, args, trainer.steps, args.player_configs(),  # noqa: E731
                                   observation=args.observation)
     writer = summary_writer(files.tensorboard)
+    if trainer.steps < args.timesteps:
+        say(f"training: {args.timesteps - trainer.steps:,} learner steps"
+            + (f" (from {trainer.steps:,})" if trainer.steps else "")
+            + f", rollouts of up to {args.num_envs * args.num_steps:,}...")
     bar = step_bar(args.timesteps, "fast PPO", args.progress, trainer.steps)
     next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
     next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
@@ -112,7 +121,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
             stats = trainer.iteration()
             elapsed = time.perf_counter() - started
             trainer.train_s += elapsed
-            bar.update(trainer.steps - before)
+            bar.to(trainer.steps)
             log_progress(files.progress, writer, trainer, stats, (trainer.steps - before) / max(elapsed, 1e-9))
             if trainer.steps >= next_snapshot:
                 trainer.snapshot()
@@ -128,6 +137,8 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         path = save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
         interrupt.kept(f"the checkpoint {path}; continue with --resume --out {paths.root}")
         raise
+    else:
+        bar.finish(trainer.steps)
     finally:
         bar.close()
     save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
@@ -139,6 +150,19 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     writer.close()
     plot_learning_curve(files)
     return files.model
+
+
+def _announce_engine() -> None:
+    """Say so before the first use of the batched engine compiles it (numba caches the result: once per
+    installation, or after an upgrade)."""
+    from goboom_env.vector import compile_pending
+
+    if compile_pending():
+        say(COMPILE_LINE)
+
+
+COMPILE_LINE = "compiling the batched engine (first run only, ~15 s)..."
+"""The line before the batched engine is compiled (:func:`goboom_env.vector.compile_pending`)."""
 
 
 class Trainer:

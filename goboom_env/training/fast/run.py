@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from goboom_env.config import GameConfig
-from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
+from goboom_env.evaluation.progress import say
 from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import write_atomically, write_play_only
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
@@ -114,16 +115,19 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
 
 
 def evaluate(trainer: Any, model: Path, files: Any, writer: Any, best: float, meta: dict[str, Any]) -> float:
-    """Tournaments of the current actor against the baselines (:func:`evaluate_vs_baselines`); keeps the best."""
+    """Tournaments of the current actor against the baselines (:func:`evaluate_vs_baselines`); keeps the best. A line
+    says so, a bar follows each tournament."""
     args = trainer.args
     save_play_only(trainer.net, model, meta)
     spec = f"ppo:{model}"
     row: dict[str, Any] = {"timesteps": trainer.steps, "train_s": round(trainer.train_s, 1)}
+    say(evaluation_line(trainer.steps, args.eval_opponents, args.eval_games)
+        + (f" at {', '.join(map(str, args.evaluated_counts()))} players" if args.player_counts else ""))
     if args.player_counts:
         row |= generalist_columns(args, spec, trainer.steps)
     else:
         results = evaluate_vs_baselines(trainer.config, spec, args.eval_opponents, args.eval_games,
-                                        seed=args.seed + trainer.steps, episode=args.episode)
+                                        seed=args.seed + trainer.steps, episode=args.episode, progress=args.progress)
         row |= win_rate_columns(results, spec)
     append_csv(files.eval, row, list(row))
     for key, value in row.items():
@@ -145,7 +149,7 @@ def generalist_columns(args: VectorArgs, spec: str, steps: int) -> dict[str, flo
     counts = args.evaluated_counts()
     for count in counts:
         results = evaluate_vs_baselines(args.player_config(count), spec, args.eval_opponents, args.eval_games,
-                                        seed=args.seed + steps, episode=args.episode)
+                                        seed=args.seed + steps, episode=args.episode, progress=args.progress)
         row |= {f"{key}@{count}p": value for key, value in win_rate_columns(results, spec).items()}
     for baseline in args.eval_opponents:
         row[f"win_rate/{baseline}@mean"] = sum(row[f"win_rate/{baseline}@{k}p"] for k in counts) / len(counts)

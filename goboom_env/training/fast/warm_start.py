@@ -17,6 +17,7 @@ import numpy as np
 
 from goboom_env.agents.heuristics import BEST_HEURISTIC
 from goboom_env.config import GameConfig
+from goboom_env.evaluation.progress import bar, say
 from goboom_env.hints import needs_extra
 from goboom_env.training.fast.rollout import make_engine, seat_gae
 from goboom_env.training.opponents import batched_heuristic
@@ -26,13 +27,15 @@ if TYPE_CHECKING:
 
 
 def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256,
-                    player_counts: Sequence[int] = (), hidden: bool = False, observation: str = "snapshot") -> Any:
+                    player_counts: Sequence[int] = (), hidden: bool = False, observation: str = "snapshot",
+                    progress: bool = False) -> Any:
     """:func:`goboom_env.training.imitation.collect` for the ``heuristic`` teacher (``classic-tricks`` or
     ``jokers-boom``), played on the batched engine: every decision of ``games`` finished hands (observation,
     mask, move and the mover's win reward). With ``player_counts``, hands at all those counts
     (:class:`~goboom_env.vector.MixedVectorGame`, padded observations); with ``hidden``, each observation is
     followed by the mover's hidden state (:meth:`~goboom_env.vector.VectorGame.hidden`); ``observation`` is the
-    layout of the observations (:class:`~goboom_env.vector.VectorGame`'s)."""
+    layout of the observations (:class:`~goboom_env.vector.VectorGame`'s); ``progress``: a bar over the finished
+    games (on a terminal)."""
     from goboom_env.training.imitation import Demonstrations
 
     rng = np.random.default_rng(seed)
@@ -43,13 +46,16 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
     obs, mask, seat = game.reset()
     steps: list[tuple[np.ndarray, ...]] = []
     finished = 0
+    shown = bar(total=games, desc="warm start: games", enabled=progress, unit="game", leave=False)
     while finished < games:
         action = teacher.act(obs, mask, rng)
         rows = np.concatenate([obs, game.hidden()], axis=1) if hidden else obs
         steps.append((rows.astype(np.float16), mask.astype(bool), seat.copy(), action))
         obs, mask, seat, reward, done = game.step(action)
         steps[-1] += (reward.copy(), done.copy())
+        shown.update(min(games, finished + int(done.sum())) - min(games, finished))
         finished += int(done.sum())
+    shown.close()
     o, m, s, a, r, d = (np.stack(x) for x in zip(*steps))
     # with zero values, gamma = lambda = 1 the per-seat advantage is the mover's final reward of its hand
     out = seat_gae(np.zeros(s.shape, np.float32), r, d, s, np.ones(s.shape, bool), 1.0, 1.0)
@@ -60,33 +66,40 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
 
 def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
                batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
-               hidden: bool = False, observation: str = "snapshot") -> dict[str, Any]:
+               hidden: bool = False, observation: str = "snapshot", progress: bool = False) -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
     squared error to the mover's win reward, a belief head (if ``net`` has one) by its loss against the hidden
     cards. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
     engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with ``player_counts`` (a
     generalist), hands at each of those counts with padded observations; with ``hidden`` (a privileged critic or a
     belief head), each observation followed by the mover's hidden state; ``observation``: the layout (history: the
-    batched heuristic's hands only)."""
+    batched heuristic's hands only). A line and a bar (``progress``: on a terminal) for each phase: the teacher's
+    games, the fit."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch
 
+    from goboom_env.training.imitation import collecting_line, fitting_line
+
     started = time.perf_counter()
+    if teacher not in ("heuristic", BEST_HEURISTIC[config.variant]) and observation != "snapshot":
+        raise ValueError(f"a {observation} warm start imitates the batched heuristic only, not {teacher!r}")
+    say(collecting_line(teacher, games))
     if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):
         data = collect_batched(config, games, seed=seed, player_counts=player_counts, hidden=hidden,
-                               observation=observation)
-    elif observation != "snapshot":
-        raise ValueError(f"a {observation} warm start imitates the batched heuristic only, not {teacher!r}")
+                               observation=observation, progress=progress)
     else:
-        data = _collect_padded(config, teacher, games, seed, player_counts, hidden)
+        data = _collect_padded(config, teacher, games, seed, player_counts, hidden, progress)
+    say(fitting_line(len(data), epochs))
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     obs = torch.from_numpy(data.obs.astype(np.float32))
     mask, actions, returns = (torch.from_numpy(a) for a in (data.masks, data.actions, data.returns))
     rng = np.random.default_rng(seed)
     loss_sum = agree = 0.0
+    batches = max(1, len(data) // batch_size)
+    fitting = bar(total=epochs * batches, desc="warm start: fit", enabled=progress, unit="batch", leave=False)
     for _ in range(epochs):
         loss_sum = agree = 0.0
-        for idx in np.array_split(rng.permutation(len(data)), max(1, len(data) // batch_size)):
+        for idx in np.array_split(rng.permutation(len(data)), batches):
             i = torch.from_numpy(idx)
             out = net.evaluate(obs[i], mask[i], actions[i])
             loss = -out.logp.mean() + 0.5 * ((out.values - returns[i]) ** 2).mean()
@@ -98,6 +111,8 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
             with torch.no_grad():
                 loss_sum += loss.item() * len(idx)
                 agree += (net.masked_logits(obs[i], mask[i]).argmax(1) == actions[i]).sum().item()
+            fitting.update()
+    fitting.close()
     return {"teacher": teacher, "games": games, "decisions": len(data), "bc_loss": loss_sum / len(data),
             "bc_agreement": agree / len(data), "seconds": round(time.perf_counter() - started, 1)}
 
@@ -115,7 +130,7 @@ def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[in
 
 
 def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, player_counts: Sequence[int],
-                    hidden: bool = False) -> Any:
+                    hidden: bool = False, progress: bool = False) -> Any:
     """:func:`~goboom_env.training.imitation.collect` of ``teacher`` (``hidden``: each observation followed by
     the mover's hidden state); with ``player_counts``, about ``games / len(player_counts)`` hands at each count,
     observations padded to the 12-seat layout."""
@@ -124,8 +139,10 @@ def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, pla
     from goboom_env.training.privileged import critic_encoder
 
     if not player_counts:
-        return collect(config, teacher, games, seed=seed, hidden=critic_encoder(config) if hidden else None)
-    parts = [(k, collect(config.replace(num_players=k), teacher, max(1, games // len(player_counts)), seed=seed + i))
+        return collect(config, teacher, games, seed=seed, hidden=critic_encoder(config) if hidden else None,
+                       progress=progress)
+    parts = [(k, collect(config.replace(num_players=k), teacher, max(1, games // len(player_counts)), seed=seed + i,
+                         progress=progress))
              for i, k in enumerate(player_counts)]
     return Demonstrations(np.concatenate([pad_observations(d.obs, k) for k, d in parts]),
                           np.concatenate([d.masks for _, d in parts]), np.concatenate([d.actions for _, d in parts]),

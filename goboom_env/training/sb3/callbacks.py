@@ -1,5 +1,6 @@
 """The callbacks of ``goboom train``, one per concern, composed with SB3's ``CallbackList`` (:func:`make_callbacks`).
 
+* :class:`StepBarCallback`: the progress bar over the steps the run will really take (whole rollouts).
 * :class:`ProgressCallback`: win rates of the training episodes per opponent kind; one ``progress.csv``
   and TensorBoard (``selfplay/``) row per rollout.
 * :class:`LeagueSnapshotCallback`: every ``snapshot_every`` steps a frozen copy of the learner joins the
@@ -28,7 +29,15 @@ from goboom_env.config import GameConfig
 from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
-from goboom_env.training.artifacts.run_folder import RunFiles, append_csv, best_win_rate, mean_or_blank, next_multiple
+from goboom_env.training.artifacts.run_folder import (
+    RunFiles,
+    append_csv,
+    best_win_rate,
+    mean_or_blank,
+    next_multiple,
+    step_bar,
+    whole_rollouts,
+)
 from goboom_env.training.league import SELF
 from goboom_env.training.sb3.model import evaluate_model, frozen_actor, save_model
 from goboom_env.training.settings import TrainArgs, parse_opponents
@@ -44,13 +53,37 @@ PROGRESS_COLUMNS = [
 
 
 def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> CallbackList:
-    """Progress logging, league snapshots, checkpoints and periodic evaluation, in that order."""
+    """The progress bar, progress logging, league snapshots, checkpoints and periodic evaluation, in that order."""
     return CallbackList([
+        StepBarCallback(args.progress),
         ProgressCallback(files, [spec for spec, _ in parse_opponents(args.opponents)]),
         LeagueSnapshotCallback(files, args.snapshot_every),
         RunCheckpointCallback(files, args, config),
         TournamentEvalCallback(files, args, config),
     ])
+
+
+class StepBarCallback(BaseCallback):
+    """The run's progress bar (:func:`~goboom_env.training.artifacts.run_folder.step_bar`) over the steps SB3 will
+    take: it learns whole rollouts of ``n_steps x n_envs`` steps, so the total is the budget rounded up to the last
+    rollout's end (SB3's own bar counts past its total: 24,576/20,000), and the bar ends at its total."""
+
+    def __init__(self, enabled: bool) -> None:
+        super().__init__()
+        self.enabled = enabled
+        self.bar: Any = None
+
+    def _on_training_start(self) -> None:
+        start, rollout = self.num_timesteps, self.model.n_steps * self.training_env.num_envs
+        total = whole_rollouts(start, self.locals["total_timesteps"], rollout)
+        self.bar = step_bar(total, "PPO", self.enabled, start)
+
+    def _on_step(self) -> bool:
+        self.bar.to(self.num_timesteps)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.close()
 
 
 class ProgressCallback(BaseCallback):

@@ -19,6 +19,7 @@ from typing import Any
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation import interrupt
+from goboom_env.evaluation.progress import say
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import (
@@ -35,6 +36,7 @@ from goboom_env.training.artifacts.run_folder import (
     load_tensors,
     start_run_folder,
     truncate_csv,
+    whole_rollouts,
 )
 from goboom_env.training.sb3.model import build_model, evaluate_model, make_vec_env, resolve_device, save_model
 from goboom_env.training.settings import TrainArgs, set_threads
@@ -53,6 +55,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     files = RunFiles(args.out)
     checkpoint = _check_run_folder(args, config, files)
 
+    say(f"setting up: torch, {args.n_envs} environments and the model...")
     device = resolve_device(args.device)
     set_threads(args.threads)
     start = read_metadata(checkpoint)["timesteps"] if checkpoint else 0
@@ -65,8 +68,9 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
             warm_start(model, args, config, files)
         remaining = args.timesteps - model.num_timesteps
         if remaining > 0:
+            say(training_line(model.num_timesteps, args.timesteps, args.n_steps * args.n_envs))
             try:
-                model.learn(remaining, callback=_callbacks(args, config, files), progress_bar=args.progress,
+                model.learn(remaining, callback=_callbacks(args, config, files), progress_bar=False,
                             reset_num_timesteps=checkpoint is None, tb_log_name="ppo")
             except KeyboardInterrupt:
                 _save_interrupted(model, args, config, files, start)
@@ -80,6 +84,15 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
             write_atomically(files.best, files.model.read_bytes())
     plot_learning_curve(files)
     return files.model
+
+
+def training_line(start: int, budget: int, rollout: int) -> str:
+    """The status line before learning: the steps SB3 will take (whole rollouts of ``rollout`` steps from ``start``)
+    and, when the last rollout passes the budget, the budget asked for."""
+    end = whole_rollouts(start, budget, rollout)
+    steps = f"{end - start:,} steps" + (f" (from {start:,})" if start else "")
+    extra = f"; --timesteps {budget:,} rounded up to whole rollouts of {rollout:,}" if end != budget else ""
+    return f"training: {steps}{extra}..."
 
 
 def _close_envs(vec_env: Any, failing: bool) -> None:
@@ -180,15 +193,18 @@ def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], di
 
 def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles) -> dict[str, Any]:
     """Behaviour-clone ``args.bc_teacher`` into a fresh model (:mod:`goboom_env.training.imitation`); writes
-    ``bc.json``."""
-    from goboom_env.training.imitation import clone, collect
+    ``bc.json``. A line and a bar for each of its phases: the teacher's games, the fit."""
+    from goboom_env.training.imitation import clone, cloned_line, collect, collecting_line, fitting_line
 
     started = time.perf_counter()
     hidden = privileged.critic_encoder(config) if args.privileged_critic else None
-    data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden)
-    stats = clone(model, data, epochs=args.bc_epochs, seed=args.seed)
+    say(collecting_line(args.bc_teacher, args.bc_games))
+    data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden, progress=args.progress)
+    say(fitting_line(len(data), args.bc_epochs))
+    stats = clone(model, data, epochs=args.bc_epochs, seed=args.seed, progress=args.progress)
     report = {"teacher": args.bc_teacher, "games": args.bc_games, "decisions": len(data), **stats,
               "seconds": round(time.perf_counter() - started, 1)}
+    say(cloned_line(report))
     (files.root / "bc.json").write_text(json.dumps(report, indent=1))
     return report
 

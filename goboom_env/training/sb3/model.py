@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from goboom_env.config import GameConfig
-from goboom_env.evaluation.baselines import evaluate_vs_baselines, win_rate_columns
+from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
+from goboom_env.evaluation.progress import say
 from goboom_env.hints import needs_extra
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, write_atomically
@@ -30,9 +31,11 @@ from goboom_env.training.settings import TrainArgs, parse_opponents, sb3_ppo_kwa
 def evaluate_model(model_file: Path, files: RunFiles, args: TrainArgs, config: GameConfig, steps: int,
                    seed: int) -> dict[str, Any]:
     """The duplicate tournaments of the saved ``model_file`` against each of ``args.eval_opponents``, as the row
-    of ``eval.csv`` at ``steps`` (appended there and returned)."""
+    of ``eval.csv`` at ``steps`` (appended there and returned); a line says so, a bar follows each tournament."""
     spec = f"ppo:{model_file}"
-    results = evaluate_vs_baselines(config, spec, args.eval_opponents, args.eval_games, seed=seed, episode=args.episode)
+    say(evaluation_line(steps, args.eval_opponents, args.eval_games))
+    results = evaluate_vs_baselines(config, spec, args.eval_opponents, args.eval_games, seed=seed, episode=args.episode,
+                                    progress=args.progress)
     row = {"timesteps": steps, **win_rate_columns(results, spec)}
     append_csv(files.eval, row, list(row))
     return row
