@@ -163,8 +163,13 @@ def test_observation_version_and_foreign_files_are_refused(saved_model: Path, tm
         for item in src.namelist():
             if item != META_NAME:
                 dst.writestr(item, src.read(item))
+    with pytest.raises(ValueError, match="stable-baselines3 model without goboom metadata"):  # train's zip less
+        load_ppo_agent(CLASSIC, 0, str(plain))                                                 # its metadata
+    foreign = tmp_path / "foreign.zip"
+    with zipfile.ZipFile(foreign, "w") as dst:
+        dst.writestr("notes.txt", "not a model")
     with pytest.raises(ValueError, match="not a goboom-env model"):
-        load_ppo_agent(CLASSIC, 0, str(plain))
+        load_ppo_agent(CLASSIC, 0, str(foreign))
     with pytest.raises(ValueError, match="does not exist"):
         load_ppo_agent(CLASSIC, 0, str(tmp_path / "missing.zip"))
     with pytest.raises(ValueError, match="needs a model path"):
