@@ -94,7 +94,9 @@ def test_paired_comparisons_name_the_eval_extra(monkeypatch: pytest.MonkeyPatch)
 ])
 def test_a_module_of_an_extra_names_it_when_imported(monkeypatch: pytest.MonkeyPatch, module: str, blocked: str,
                                                      message: str) -> None:
-    monkeypatch.setitem(sys.modules, blocked, None)
+    # the package and every submodule another test imported: `from a.b import c` takes a loaded a.b as it is
+    for name in [blocked, *(n for n in list(sys.modules) if n.startswith(f"{blocked}."))]:
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, module, raising=False)  # imported afresh; the original comes back after
     with pytest.raises(ModuleNotFoundError, match=re.escape(message)):
         importlib.import_module(module)
