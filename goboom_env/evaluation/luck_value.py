@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -234,20 +234,26 @@ def _last_drawn(before: Hand, after: Hand, seat: int) -> int:
     raise AssertionError("the seat drew no card")
 
 
-def training_states(config: GameConfig, hands: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Features ``(N, n, F)`` and final win shares ``(N, n)`` of every state of ``hands`` heuristic hands: before
-    each action, and after each card a draw takes."""
+def training_states(config: GameConfig, hands: int, seed: int,
+                    featurize: Callable[[Hand], np.ndarray] = state_features,
+                    keep: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Features ``(N, n, F)`` (``featurize`` of each state, :func:`state_features` by default) and final win shares
+    ``(N, n)`` of every state of ``hands`` heuristic hands: before each action, and after each card a draw takes.
+    ``keep`` < 1 keeps each state with that probability (its own stream of ``seed``: the hands are the same)."""
     move = HEURISTIC_MOVES[config.variant]
     rng = random.Random(seed)
     deck_rng = np.random.default_rng(seed)
     faces = deck_faces(config.num_decks, config.num_jokers)
+    sampler = random.Random(f"keep {seed}")
+    kept = (lambda: True) if keep >= 1 else (lambda: sampler.random() < keep)
     xs, ys = [], []
     for h in range(hands):
         hand = Hand(config, [faces[i] for i in deck_rng.permutation(len(faces))], h % config.num_players)
         buried = sum(1 for e in hand.events if e[0] == "bury")
         states = []
         while not hand.over:
-            states.append(state_features(hand))
+            if kept():
+                states.append(featurize(hand))
             legal = hand.legal_mask()
             action = legal.bit_length() - 1 if not legal & (legal - 1) else move(hand, seen_mask(hand), rng)
             if draws_cards(hand, action):
@@ -256,8 +262,8 @@ def training_states(config: GameConfig, hands: int, seed: int) -> tuple[np.ndarr
                 order = hand.stock[::-1][:len(hand.stock) - len(after.stock)]
                 for j, card in enumerate(order[:-1]):
                     mid = after_draw(hand, buried, action, order[:j], card)
-                    if not mid.over:
-                        states.append(state_features(mid))
+                    if not mid.over and kept():
+                        states.append(featurize(mid))
             hand.apply(action)
         winners = hand.winners()
         share = np.zeros(config.num_players)
