@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, DEFAULT_VALUE, VALUES, luck_adjust
+from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS
 from goboom_env.evaluation.report import markdown_table
 from goboom_env.evaluation.tournament import run_tournament
 
@@ -32,24 +34,26 @@ REFERENCE_GAMES = 4000
 
 
 def measure(name: str, games: int, value: str, rollouts: int, seed: int,
-            agents: list[str] | None = None) -> dict[str, Any]:
+            agents: list[str] | None = None, net_hands: int = DEFAULT_NET_HANDS) -> dict[str, Any]:
     """One configuration's row; ``agents`` = (evaluated, baseline) instead of the configuration's pair."""
     config, evaluated, baseline = CONFIGS[name]
     evaluated, baseline = agents or (evaluated, baseline)
     n = config.num_players
     result = run_tournament(config, [evaluated] + [baseline] * (n - 1), games, seed=seed, duplicate=True,
                             episode="hand", progress=False)
-    luck = luck_adjust(result, value=value, rollouts=rollouts, progress=False)
+    started = time.perf_counter()
+    luck = luck_adjust(result, value=value, rollouts=rollouts, progress=False, net_hands=net_hands)
+    setup = time.perf_counter() - started - sum(g.seconds for g in luck.games)
     row = luck.table()[0]
     factor = row["variance_reduction"]
-    return {"config": name, "value": value if value == "fitted" else f"{rollouts} playouts", "agent": evaluated,
+    return {"config": name, "value": f"{rollouts} playouts" if value == "rollouts" else value, "agent": evaluated,
             "baseline": baseline, "games": len(result.games),
             "raw_win_rate": row["raw_win_rate"], "raw_ci": f"[{row['raw_ci_low']:.3f}, {row['raw_ci_high']:.3f}]",
             "adjusted_win_rate": row["adjusted_win_rate"],
             "adjusted_ci": f"[{row['adjusted_ci_low']:.3f}, {row['adjusted_ci_high']:.3f}]",
             "variance_reduction": factor,
             "games_for_4000_raw": round(REFERENCE_GAMES / factor) if factor else None,
-            "seconds_per_game": luck.seconds_per_game()}
+            "seconds_per_game": luck.seconds_per_game(), "setup_s": round(setup, 1)}
 
 
 def main() -> None:
@@ -57,6 +61,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=160, help="games per configuration (rounded to whole deals)")
     parser.add_argument("--value", default=DEFAULT_VALUE, choices=VALUES, help="the value estimator")
     parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="playouts per value (--value rollouts)")
+    parser.add_argument("--net-hands", type=int, default=DEFAULT_NET_HANDS,
+                        help="heuristic hands the net value trains on (--value net)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads of the net's training (0: torch's)")
     parser.add_argument("--agents", nargs=2, metavar=("EVALUATED", "BASELINE"), help="instead of each pair")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
@@ -64,9 +71,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.games < 1 or args.rollouts < 1:
         parser.error("--games and --rollouts must be at least 1")
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     rows = []
     for name in args.configs:
-        rows.append(measure(name, args.games, args.value, args.rollouts, args.seed, args.agents))
+        rows.append(measure(name, args.games, args.value, args.rollouts, args.seed, args.agents, args.net_hands))
         print(markdown_table(rows[-1:]), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "luck.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},

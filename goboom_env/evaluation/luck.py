@@ -19,7 +19,8 @@ Corrected events:
 
 The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: by default (``value="fitted"``) a
 deterministic function of the full state fitted on heuristic hands from a fixed seed
-(:mod:`goboom_env.evaluation.luck_value`); with ``value="rollouts"``, seat ``s``'s mean win share
+(:mod:`goboom_env.evaluation.luck_value`); with ``value="net"``, a small MLP of the full state trained the same
+way (:mod:`goboom_env.evaluation.luck_net`); with ``value="rollouts"``, seat ``s``'s mean win share
 (the tournament's outcome of a hand, :meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over
 ``rollouts`` playouts of the variant's best heuristic for every seat
 (:data:`~goboom_env.agents.rollout.HEURISTIC_MOVES`) from the true state: every hand known, the unknown part of
@@ -56,6 +57,7 @@ from goboom_env.agents.rollout import HEURISTIC_MOVES, play_out
 from goboom_env.cards import JOKER, NUM_FACES
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
+from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS, net_value
 from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, fitted_value, win_shares
 from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.stats import Z95
@@ -66,8 +68,9 @@ from goboom_env.records import GameRecord
 
 DEFAULT_ROLLOUTS = 8
 """Playouts per value of ``value="rollouts"``: under a second per classic 4p hand; more playouts, less noise."""
-VALUES = ("fitted", "rollouts")
-"""The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`) or heuristic playouts."""
+VALUES = ("fitted", "rollouts", "net")
+"""The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), heuristic playouts, or the net
+value (:mod:`goboom_env.evaluation.luck_net`, needs torch to train)."""
 DEFAULT_VALUE = "fitted"
 """The default estimator: deterministic, about ten times cheaper than 8 playouts, and no noisier."""
 
@@ -346,11 +349,13 @@ def known_policies(config: GameConfig, specs: Iterable[str]) -> dict[str, KnownP
 
 def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
                         fit_hands: int = DEFAULT_FIT_HANDS, baselines: Sequence[str] | None = None,
-                        evaluated: str | None = None, progress: bool = True) -> LuckAdjustment:
+                        evaluated: str | None = None, progress: bool = True,
+                        net_hands: int = DEFAULT_NET_HANDS) -> LuckAdjustment:
     """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``).
 
     ``value``: ``"fitted"`` (fitted on ``fit_hands`` heuristic hands from a fixed seed, before any game is
-    adjusted) or ``"rollouts"`` (``rollouts`` heuristic playouts a value).
+    adjusted), ``"rollouts"`` (``rollouts`` heuristic playouts a value) or ``"net"`` (an MLP trained on
+    ``net_hands`` heuristic hands from a fixed seed, before any game is adjusted; needs torch).
 
     ``baselines``: the specs whose decisions are corrected (default: every spec except ``evaluated`` whose
     agent exposes ``action_distribution``); ``evaluated`` (default: the first seat's spec of the first
@@ -361,6 +366,7 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
         raise ValueError("no games to adjust")
     rollouts = check_int("rollouts", rollouts, 1)
     fit_hands = check_int("fit_hands", fit_hands, 1)
+    net_hands = check_int("net_hands", net_hands, 1)
     if value not in VALUES:
         raise ValueError(f"value must be one of {VALUES}, got {value!r}")
     config = records[0].config
@@ -382,8 +388,13 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
         raise ValueError(f"baselines {unknown} play no seat of these games (seats: {specs})")
     policies = known_policies(config, baselines)
     started = time.perf_counter()
-    estimator: StateValue = fitted_value(config, fit_hands) if value == "fitted" else RolloutValue(config, rollouts)
-    label = "fitted value" if value == "fitted" else f"{rollouts} playouts a value"
+    estimator: StateValue
+    if value == "fitted":
+        estimator, label = fitted_value(config, fit_hands), "fitted value"
+    elif value == "net":
+        estimator, label = net_value(config, net_hands), "net value"
+    else:
+        estimator, label = RolloutValue(config, rollouts), f"{rollouts} playouts a value"
     games = []
     for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({label})",
                                     disable=not bars_shown(progress), unit="game", leave=False)):
@@ -396,7 +407,7 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
 
 def luck_adjust(result: TournamentResult, *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
                 fit_hands: int = DEFAULT_FIT_HANDS, baselines: Sequence[str] | None = None,
-                progress: bool = True) -> LuckAdjustment:
+                progress: bool = True, net_hands: int = DEFAULT_NET_HANDS) -> LuckAdjustment:
     """The luck-adjusted outcomes of a finished tournament of single hands (``episode="hand"``).
 
     The games are played again with a recorder (:func:`~goboom_env.evaluation.tournament.record_games`: a
@@ -407,7 +418,7 @@ def luck_adjust(result: TournamentResult, *, value: str = DEFAULT_VALUE, rollout
                          "play it with episode='hand' (--episode hand)")
     records = record_games(result, len(result.games))
     return luck_adjust_records(records, value=value, rollouts=rollouts, fit_hands=fit_hands, baselines=baselines,
-                               evaluated=result.agents[0], progress=progress)
+                               evaluated=result.agents[0], progress=progress, net_hands=net_hands)
 
 
 def _is_known(config: GameConfig, spec: str) -> bool:
