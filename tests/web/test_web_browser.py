@@ -288,6 +288,7 @@ def test_the_page_ends_the_games_it_leaves(page: Any, server: str) -> None:
     first, first_token = current_game(page)
     page.click("#show-new")
     start(page, "classic", ["heuristic"], "hand", seed=6)  # a new game ends the one left unfinished
+    page.wait_for_function("first => !location.hash.endsWith(first)", arg=first)  # the page shows the new game
     second, second_token = current_game(page)
     assert second != first and not game_exists(server, first, first_token)
     assert page.evaluate(f"sessionStorage.getItem('goboom-token-{first}')") is None
