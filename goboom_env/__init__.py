@@ -1,5 +1,9 @@
 """goboom-env: the card game Go Boom as a pure rules engine and a PettingZoo AEC environment."""
 
+from goboom_env._startup import guard_startup
+
+guard_startup()  # the goboom command only: a Ctrl-C while the imports below run ends it with one line
+
 from goboom_env.cards import DRAW_OR_PASS, JOKER, NUM_ACTIONS, code_of, face_of
 from goboom_env.config import PRESETS, GameConfig
 from goboom_env.engine import Hand, HandResult, IllegalActionError, Match, Phase

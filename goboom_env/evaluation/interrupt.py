@@ -17,8 +17,9 @@ does (before the command's module and its heavy libraries are imported).
 * Processes forked while it is in force (multiprocessing workers) ignore SIGINT, since Ctrl-C reaches the
   whole process group but only the parent decides, and die of SIGTERM as by default.
 
-The process start-up before :func:`handled` runs (the interpreter and ``import goboom_env``, a few tenths of
-a second) keeps Python's default handling.
+While the ``goboom`` process imports the package, before :func:`handled` runs, :mod:`goboom_env._startup` ends
+it on either signal with the same line and status; only the interpreter's own start before that (hundredths of a
+second) keeps Python's default handling.
 """
 
 from __future__ import annotations

@@ -169,8 +169,9 @@ def test_an_interrupt_at_start_up(tmp_path: Path, moment: str) -> None:
     command = Command(*EVALUATE, *LONG, "--out", str(out))
     if moment == "0.5 s after the start":
         time.sleep(max(0.0, command.started + 0.5 - time.monotonic()))
-    # Before goboom's first line runs, the interpreter starts and imports goboom_env (a few tenths of a second,
-    # Python's own Ctrl-C handling): the signal waits for goboom's handlers if 0.5 s was not enough for that.
+    # "As soon as goboom runs": the first statement of the package (goboom_env._startup) handles the signals of the
+    # goboom process while the imports run, before main's own handling; only the interpreter's start before it
+    # (hundredths of a second) keeps Python's default, so the signal waits for the first handler.
     command.wait_until(lambda: _handlers_installed(command.proc.pid), "goboom handlers")
     seconds, err = command.send()
     command.assert_stopped(seconds, err)
@@ -327,3 +328,21 @@ def test_what_was_kept_is_named() -> None:
         interrupt.kept("the results in out/")
         assert handling.message() == "goboom test: interrupted; kept the results in out/"
     interrupt.kept("nothing: no command runs")  # outside handled(): ignored
+
+
+def test_the_start_up_guard_is_for_the_goboom_command_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script that imports the library keeps its own signal handling; the goboom process ends on a signal."""
+    from goboom_env import _startup
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        monkeypatch.setattr(sys, "argv", ["my_script.py", "evaluate"])
+        _startup.guard_startup()
+        assert {s: signal.getsignal(s) for s in before} == before
+        monkeypatch.setattr(sys, "argv", ["/venv/bin/goboom", "evaluate", "--games", "4"])
+        _startup.guard_startup()
+        assert signal.getsignal(signal.SIGINT) is _startup._end and signal.getsignal(signal.SIGTERM) is _startup._end
+        assert _startup._prog() == "goboom evaluate"
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
