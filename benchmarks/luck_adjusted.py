@@ -4,8 +4,9 @@ For each configuration, one duplicate tournament of single hands (the second heu
 against n-1 copies of the best one, the baselines), adjusted with ``--rollouts`` playouts a value. Per
 configuration: the raw and adjusted win rates of the evaluated agent, the variance reduction factor (raw / adjusted
 variance of its per-deal scores), the games the adjusted estimate needs for the interval width raw duplicate play
-reaches at 4,000 games (4000 / factor), and the estimator's cost in seconds per game. Writes ``luck.md`` and
-``luck.json`` into ``--out``.
+reaches at 4,000 games (4000 / factor), and the estimator's cost in seconds per game. ``setup_s`` is the time before
+the first game is adjusted (replaying the games, fitting the value). Writes ``luck.md`` and ``luck.json`` into
+``--out``.
 
     .venv/bin/python benchmarks/luck_adjusted.py --games 160 --rollouts 8 --out results/luck
 """
@@ -63,7 +64,6 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="playouts per value (--value rollouts)")
     parser.add_argument("--net-hands", type=int, default=DEFAULT_NET_HANDS,
                         help="heuristic hands the net value trains on (--value net)")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads of the net's training (0: torch's)")
     parser.add_argument("--agents", nargs=2, metavar=("EVALUATED", "BASELINE"), help="instead of each pair")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
@@ -71,10 +71,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.games < 1 or args.rollouts < 1:
         parser.error("--games and --rollouts must be at least 1")
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
     rows = []
     for name in args.configs:
         rows.append(measure(name, args.games, args.value, args.rollouts, args.seed, args.agents, args.net_hands))
