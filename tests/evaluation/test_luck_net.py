@@ -85,6 +85,7 @@ def test_the_net_value_knows_the_stock_cards_not_their_order_and_draws_average_t
     assert max(np.abs(t).max() for t in terms) > 0
 
 
+@pytest.mark.slow  # hundreds of tournament hands, each replayed and valued at every event (5 s a configuration)
 @pytest.mark.parametrize("config,evaluated,baseline", [(CLASSIC4, "classic-cover", "classic-tricks"),
                                                        (JOKERS4, "jokers-shed", "jokers-boom")],
                          ids=["classic 4p", "jokers 4p"])
