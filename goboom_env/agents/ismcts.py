@@ -129,9 +129,13 @@ class ISMCTSAgent:
         if len(legal) == 1:
             return legal[0]
         assert view is not None  # moves_to_search refuses a choice without a view
-        root = self.search(view)
+        root = self._decision_search(observation, view)
         best = max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
         return best & ACTION_BITS
+
+    def _decision_search(self, observation: Observation, view: PlayerView) -> Node:
+        """The search of one decision with a choice (a guided search first reads its model's guidance)."""
+        return self.search(view)
 
     def search(self, view: PlayerView) -> Node:
         """Run the iterations from ``view`` and return the root of the tree."""
@@ -251,18 +255,12 @@ class GuidedISMCTSAgent(ISMCTSAgent):
         self.name = ",".join([name, *filter(None, [search, *extra])])
         self._guidance: Guidance | None = None
 
-    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
-        legal = moves_to_search(self.name, observation, view)
-        if len(legal) == 1:
-            return legal[0]
-        assert view is not None  # moves_to_search refuses a choice without a view
+    def _decision_search(self, observation: Observation, view: PlayerView) -> Node:
         self._guidance = self.guide(observation, view)
         try:
-            root = self.search(view)
+            return self.search(view)
         finally:
             self._guidance = None
-        best = max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
-        return best & ACTION_BITS
 
     def _determinization(self, determinizer: Determinizer, rng: random.Random) -> Hand:
         log_odds = None if self._guidance is None else self._guidance.log_odds

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id, make_hand, play, random_move, suited_hands
+from helpers import MATRIX, config_id, hidden_twins, make_hand, play, random_move, suited_hands
 
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, Table, make_agent
@@ -96,11 +96,7 @@ def test_reseed_restarts_the_search() -> None:
 def test_ismcts_choice_ignores_hidden_cards() -> None:
     """Two states that differ only in cards the seat cannot see give the same view, hence the same move."""
     config = GameConfig(variant="classic", num_players=4)
-    hand = make_hand(config, suited_hands("2345678", "CDHS"), stock=["9C", "9D", "9H"], dealer=3)
-    other = make_hand(config, [["2C", "3C", "4C", "5C", "6C", "7C", "8C"],
-                               ["9D", "3D", "4S", "5D", "6H", "7D", "8D"],
-                               ["2H", "3H", "4H", "5H", "6D", "7H", "8H"],
-                               ["2S", "3S", "4D", "5S", "6S", "7S", "8S"]], stock=["9C", "2D", "9H"], dealer=3)
+    hand, other = hidden_twins(config)
     view = PlayerView.of(hand, 0)
     assert view == PlayerView.of(other, 0)
     picks = [ISMCTSAgent(config, seed=1, iters=60).act(observe(h, 0), PlayerView.of(h, 0)) for h in (hand, other)]

@@ -149,6 +149,17 @@ def suited_hands(ranks: str, suits: str) -> list[list[str]]:
     return [[rank + suit for rank in ranks] for suit in suits]
 
 
+
+def hidden_twins(config: GameConfig) -> tuple[Hand, Hand]:
+    """Two classic 4-player hands that seat 0 cannot tell apart: the same own hand and public state, other cards
+    swapped between the opponents and the stock (for leak tests: a fair agent picks the same move in both)."""
+    hand = make_hand(config, suited_hands("2345678", "CDHS"), stock=["9C", "9D", "9H"], dealer=3)
+    other = make_hand(config, [["2C", "3C", "4C", "5C", "6C", "7C", "8C"],
+                               ["9D", "3D", "4S", "5D", "6H", "7D", "8D"],
+                               ["2H", "3H", "4H", "5H", "6D", "7H", "8H"],
+                               ["2S", "3S", "4D", "5S", "6S", "7S", "8S"]], stock=["9C", "2D", "9H"], dealer=3)
+    return hand, other
+
 def jokers_state(
     config: GameConfig,
     hands: Sequence[Sequence[str]],
@@ -368,3 +379,19 @@ class Payload:
 
     def __reduce__(self) -> tuple[Any, tuple[str, ...]]:
         return os.system, (f"touch '{self.marker}'",)
+
+
+@contextlib.contextmanager
+def benchmark_module(name: str) -> Iterator[Any]:
+    """``benchmarks/NAME.py`` imported as a module (it is a script, not part of the package), in ``sys.modules``
+    while the block runs (its dataclasses look their module up there)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]

@@ -4,9 +4,7 @@ and PettingZoo's own envs need the ``bench`` extra."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import importlib.util
 import json
 import subprocess
 import sys
@@ -16,31 +14,20 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from helpers import ROOT
+from helpers import ROOT, benchmark_module
 
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
 
 
-@contextlib.contextmanager
-def script_module(name: str) -> Iterator[ModuleType]:
-    """``benchmarks/NAME.py`` imported as a module (it is a script, not part of the package), in ``sys.modules``
-    while the block runs (its dataclasses look their module up there)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        del sys.modules[spec.name]
+
 
 
 def script_fixture(name: str) -> Callable[[], Iterator[ModuleType]]:
-    """A module-scoped fixture: :func:`script_module` of ``benchmarks/NAME.py``."""
+    """A module-scoped fixture: :func:`~helpers.benchmark_module` of ``benchmarks/NAME.py``."""
 
     @pytest.fixture(scope="module")
     def fixture() -> Iterator[ModuleType]:
-        with script_module(name) as module:
+        with benchmark_module(name) as module:
             yield module
 
     return fixture
@@ -143,7 +130,7 @@ def test_learning_curves_script_writes_a_curve_per_trainer(tmp_path: Path) -> No
 def test_learning_curves_script_says_so_when_no_checkpoint_was_saved(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    with script_module("learning_curves") as module:
+    with benchmark_module("learning_curves") as module:
         monkeypatch.setattr(module, "run_trainer", lambda *args: None)  # a budget too short for any checkpoint
         monkeypatch.setattr(module, "curve", lambda *args: [])
         monkeypatch.setattr(sys, "argv", ["learning_curves.py", "--seconds", "1", "--out", str(tmp_path / "x")])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import make_hand, suited_hands
+from helpers import hidden_twins
 
 from goboom_env import GameConfig, Match
 from goboom_env.agents import make_agent
@@ -75,11 +75,7 @@ def test_guided_choice_ignores_hidden_cards(tmp_path: Path) -> None:
     """Two states that differ only in cards the seat cannot see give the same view and the same guidance, hence
     the same move: neither the policy nor the belief reads a hidden card."""
     config = GameConfig(variant="classic", num_players=4)
-    hand = make_hand(config, suited_hands("2345678", "CDHS"), stock=["9C", "9D", "9H"], dealer=3)
-    other = make_hand(config, [["2C", "3C", "4C", "5C", "6C", "7C", "8C"],
-                               ["9D", "3D", "4S", "5D", "6H", "7D", "8D"],
-                               ["2H", "3H", "4H", "5H", "6D", "7H", "8H"],
-                               ["2S", "3S", "4D", "5S", "6S", "7S", "8S"]], stock=["9C", "2D", "9H"], dealer=3)
+    hand, other = hidden_twins(config)
     assert PlayerView.of(hand, 0) == PlayerView.of(other, 0)
     model = write_model(tmp_path / "m.zip", config)
     picks = []

@@ -7,15 +7,13 @@ algorithm off), which no timing could check on a loaded machine.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import socket
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import ROOT
+from helpers import benchmark_module
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -35,14 +33,8 @@ by the last load (some 500 games after the warm-up), and any larger leak past it
 def serve_load() -> Iterator[ModuleType]:
     """``benchmarks/serve_load.py`` imported as a module (a script, not part of the package), in ``sys.modules``
     while the tests run (its dataclasses look their module up there)."""
-    spec = importlib.util.spec_from_file_location("serve_load", ROOT / "benchmarks" / "serve_load.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
+    with benchmark_module("serve_load") as module:
         yield module
-    finally:
-        del sys.modules[spec.name]
 
 
 @pytest.mark.slow  # whole server processes under load: 100 clients at once, some 40 s on a loaded 2-core machine
