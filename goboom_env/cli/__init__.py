@@ -99,18 +99,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     entry = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else ""
-    with interrupt.handled(f"goboom {command}" if command else "goboom", entry=entry) as handling:
-        try:
-            return _run(command, argv)
-        except KeyboardInterrupt:
-            if handling.signum:  # a real signal: no child process outlives the command
-                interrupt.stop_children()
-            status = handling.report()
-            handling.exit(status)  # the goboom process after a signal: no slow interpreter teardown
-            return status
-        except BrokenPipeError:
-            _silence_stdout()
-            return 1
+    handling = interrupt.Handling(f"goboom {command}" if command else "goboom", entry)  # until handled() gives its own
+    try:
+        with interrupt.handled(handling.prog, entry=entry) as handling:
+            try:
+                return _run(command, argv)
+            except BrokenPipeError:
+                _silence_stdout()
+                return 1
+    except KeyboardInterrupt:  # during the command, or as its handling ended (the command had just returned)
+        if handling.signum:  # a real signal: no child process outlives the command
+            interrupt.stop_children()
+        status = handling.report()
+        handling.exit(status)  # the goboom process after a signal: no slow interpreter teardown
+        return status
 
 
 def _run(command: str, argv: list[str]) -> int:
