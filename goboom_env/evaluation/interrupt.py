@@ -18,8 +18,10 @@ does (before the command's module and its heavy libraries are imported).
   whole process group but only the parent decides, and die of SIGTERM as by default.
 
 While the ``goboom`` process imports the package, before :func:`handled` runs, :mod:`goboom_env._startup` ends
-it on either signal with the same line and status; only the interpreter's own start before that (hundredths of a
-second) keeps Python's default handling.
+it on either signal with the same line and status; only the interpreter's own start before that and its final
+teardown after a command has returned (hundredths of a second each, where Python restores the default handling:
+the process then ends by the signal, which a shell reports as 130 or 143 too, without the line) keep Python's
+default handling.
 """
 
 from __future__ import annotations

@@ -231,10 +231,15 @@ def test_an_interrupt_once_the_results_are_in_place(tmp_path: Path) -> None:
     # renamed into place: the tables are printed next, then the interpreter shuts down
     command.wait_until(out.exists, "results folder")
     seconds, err = command.send()
-    command.assert_stopped(seconds, err)
-    assert err == f"goboom evaluate: interrupted; kept the complete results in {out}\n"
     _assert_complete_or_absent(out)
     assert out.exists()
+    if command.proc.returncode == -signal.SIGINT:
+        # The command had returned: the signal landed in the interpreter's final teardown, where Python restores
+        # the default handling and the process ends by the signal (a shell reports 130 all the same), silently.
+        assert err == "" and seconds <= LIMIT_S and _group(command.proc.pid) == [], err
+        return
+    command.assert_stopped(seconds, err)
+    assert err == f"goboom evaluate: interrupted; kept the complete results in {out}\n"
 
 
 @pytest.mark.slow  # a whole goboom process
