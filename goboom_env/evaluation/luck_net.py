@@ -27,8 +27,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from goboom_env.agents.rollout import DECK_MASK, HEURISTIC_MOVES, seen_mask
-from goboom_env.cards import JOKER, MATCH_MASKS, NUM_FACES, boom_mask, deck_faces
+from goboom_env.agents.rollout import HEURISTIC_MOVES, seen_mask
+from goboom_env.cards import NUM_FACES, deck_faces
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand
 from goboom_env.evaluation.luck_value import (
@@ -36,6 +36,7 @@ from goboom_env.evaluation.luck_value import (
     _pool,
     after_draw,
     draws_cards,
+    playable_masks,
     state_features,
     win_shares,
 )
@@ -76,14 +77,8 @@ def net_features(hand: Hand) -> np.ndarray:
     """``ψ_s`` for every seat ``s`` of a running hand: an ``(n, net_width(n))`` float32 array, rows in seat order."""
     n, cur = hand.n, hand.current
     classic = hand.classic
-    booms = boom_mask(hand.config.aces_mode) if not classic else 0
-    if classic:
-        ref = MATCH_MASKS[hand.led] if hand.phase == Phase.FOLLOW else DECK_MASK
-        card = hand.best_face if hand.phase == Phase.FOLLOW else -1
-    elif hand.config.after_joker == "any" and not hand.config.aces_mode and hand.top == JOKER:
-        ref, card = DECK_MASK, hand.top
-    else:
-        ref, card = MATCH_MASKS[hand.match_face] & ~booms, hand.top
+    booms, ref = playable_masks(hand)
+    card = (hand.best_face if hand.phase == Phase.FOLLOW else -1) if classic else hand.top
     decks = float(hand.config.num_decks)
     seats = np.zeros((n, SEAT_FEATURES), np.float32)
     for t in range(n):

@@ -40,17 +40,23 @@ def win_shares(hand: Hand) -> np.ndarray:
     return shares
 
 
+def playable_masks(hand: Hand) -> tuple[int, int]:
+    """``(booms, ref)`` of a running hand: the boom faces (jokers only; 0 in classic) and the faces that count as a
+    play now besides them (the led card's matches while following a trick, any card when leading or after a joker
+    with ``after_joker="any"``, else the match card's non-boom matches)."""
+    booms = boom_mask(hand.config.aces_mode) if not hand.classic else 0
+    if hand.classic:
+        return booms, MATCH_MASKS[hand.led] if hand.phase == Phase.FOLLOW else DECK_MASK
+    if hand.config.after_joker == "any" and not hand.config.aces_mode and hand.top == JOKER:
+        return booms, DECK_MASK
+    return booms, MATCH_MASKS[hand.match_face] & ~booms
+
+
 def state_features(hand: Hand) -> np.ndarray:
     """``φ_s`` for every seat ``s`` of a running hand: an ``(n, F)`` array, rows in seat order."""
     n, cur = hand.n, hand.current
     classic = hand.classic
-    booms = boom_mask(hand.config.aces_mode) if not classic else 0
-    if classic:
-        ref = MATCH_MASKS[hand.led] if hand.phase == Phase.FOLLOW else DECK_MASK
-    elif hand.config.after_joker == "any" and not hand.config.aces_mode and hand.top == JOKER:
-        ref = DECK_MASK
-    else:
-        ref = MATCH_MASKS[hand.match_face] & ~booms
+    booms, ref = playable_masks(hand)
     unseen = DECK_MASK & ~seen_mask(hand)
     stock = len(hand.stock)
     in_stock = 0
