@@ -30,6 +30,15 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 ``rllib`` also ``train``: the smallest extra that brings a module is the one named)."""
 
 
+INCLUDES: dict[str, tuple[str, ...]] = {"train": ("eval", "vector"), "rllib": ("train",)}
+"""The extras an extra installs besides its own modules (``goboom-env[...]`` in its requirements)."""
+
+
+def extra_modules(extra: str) -> list[str]:
+    """Every module ``extra`` installs, those of the extras it includes first."""
+    return [m for inner in INCLUDES.get(extra, ()) for m in extra_modules(inner)] + list(EXTRAS[extra])
+
+
 def extra_of(module: str | None) -> str | None:
     """The extra that installs ``module`` (a dotted name counts by its top package); None for any other."""
     top = (module or "").partition(".")[0]

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 
 from goboom_env import __version__
 from goboom_env.evaluation import interrupt
+from goboom_env.hints import extra_modules, extra_of
 
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     # name: (module that defines main(argv, prog) -> int, one-line help, extra it needs)
@@ -43,28 +44,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "serve": ("goboom_env.cli.serve", "play in the browser against the agents, and replay game records", "web"),
 }
 
-EXTRAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # extra of pyproject.toml: (the modules it installs, the extras it includes)
-    "eval": (("matplotlib", "openskill", "scipy"), ()),
-    "vector": (("numba",), ()),
-    "train": (("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "threadpoolctl"), ("eval", "vector")),
-    "rllib": (("ray",), ("train",)),
-    "web": (("starlette", "uvicorn", "websockets"), ()),
-}
 INTERRUPTED = 130
 """Exit code after Ctrl-C (128 + SIGINT), as a shell reports it; 143 (128 + SIGTERM) after SIGTERM."""
-
-
-def extra_modules(extra: str) -> list[str]:
-    """Every module the extra installs, those of the extras it includes first."""
-    modules, included = EXTRAS[extra]
-    return [m for inner in included for m in extra_modules(inner)] + list(modules)
-
-
-def extra_of(module: str) -> str | None:
-    """The smallest extra that installs ``module`` (a dotted name counts by its top package), or None."""
-    top = module.partition(".")[0]
-    return next((extra for extra, (modules, _) in EXTRAS.items() if top in modules), None)
 
 
 def missing_module(extra: str) -> str | None:

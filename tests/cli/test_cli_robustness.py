@@ -21,7 +21,8 @@ import pytest
 from helpers import GOBOOM, ROOT, needs_extra_of
 
 import goboom_env.evaluation.report
-from goboom_env.cli import EXTRAS, SUBCOMMANDS, extra_modules, main
+from goboom_env.cli import SUBCOMMANDS, main
+from goboom_env.hints import EXTRAS, INCLUDES, extra_modules
 
 CHECKOUT = {**os.environ, "PYTHONPATH": str(ROOT)}
 """The environment of a command run outside the checkout: it still runs this checkout's code."""
@@ -408,15 +409,13 @@ def test_an_optional_module_imported_late_is_reported_too(monkeypatch, capsys) -
 
 
 def test_the_extras_table_matches_pyproject() -> None:
+    """The extras each extra includes (its modules are checked in tests/project/test_extras.py)."""
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     for extra in EXTRAS:
-        modules, included = set(), set()
+        included = set()
         for requirement in declared[extra]:
-            name = re.match(r"[A-Za-z0-9_.-]+", requirement).group()  # type: ignore[union-attr]
-            if name == "goboom-env":
+            if re.match(r"[A-Za-z0-9_.-]+", requirement).group() == "goboom-env":  # type: ignore[union-attr]
                 included |= set(re.search(r"\[(.*)\]", requirement).group(1).split(","))  # type: ignore[union-attr]
-            else:
-                modules.add(name.lower().replace("-", "_"))
-        assert (modules, included) == (set(EXTRAS[extra][0]), set(EXTRAS[extra][1])), extra
+        assert included == set(INCLUDES.get(extra, ())), extra
     assert {extra for _, _, extra in SUBCOMMANDS.values()} - {None} <= set(EXTRAS)
     assert extra_modules("rllib")[-1] == "ray" and "matplotlib" in extra_modules("rllib")

@@ -15,7 +15,6 @@ import pytest
 from helpers import ROOT
 
 from goboom_env import GameConfig
-from goboom_env.cli import EXTRAS as CLI_EXTRAS
 from goboom_env.evaluation.stats import paired_test
 from goboom_env.evaluation.tournament import run_tournament
 from goboom_env.hints import EXTRAS, MissingExtraError, extra_of, needs_extra
@@ -121,7 +120,7 @@ def test_needs_extra_leaves_other_errors_and_inner_messages_alone() -> None:
     assert extra_of("torch.nn") == "train" and extra_of("open_spiel.python") == "openspiel" and extra_of(None) is None
 
 
-def test_the_extras_match_pyproject_and_the_command_line() -> None:
+def test_the_extras_match_pyproject() -> None:
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     for extra, modules in EXTRAS.items():
         own: set[str] = set()
@@ -130,5 +129,3 @@ def test_the_extras_match_pyproject_and_the_command_line() -> None:
             if name != "goboom_env":
                 own |= set(DISTRIBUTIONS.get(name, (name,)))
         assert own == set(modules), extra
-    for extra, (modules, _) in CLI_EXTRAS.items():
-        assert set(modules) == set(EXTRAS[extra]), extra
