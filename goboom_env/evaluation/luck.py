@@ -60,7 +60,7 @@ from goboom_env.engine import Hand, Match
 from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS, net_value
 from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, fitted_value, win_shares
 from goboom_env.evaluation.progress import bars_shown
-from goboom_env.evaluation.stats import Z95
+from goboom_env.evaluation.stats import Z95, PairedTest, paired_test
 from goboom_env.evaluation.tournament import TournamentResult, record_games
 from goboom_env.events import EventKind
 from goboom_env.observation import observe
@@ -131,15 +131,32 @@ class LuckAdjustment:
     def deal_scores(self, spec: str) -> tuple[np.ndarray, np.ndarray]:
         """Per deal (one game, or with duplicate deals the games replaying it): ``spec``'s mean raw and adjusted
         outcome over its seat-games there. The deal is the unit of the intervals (duplicate play's pairing)."""
-        raw: dict[int, list[float]] = defaultdict(list)
-        adjusted: dict[int, list[float]] = defaultdict(list)
+        raw, adjusted = self._by_deal(spec, "raw"), self._by_deal(spec, "adjusted")
+        deals = sorted(raw)
+        return np.array([raw[d] for d in deals]), np.array([adjusted[d] for d in deals])
+
+    def _by_deal(self, spec: str, outcome: str) -> dict[int, float]:
+        """Deal -> ``spec``'s mean ``outcome`` (``raw`` or ``adjusted``) over its seat-games on that deal."""
+        scores: dict[int, list[float]] = defaultdict(list)
         for g in self.games:
             for seat, name in enumerate(g.seats):
                 if name == spec:
-                    raw[g.deal].append(g.raw[seat])
-                    adjusted[g.deal].append(g.adjusted[seat])
-        deals = sorted(raw)
-        return (np.array([np.mean(raw[d]) for d in deals]), np.array([np.mean(adjusted[d]) for d in deals]))
+                    scores[g.deal].append(getattr(g, outcome)[seat])
+        return {deal: float(np.mean(values)) for deal, values in scores.items()}
+
+    def paired(self) -> list[PairedTest]:
+        """Paired tests on the luck-adjusted outcomes, for every pair of distinct specs over the deals both played:
+        the raw tests of :meth:`~goboom_env.evaluation.tournament.TournamentResult.paired` with each win share
+        replaced by its adjusted value (the same mean difference, estimated with less variance)."""
+        specs = self.specs()
+        scores = {spec: self._by_deal(spec, "adjusted") for spec in specs}
+        out = []
+        for i, a in enumerate(specs):
+            for b in specs[i + 1:]:
+                deals = sorted(set(scores[a]) & set(scores[b]))
+                if deals:
+                    out.append(paired_test(a, b, [scores[a][d] for d in deals], [scores[b][d] for d in deals]))
+        return out
 
     def table(self) -> list[dict[str, Any]]:
         """Per spec: raw and adjusted win rates with 95% normal intervals over the deals, and the variance
@@ -156,6 +173,10 @@ class LuckAdjustment:
             rows.append(row)
         return rows
 
+    def label(self) -> str:
+        """The value estimator in words: ``fitted value``, ``net value`` or ``8 playouts a value``."""
+        return value_label(self.value, self.rollouts)
+
     def seconds_per_game(self) -> float:
         """The estimator's cost: wall-clock seconds per hand adjusted."""
         return sum(g.seconds for g in self.games) / max(1, len(self.games))
@@ -167,8 +188,14 @@ class LuckAdjustment:
                 "elapsed_s": round(self.elapsed, 3)}
 
     def to_dict(self) -> dict[str, Any]:
-        """Summary, table and every game as JSON-friendly data."""
-        return {"summary": self.summary(), "table": self.table(), "games": [asdict(g) for g in self.games]}
+        """Summary, table, the adjusted paired tests and every game as JSON-friendly data."""
+        return {"summary": self.summary(), "table": self.table(), "paired": [t.to_dict() for t in self.paired()],
+                "games": [asdict(g) for g in self.games]}
+
+
+def value_label(value: str, rollouts: int) -> str:
+    """``value`` (:data:`VALUES`) in words, with its playouts for ``"rollouts"``."""
+    return f"{rollouts} playouts a value" if value == "rollouts" else f"{value} value"
 
 
 def mean_interval(scores: np.ndarray, z: float = Z95) -> tuple[float, float]:
@@ -390,11 +417,12 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
     started = time.perf_counter()
     estimator: StateValue
     if value == "fitted":
-        estimator, label = fitted_value(config, fit_hands), "fitted value"
+        estimator = fitted_value(config, fit_hands)
     elif value == "net":
-        estimator, label = net_value(config, net_hands), "net value"
+        estimator = net_value(config, net_hands)
     else:
-        estimator, label = RolloutValue(config, rollouts), f"{rollouts} playouts a value"
+        estimator = RolloutValue(config, rollouts)
+    label = value_label(value, rollouts)
     games = []
     for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({label})",
                                     disable=not bars_shown(progress), unit="game", leave=False)):
@@ -445,6 +473,7 @@ __all__ = [
     "luck_adjust_records",
     "mean_interval",
     "playout_seed",
+    "value_label",
     "variance_ratio",
     "win_shares",
 ]

@@ -55,7 +55,7 @@ Run = tuple[TournamentResult | None, Pairwise | None]
 """What one evaluation played: a tournament, a pairwise run, or both."""
 HEADLINE = ("match", "hand")
 """The order of the episodes in a side-by-side report: the game the rules define first."""
-RATINGS_WIN = ("openskill Plackett-Luce rating of the **win outcome**: in every game the winners share first "
+RATINGS_WIN = ("openskill Plackett-Luce rating of the raw **win outcome**: in every game the winners share first "
                "place and all other seats share second, which is what the win table counts, so both rank agents "
                "alike up to noise. `ordinal = mu - 3 sigma` (the sort key); `ci_low`/`ci_high` = `mu -/+ 1.96 "
                "sigma`, the model's own 95% interval (not a bootstrap).")
@@ -87,16 +87,20 @@ def pairwise_rows(pairwise: Pairwise) -> list[dict[str, Any]]:
 LUCK_KEYS = ("agent", "games", "deals", "raw_win_rate", "raw_ci_low", "raw_ci_high", "adjusted_win_rate",
              "adjusted_ci_low", "adjusted_ci_high", "variance_reduction")
 LUCK_NOTE = ("Raw and luck-adjusted (AIVAT) win rates: each hand's win share minus the luck of the deal, of every card "
-             "drawn from the stock and of the baselines' random tie-breaks, valued by heuristic playouts. Both with "
-             "95% normal intervals over the deals; `variance_reduction` = raw variance / adjusted variance of the "
-             "per-deal scores (the factor by which the adjusted estimate needs fewer games for the same interval). "
-             "docs/evaluation.md has the method and the proof that both estimate the same mean.")
+             "drawn from the stock and of the baselines' random tie-breaks, valued by the fixed estimator the "
+             "heading names. Both with 95% normal intervals over the deals; `variance_reduction` = raw variance / "
+             "adjusted variance of the per-deal scores (the factor by which the adjusted estimate needs fewer games "
+             "for the same interval). docs/evaluation.md has the method and the proof that both estimate the same "
+             "mean.")
+LUCK_PAIRED_NOTE = ("The paired comparisons of the tournament section with each win share replaced by its "
+                    "luck-adjusted value: per deal, the mean adjusted outcome of `a` minus that of `b`. The "
+                    "tournament's own paired comparisons and ratings use the raw win shares.")
 
 
 def luck_title(luck: LuckAdjustment) -> str:
     """The heading of the luck table: its settings and cost."""
     baselines = ", ".join(luck.baselines) or "none"
-    return (f"Luck-adjusted win rates ({luck.rollouts} playouts a value; baselines: {baselines}; "
+    return (f"Luck-adjusted win rates ({luck.label()}; baselines: {baselines}; "
             f"{luck.seconds_per_game():.2f} s a hand)")
 
 
@@ -111,8 +115,11 @@ def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | Non
             tables.append(_rich(luck_title(luck), luck.table(), LUCK_KEYS))
         paired = [t.to_dict() for t in result.paired()]
         if paired:
-            tables.append(_rich("Paired comparisons per deal (win share a - b)", paired, RICH_PAIRED))
-        tables.append(_rich("Ratings of the win outcome (openskill Plackett-Luce)", rating_table(result)))
+            tables.append(_rich("Paired comparisons per deal (raw win share a - b)", paired, RICH_PAIRED))
+        if luck is not None and paired:
+            tables.append(_rich("Paired comparisons per deal, luck-adjusted (adjusted win share a - b)",
+                                [t.to_dict() for t in luck.paired()], RICH_PAIRED))
+        tables.append(_rich("Ratings of the raw win outcome (openskill Plackett-Luce)", rating_table(result)))
     if pairwise:
         tables.append(_rich("Pairwise 1-vs-(n-1) win rates", pairwise_rows(pairwise), RICH_PAIRWISE))
         tables.append(_rich("Ratings of the win outcome over all pairwise games", rating_table(pairwise.values())))
@@ -335,7 +342,7 @@ def _tournament_section(result: TournamentResult, sections: Mapping[str, list[di
     paired = [t.to_dict() for t in result.paired()]
     if paired:
         lines += ["### Paired comparisons", "",
-                  "Per deal, the mean win share of `a` minus that of `b` over the games both played on it "
+                  "Per deal, the mean raw win share of `a` minus that of `b` over the games both played on it "
                   "(with `--duplicate` every agent plays every seat of each deal); `ci_*` is the 95% "
                   "t-interval of the mean difference and `p_t` the paired t-test. Wilcoxon and sign tests "
                   "assume symmetric differences: valid when both agents fill equally many seats, not in "
@@ -352,8 +359,12 @@ def _luck_files(out: Path, luck: LuckAdjustment) -> str:
     rows = luck.table()
     (out / "luck.json").write_text(json.dumps(luck.to_dict(), indent=1))
     write_csv(out / "luck.csv", rows, LUCK_KEYS)
-    return "\n".join(["## Luck-adjusted win rates", "", f"{luck_title(luck)}.", "", LUCK_NOTE, "",
-                      markdown_table(rows, LUCK_KEYS), ""])
+    lines = ["## Luck-adjusted win rates", "", f"{luck_title(luck)}.", "", LUCK_NOTE, "",
+             markdown_table(rows, LUCK_KEYS), ""]
+    paired = [t.to_dict() for t in luck.paired()]
+    if paired:
+        lines += ["### Paired comparisons, luck-adjusted", "", LUCK_PAIRED_NOTE, "", markdown_table(paired), ""]
+    return "\n".join(lines)
 
 
 def _order_note(table: Sequence[Mapping[str, Any]], ratings: Sequence[Mapping[str, Any]]) -> str:

@@ -306,7 +306,9 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     data = json.loads((tmp_path / "out" / "luck.json").read_text())
     assert [r["agent"] for r in data["table"]] == ["classic-cover", "classic-tricks"]
     assert "variance_reduction" in (tmp_path / "out" / "luck.csv").read_text()
-    assert "## Luck-adjusted win rates" in (tmp_path / "out" / "report.md").read_text()
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Luck-adjusted win rates" in report and "(fitted value; baselines: classic-tricks;" in report
+    assert "### Paired comparisons, luck-adjusted" in report and data["paired"][0]["a"] == "classic-cover"
     for extra, problem in ((["--episode", "match"], "--episode hand"),
                            (["--episode", "hand", "--pairwise"], "--pairwise"),
                            (["--episode", "hand", "--rollouts", "0"], "--rollouts"),
@@ -374,3 +376,27 @@ def test_the_fitted_value_of_a_boom_values_each_card_drawn_in_turn():
     dist = RandomAgent(config).action_distribution(observe(match, hand.current))
     terms = [p * decision_term(value, hand, buried, dist, a, 0) for a, p in dist.items()]
     np.testing.assert_allclose(np.sum(terms, axis=0), 0.0, atol=1e-12)
+
+
+def test_value_label_names_the_estimator_used():
+    """Reports name the value that adjusted them, never the playouts of another estimator."""
+    from goboom_env.evaluation.luck import value_label
+
+    assert value_label("rollouts", 16) == "16 playouts a value"
+    assert value_label("net", 16) == "net value" and value_label("fitted", 8) == "fitted value"
+
+
+def test_adjusted_paired_tests_compare_the_adjusted_outcomes_per_deal():
+    """The luck-adjusted paired test pairs the agents' mean adjusted outcomes deal by deal, not the raw ones."""
+    from goboom_env.evaluation.luck import GameLuck, LuckAdjustment
+
+    def game(index, deal, seats, raw, adjusted):
+        return GameLuck(index, deal, seats, raw, adjusted, 1, 0, 0.0)
+
+    games = [game(0, 0, ("a", "b"), (1.0, 0.0), (0.6, 0.4)), game(1, 0, ("b", "a"), (1.0, 0.0), (0.3, 0.7)),
+             game(2, 1, ("a", "b"), (0.0, 1.0), (0.5, 0.5)), game(3, 1, ("b", "a"), (0.5, 0.5), (0.45, 0.55))]
+    luck = LuckAdjustment(GameConfig(variant="classic", num_players=2), 8, ("b",), games)
+    (test,) = luck.paired()
+    assert (test.a, test.b, test.deals) == ("a", "b", 2)
+    assert test.mean_diff == pytest.approx(((0.65 - 0.35) + (0.525 - 0.475)) / 2)  # raw: ((0.5-0.5)+(0.25-0.75))/2
+    assert test.ci_low < test.mean_diff < test.ci_high
