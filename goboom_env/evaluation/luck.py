@@ -70,7 +70,7 @@ DEFAULT_ROLLOUTS = 8
 """Playouts per value of ``value="rollouts"``: under a second per classic 4p hand; more playouts, less noise."""
 VALUES = ("fitted", "rollouts", "net")
 """The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), heuristic playouts, or the net
-value (:mod:`goboom_env.evaluation.luck_net`, needs torch to train)."""
+value (:mod:`goboom_env.evaluation.luck_net`, trained in numpy at the start of the evaluation)."""
 DEFAULT_VALUE = "fitted"
 """The default estimator: deterministic, about ten times cheaper than 8 playouts, and no noisier."""
 
@@ -382,7 +382,7 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
 
     ``value``: ``"fitted"`` (fitted on ``fit_hands`` heuristic hands from a fixed seed, before any game is
     adjusted), ``"rollouts"`` (``rollouts`` heuristic playouts a value) or ``"net"`` (an MLP trained on
-    ``net_hands`` heuristic hands from a fixed seed, before any game is adjusted; needs torch).
+    ``net_hands`` heuristic hands from a fixed seed, before any game is adjusted).
 
     ``baselines``: the specs whose decisions are corrected (default: every spec except ``evaluated`` whose
     agent exposes ``action_distribution``); ``evaluated`` (default: the first seat's spec of the first
