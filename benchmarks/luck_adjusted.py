@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, DEFAULT_VALUE, VALUES, luck_adjust
+from goboom_env.evaluation.luck import DEFAULT_DRAW_SAMPLES, DEFAULT_ROLLOUTS, DEFAULT_VALUE, VALUES, luck_adjust
 from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS
 from goboom_env.evaluation.report import markdown_table
 from goboom_env.evaluation.tournament import run_tournament
@@ -34,8 +34,8 @@ REFERENCE_GAMES = 4000
 """The raw duplicate tournament whose interval width the adjusted estimate must reach."""
 
 
-def measure(name: str, games: int, value: str, rollouts: int, seed: int,
-            agents: list[str] | None = None, net_hands: int = DEFAULT_NET_HANDS) -> dict[str, Any]:
+def measure(name: str, games: int, value: str, rollouts: int, seed: int, agents: list[str] | None = None,
+            net_hands: int = DEFAULT_NET_HANDS, draw_samples: int = DEFAULT_DRAW_SAMPLES) -> dict[str, Any]:
     """One configuration's row; ``agents`` = (evaluated, baseline) instead of the configuration's pair."""
     config, evaluated, baseline = CONFIGS[name]
     evaluated, baseline = agents or (evaluated, baseline)
@@ -43,7 +43,8 @@ def measure(name: str, games: int, value: str, rollouts: int, seed: int,
     result = run_tournament(config, [evaluated] + [baseline] * (n - 1), games, seed=seed, duplicate=True,
                             episode="hand", progress=False)
     started = time.perf_counter()
-    luck = luck_adjust(result, value=value, rollouts=rollouts, progress=False, net_hands=net_hands)
+    luck = luck_adjust(result, value=value, rollouts=rollouts, progress=False, net_hands=net_hands,
+                       draw_samples=draw_samples)
     setup = time.perf_counter() - started - sum(g.seconds for g in luck.games)
     row = luck.table()[0]
     factor = row["variance_reduction"]
@@ -64,16 +65,19 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="playouts per value (--value rollouts)")
     parser.add_argument("--net-hands", type=int, default=DEFAULT_NET_HANDS,
                         help="heuristic hands the net value trains on (--value net)")
+    parser.add_argument("--draw-samples", type=int, default=DEFAULT_DRAW_SAMPLES,
+                        help="stock orders a draw's expectation averages (--value fitted or net)")
     parser.add_argument("--agents", nargs=2, metavar=("EVALUATED", "BASELINE"), help="instead of each pair")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--out", type=Path, default=Path("results/luck"))
     args = parser.parse_args()
-    if args.games < 1 or args.rollouts < 1:
-        parser.error("--games and --rollouts must be at least 1")
+    if min(args.games, args.rollouts, args.draw_samples) < 1:
+        parser.error("--games, --rollouts and --draw-samples must be at least 1")
     rows = []
     for name in args.configs:
-        rows.append(measure(name, args.games, args.value, args.rollouts, args.seed, args.agents, args.net_hands))
+        rows.append(measure(name, args.games, args.value, args.rollouts, args.seed, args.agents, args.net_hands,
+                            args.draw_samples))
         print(markdown_table(rows[-1:]), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "luck.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},

@@ -47,6 +47,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -54,11 +55,11 @@ from tqdm import tqdm
 
 from goboom_env.agents import Observation, make_agent
 from goboom_env.agents.rollout import HEURISTIC_MOVES, play_out
-from goboom_env.cards import JOKER, NUM_FACES
+from goboom_env.cards import NUM_FACES
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
-from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS, net_value
-from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, fitted_value, win_shares
+from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS, NetValue, net_value
+from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, draws_cards, fitted_value, win_shares
 from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.stats import Z95, PairedTest, paired_test
 from goboom_env.evaluation.tournament import TournamentResult, record_games
@@ -71,16 +72,24 @@ DEFAULT_ROLLOUTS = 8
 VALUES = ("fitted", "rollouts", "net")
 """The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), heuristic playouts, or the net
 value (:mod:`goboom_env.evaluation.luck_net`, trained in numpy at the start of the evaluation)."""
+DEFAULT_DRAW_SAMPLES = 32
+"""Stock orders the expectation of a draw averages for the fitted and net values (:class:`ModelValue`): more, less
+noise in each draw's correction, proportionally slower."""
 DEFAULT_VALUE = "fitted"
 """The default estimator: deterministic, about ten times cheaper than 8 playouts, and no noisier."""
 
 
 class StateValue(Protocol):
-    """A fixed value function of luck adjustment (:class:`RolloutValue`, :class:`FittedValue`)."""
+    """A fixed value function of luck adjustment (:class:`RolloutValue`, :class:`ModelValue`)."""
 
-    def values(self, hand: Hand, buried: int, action: int | None, drawn: Sequence[int],
-               candidates: Sequence[int], seed: int) -> np.ndarray:
-        """Every seat's value, one row per candidate card next on the stock (none: one row)."""
+    def value(self, hand: Hand, buried: int, seed: int) -> np.ndarray:
+        """Every seat's value of the state ``hand``: what the engine knows, the stock's order unknown."""
+        ...
+
+    def expected(self, hand: Hand, buried: int, action: int, seed: int) -> np.ndarray:
+        """An unbiased estimate of the mean of :meth:`value` after ``action`` over the stock's unknown order,
+        from orders drawn independently of the game (:func:`keyed_stock`); the value after it when no order could
+        change what it draws."""
         ...
 
 
@@ -123,6 +132,8 @@ class LuckAdjustment:
     elapsed: float = field(default=0.0, compare=False)
     value: str = DEFAULT_VALUE
     """The value estimator (:data:`VALUES`)."""
+    draw_samples: int = DEFAULT_DRAW_SAMPLES
+    """Stock orders each draw's expectation averaged (fitted and net values)."""
 
     def specs(self) -> list[str]:
         """The distinct agent specs, in order of first appearance."""
@@ -183,7 +194,8 @@ class LuckAdjustment:
 
     def summary(self) -> dict[str, Any]:
         """The estimator's settings and cost."""
-        return {"value": self.value, "rollouts": self.rollouts, "baselines": list(self.baselines),
+        return {"value": self.value, "rollouts": self.rollouts, "draw_samples": self.draw_samples,
+                "baselines": list(self.baselines),
                 "games": len(self.games), "seconds_per_game": round(self.seconds_per_game(), 4),
                 "elapsed_s": round(self.elapsed, 3)}
 
@@ -218,63 +230,115 @@ def variance_ratio(raw: np.ndarray, adjusted: np.ndarray) -> float | None:
 # -- the value function ---------------------------------------------------------------------------------
 
 
-class RolloutValue:
-    """``V(state)``: every seat's mean win share over ``rollouts`` playouts of the variant's heuristic.
+def stock_keys(seed: int, k: int, copies: int) -> np.ndarray:
+    """Sample ``k``'s random key of every card copy, ``(faces, copies)``: i.i.d. uniform, from ``(seed, k)`` alone."""
+    return _stock_keys(seed, k, copies)
 
-    A state is a hand before an action (or before none), plus cards fixed on top of the stock: the cards
-    already drawn in that action and the one whose draw is being valued. The rest of the stock's unknown
-    part is shuffled in each playout (from a canonical order, so the value depends only on the state), and
-    ``buried`` jokers stay at the bottom (R2.3)."""
+
+@lru_cache(maxsize=512)
+def _stock_keys(seed: int, k: int, copies: int) -> np.ndarray:
+    return np.random.default_rng([seed, 3, k]).random((NUM_FACES, copies))
+
+
+def keyed_stock(hand: Hand, buried: int, keys: np.ndarray) -> list[int]:
+    """``hand``'s stock with its unknown part in the order of ``keys`` (:func:`stock_keys`; the jokers buried under
+    it, R2.3, stay at the bottom): the i-th copy of a face, in any fixed numbering of the copies, takes that copy's
+    key, so independent uniform keys give a uniformly random order of the unknown cards, whatever is drawn."""
+    bottom = min(buried, len(hand.stock))
+    copy: Counter[int] = Counter()
+    tagged = []
+    for face in hand.stock[bottom:]:
+        tagged.append((keys[face, copy[face]], face))
+        copy[face] += 1
+    tagged.sort(reverse=True)  # the engine draws from the end of the list: the smallest key comes first
+    return hand.stock[:bottom] + [face for _, face in tagged]
+
+
+def uncertain_draw(hand: Hand, buried: int, action: int) -> bool:
+    """Whether ``action`` takes cards from the stock that its unknown order could change: a draw or a boom with two
+    different faces among the cards that could come (the buried jokers come last, R2.3)."""
+    return draws_cards(hand, action) and len(set(hand.stock[min(buried, len(hand.stock)):])) > 1
+
+
+def copies_of(config: GameConfig) -> int:
+    """The most copies of one face a deck of ``config`` holds."""
+    return max(config.num_decks, config.num_jokers, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class ModelValue:
+    """The fitted or the net value as a :class:`StateValue`: ``model.batch(hands)`` values states, and the
+    expectation of an action that draws is the mean over ``samples`` keyed stock orders (:func:`keyed_stock`) of the
+    value after it: unbiased, since each order is uniformly random and drawn independently of the game."""
+
+    model: FittedValue | NetValue
+    samples: int = DEFAULT_DRAW_SAMPLES
+
+    def value(self, hand: Hand, buried: int, seed: int) -> np.ndarray:
+        """The model's value of ``hand`` (``buried`` and ``seed`` unused: it has no randomness)."""
+        return self.model.batch([hand])[0]
+
+    def expected(self, hand: Hand, buried: int, action: int, seed: int) -> np.ndarray:
+        """The mean value after ``action`` over ``samples`` stock orders keyed from ``seed`` (exact when it draws
+        nothing the order could change)."""
+        if not uncertain_draw(hand, buried, action):
+            after = hand.copy()
+            after.apply(action)
+            return self.value(after, buried, seed)
+        copies = copies_of(hand.config)
+        states = []
+        for k in range(self.samples):
+            state = hand.copy()
+            state.stock = keyed_stock(hand, buried, stock_keys(seed, k, copies))
+            state.apply(action)
+            states.append(state)
+        return self.model.batch(states).mean(axis=0)
+
+
+class RolloutValue:
+    """``V(state)``: every seat's mean win share over ``rollouts`` playouts of the variant's heuristic from the true
+    state, the stock's unknown part in playout ``k``'s keyed order (:func:`keyed_stock`) and its ties broken by
+    playout ``k``'s own stream, both from the seed alone: common random numbers, so states that differ by a card or
+    an action are valued on the same orders and tie-breaks. The expectation of an action is the same playouts with
+    the action applied first: each draws its cards from a uniformly random order, so their mean is unbiased."""
 
     def __init__(self, config: GameConfig, rollouts: int) -> None:
         self.config = config
         self.rollouts = check_int("rollouts", rollouts, 1)
         self.move = HEURISTIC_MOVES[config.variant]
         self.n = config.num_players
-        self._cache: dict[tuple[int, int], tuple[list[float], Any]] = {}
+        self.copies = copies_of(config)
+        self._ties: dict[tuple[int, int], Any] = {}
 
-    def values(self, hand: Hand, buried: int, action: int | None, drawn: Sequence[int],
-               candidates: Sequence[int], seed: int) -> np.ndarray:
-        """Values, one row per candidate: ``action`` applied (None: no action) with ``drawn`` and then the
-        candidate card on top of the stock. An empty ``candidates`` = one row, nothing fixed beyond ``drawn``.
+    def value(self, hand: Hand, buried: int, seed: int) -> np.ndarray:
+        """Every seat's mean win share over the playouts from ``hand``."""
+        return self._playouts(hand, buried, None, seed)
 
-        Playout ``k`` orders the unknown cards by random keys drawn from ``(seed, k)`` (a uniformly random
-        order), and breaks the heuristic's ties with its own stream of that seed: with one seed for a whole
-        game, states that differ by a card or an action are valued on the same orders and tie-breaks."""
-        bottom = min(buried, len(hand.stock))
-        unknown = Counter(hand.stock[bottom:])
-        unknown.subtract(drawn)
-        rows = list(candidates) or [-1]
-        out = np.zeros((len(rows), self.n))
+    def expected(self, hand: Hand, buried: int, action: int, seed: int) -> np.ndarray:
+        """Every seat's mean win share over the playouts of ``action`` then the heuristic, from ``hand``."""
+        return self._playouts(hand, buried, action, seed)
+
+    def _playouts(self, hand: Hand, buried: int, action: int | None, seed: int) -> np.ndarray:
+        out = np.zeros(self.n)
         for k in range(self.rollouts):
-            keys, ties = self._streams(seed, k)
-            rest = sorted(unknown.elements(), key=keys.__getitem__)
-            for i, card in enumerate(rows):
-                if card >= 0:
-                    mine = list(rest)
-                    mine.remove(card)
-                    order = [*drawn, card, *mine]
-                else:
-                    order = [*drawn, *rest]
-                copy = hand.copy()
-                copy.stock = [JOKER] * bottom + order[::-1]  # the engine's stock: top = last
-                rng = random.Random()
-                rng.setstate(ties)
-                if action is not None:
-                    copy.apply(action)
-                play_out(copy, self.move, rng)
-                out[i] += win_shares(copy)
+            copy = hand.copy()
+            copy.stock = keyed_stock(hand, buried, stock_keys(seed, k, self.copies))
+            rng = random.Random()
+            rng.setstate(self._tie_stream(seed, k))
+            if action is not None:
+                copy.apply(action)
+            play_out(copy, self.move, rng)
+            out += win_shares(copy)
         return out / self.rollouts
 
-    def _streams(self, seed: int, k: int) -> tuple[list[float], Any]:
-        """Playout ``k``'s card keys (one per face) and its tie-break generator state."""
+    def _tie_stream(self, seed: int, k: int) -> Any:
+        """Playout ``k``'s tie-break generator state."""
         key = (seed, k)
-        cached = self._cache.get(key)
-        if cached is None:
-            gen = random.Random(seed * 1_000_003 + k)
-            cached = ([gen.random() for _ in range(NUM_FACES)], gen.getstate())
-            self._cache = {key: cached} if len(self._cache) > 4 * self.rollouts else self._cache | {key: cached}
-        return cached
+        state = self._ties.get(key)
+        if state is None:
+            state = random.Random(seed * 1_000_003 + k).getstate()
+            self._ties = {key: state} if len(self._ties) > 4 * self.rollouts else self._ties | {key: state}
+        return state
 
 
 # -- adjusting games --------------------------------------------------------------------------------------
@@ -288,48 +352,38 @@ def playout_seed(seed: int, deal: int) -> int:
 
 def deal_term(value: StateValue, hand: Hand, buried: int, seed: int) -> np.ndarray:
     """The deal's correction: the value of the hand as dealt minus ``1/n`` (its mean over deals, by symmetry)."""
-    return value.values(hand, buried, None, (), (), seed)[0] - 1.0 / hand.n
+    return value.value(hand, buried, seed) - 1.0 / hand.n
 
 
-def draw_pool(hand: Hand, buried: int, drawn: Sequence[int]) -> Counter[int]:
-    """The cards that could be the next one drawn, with their copies, once ``drawn`` are off the top: the
-    stock but its known bottom (the jokers buried under it, R2.3). Each copy is equally likely."""
-    pool = Counter(hand.stock[min(buried, len(hand.stock)):])
-    pool.subtract(drawn)
-    return +pool
-
-
-def draw_term(value: StateValue, hand: Hand, buried: int, action: int, drawn: Sequence[int], card: int,
-              seed: int) -> np.ndarray:
-    """The correction of one card drawn during ``action`` (after ``drawn``): the value with ``card`` next
-    minus the mean over every card that could be next (zero when only one can)."""
-    pool = draw_pool(hand, buried, drawn)
-    if len(pool) <= 1:
+def draw_term(value: StateValue, hand: Hand, buried: int, action: int, seed: int,
+              expected: np.ndarray | None = None) -> np.ndarray:
+    """The correction of the cards ``action`` takes from the stock: the value once they are drawn minus its
+    expectation (``expected``, else :meth:`StateValue.expected`); zero when no order could change them."""
+    if not uncertain_draw(hand, buried, action):
         return np.zeros(hand.n)
-    cards = sorted(pool)
-    rows = value.values(hand, buried, action, drawn, cards, seed)
-    probs = np.array([pool[c] for c in cards], np.float64) / sum(pool.values())
-    return rows[cards.index(card)] - probs @ rows
+    if expected is None:
+        expected = value.expected(hand, buried, action, seed)
+    after = hand.copy()
+    after.apply(action)
+    return value.value(after, buried, seed) - expected
 
 
-def decision_term(value: StateValue, hand: Hand, buried: int, distribution: Mapping[int, float], action: int,
-                  seed: int) -> np.ndarray:
-    """The correction of a baseline's decision: the value after ``action`` minus the mean over the policy's
-    ``distribution`` (zero when it has one action)."""
+def decision_term(expectations: Mapping[int, np.ndarray], distribution: Mapping[int, float], action: int,
+                  seat: int = 0) -> np.ndarray:
+    """The correction of a baseline's decision: the expected value after ``action`` minus its mean over the
+    policy's ``distribution`` (``expectations[a]``: :meth:`StateValue.expected` of each action it could play)."""
     if action not in distribution:
-        raise ValueError(f"seat {hand.current} played {action}, which its policy never plays here "
+        raise ValueError(f"seat {seat} played {action}, which its policy never plays here "
                          f"({sorted(distribution)}): is it the agent the record names?")
     if len(distribution) <= 1:
-        return np.zeros(hand.n)
-    actions = sorted(distribution)
-    rows = np.stack([value.values(hand, buried, a, (), (), seed)[0] for a in actions])
-    return rows[actions.index(action)] - np.array([distribution[a] for a in actions]) @ rows
+        return np.zeros_like(next(iter(expectations.values())))
+    return expectations[action] - sum(p * expectations[a] for a, p in distribution.items())
 
 
 def adjust_record(record: GameRecord, value: StateValue, known: Mapping[int, KnownPolicy],
                   seed: int = 0, game: int = 0, deal: int = 0) -> GameLuck:
     """The luck-adjusted outcome of one recorded hand; ``known[seat]`` is each corrected seat's policy, ``seed``
-    and ``deal`` fix the playouts (:func:`playout_seed`)."""
+    and ``deal`` fix the sampled stock orders and playouts (:func:`playout_seed`)."""
     started = time.perf_counter()
     first = record.hands[0]
     match = Match(record.config, np.random.default_rng(0), first.deck, first.dealer)
@@ -341,21 +395,19 @@ def adjust_record(record: GameRecord, value: StateValue, known: Mapping[int, Kno
     for move in first.moves:
         seat, action = move.seat, move.action
         policy = known.get(seat)
+        expectations: dict[int, np.ndarray] = {}
         if policy is not None:
             distribution = policy.action_distribution(observe(match, seat))
-            try:
-                correction += decision_term(value, hand, buried, distribution, action, rollout)
-            except ValueError as exc:
-                raise ValueError(f"game {game}: {exc}") from None
-            decisions += len(distribution) > 1
-        stock = hand.stock
-        after = hand.copy()
-        after.apply(action)
-        order = stock[::-1][:len(stock) - len(after.stock)]  # the cards this action draws, first drawn first
-        for j, card in enumerate(order):
-            if len(draw_pool(hand, buried, order[:j])) > 1:
-                correction += draw_term(value, hand, buried, action, order[:j], card, rollout)
-                chance += 1
+            if len(distribution) > 1 or action not in distribution:
+                expectations = {a: value.expected(hand, buried, a, rollout) for a in sorted(distribution)}
+                try:
+                    correction += decision_term(expectations, distribution, action, seat)
+                except ValueError as exc:
+                    raise ValueError(f"game {game}: {exc}") from None
+                decisions += 1
+        if uncertain_draw(hand, buried, action):
+            correction += draw_term(value, hand, buried, action, rollout, expectations.get(action))
+            chance += 1
         hand.apply(action)
     raw = win_shares(hand)
     return GameLuck(game, deal, tuple(record.seats), tuple(raw.tolist()), tuple((raw - correction).tolist()),
@@ -377,12 +429,13 @@ def known_policies(config: GameConfig, specs: Iterable[str]) -> dict[str, KnownP
 def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
                         fit_hands: int = DEFAULT_FIT_HANDS, baselines: Sequence[str] | None = None,
                         evaluated: str | None = None, progress: bool = True,
-                        net_hands: int = DEFAULT_NET_HANDS) -> LuckAdjustment:
+                        net_hands: int = DEFAULT_NET_HANDS, draw_samples: int = DEFAULT_DRAW_SAMPLES) -> LuckAdjustment:
     """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``).
 
     ``value``: ``"fitted"`` (fitted on ``fit_hands`` heuristic hands from a fixed seed, before any game is
     adjusted), ``"rollouts"`` (``rollouts`` heuristic playouts a value) or ``"net"`` (an MLP trained on
-    ``net_hands`` heuristic hands from a fixed seed, before any game is adjusted).
+    ``net_hands`` heuristic hands from a fixed seed, before any game is adjusted); ``draw_samples``: the stock
+    orders a draw's expectation averages with those two (:class:`ModelValue`; the playouts draw their own).
 
     ``baselines``: the specs whose decisions are corrected (default: every spec except ``evaluated`` whose
     agent exposes ``action_distribution``); ``evaluated`` (default: the first seat's spec of the first
@@ -394,6 +447,7 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
     rollouts = check_int("rollouts", rollouts, 1)
     fit_hands = check_int("fit_hands", fit_hands, 1)
     net_hands = check_int("net_hands", net_hands, 1)
+    draw_samples = check_int("draw_samples", draw_samples, 1)
     if value not in VALUES:
         raise ValueError(f"value must be one of {VALUES}, got {value!r}")
     config = records[0].config
@@ -417,9 +471,9 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
     started = time.perf_counter()
     estimator: StateValue
     if value == "fitted":
-        estimator = fitted_value(config, fit_hands)
+        estimator = ModelValue(fitted_value(config, fit_hands), draw_samples)
     elif value == "net":
-        estimator = net_value(config, net_hands)
+        estimator = ModelValue(net_value(config, net_hands), draw_samples)
     else:
         estimator = RolloutValue(config, rollouts)
     label = value_label(value, rollouts)
@@ -430,12 +484,14 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
         known = {seat: policies[spec] for seat, spec in enumerate(record.seats) if spec in policies}
         games.append(adjust_record(record, estimator, known, int(meta.get("seed", 0)), int(meta.get("game", i)),
                                    int(meta.get("deal", meta.get("game", i)))))
-    return LuckAdjustment(config, rollouts, tuple(baselines), games, time.perf_counter() - started, value)
+    return LuckAdjustment(config, rollouts, tuple(baselines), games, time.perf_counter() - started, value,
+                          draw_samples)
 
 
 def luck_adjust(result: TournamentResult, *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
                 fit_hands: int = DEFAULT_FIT_HANDS, baselines: Sequence[str] | None = None,
-                progress: bool = True, net_hands: int = DEFAULT_NET_HANDS) -> LuckAdjustment:
+                progress: bool = True, net_hands: int = DEFAULT_NET_HANDS,
+                draw_samples: int = DEFAULT_DRAW_SAMPLES) -> LuckAdjustment:
     """The luck-adjusted outcomes of a finished tournament of single hands (``episode="hand"``).
 
     The games are played again with a recorder (:func:`~goboom_env.evaluation.tournament.record_games`: a
@@ -446,7 +502,8 @@ def luck_adjust(result: TournamentResult, *, value: str = DEFAULT_VALUE, rollout
                          "play it with episode='hand' (--episode hand)")
     records = record_games(result, len(result.games))
     return luck_adjust_records(records, value=value, rollouts=rollouts, fit_hands=fit_hands, baselines=baselines,
-                               evaluated=result.agents[0], progress=progress, net_hands=net_hands)
+                               evaluated=result.agents[0], progress=progress, net_hands=net_hands,
+                               draw_samples=draw_samples)
 
 
 def _is_known(config: GameConfig, spec: str) -> bool:
@@ -454,6 +511,7 @@ def _is_known(config: GameConfig, spec: str) -> bool:
 
 
 __all__ = [
+    "DEFAULT_DRAW_SAMPLES",
     "DEFAULT_ROLLOUTS",
     "DEFAULT_VALUE",
     "VALUES",
@@ -461,18 +519,21 @@ __all__ = [
     "GameLuck",
     "KnownPolicy",
     "LuckAdjustment",
+    "ModelValue",
     "RolloutValue",
     "StateValue",
     "adjust_record",
     "deal_term",
     "decision_term",
-    "draw_pool",
     "draw_term",
+    "keyed_stock",
     "known_policies",
     "luck_adjust",
     "luck_adjust_records",
     "mean_interval",
     "playout_seed",
+    "stock_keys",
+    "uncertain_draw",
     "value_label",
     "variance_ratio",
     "win_shares",

@@ -33,8 +33,6 @@ from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand
 from goboom_env.evaluation.luck_value import (
     FEATURES,
-    _pool,
-    after_draw,
     draws_cards,
     playable_masks,
     state_features,
@@ -107,7 +105,7 @@ def net_features(hand: Hand) -> np.ndarray:
 class NetValue:
     """``V(state)`` of luck adjustment from a trained MLP (:func:`net_value` trains it), run in numpy.
 
-    :meth:`values` has the contract of :meth:`~goboom_env.evaluation.luck_value.FittedValue.values`."""
+    :class:`~goboom_env.evaluation.luck.ModelValue` makes it a value of luck adjustment."""
 
     config: GameConfig
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
@@ -148,25 +146,6 @@ class NetValue:
     def value(self, hand: Hand) -> np.ndarray:
         """Every seat's value of ``hand``: the win shares once it is over."""
         return self.batch([hand])[0]
-
-    def values(self, hand: Hand, buried: int, action: int | None, drawn: Sequence[int],
-               candidates: Sequence[int], seed: int = 0) -> np.ndarray:
-        """One row per candidate card: the value once ``action`` has drawn ``drawn`` and the candidate (None:
-        no action). No candidates: one row, the value after ``action`` before any card it draws, i.e. the mean
-        over the first card it could draw. ``seed`` is unused (the value has no randomness)."""
-        if action is None:
-            return self.batch([hand])
-        if candidates:
-            return self.batch([after_draw(hand, buried, action, drawn, c) for c in candidates])
-        pool = _pool(hand, buried, drawn)
-        if draws_cards(hand, action) and len(pool) > 1:
-            cards = sorted(pool)
-            rows = self.batch([after_draw(hand, buried, action, drawn, c) for c in cards])
-            probs = np.array([pool[c] for c in cards], np.float64) / sum(pool.values())
-            return (probs @ rows)[None, :]
-        after = hand.copy()
-        after.apply(action)
-        return self.batch([after])
 
 
 def settle(hand: Hand, limit: int) -> Hand:

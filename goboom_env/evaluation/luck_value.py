@@ -137,8 +137,7 @@ def fit_conditional_logit(features: np.ndarray, targets: np.ndarray, ridge: floa
 class FittedValue:
     """``V(state)`` of luck adjustment from fitted weights (:func:`fitted_value` fits them).
 
-    :meth:`values` has the signature of :class:`~goboom_env.evaluation.luck.RolloutValue`'s: a state is a hand
-    before ``action``, with ``drawn`` and then a candidate card the next ones off the stock."""
+    :class:`~goboom_env.evaluation.luck.ModelValue` makes it a value of luck adjustment."""
 
     config: GameConfig
     weights: np.ndarray
@@ -154,30 +153,9 @@ class FittedValue:
             return win_shares(hand)
         return softmax_values(self.weights, state_features(hand))
 
-    def values(self, hand: Hand, buried: int, action: int | None, drawn: Sequence[int],
-               candidates: Sequence[int], seed: int = 0) -> np.ndarray:
-        """One row per candidate card: the value once ``action`` has drawn ``drawn`` and the candidate (None:
-        no action). No candidates: one row, the value after ``action`` before any card it draws, i.e. the mean
-        over the first card it could draw. ``seed`` is unused (the value has no randomness)."""
-        if action is None:
-            return self.value(hand)[None, :]
-        if candidates:
-            return np.stack([self.value(after_draw(hand, buried, action, drawn, c)) for c in candidates])
-        pool = _pool(hand, buried, drawn)
-        if draws_cards(hand, action) and len(pool) > 1:
-            cards = sorted(pool)
-            rows = np.stack([self.value(after_draw(hand, buried, action, drawn, c)) for c in cards])
-            probs = np.array([pool[c] for c in cards], np.float64) / sum(pool.values())
-            return (probs @ rows)[None, :]
-        after = hand.copy()
-        after.apply(action)
-        return self.value(after)[None, :]
-
-
-def _pool(hand: Hand, buried: int, drawn: Sequence[int]) -> Counter[int]:
-    pool = Counter(hand.stock[min(buried, len(hand.stock)):])
-    pool.subtract(drawn)
-    return +pool
+    def batch(self, hands: Sequence[Hand]) -> np.ndarray:
+        """Every seat's value of each hand, ``(len(hands), n)``."""
+        return np.stack([self.value(h) for h in hands])
 
 
 def draws_cards(hand: Hand, action: int) -> bool:

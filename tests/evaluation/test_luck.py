@@ -1,5 +1,7 @@
 """Luck-adjusted evaluation (goboom_env.evaluation.luck, the fitted value of goboom_env.evaluation.luck_value):
-each correction has zero mean, checked on fixed states by enumerating the event's outcomes, for both values;
+each correction has zero mean: the sampled stock orders are uniformly random (counted over every order of a small
+stock), a draw's expectation is the mean over them, a decision's over the policy, and on fixed states the terms
+average to zero over the event's outcomes;
 adjusted and raw win rates agree on every family of configurations; known answers (parity of an agent against
 itself); the records path gives the same figures; bad input is refused."""
 
@@ -11,21 +13,24 @@ import numpy as np
 import pytest
 
 from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, RandomAgent
-from goboom_env.cards import DRAW_OR_PASS, deck_faces
+from goboom_env.cards import DRAW_OR_PASS, JOKER, deck_faces
 from goboom_env.config import GameConfig
 from goboom_env.engine import Hand, Match
 from goboom_env.evaluation.luck import (
+    ModelValue,
     RolloutValue,
     StateValue,
     deal_term,
     decision_term,
-    draw_pool,
     draw_term,
+    keyed_stock,
     luck_adjust,
     luck_adjust_records,
     playout_seed,
+    stock_keys,
+    uncertain_draw,
 )
-from goboom_env.evaluation.luck_value import FittedValue, after_draw, fitted_value
+from goboom_env.evaluation.luck_value import FittedValue, fitted_value
 from goboom_env.evaluation.tournament import TournamentResult, record_games, run_tournament
 from goboom_env.observation import observe
 from goboom_env.records import read, write
@@ -76,58 +81,86 @@ def first_draw(config: GameConfig, seed: int) -> tuple[Hand, int]:
     return hand, DRAW_OR_PASS
 
 
-def first_card_terms(value: StateValue, hand: Hand, action: int, seed: int) -> list[np.ndarray]:
-    """The corrections of the first card drawn during ``action``: one for each card of the stock coming next (each
-    copy equally likely)."""
-    return [draw_term(value, with_top(hand, card), 0, action, (), card, seed) for card in hand.stock]
-
-
-def second_card_terms(value: StateValue, hand: Hand, action: int, seed: int) -> list[np.ndarray]:
-    """The corrections of the second card of a multi-card classic draw, the stock's top card drawn first: one for
-    each copy of every other card that could follow it."""
-    first = hand.stock[-1]
-    rest = Counter(hand.stock)
-    rest[first] -= 1
+def shuffled_draw_terms(value: StateValue, hand: Hand, action: int, seeds: range) -> np.ndarray:
+    """The corrections of ``action``'s draw, once per seed: the actual stock in a uniformly random order and the
+    expectation's orders keyed from that seed, ``(len(seeds), n)``."""
     terms = []
-    for card in +rest:
-        state = with_top(hand, card)
-        state.stock.remove(first)
-        state.stock.append(first)  # first on top, then card
-        terms += [draw_term(value, state, 0, action, (first,), card, seed)] * rest[card]
-    return terms
+    for seed in seeds:
+        state = hand.copy()
+        state.stock = list(np.random.default_rng([seed, 99]).permutation(hand.stock).tolist())
+        terms.append(draw_term(value, state, 0, action, seed))
+    return np.array(terms)
+
+
+def assert_zero_mean(terms: np.ndarray) -> None:
+    """Each seat's mean term within five standard errors of zero (deterministic seeds: no flaky run), and the terms
+    do move the values."""
+    mean, error = terms.mean(axis=0), terms.std(axis=0, ddof=1) / np.sqrt(len(terms))
+    assert np.all(np.abs(mean) <= 5 * error + 1e-12), (mean, error)
+    assert np.abs(terms).max() > 0
+
+
+def test_the_keyed_stock_orders_are_uniformly_random():
+    """Every order of a small stock (two copies of one face among them, as with two decks) comes equally often, and
+    the buried jokers stay at the bottom: what makes the mean over the sampled orders an unbiased expectation."""
+    config = GameConfig(variant="classic", num_players=8)
+    hand = dealt(config, 0)
+    a, b, c = hand.stock[-1], hand.stock[-2], hand.stock[-3]
+    hand.stock = [JOKER, JOKER, a, b, b, c]  # two buried jokers under four unknown cards
+    counts = Counter(tuple(keyed_stock(hand, 2, stock_keys(seed, 0, 2))) for seed in range(6000))
+    assert len(counts) == 12  # 4! / 2! orders of the unknown cards
+    assert all(order[:2] == (JOKER, JOKER) for order in counts)
+    expected, spread = 6000 / 12, np.sqrt(6000 / 12 * 11 / 12)
+    assert all(abs(n - expected) < 5 * spread for n in counts.values()), counts
+    assert keyed_stock(hand, 2, stock_keys(1, 0, 2)) == keyed_stock(hand, 2, stock_keys(1, 0, 2))
+    assert keyed_stock(hand, 2, stock_keys(1, 0, 2)) != keyed_stock(hand, 2, stock_keys(1, 1, 2))
 
 
 def test_a_value_knows_the_stock_cards_not_their_order():
     """The value of a state is a function of what the engine knows before a draw: which cards are in the stock,
-    not in which order (else a draw's expectation over the possible next cards would be wrong)."""
-    hand, value = dealt(CLASSIC4, 1), RolloutValue(CLASSIC4, 3)
+    not in which order (else a draw's correction would see the card before it is drawn)."""
+    hand, _ = first_draw(CLASSIC4, 1)
     shuffled = hand.copy()
     shuffled.stock = list(np.random.default_rng(2).permutation(shuffled.stock).tolist())
     assert shuffled.stock != hand.stock
-    np.testing.assert_array_equal(value.values(hand, 0, None, (), (), 5), value.values(shuffled, 0, None, (), (), 5))
+    for value in (RolloutValue(CLASSIC4, 3), ModelValue(fitted_value(CLASSIC4, FIT_HANDS), 4)):
+        np.testing.assert_array_equal(value.value(hand, 0, 5), value.value(shuffled, 0, 5))
+        np.testing.assert_array_equal(value.expected(hand, 0, DRAW_OR_PASS, 5),
+                                      value.expected(shuffled, 0, DRAW_OR_PASS, 5))
 
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_a_draws_correction_averages_to_zero_over_the_cards_it_could_draw(seed):
-    """Enumerate the outcomes of one chance event: every card of the stock on top in turn (each copy equally likely);
-    the corrections average to exactly zero, and the event does move the values."""
+    """One chance event, a whole classic draw (every card until one matches): over uniformly random stocks its
+    correction averages to zero, and the corrections of the seats sum to zero (win shares sum to 1)."""
     hand, action = first_draw(CLASSIC4, seed)
-    terms = first_card_terms(RolloutValue(CLASSIC4, 2), hand, action, seed=9)
-    np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
-    assert max(np.abs(t).max() for t in terms) > 0
-    assert all(abs(t.sum()) < 1e-12 for t in terms)  # win shares sum to 1, so corrections sum to 0
+    terms = shuffled_draw_terms(RolloutValue(CLASSIC4, 2), hand, action, range(300))
+    assert_zero_mean(terms)
+    assert np.abs(terms.sum(axis=1)).max() < 1e-12
 
 
-def test_a_later_draw_of_the_same_action_averages_to_zero_too():
-    """The second card of a multi-card classic draw, given the first one drawn."""
-    hand, action = first_draw(CLASSIC4, 0)
-    terms = second_card_terms(RolloutValue(CLASSIC4, 2), hand, action, seed=4)
-    np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
+def test_a_model_values_expectation_is_the_mean_over_its_sampled_orders():
+    """The fitted value's expectation of a draw: the mean, over its sample orders, of the value once the action has
+    drawn from that order; an action that draws nothing is valued exactly."""
+    value = ModelValue(fitted_value(CLASSIC4, FIT_HANDS), 5)
+    hand, action = first_draw(CLASSIC4, 1)
+    rows = []
+    for k in range(5):
+        state = hand.copy()
+        state.stock = keyed_stock(hand, 0, stock_keys(7, k, 1))
+        state.apply(action)
+        rows.append(value.model.value(state))
+    np.testing.assert_allclose(value.expected(hand, 0, action, 7), np.mean(rows, axis=0), atol=1e-12)
+    assert np.ptp(rows, axis=0).max() > 0  # the orders do draw different cards
+    play = next(a for a in dealt(CLASSIC4, 2).legal_actions() if a != DRAW_OR_PASS)
+    after = dealt(CLASSIC4, 2)
+    after.apply(play)
+    np.testing.assert_array_equal(value.expected(dealt(CLASSIC4, 2), 0, play, 7), value.model.value(after))
 
 
 def test_buried_jokers_are_known_to_be_drawn_last():
-    """Jokers: the jokers buried under the stock at the deal (R2.3) are not among the possible next cards while
-    other cards remain, and a draw of a certain card is no chance event."""
+    """Jokers: the jokers buried under the stock at the deal (R2.3) come after every other card, so a draw that can
+    only bring one face is no chance event and has no correction."""
     config = GameConfig(variant="jokers", num_players=4)
     for seed in range(200):
         hand = dealt(config, seed)
@@ -136,13 +169,12 @@ def test_buried_jokers_are_known_to_be_drawn_last():
             break
     else:
         pytest.fail("no deal buried a joker")
-    pool = draw_pool(hand, buried, ())
-    assert sum(pool.values()) == len(hand.stock) - buried
+    assert keyed_stock(hand, buried, stock_keys(0, 0, 2))[:buried] == hand.stock[:buried]
+    assert uncertain_draw(hand, buried, DRAW_OR_PASS)
     certain = hand.copy()
     certain.stock = certain.stock[:buried + 1]
-    assert len(draw_pool(certain, buried, ())) == 1
-    np.testing.assert_array_equal(draw_term(RolloutValue(config, 1), certain, buried, DRAW_OR_PASS, (),
-                                            certain.stock[-1], 0), 0.0)
+    assert not uncertain_draw(certain, buried, DRAW_OR_PASS)
+    np.testing.assert_array_equal(draw_term(RolloutValue(config, 1), certain, buried, DRAW_OR_PASS, 0), 0.0)
 
 
 def test_the_deal_has_expectation_one_nth():
@@ -174,7 +206,8 @@ def test_a_baselines_decision_averages_to_zero_over_its_distribution():
             assert played <= set(dist)
             if len(dist) > 1:
                 assert played == set(dist)
-                terms = [p * decision_term(value, hand, 0, dist, a, 3) for a, p in dist.items()]
+                expectations = {a: value.expected(hand, 0, a, 3) for a in dist}
+                terms = [p * decision_term(expectations, dist, a) for a, p in dist.items()]
                 np.testing.assert_allclose(np.sum(terms, axis=0), 0.0, atol=1e-12)
                 checked += 1
             hand.apply(agent.act(observation))
@@ -280,7 +313,7 @@ def test_the_adjusted_outcome_varies_less_where_a_draw_decides_the_hand():
             played = state.copy()
             play_out(played, classic_tricks_move, __import__("random").Random(seed))
             raw.append(win_shares(played)[seat])
-            adjusted.append(raw[-1] - draw_term(value, state, 0, DRAW_OR_PASS, (), card, seed)[seat])
+            adjusted.append(raw[-1] - draw_term(value, state, 0, DRAW_OR_PASS, seed)[seat])
         raw_var.append(np.var(raw))
         adjusted_var.append(np.var(adjusted))
     assert len(raw_var) >= 10
@@ -335,25 +368,20 @@ def test_the_fitted_value_is_deterministic_for_a_seed():
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_the_fitted_values_draw_corrections_average_to_zero(seed):
-    """The draw terms of the fitted value over every card that could come (first and second card of a classic
-    draw), and the deal's rotation symmetry."""
-    value = fitted_value(CLASSIC4, FIT_HANDS)
+    """The draw terms of the fitted value over uniformly random stocks, and the deal's rotation symmetry."""
+    value = ModelValue(fitted_value(CLASSIC4, FIT_HANDS), 8)
     hand, action = first_draw(CLASSIC4, seed)
-    terms = first_card_terms(value, hand, action, seed=0)
-    np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
-    assert max(np.abs(t).max() for t in terms) > 0
-    later = second_card_terms(value, hand, action, seed=0)
-    np.testing.assert_allclose(np.mean(later, axis=0), 0.0, atol=1e-12)
+    assert_zero_mean(shuffled_draw_terms(value, hand, action, range(400)))
     terms = [deal_term(value, dealt(CLASSIC4, 7, dealer), 0, 0) for dealer in range(4)]
     np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
 
 
-def test_the_fitted_value_of_a_boom_values_each_card_drawn_in_turn():
-    """Jokers: a boom's k-th draw is valued with the earlier recipients' cards given and the later ones not yet;
-    its correction averages to zero over the cards; a random baseline's decision (draw or boom) too."""
+def test_a_boom_is_one_chance_event_of_zero_mean():
+    """Jokers: a boom gives a card to each other seat from the stock, one event whose correction averages to zero
+    over random stocks; a random baseline's decision (draw or boom) averages to zero over its distribution."""
     config = FAMILIES["jokers 4p"][0]
-    value = fitted_value(config, FIT_HANDS)
-    assert isinstance(value, FittedValue)
+    value = ModelValue(fitted_value(config, FIT_HANDS), 8)
+    assert isinstance(value.model, FittedValue)
     for seed in range(300):
         match = Match(config, np.random.default_rng(seed))
         hand = match.hand
@@ -366,16 +394,15 @@ def test_the_fitted_value_of_a_boom_values_each_card_drawn_in_turn():
             break
     else:
         pytest.fail("no boom")
-    buried = 0
-    before = sum(hand.sizes)
-    mid = after_draw(hand, buried, 52, (hand.stock[-1],), hand.stock[-2])
-    assert sum(mid.sizes) == before - 1 + 2 and len(mid.stock) == len(hand.stock) - 2
-    pool = draw_pool(hand, buried, (hand.stock[-1],))
-    terms = [p * draw_term(value, hand, buried, 52, (hand.stock[-1],), c, 0) for c, p in pool.items()]
-    np.testing.assert_allclose(np.sum(terms, axis=0) / sum(pool.values()), 0.0, atol=1e-12)
+    buried = sum(1 for e in hand.events if e[0] == "bury")
+    assert buried == 0 and uncertain_draw(hand, buried, 52)
+    assert_zero_mean(shuffled_draw_terms(value, hand, 52, range(400)))
     dist = RandomAgent(config).action_distribution(observe(match, hand.current))
-    terms = [p * decision_term(value, hand, buried, dist, a, 0) for a, p in dist.items()]
+    expectations = {a: value.expected(hand, buried, a, 0) for a in dist}
+    terms = [p * decision_term(expectations, dist, a) for a, p in dist.items()]
     np.testing.assert_allclose(np.sum(terms, axis=0), 0.0, atol=1e-12)
+    with pytest.raises(ValueError, match="never plays here"):
+        decision_term(expectations, dist, 99)
 
 
 def test_value_label_names_the_estimator_used():
