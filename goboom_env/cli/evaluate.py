@@ -93,15 +93,18 @@ class EvaluateArgs(GameArgs):
 
     luck_adjusted: bool = False
     """Also report luck-adjusted win rates (AIVAT, docs/evaluation.md): each hand's outcome minus the luck of the
-    deal, of every card drawn and of the baselines' tie-breaks, valued by --value; the same mean, less variance.
+    deal, of the cards drawn and of the baselines' tie-breaks, valued by --value; the same mean, less variance.
     Needs --episode hand, one tournament (not --pairwise); the first agent is the one evaluated."""
     value: str = "fitted"  # goboom_env.evaluation.luck.DEFAULT_VALUE (not imported: it loads the tournament code)
     """The value of --luck-adjusted: fitted (a fixed function of the full state, fitted on --fit-hands heuristic
-    hands before the games are adjusted; about 0.05 s per classic 4p hand), net (a small MLP of the full state,
-    trained on 40,000 heuristic hands before the games are adjusted, about a minute for 4 players; 0.03 s per
+    hands before the games are adjusted; about 0.02 s per classic 4p hand), net (a small MLP of the full state,
+    trained on 40,000 heuristic hands before the games are adjusted, about a minute for 4 players; 0.02 s per
     classic 4p hand) or rollouts (the mean of --rollouts heuristic playouts; about 0.7 s per classic 4p hand with 8)."""
     rollouts: int = 8  # goboom_env.evaluation.luck.DEFAULT_ROLLOUTS
     """Playouts per value of --value rollouts (more: less noise in the adjustment, proportionally slower)."""
+    draw_samples: int = 32  # goboom_env.evaluation.luck.DEFAULT_DRAW_SAMPLES
+    """Random stock orders the expectation of each draw averages, with --value fitted or net (more: less noise in
+    each draw's correction, proportionally slower; the playouts of --value rollouts draw their own)."""
     fit_hands: int = 1000  # goboom_env.evaluation.luck_value.DEFAULT_FIT_HANDS
     """Heuristic hands the --value fitted is fitted on (from a fixed seed: the same value on every run)."""
 
@@ -111,6 +114,7 @@ class EvaluateArgs(GameArgs):
         check_int("--save-games", self.save_games, 0)
         check_int("--rollouts", self.rollouts, 1)
         check_int("--fit-hands", self.fit_hands, 1)
+        check_int("--draw-samples", self.draw_samples, 1)
         check_choice("--value", self.value, ("fitted", "rollouts", "net"))
         if self.luck_adjusted and self.episode != "hand":
             raise ValueError(f"--luck-adjusted values single hands: add --episode hand (got --episode {self.episode})")
@@ -228,7 +232,7 @@ def _luck(args: EvaluateArgs, runs: Mapping[str, Run]) -> LuckAdjustment | None:
     result = runs["hand"][0]
     assert result is not None, "validate() refuses --luck-adjusted with --pairwise"
     return luck_adjust(result, value=args.value, rollouts=args.rollouts, fit_hands=args.fit_hands,
-                       progress=args.progress)
+                       draw_samples=args.draw_samples, progress=args.progress)
 
 
 def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwise: Pairwise | None,

@@ -10,12 +10,16 @@ subtracted from the outcome::
 Corrected events:
 
 * **the deal** (deck order and dealer, R1.2, R1.3, R2.3): expectation ``1/n`` for every seat (below);
-* **every card drawn from the stock** (R1.6, R2.6, R2.7): given all the engine knows before the draw, the
-  rest of the stock is in a uniformly random order (jokers buried under it, R2.3, stay at the bottom), so
-  each remaining card is equally likely to be the next: the expectation is the mean over those cards;
+* **every action that takes cards from the stock** (a draw, R1.6, R2.6, a boom's cards to the others, R2.7):
+  one event, its outcome every card the action takes. Given all the engine knows before it, the rest of the
+  stock is in a uniformly random order (jokers buried under it, R2.3, stay at the bottom), so its expectation is
+  estimated without bias by the mean of the value after the action over random orders drawn independently of
+  the game (:func:`keyed_stock`; ``draw_samples`` of them for the fitted and net values, one per playout for the
+  playouts);
 * **the decisions of the baseline seats** (agents whose action distribution is known:
   ``action_distribution``, e.g. the heuristics' random tie-breaks, ``random``'s uniform choice): the
-  expectation is the mean over that distribution. The evaluated agent's decisions are never corrected.
+  expectation is the mean over that distribution of each action's expected value. The evaluated agent's
+  decisions are never corrected.
 
 The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: by default (``value="fitted"``) a
 deterministic function of the full state fitted on heuristic hands from a fixed seed
@@ -24,17 +28,18 @@ way (:mod:`goboom_env.evaluation.luck_net`); with ``value="rollouts"``, seat ``s
 (the tournament's outcome of a hand, :meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over
 ``rollouts`` playouts of the variant's best heuristic for every seat
 (:data:`~goboom_env.agents.rollout.HEURISTIC_MOVES`) from the true state: every hand known, the unknown part of
-the stock in a random order. Playout ``k`` of every value of one deal uses the same random card keys (the stock
-in key order, a card fixed on top taken out of it) and the same tie-breaks (common random numbers), seeded by
-the tournament seed and the deal: values of states that differ by one card or one action then differ mostly
-by that card or action, not by playout noise.
+the stock in a random order. Sample ``k`` of every value of one deal orders the stock by the same random key of
+each card copy (and playout ``k`` breaks ties with the same stream), seeded by the tournament seed and the deal:
+common random numbers, so values of states that differ by one card or one action differ mostly by that card or
+action, not by sampling noise.
 
-Each term has zero mean given the state before its event (the expectation is taken over exactly the
-distribution the event is drawn from), hence ``E[adjusted] = E[outcome]``: the adjusted win rate estimates
-the same quantity with less variance. The deal's expectation is ``1/n`` because rotating the dealer by one
-seat with the same deck gives the same hand with every seat moved one place to the left, playouts
-included (their seed does not depend on the deal), and the dealer is uniform: all seats have the same
-expected value, and the win shares of a hand sum to 1. The proof in full is in docs/evaluation.md.
+Each term has zero mean given the state before its event (the expectation is an unbiased estimate of the mean
+over exactly the distribution the event is drawn from, by orders drawn independently of it), hence
+``E[adjusted] = E[outcome]``: the adjusted win rate estimates the same quantity with less variance. The deal's
+expectation is ``1/n`` because rotating the dealer by one seat with the same deck gives the same hand with every
+seat moved one place to the left, the values included (their keys and seeds do not depend on seats), and the
+dealer is uniform: all seats have the same expected value, and the win shares of a hand sum to 1. The proof in
+full is in docs/evaluation.md.
 
 Only single hands (``episode="hand"``) are adjusted; a match's later deals would need estimated
 expectations.

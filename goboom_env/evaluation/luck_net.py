@@ -11,8 +11,10 @@ deal's expectation stays ``1/n``).
 
 The MLP is trained in numpy (no training library: the evaluation layer imports none), at the start of the
 evaluation, on states of ``hands`` heuristic-vs-heuristic hands played from a fixed seed (:func:`training_pairs`:
-about two states a hand, each with the state after its play), to maximise the likelihood of the hands' win
-shares while keeping the values before and after a play close; evaluation runs it in numpy too (a few matrix
+about two states a hand, each with the state after its play, and one action in twenty that draws, with eight
+states after it from random stock orders), to maximise the likelihood of the hands' win shares while keeping the
+values before and after a play close, and the value before a draw close to the mean after it (the expectation
+luck adjustment subtracts); evaluation runs it in numpy too (a few matrix
 products per state). Before the MLP values a state, the heuristic plays it forward at every seat up to the next
 card taken from the stock (:func:`settle`): the plays in between are no luck, so the value need not guess them.
 The same configuration and seed give the same value on the same machine, whatever is evaluated.
@@ -38,10 +40,17 @@ from goboom_env.evaluation.luck_value import (
     state_features,
     win_shares,
 )
+from goboom_env.events import EventKind
 from goboom_env.hand_state import NOT_PLAYED, Phase
 
 DEFAULT_NET_HANDS = 40_000
 """Heuristic hands the net value is trained on (each state kept with probability :data:`KEEP`)."""
+KEEP_DRAWS = 0.05
+"""The share of the actions that draw whose successors are trained on (:func:`training_pairs`)."""
+SUCCESSORS = 8
+"""States after a draw sampled for each of those."""
+DRAW_CONSISTENCY = 5.0
+"""Weight of the squared gap between the value before a draw and the mean of its successors' values."""
 KEEP = 0.04
 """The share of each hand's states trained on: about two a hand (a hand's states share one outcome; more hands,
 fewer states each, overfit less)."""
@@ -170,20 +179,24 @@ def settle(hand: Hand, limit: int) -> Hand:
     return out or hand
 
 
-def training_pairs(config: GameConfig, hands: int, seed: int, keep: float = KEEP
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def training_pairs(config: GameConfig, hands: int, seed: int, keep: float = KEEP, keep_draws: float = KEEP_DRAWS,
+                   successors: int = SUCCESSORS) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """States of ``hands`` heuristic-vs-heuristic hands (:data:`~goboom_env.agents.rollout.HEURISTIC_MOVES`) from
     ``seed``, each kept with probability ``keep``: the features ``(N, 2, n, F)`` of the state before an action that
     draws no card and after it (the hand over after it: twice the state before), whether it has an after state
-    ``(N,)``, and the hand's final win shares ``(N, n)``."""
+    ``(N,)``, and the hand's final win shares ``(N, n)``. Then the draws: of each action that takes cards from the
+    stock, with probability ``keep_draws``, the state before it and ``successors`` states after it, each drawn
+    from a random order of the stock and settled (:func:`settle`): features ``(M, 1 + successors, n, F)`` and the
+    win shares of those where the hand is over (NaN where not), ``(M, 1 + successors, n)``."""
     move = HEURISTIC_MOVES[config.variant]
     rng = random.Random(seed)
     sampler = random.Random(f"keep {seed}")
     deck_rng = np.random.default_rng(seed)
     faces = deck_faces(config.num_decks, config.num_jokers)
-    xs, has, ys = [], [], []
+    xs, has, ys, chains, fixed = [], [], [], [], []
     for h in range(hands):
         hand = Hand(config, [faces[i] for i in deck_rng.permutation(len(faces))], h % config.num_players)
+        buried = sum(1 for e in hand.events if e[0] == EventKind.BURY)
         states = []
         while not hand.over:
             legal = hand.legal_mask()
@@ -194,25 +207,54 @@ def training_pairs(config: GameConfig, hands: int, seed: int, keep: float = KEEP
                 after.apply(action)
                 paired = not draws_cards(hand, action) and not after.over
                 states.append((before, net_features(after) if paired else before, paired))
+            if keep_draws > 0 and draws_cards(hand, action) and sampler.random() < keep_draws:
+                features, values = _draw_successors(hand, buried, action, successors, sampler)
+                chains.append(features)
+                fixed.append(values)
             hand.apply(action)
         share = win_shares(hand)
         for before, after, paired in states:
             xs.append(np.stack([before, after]))
             has.append(paired)
             ys.append(share)
-    width = net_width(config.num_players)
-    return (np.array(xs, np.float32).reshape(-1, 2, config.num_players, width), np.array(has, bool),
-            np.array(ys, np.float32).reshape(-1, config.num_players))
+    n, width = config.num_players, net_width(config.num_players)
+    return (np.array(xs, np.float32).reshape(-1, 2, n, width), np.array(has, bool),
+            np.array(ys, np.float32).reshape(-1, n),
+            np.array(chains, np.float32).reshape(-1, 1 + successors, n, width),
+            np.array(fixed, np.float32).reshape(-1, 1 + successors, n))
+
+
+def _draw_successors(hand: Hand, buried: int, action: int, successors: int, sampler: random.Random
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The state ``hand`` before ``action`` draws and ``successors`` settled states after it, each from a random
+    order of the stock's unknown part: features ``(1 + successors, n, F)`` and values ``(1 + successors, n)``
+    (the win shares where the hand is over, NaN where the MLP values the state)."""
+    bottom = min(buried, len(hand.stock))
+    states = [hand]
+    for _ in range(successors):
+        state = hand.copy()
+        rest = hand.stock[bottom:]
+        sampler.shuffle(rest)
+        state.stock = hand.stock[:bottom] + rest
+        state.apply(action)
+        states.append(settle(state, LOOKAHEAD))
+    n = hand.n
+    features = np.stack([np.zeros((n, net_width(n)), np.float32) if s.over else net_features(s) for s in states])
+    values = np.stack([win_shares(s) if s.over else np.full(n, np.nan) for s in states]).astype(np.float32)
+    return features, values
 
 
 def train_mlp(features: np.ndarray, targets: np.ndarray, seed: int, hidden: int = HIDDEN, epochs: int = EPOCHS,
               batch: int = 256, lr: float = 1e-3, weight_decay: float = 1e-2, paired: np.ndarray | None = None,
-              consistency: float = 0.0) -> tuple[tuple[tuple[np.ndarray, np.ndarray], ...], np.ndarray]:
+              consistency: float = 0.0, chains: tuple[np.ndarray, np.ndarray] | None = None,
+              draw_consistency: float = 0.0) -> tuple[tuple[tuple[np.ndarray, np.ndarray], ...], np.ndarray]:
     """The layers and linear part of an MLP whose softmax over the seats of its scores maximises
     ``sum y_s log V_s``, in numpy (AdamW, a one-cycle learning rate). ``features`` ``(N, n, F)`` with ``targets``
     ``(N, n)`` win shares, or ``(N, 2, n, F)`` (a state and its successor, both fitted to the hand's win shares)
     with ``paired`` ``(N,)`` saying which successors also pull their values towards the state's by
-    ``consistency`` times their squared distance."""
+    ``consistency`` times their squared distance. ``chains`` (features ``(M, 1 + K, n, F)``, fixed values
+    ``(M, 1 + K, n)``, NaN where the MLP values the state): each state is pulled towards the mean of its ``K``
+    successors' values by ``draw_consistency`` times their squared distance, a batch of them beside each batch."""
     rng = np.random.default_rng(seed)
     x_all = np.ascontiguousarray(features, np.float32)
     y_all = np.ascontiguousarray(targets, np.float32)
@@ -222,6 +264,7 @@ def train_mlp(features: np.ndarray, targets: np.ndarray, seed: int, hidden: int 
     else:
         pairs_all = np.asarray(paired if paired is not None else np.zeros(len(x_all)), np.float32)
     width = x_all.shape[-1]
+    c_all, c_fixed = chains if chains is not None and draw_consistency else (x_all[:0], y_all[:0])
 
     def uniform(fan_in: int, shape: tuple[int, ...]) -> np.ndarray:
         bound = 1.0 / np.sqrt(fan_in)
@@ -232,23 +275,18 @@ def train_mlp(features: np.ndarray, targets: np.ndarray, seed: int, hidden: int 
               np.zeros(width, np.float32)]
     moments = [np.zeros_like(p) for p in params]
     squares = [np.zeros_like(p) for p in params]
-    steps = epochs * ((len(x_all) + batch - 1) // batch)
+    batches = (len(x_all) + batch - 1) // batch
+    chain_batch = -(-len(c_all) // batches) if len(c_all) else 0
+    steps = epochs * batches
     beta1, beta2, eps = 0.9, 0.999, 1e-8
     step = 0
     for _ in range(epochs):
         order = rng.permutation(len(x_all))
-        for start in range(0, len(x_all), batch):
+        chain_order = rng.permutation(len(c_all)) if chain_batch else None
+        for i, start in enumerate(range(0, len(x_all), batch)):
             idx = order[start:start + batch]
             x, y, pairs = x_all[idx], y_all[idx], pairs_all[idx]
-            w1, b1, w2, b2, w3, b3, k = params
-            rows = x.reshape(-1, width)
-            h1 = np.maximum(rows @ w1 + b1, 0.0)
-            h2 = np.maximum(h1 @ w2 + b2, 0.0)
-            u = (h2 @ w3)[:, 0] + b3[0] + rows @ k
-            u = u.reshape(x.shape[:-1])  # (B, m, n)
-            u = u - u.max(axis=-1, keepdims=True)
-            p = np.exp(u)
-            p /= p.sum(axis=-1, keepdims=True)
+            p, cache = _forward(params, x)
             count = x.shape[0] * x.shape[1]
             du = (p - y[:, None, :]) / count
             if x.shape[1] == 2 and consistency:
@@ -256,11 +294,12 @@ def train_mlp(features: np.ndarray, targets: np.ndarray, seed: int, hidden: int 
                 diff = (p[:, 0] - p[:, 1]) * (2.0 * consistency / x.shape[0]) * pairs[:, None]
                 dp[:, 0], dp[:, 1] = diff, -diff
                 du += p * (dp - (dp * p).sum(axis=-1, keepdims=True))
-            ds = du.reshape(-1).astype(np.float32)
-            dh2 = np.outer(ds, w3[:, 0]) * (h2 > 0)
-            dh1 = (dh2 @ w2.T) * (h1 > 0)
-            grads = [rows.T @ dh1, dh1.sum(0), h1.T @ dh2, dh2.sum(0), (h2.T @ ds)[:, None],
-                     np.array([ds.sum()], np.float32), rows.T @ ds]
+            grads = _backward(params, cache, du)
+            if chain_order is not None:
+                cidx = chain_order[i * chain_batch:(i + 1) * chain_batch]
+                if len(cidx):
+                    grads = [g + h for g, h in zip(grads, _chain_grads(params, c_all[cidx], c_fixed[cidx],
+                                                                       draw_consistency), strict=True)]
             step += 1
             rate = _one_cycle(lr, step - 1, steps)
             for param, grad, m, v in zip(params, grads, moments, squares, strict=True):
@@ -272,6 +311,46 @@ def train_mlp(features: np.ndarray, targets: np.ndarray, seed: int, hidden: int 
                 param -= (rate / (1 - beta1 ** step)) * m / (np.sqrt(v / (1 - beta2 ** step)) + eps)
     w1, b1, w2, b2, w3, b3, k = params
     return ((w1, b1), (w2, b2), (w3, b3)), k
+
+
+def _forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """The values ``(..., n)`` of views ``x`` ``(..., n, F)`` under ``params``, with what the gradient needs."""
+    w1, b1, w2, b2, w3, b3, k = params
+    rows = x.reshape(-1, x.shape[-1])
+    h1 = np.maximum(rows @ w1 + b1, 0.0)
+    h2 = np.maximum(h1 @ w2 + b2, 0.0)
+    u = ((h2 @ w3)[:, 0] + b3[0] + rows @ k).reshape(x.shape[:-1])
+    u = u - u.max(axis=-1, keepdims=True)
+    p = np.exp(u)
+    p /= p.sum(axis=-1, keepdims=True)
+    return p, (rows, h1, h2)
+
+
+def _backward(params: list[np.ndarray], cache: tuple[np.ndarray, ...], du: np.ndarray) -> list[np.ndarray]:
+    """The gradients of ``params`` given the loss's gradient ``du`` with respect to the scores."""
+    w2, w3 = params[2], params[4]
+    rows, h1, h2 = cache
+    ds = du.reshape(-1).astype(np.float32)
+    dh2 = np.outer(ds, w3[:, 0]) * (h2 > 0)
+    dh1 = (dh2 @ w2.T) * (h1 > 0)
+    return [rows.T @ dh1, dh1.sum(0), h1.T @ dh2, dh2.sum(0), (h2.T @ ds)[:, None],
+            np.array([ds.sum()], np.float32), rows.T @ ds]
+
+
+def _chain_grads(params: list[np.ndarray], x: np.ndarray, fixed: np.ndarray, weight: float) -> list[np.ndarray]:
+    """The gradients of ``weight`` times the mean squared gap between each chain's first value and the mean of
+    the rest (``fixed`` values where not NaN)."""
+    p, cache = _forward(params, x)
+    free = np.isnan(fixed)
+    v = np.where(free, p, np.nan_to_num(fixed))
+    gap = v[:, 0] - v[:, 1:].mean(axis=1)  # (B, n)
+    scale = 2.0 * weight / x.shape[0]
+    dv = np.zeros_like(v)
+    dv[:, 0] = gap * scale
+    dv[:, 1:] = -(gap * scale)[:, None, :] / (v.shape[1] - 1)
+    dv *= free
+    du = p * (dv - (dv * p).sum(axis=-1, keepdims=True))
+    return _backward(params, cache, du)
 
 
 def _one_cycle(peak: float, step: int, steps: int, warm: float = 0.3) -> float:
@@ -289,8 +368,9 @@ def _one_cycle(peak: float, step: int, steps: int, warm: float = 0.3) -> float:
 def net_value(config: GameConfig, hands: int = DEFAULT_NET_HANDS, seed: int = 0) -> NetValue:
     """The net value trained on ``hands`` heuristic hands of ``config`` played from ``seed`` (cached per process)."""
     check_int("fit hands", hands, 1)
-    features, paired, targets = training_pairs(config, hands, seed)
-    layers, skip = train_mlp(features, targets, seed, paired=paired, consistency=CONSISTENCY)
+    features, paired, targets, chains, fixed = training_pairs(config, hands, seed)
+    layers, skip = train_mlp(features, targets, seed, paired=paired, consistency=CONSISTENCY, chains=(chains, fixed),
+                             draw_consistency=DRAW_CONSISTENCY)
     return NetValue(config, layers, skip, hands, seed, LOOKAHEAD)
 
 

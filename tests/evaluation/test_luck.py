@@ -327,17 +327,18 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     from helpers import goboom, goboom_evaluate
 
     from goboom_env.cli.evaluate import EvaluateArgs
-    from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, DEFAULT_VALUE
+    from goboom_env.evaluation.luck import DEFAULT_DRAW_SAMPLES, DEFAULT_ROLLOUTS, DEFAULT_VALUE
     from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS
 
     assert EvaluateArgs().rollouts == DEFAULT_ROLLOUTS and EvaluateArgs().value == DEFAULT_VALUE
-    assert EvaluateArgs().fit_hands == DEFAULT_FIT_HANDS
+    assert EvaluateArgs().fit_hands == DEFAULT_FIT_HANDS and EvaluateArgs().draw_samples == DEFAULT_DRAW_SAMPLES
     done = goboom_evaluate(tmp_path / "out", "--variant", "classic", "--players", "2", "--agents", "classic-cover",
                            "classic-tricks", "--episode", "hand", "--duplicate", "--games", "4", "--luck-adjusted",
-                           "--fit-hands", "20")
+                           "--fit-hands", "20", "--draw-samples", "4")
     assert "Luck-adjusted win rates" in done.stdout
     data = json.loads((tmp_path / "out" / "luck.json").read_text())
     assert [r["agent"] for r in data["table"]] == ["classic-cover", "classic-tricks"]
+    assert data["summary"]["draw_samples"] == 4
     assert "variance_reduction" in (tmp_path / "out" / "luck.csv").read_text()
     report = (tmp_path / "out" / "report.md").read_text()
     assert "## Luck-adjusted win rates" in report and "(fitted value; baselines: classic-tricks;" in report
@@ -345,6 +346,7 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     for extra, problem in ((["--episode", "match"], "--episode hand"),
                            (["--episode", "hand", "--pairwise"], "--pairwise"),
                            (["--episode", "hand", "--rollouts", "0"], "--rollouts"),
+                           (["--episode", "hand", "--draw-samples", "0"], "--draw-samples"),
                            (["--episode", "hand", "--value", "oracle"], "--value")):
         bad = goboom("evaluate", "--variant", "classic", "--games", "2", "--luck-adjusted", *extra,
                      "--out", str(tmp_path / "bad"))

@@ -107,3 +107,25 @@ def test_adjusted_and_raw_win_rates_agree(config, evaluated, baseline):
     for row in luck.table():
         half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
         assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
+
+
+def test_the_draw_consistency_pulls_the_value_before_a_draw_to_the_mean_after_it():
+    """The training's draw term: the states before a draw come with settled states after it (the win shares where
+    the hand ends), and weighting the term makes the value before a draw closer to the mean after it."""
+    from goboom_env.evaluation.luck_net import _forward, train_mlp, training_pairs
+
+    features, paired, targets, chains, fixed = training_pairs(CLASSIC4, 200, 1, keep_draws=0.5, successors=4)
+    assert chains.shape[1:] == (5, 4, net_width(4)) and fixed.shape == chains.shape[:3]
+    assert np.isnan(fixed[:, 0]).all()  # the state before a draw is running
+    over = ~np.isnan(fixed[:, 1:, 0])
+    np.testing.assert_allclose(fixed[:, 1:][over].sum(axis=-1), 1.0)
+
+    def gap(draw_consistency: float) -> float:
+        layers, skip = train_mlp(features, targets, 0, paired=paired, consistency=5.0, chains=(chains, fixed),
+                                 draw_consistency=draw_consistency)
+        params = [layers[0][0], layers[0][1], layers[1][0], layers[1][1], layers[2][0], layers[2][1], skip]
+        p, _ = _forward(params, chains)
+        v = np.where(np.isnan(fixed), p, np.nan_to_num(fixed))
+        return float(((v[:, 0] - v[:, 1:].mean(axis=1)) ** 2).mean())
+
+    assert gap(20.0) < 0.95 * gap(0.0)  # the rest is mostly the noise of a mean over four successors
