@@ -95,12 +95,13 @@ class EvaluateArgs(GameArgs):
     """Also report luck-adjusted win rates (AIVAT, docs/evaluation.md): each hand's outcome minus the luck of the
     deal, of the cards drawn and of the baselines' tie-breaks, valued by --value; the same mean, less variance.
     Needs --episode hand, one tournament (not --pairwise); the first agent is the one evaluated."""
-    value: str = "fitted"  # goboom_env.evaluation.luck.DEFAULT_VALUE (not imported: it loads the tournament code)
-    """The value of --luck-adjusted: fitted (a fixed function of the full state, fitted on --fit-hands heuristic
-    hands before the games are adjusted; about 0.02 s per classic 4p hand), net (a small MLP of the full state,
-    trained on 40,000 heuristic hands before the games are adjusted, about a minute for 4 players; 0.02 s per
-    classic 4p hand) or rollouts (the mean of --rollouts heuristic playouts; about 0.7 s per classic 4p hand with 8)."""
-    rollouts: int = 8  # goboom_env.evaluation.luck.DEFAULT_ROLLOUTS
+    value: str = "rollouts"  # goboom_env.evaluation.luck.DEFAULT_VALUE (not imported: it loads the tournament code)
+    """The value of --luck-adjusted: rollouts (the mean of --rollouts heuristic playouts from the true state; about
+    0.05 s per classic 4p hand with 32; removes the most variance), fitted (a fixed function of the full state, fitted
+    on --fit-hands heuristic hands before the games are adjusted; about 0.02 s per classic 4p hand) or net (a small
+    MLP of the full state, trained on 40,000 heuristic hands before the games are adjusted, one to two minutes for 4
+    players; 0.02 s per classic 4p hand)."""
+    rollouts: int = 32  # goboom_env.evaluation.luck.DEFAULT_ROLLOUTS
     """Playouts per value of --value rollouts (more: less noise in the adjustment, proportionally slower)."""
     draw_samples: int = 32  # goboom_env.evaluation.luck.DEFAULT_DRAW_SAMPLES
     """Random stock orders the expectation of each draw averages, with --value fitted or net (more: less noise in

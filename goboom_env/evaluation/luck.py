@@ -72,16 +72,17 @@ from goboom_env.events import EventKind
 from goboom_env.observation import observe
 from goboom_env.records import GameRecord
 
-DEFAULT_ROLLOUTS = 8
-"""Playouts per value of ``value="rollouts"``: under a second per classic 4p hand; more playouts, less noise."""
+DEFAULT_ROLLOUTS = 32
+"""Playouts per value of ``value="rollouts"``: about 0.05 s per classic 4p hand; fewer, more noise (the variance
+reduction grows up to about 32 playouts and little beyond, docs/evaluation.md)."""
 VALUES = ("fitted", "rollouts", "net")
 """The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), heuristic playouts, or the net
 value (:mod:`goboom_env.evaluation.luck_net`, trained in numpy at the start of the evaluation)."""
 DEFAULT_DRAW_SAMPLES = 32
 """Stock orders the expectation of a draw averages for the fitted and net values (:class:`ModelValue`): more, less
 noise in each draw's correction, proportionally slower."""
-DEFAULT_VALUE = "fitted"
-"""The default estimator: deterministic, about ten times cheaper than 8 playouts, and no noisier."""
+DEFAULT_VALUE = "rollouts"
+"""The default estimator: heuristic playouts, the value that removes the most variance (docs/evaluation.md)."""
 
 
 class StateValue(Protocol):

@@ -230,7 +230,7 @@ def test_adjusted_and_raw_win_rates_agree_on_every_family(family):
     config, evaluated, baseline = FAMILIES[family]
     result = against_baseline(config, evaluated, baseline, deals=2, seed=1)
     luck = luck_adjust(result, value="rollouts", rollouts=1, progress=False)
-    fitted = luck_adjust(result, fit_hands=FIT_HANDS, progress=False)
+    fitted = luck_adjust(result, value="fitted", fit_hands=FIT_HANDS, progress=False)
     assert luck.baselines == (baseline,)
     for game in fitted.games:
         assert abs(sum(game.adjusted) - 1) < 1e-9
@@ -248,9 +248,11 @@ def test_the_saved_games_give_the_same_adjustment(tmp_path):
     """A tournament's games.jsonl is enough to recompute its adjustment later."""
     result = against_baseline(CLASSIC4, "classic-cover", "classic-tricks", deals=1, seed=2)
     write(tmp_path / "games.jsonl", record_games(result, 4), append=False)
-    again = luck_adjust_records(read(tmp_path / "games.jsonl"), fit_hands=FIT_HANDS, progress=False)
-    first = luck_adjust(result, fit_hands=FIT_HANDS, progress=False)
-    assert [g.adjusted for g in again.games] == [g.adjusted for g in first.games]
+    for value in ("fitted", "rollouts"):
+        again = luck_adjust_records(read(tmp_path / "games.jsonl"), value=value, rollouts=4, fit_hands=FIT_HANDS,
+                                    progress=False)
+        first = luck_adjust(result, value=value, rollouts=4, fit_hands=FIT_HANDS, progress=False)
+        assert [g.adjusted for g in again.games] == [g.adjusted for g in first.games]
 
 
 def test_bad_input_is_refused():
@@ -270,14 +272,14 @@ def test_bad_input_is_refused():
                            episode="hand", progress=False)
     with pytest.raises(ValueError, match="does not say how likely"):
         luck_adjust(mixed, baselines=["mc:budget=2"], progress=False)
-    assert luck_adjust(mixed, fit_hands=FIT_HANDS, progress=False).baselines == ("classic-tricks",)  # mc: chance only
+    assert luck_adjust(mixed, rollouts=2, progress=False).baselines == ("classic-tricks",)  # mc: chance only
     assert playout_seed(0, 1) != playout_seed(0, 2)
 
 
 def test_an_agent_against_copies_of_itself_reads_parity():
     """``heuristic`` is ``classic-tricks`` under another name: its adjusted win rate is 1/n within its interval."""
     result = against_baseline(CLASSIC4, "heuristic", "classic-tricks", deals=4, seed=4)
-    row = luck_adjust(result, fit_hands=FIT_HANDS, progress=False).table()[0]
+    row = luck_adjust(result, rollouts=4, progress=False).table()[0]
     assert row["agent"] == "heuristic"
     assert row["adjusted_ci_low"] <= 1 / CLASSIC4.num_players <= row["adjusted_ci_high"]
 
@@ -286,9 +288,11 @@ def test_an_agent_against_copies_of_itself_reads_parity():
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_many_games_adjusted_and_raw_agree(family):
     result = against_baseline(*FAMILIES[family], deals=40, seed=5)
-    for row in luck_adjust(result, fit_hands=200, progress=False).table():
-        half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
-        assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
+    for luck in (luck_adjust(result, value="fitted", fit_hands=200, progress=False),
+                 luck_adjust(result, progress=False)):  # the default: 32 playouts a value
+        for row in luck.table():
+            half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
+            assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
 
 
 def test_the_adjusted_outcome_varies_less_where_a_draw_decides_the_hand():
@@ -334,7 +338,7 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     assert EvaluateArgs().fit_hands == DEFAULT_FIT_HANDS and EvaluateArgs().draw_samples == DEFAULT_DRAW_SAMPLES
     done = goboom_evaluate(tmp_path / "out", "--variant", "classic", "--players", "2", "--agents", "classic-cover",
                            "classic-tricks", "--episode", "hand", "--duplicate", "--games", "4", "--luck-adjusted",
-                           "--fit-hands", "20", "--draw-samples", "4")
+                           "--value", "fitted", "--fit-hands", "20", "--draw-samples", "4")
     assert "Luck-adjusted win rates" in done.stdout
     data = json.loads((tmp_path / "out" / "luck.json").read_text())
     assert [r["agent"] for r in data["table"]] == ["classic-cover", "classic-tricks"]
