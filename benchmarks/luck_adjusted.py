@@ -48,7 +48,7 @@ def measure(name: str, games: int, value: str, rollouts: int, seed: int, agents:
     setup = time.perf_counter() - started - sum(g.seconds for g in luck.games)
     row = luck.table()[0]
     factor = row["variance_reduction"]
-    return {"config": name, "value": f"{rollouts} playouts" if value == "rollouts" else value, "agent": evaluated,
+    return {"config": name, "value": luck.label(), "agent": evaluated,
             "baseline": baseline, "games": len(result.games),
             "raw_win_rate": row["raw_win_rate"], "raw_ci": f"[{row['raw_ci_low']:.3f}, {row['raw_ci_high']:.3f}]",
             "adjusted_win_rate": row["adjusted_win_rate"],

@@ -21,17 +21,16 @@ Corrected events:
   expectation is the mean over that distribution of each action's expected value. The evaluated agent's
   decisions are never corrected.
 
-The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: by default (``value="fitted"``) a
-deterministic function of the full state fitted on heuristic hands from a fixed seed
-(:mod:`goboom_env.evaluation.luck_value`); with ``value="net"``, a small MLP of the full state trained the same
-way (:mod:`goboom_env.evaluation.luck_net`); with ``value="rollouts"``, seat ``s``'s mean win share
-(the tournament's outcome of a hand, :meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over
-``rollouts`` playouts of the variant's best heuristic for every seat
-(:data:`~goboom_env.agents.rollout.HEURISTIC_MOVES`) from the true state: every hand known, the unknown part of
-the stock in a random order. Sample ``k`` of every value of one deal orders the stock by the same random key of
-each card copy (and playout ``k`` breaks ties with the same stream), seeded by the tournament seed and the deal:
-common random numbers, so values of states that differ by one card or one action differ mostly by that card or
-action, not by sampling noise.
+The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: by default
+(``value="rollouts"``) seat ``s``'s mean win share (the tournament's outcome of a hand,
+:meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over ``rollouts`` playouts of the variant's best
+heuristic for every seat (:data:`~goboom_env.agents.rollout.HEURISTIC_MOVES`) from the true state: every hand known,
+the unknown part of the stock in a random order. Sample ``k`` of every value of one deal orders the stock by the
+same random key of each card copy (and playout ``k`` breaks ties with the same stream), seeded by the tournament
+seed and the deal: common random numbers, so values of states that differ by one card or one action differ mostly
+by that card or action, not by sampling noise. With ``value="fitted"``, a deterministic function of the full state
+fitted on heuristic hands from a fixed seed (:mod:`goboom_env.evaluation.luck_value`); with ``value="net"``, a small
+MLP of the full state trained the same way (:mod:`goboom_env.evaluation.luck_net`).
 
 Each term has zero mean given the state before its event (the expectation is an unbiased estimate of the mean
 over exactly the distribution the event is drawn from, by orders drawn independently of it), hence
@@ -236,14 +235,13 @@ def variance_ratio(raw: np.ndarray, adjusted: np.ndarray) -> float | None:
 # -- the value function ---------------------------------------------------------------------------------
 
 
-def stock_keys(seed: int, k: int, copies: int) -> np.ndarray:
-    """Sample ``k``'s random key of every card copy, ``(faces, copies)``: i.i.d. uniform, from ``(seed, k)`` alone."""
-    return _stock_keys(seed, k, copies)
-
-
 @lru_cache(maxsize=512)
-def _stock_keys(seed: int, k: int, copies: int) -> np.ndarray:
-    return np.random.default_rng([seed, 3, k]).random((NUM_FACES, copies))
+def stock_keys(seed: int, k: int, copies: int) -> np.ndarray:
+    """Sample ``k``'s random key of every card copy, ``(faces, copies)``: i.i.d. uniform, from ``(seed, k)`` alone
+    (cached, so read-only)."""
+    keys = np.random.default_rng([seed, 3, k]).random((NUM_FACES, copies))
+    keys.flags.writeable = False
+    return keys
 
 
 def keyed_stock(hand: Hand, buried: int, keys: np.ndarray) -> list[int]:
