@@ -1,8 +1,8 @@
 """Fast rollout policies for search: the best heuristics of each variant, played on the engine's bitmasks.
 
-:func:`classic_tricks_move` and :func:`jokers_boom_move` apply the rules of
-:func:`~goboom_env.agents.batched.classic_tricks` and :func:`~goboom_env.agents.batched.jokers_boom` to a
-:class:`~goboom_env.engine.Hand` directly, with card sets as bitmasks: decoding an observation with numpy costs more
+:func:`classic_tricks_move`, :func:`classic_cover_move`, :func:`jokers_boom_move` and :func:`jokers_shed_move`
+apply the rules of :mod:`goboom_env.agents.batched` (``classic_tricks``, ``classic_cover``, ``jokers_boom``,
+``jokers_shed``) to a :class:`~goboom_env.engine.Hand` directly, with card sets as bitmasks: decoding an observation with numpy costs more
 than the engine step itself, and a search agent plays thousands of hands to their end per decision. Each player sees
 only its own cards and the cards out of play (the rollout runs on a determinization, so this is what the heuristic
 would see there).
@@ -15,7 +15,7 @@ copies, for speed: a face is unseen while no copy of it is in the player's hand 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKER, JOKERS_POINTS, MATCH_MASKS, boom_mask, faces_in
 from goboom_env.engine import DRAW_BIT, Hand
@@ -87,14 +87,45 @@ def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
     return _pick(cards, scores, rng)
 
 
+def classic_cover_move(hand: Hand, seen: int, rng: random.Random) -> int:
+    """``classic-cover`` on the engine: keep the most unseen cards followable, then shed points (R1.5-R1.10)."""
+    legal = hand.legal_mask()
+    if legal == DRAW_BIT:  # no card follows the led one (R1.6)
+        return DRAW_OR_PASS
+    seat = hand.current
+    own = hand.masks[seat]
+    cards = faces_in(legal)
+    unseen = DECK_MASK & ~own & ~seen
+    faces = faces_in(own)
+    covers = dict(zip(faces, _covers_without(faces, hand.counts[seat])))
+    leading = hand.led < 0
+    scores = [
+        (covers[c] & unseen).bit_count() * 10_000 + CLASSIC_POINTS[c] * 100
+        - ((MATCH_MASKS[c] & unseen).bit_count() if leading else 0)
+        for c in cards
+    ]
+    return _pick(cards, scores, rng)
+
+
 def jokers_boom_move(hand: Hand, seen: int, rng: random.Random) -> int:
     """``jokers-boom`` on the engine: boom a player about to go out, else shed hard-to-match cards (R2.5-R2.9)."""
+    return _jokers_move(hand, seen, rng, scarcity=2, boom_first=True)
+
+
+def jokers_shed_move(hand: Hand, seen: int, rng: random.Random) -> int:
+    """``jokers-shed`` on the engine: shed points while keeping follow-ups, boom only instead of drawing (R2.5-R2.7)."""
+    return _jokers_move(hand, seen, rng, scarcity=0, boom_first=False)
+
+
+def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_first: bool) -> int:
+    """The jokers heuristics' rule: points plus three per own follow-up, less ``scarcity`` per unseen matching
+    card; boom cards instead of drawing, or at once (``boom_first``) when an opponent holds one card."""
     legal = hand.legal_mask()
     seat = hand.current
     boom = boom_mask(hand.config.aces_mode)
     booms = legal & boom
     plays = legal & ~boom & ~DRAW_BIT
-    if booms and hand.stock and min(s for i, s in enumerate(hand.sizes) if i != seat) <= 1:
+    if boom_first and booms and hand.stock and min(s for i, s in enumerate(hand.sizes) if i != seat) <= 1:
         pick = booms
     elif plays:
         pick = plays
@@ -109,7 +140,7 @@ def jokers_boom_move(hand: Hand, seen: int, rng: random.Random) -> int:
     scores = [
         JOKERS_POINTS[c]
         + 3 * ((_MATCH[c] & plain).bit_count() - ((plain >> c) & 1))
-        - 2 * (_MATCH[c] & unseen).bit_count()
+        - scarcity * (_MATCH[c] & unseen).bit_count()
         for c in cards
     ]
     return _pick(cards, scores, rng)
@@ -125,16 +156,28 @@ Move = Callable[[Hand, int, random.Random], int]
 """``move(hand, seen_mask, rng) -> action`` for the player to move (:func:`play_out` asks it only for a choice)."""
 HEURISTIC_MOVES: dict[str, Move] = {"classic": classic_tricks_move, "jokers": jokers_boom_move}
 """The rollout policy of each variant: its best heuristic."""
+AGENT_MOVES: dict[str, Move] = {
+    "classic-tricks": classic_tricks_move,
+    "classic-cover": classic_cover_move,
+    "jokers-boom": jokers_boom_move,
+    "jokers-shed": jokers_shed_move,
+    "random": random_move,
+}
+"""The agents with a move on the engine, by spec: the same choice (and tie set) as the agent, far faster."""
 
 
-def play_out(hand: Hand, move: Move, rng: random.Random) -> None:
-    """Play ``hand`` to its end with ``move`` for every seat; an only legal action is played without asking it."""
+def play_out(hand: Hand, move: Move, rng: random.Random, seats: Mapping[int, Move] | None = None) -> None:
+    """Play ``hand`` to its end with ``move`` for every seat but those ``seats`` gives their own move; an only
+    legal action is played without asking."""
     seen = seen_mask(hand)
     copies = hand.config.num_decks
     classic = hand.config.is_classic
     while hand.phase != Phase.OVER:
         legal = hand.legal_mask()
-        action = legal.bit_length() - 1 if not legal & (legal - 1) else move(hand, seen, rng)
+        if not legal & (legal - 1):
+            action = legal.bit_length() - 1
+        else:
+            action = (seats.get(hand.current, move) if seats else move)(hand, seen, rng)
         if action == DRAW_OR_PASS:
             if classic:
                 face = _drawn_match(hand)

@@ -1,4 +1,4 @@
-"""One rule, three forms: the heuristic agents (``classic-tricks``, ``jokers-boom``), the batched rules they and the
+"""One rule, three forms: the heuristic agents, the batched rules they and the
 fast trainer's opponents apply (goboom_env.agents.batched) and the search rollouts on the engine's bitmasks
 (goboom_env.agents.rollout) choose among the same best-scored cards, state for state, over random states of every
 configuration family.
@@ -19,7 +19,7 @@ from goboom_env import GameConfig, Hand, Match
 from goboom_env.agents import batched, make_agent
 from goboom_env.agents.batched import Tables
 from goboom_env.agents.heuristics import HeuristicAgent
-from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, seen_mask
+from goboom_env.agents.rollout import AGENT_MOVES, HEURISTIC_MOVES, Move, play_out, seen_mask
 from goboom_env.cards import DRAW_OR_PASS, code_of, codes_of_faces
 from goboom_env.player_view import observe
 
@@ -134,27 +134,35 @@ def describe(config: GameConfig, index: int, hand: Hand) -> str:
     return "; ".join(facts)
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=_id)
-def test_agent_batched_rule_and_rollout_choose_the_same_cards(config: GameConfig) -> None:
-    """``classic-tricks`` / ``jokers-boom``: the scalar agent's tie set equals the batched rule's best cards, the
-    batched opponent plays one of them, and the rollout's tie set equals them (with two decks: the rule counting
-    faces)."""
+RULES = {
+    "classic-tricks": lambda config: batched.classic_tricks,
+    "classic-cover": lambda config: batched.classic_cover,
+    "jokers-boom": lambda config: lambda t, boom=batched.boom_faces(config): batched.jokers_boom(t, boom),
+    "jokers-shed": lambda config: lambda t, boom=batched.boom_faces(config): batched.jokers_shed(t, boom),
+}
+"""Each heuristic's batched rule for a configuration."""
+CASES = [(config, name) for config in CONFIGS for name in RULES if name.startswith(config.variant)]
+
+
+@pytest.mark.parametrize(("config", "name"), CASES, ids=[f"{_id(c)}-{n}" for c, n in CASES])
+def test_agent_batched_rule_and_rollout_choose_the_same_cards(config: GameConfig, name: str) -> None:
+    """Every heuristic: the scalar agent's tie set equals the batched rule's best cards, the rollout move's
+    (:data:`AGENT_MOVES`) tie set equals them too (with two decks: the rule counting faces), and for the best
+    heuristics the batched opponent plays one of them."""
     states = choice_states(config, STATES, seed=config.num_players * 7 + config.num_decks)
     observations = [observe(hand, hand.current) for hand in states]
     obs = np.stack([o["observation"] for o in observations])
     mask = np.stack([o["action_mask"] for o in observations])
     decoder = batched.TablesDecoder(config)
     tables = decoder.decode(obs, mask)
-    if config.is_classic:
-        name, rule = "classic-tricks", batched.classic_tricks
-    else:
-        boom = batched.boom_faces(config)
-        name, rule = "jokers-boom", lambda t: batched.jokers_boom(t, boom)
+    rule = RULES[name](config)
     best = best_cards(rule(tables))
     faces_best = best_cards(rule(by_face(tables, config.is_classic)))
-    opponent = batched.batched_heuristic(config).act(obs, mask, np.random.default_rng(0))
+    best_heuristic = name in ("classic-tricks", "jokers-boom")
+    opponent = batched.batched_heuristic(config).act(obs, mask, np.random.default_rng(0)) if best_heuristic else None
     agent = make_agent(name, config, 0)
-    move = HEURISTIC_MOVES[config.variant]
+    move = AGENT_MOVES[name]
+    assert (move is HEURISTIC_MOVES[config.variant]) == best_heuristic
     ties = 0
     for i, hand in enumerate(states):
         scalar = agent_cards(agent, observations[i])
@@ -162,7 +170,8 @@ def test_agent_batched_rule_and_rollout_choose_the_same_cards(config: GameConfig
         expected_rollout = best[i] if config.num_decks == 1 else faces_best[i]
         where = describe(config, i, hand)
         assert scalar == best[i], f"{where}: agent {scalar} != batched {best[i]}"
-        assert opponent[i] in best[i], f"{where}: batched opponent {opponent[i]} not in {best[i]}"
+        if opponent is not None:
+            assert opponent[i] in best[i], f"{where}: batched opponent {opponent[i]} not in {best[i]}"
         assert rollout == expected_rollout, f"{where}: rollout {rollout} != batched {expected_rollout}"
         ties += len(best[i]) > 1
     assert ties > STATES // 20  # the tie sets were compared too, not only single picks
