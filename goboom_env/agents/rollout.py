@@ -1,16 +1,15 @@
-"""Fast rollout policies for search: the best heuristics of each variant, played on the engine's bitmasks.
+"""Fast rollout policies for search and luck-adjusted playouts: the heuristics, played on the engine's bitmasks.
 
-:func:`classic_tricks_move`, :func:`classic_cover_move`, :func:`jokers_boom_move` and :func:`jokers_shed_move`
-apply the rules of :mod:`goboom_env.agents.batched` (``classic_tricks``, ``classic_cover``, ``jokers_boom``,
-``jokers_shed``) to a :class:`~goboom_env.engine.Hand` directly, with card sets as bitmasks: decoding an observation with numpy costs more
+:func:`classic_tricks_move`, :func:`classic_cover_move`, :func:`jokers_boom_move` and :func:`jokers_shed_move` apply the
+rules of :mod:`goboom_env.agents.batched` (``classic_tricks``, ``classic_cover``, ``jokers_boom``, ``jokers_shed``) to a
+:class:`~goboom_env.engine.Hand` directly, with card sets as bitmasks: decoding an observation with numpy costs more
 than the engine step itself, and a search agent plays thousands of hands to their end per decision. Each player sees
-only its own cards and the cards out of play (the rollout runs on a determinization, so this is what the heuristic
-would see there).
+only its own cards and the cards out of play (the rollout runs on a determinization, so this is what the heuristic would
+see there).
 
 With one deck they choose among the same best-scored cards as the heuristics. With two decks they count faces, not
-copies, for speed: a face is unseen while no copy of it is in the player's hand and some copy is not out of play
-(the heuristics count the unseen copies), and ``jokers-boom``'s follow-ups count the other plain faces in hand.
-"""
+copies, for speed: a face is unseen while no copy of it is in the player's hand and some copy is not out of play (the
+heuristics count the unseen copies), and ``jokers-boom``'s follow-ups count the other plain faces in hand."""
 
 from __future__ import annotations
 

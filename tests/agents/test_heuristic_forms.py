@@ -9,6 +9,7 @@ copies (as their module says): there they are compared with the batched rule rea
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 
 import numpy as np
@@ -134,11 +135,16 @@ def describe(config: GameConfig, index: int, hand: Hand) -> str:
     return "; ".join(facts)
 
 
+def _jokers(rule):
+    """A jokers rule of the tables alone, for a configuration's boom faces."""
+    return lambda config: functools.partial(lambda t, boom: rule(t, boom), boom=batched.boom_faces(config))
+
+
 RULES = {
     "classic-tricks": lambda config: batched.classic_tricks,
     "classic-cover": lambda config: batched.classic_cover,
-    "jokers-boom": lambda config: lambda t, boom=batched.boom_faces(config): batched.jokers_boom(t, boom),
-    "jokers-shed": lambda config: lambda t, boom=batched.boom_faces(config): batched.jokers_shed(t, boom),
+    "jokers-boom": _jokers(batched.jokers_boom),
+    "jokers-shed": _jokers(batched.jokers_shed),
 }
 """Each heuristic's batched rule for a configuration."""
 CASES = [(config, name) for config in CONFIGS for name in RULES if name.startswith(config.variant)]
