@@ -93,11 +93,13 @@ class EvaluateArgs(GameArgs):
 
     luck_adjusted: bool = False
     """Also report luck-adjusted win rates (AIVAT, docs/evaluation.md): each hand's outcome minus the luck of the
-    deal, of the cards drawn and of the baselines' tie-breaks, valued by --value; the same mean, less variance.
+    deal, of the cards drawn and of the heuristics' and random's tie-breaks, valued by --value; the same mean, less
+    variance.
     Needs --episode hand, one tournament (not --pairwise); the first agent is the one evaluated."""
     value: str = "rollouts"  # goboom_env.evaluation.luck.DEFAULT_VALUE (not imported: it loads the tournament code)
-    """The value of --luck-adjusted: rollouts (the mean of --rollouts heuristic playouts from the true state; about
-    0.05 s per classic 4p hand with 32; removes the most variance), fitted (a fixed function of the full state, fitted
+    """The value of --luck-adjusted: rollouts (the mean of --rollouts playouts from the true state, each seat played
+    by its own agent, a search's by the heuristic; about 0.07 s per classic 4p hand with 32 for heuristics, 0.2 s
+    for a network; removes the most variance), fitted (a fixed function of the full state, fitted
     on --fit-hands heuristic hands before the games are adjusted; about 0.02 s per classic 4p hand) or net (a small
     MLP of the full state, trained on 40,000 heuristic hands before the games are adjusted, one to two minutes for 4
     players; 0.02 s per classic 4p hand)."""

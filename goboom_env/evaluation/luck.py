@@ -16,29 +16,31 @@ Corrected events:
   estimated without bias by the mean of the value after the action over random orders drawn independently of
   the game (:func:`keyed_stock`; ``draw_samples`` of them for the fitted and net values, one per playout for the
   playouts);
-* **the decisions of the baseline seats** (agents whose action distribution is known:
-  ``action_distribution``, e.g. the heuristics' random tie-breaks, ``random``'s uniform choice): the
-  expectation is the mean over that distribution of each action's expected value. The evaluated agent's
-  decisions are never corrected.
+* **the decisions of every agent whose action distribution is known** (``action_distribution``: the heuristics'
+  random tie-breaks, ``random``'s uniform choice), the evaluated agent's included: the expectation is the mean over
+  that distribution of each action's expected value. A deterministic choice has nothing to correct, and an agent
+  without a known policy (a network, a search) is never corrected.
 
-The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: by default
-(``value="rollouts"``) seat ``s``'s mean win share (the tournament's outcome of a hand,
-:meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over ``rollouts`` playouts of the variant's best
-heuristic for every seat (:data:`~goboom_env.agents.rollout.HEURISTIC_MOVES`) from the true state: every hand known,
-the unknown part of the stock in a random order. Sample ``k`` of every value of one deal orders the stock by the
-same random key of each card copy (and playout ``k`` breaks ties with the same stream), seeded by the tournament
-seed and the deal: common random numbers, so values of states that differ by one card or one action differ mostly
-by that card or action, not by sampling noise. With ``value="fitted"``, a deterministic function of the full state
-fitted on heuristic hands from a fixed seed (:mod:`goboom_env.evaluation.luck_value`); with ``value="net"``, a small
-MLP of the full state trained the same way (:mod:`goboom_env.evaluation.luck_net`).
+The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: by default (``value="rollouts"``) seat
+``s``'s mean win share (the tournament's outcome of a hand,
+:meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over ``rollouts`` playouts from the true state (every
+hand known, the unknown part of the stock in a random order) in which every seat plays the agent that sits there
+(:func:`playout_moves`: a heuristic's engine form, else the agent on its observations; the variant's best heuristic for
+a search), so that the value foresees the evaluated agent's own moves too. Sample ``k`` of every value of one deal
+orders the stock by the same random key of each card copy (and playout ``k`` breaks ties with the same stream), seeded
+by the tournament seed and the deal: common random numbers, so values of states that differ by one card or one action
+differ mostly by that card or action, not by sampling noise. With ``value="fitted"``, a deterministic function of the
+full state fitted on heuristic hands from a fixed seed (:mod:`goboom_env.evaluation.luck_value`); with ``value="net"``,
+a small MLP of the full state trained the same way (:mod:`goboom_env.evaluation.luck_net`).
 
 Each term has zero mean given the state before its event (the expectation is an unbiased estimate of the mean
 over exactly the distribution the event is drawn from, by orders drawn independently of it), hence
 ``E[adjusted] = E[outcome]``: the adjusted win rate estimates the same quantity with less variance. The deal's
-expectation is ``1/n`` because rotating the dealer by one seat with the same deck gives the same hand with every
+expectation is ``1/n`` because it is valued with the heuristic at every seat (a value that treats the seats alike:
+the same playouts, none seated): rotating the dealer by one seat with the same deck gives the same hand with every
 seat moved one place to the left, the values included (their keys and seeds do not depend on seats), and the
-dealer is uniform: all seats have the same expected value, and the win shares of a hand sum to 1. The proof in
-full is in docs/evaluation.md.
+dealer is uniform: all seats have the same expected value, and the win shares of a hand sum to 1. Any fixed value
+keeps the other terms' zero mean, so those use the seated playouts. The proof in full is in docs/evaluation.md.
 
 Only single hands (``episode="hand"``) are adjusted; a match's later deals would need estimated
 expectations.
@@ -57,8 +59,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from tqdm import tqdm
 
-from goboom_env.agents import Observation, make_agent
-from goboom_env.agents.rollout import HEURISTIC_MOVES, play_out
+from goboom_env.agents import Observation, Policy, make_agent
+from goboom_env.agents.rollout import AGENT_MOVES, HEURISTIC_MOVES, Move, play_out
 from goboom_env.cards import NUM_FACES
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
@@ -72,8 +74,8 @@ from goboom_env.observation import observe
 from goboom_env.records import GameRecord
 
 DEFAULT_ROLLOUTS = 32
-"""Playouts per value of ``value="rollouts"``: about 0.05 s per classic 4p hand; fewer, more noise (the variance
-reduction grows up to about 32 playouts and little beyond, docs/evaluation.md)."""
+"""Playouts per value of ``value="rollouts"``: about 0.06 s per classic 4p hand of heuristics; fewer, more noise (the
+variance reduction grows up to about 32 playouts and little beyond, docs/evaluation.md)."""
 VALUES = ("fitted", "rollouts", "net")
 """The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), heuristic playouts, or the net
 value (:mod:`goboom_env.evaluation.luck_net`, trained in numpy at the start of the evaluation)."""
@@ -131,7 +133,7 @@ class LuckAdjustment:
 
     config: GameConfig
     rollouts: int
-    baselines: tuple[str, ...]
+    corrected: tuple[str, ...]
     """The specs whose decisions were corrected."""
     games: list[GameLuck]
     elapsed: float = field(default=0.0, compare=False)
@@ -139,6 +141,8 @@ class LuckAdjustment:
     """The value estimator (:data:`VALUES`)."""
     draw_samples: int = DEFAULT_DRAW_SAMPLES
     """Stock orders each draw's expectation averaged (fitted and net values)."""
+    seated: tuple[str, ...] = ()
+    """The specs that play their own seats in the playouts (``value="rollouts"``); the heuristic plays the rest."""
 
     def specs(self) -> list[str]:
         """The distinct agent specs, in order of first appearance."""
@@ -200,7 +204,7 @@ class LuckAdjustment:
     def summary(self) -> dict[str, Any]:
         """The estimator's settings and cost."""
         return {"value": self.value, "rollouts": self.rollouts, "draw_samples": self.draw_samples,
-                "baselines": list(self.baselines),
+                "corrected": list(self.corrected), "seated": list(self.seated),
                 "games": len(self.games), "seconds_per_game": round(self.seconds_per_game(), 4),
                 "elapsed_s": round(self.elapsed, 3)}
 
@@ -300,19 +304,29 @@ class ModelValue:
 
 
 class RolloutValue:
-    """``V(state)``: every seat's mean win share over ``rollouts`` playouts of the variant's heuristic from the true
-    state, the stock's unknown part in playout ``k``'s keyed order (:func:`keyed_stock`) and its ties broken by
-    playout ``k``'s own stream, both from the seed alone: common random numbers, so states that differ by a card or
-    an action are valued on the same orders and tie-breaks. The expectation of an action is the same playouts with
-    the action applied first: each draws its cards from a uniformly random order, so their mean is unbiased."""
+    """``V(state)``: every seat's mean win share over ``rollouts`` playouts of the variant's heuristic (or, in
+    ``seats``, each seat's own move) from the true state, the stock's unknown part in playout ``k``'s keyed order
+    (:func:`keyed_stock`) and its ties broken by playout ``k``'s own stream, both from the seed alone: common random
+    numbers, so states that differ by a card or an action are valued on the same orders and tie-breaks. The expectation
+    of an action is the same playouts with the action applied first: each draws its cards from a uniformly random order,
+    so their mean is unbiased."""
 
-    def __init__(self, config: GameConfig, rollouts: int) -> None:
+    def __init__(self, config: GameConfig, rollouts: int, seats: Mapping[int, Move] | None = None) -> None:
         self.config = config
         self.rollouts = check_int("rollouts", rollouts, 1)
         self.move = HEURISTIC_MOVES[config.variant]
+        self.seats = dict(seats or {})
+        """Seats that play their own move in the playouts (the others play the heuristic)."""
         self.n = config.num_players
         self.copies = copies_of(config)
         self._ties: dict[tuple[int, int], Any] = {}
+
+    def seated(self, seats: Mapping[int, Move]) -> RolloutValue:
+        """The same playouts (orders, tie-breaks) with ``seats`` playing their own moves: the value of a game
+        with those agents in those seats, no longer the same for every seat."""
+        out = RolloutValue(self.config, self.rollouts, seats)
+        out._ties = self._ties
+        return out
 
     def value(self, hand: Hand, buried: int, seed: int) -> np.ndarray:
         """Every seat's mean win share over the playouts from ``hand``."""
@@ -325,14 +339,14 @@ class RolloutValue:
     def _playouts(self, hand: Hand, buried: int, action: int | None, seed: int) -> np.ndarray:
         out = np.zeros(self.n)
         for k in range(self.rollouts):
-            copy = hand.copy()
-            copy.stock = keyed_stock(hand, buried, stock_keys(seed, k, self.copies))
+            state = hand.copy()
+            state.stock = keyed_stock(hand, buried, stock_keys(seed, k, self.copies))
             rng = random.Random()
             rng.setstate(self._tie_stream(seed, k))
             if action is not None:
-                copy.apply(action)
-            play_out(copy, self.move, rng)
-            out += win_shares(copy)
+                state.apply(action)
+            play_out(state, self.move, rng, self.seats)
+            out += win_shares(state)
         return out / self.rollouts
 
     def _tie_stream(self, seed: int, k: int) -> Any:
@@ -374,7 +388,7 @@ def draw_term(value: StateValue, hand: Hand, buried: int, action: int, seed: int
 
 def decision_term(expectations: Mapping[int, np.ndarray], distribution: Mapping[int, float], action: int,
                   seat: int = 0) -> np.ndarray:
-    """The correction of a baseline's decision: the expected value after ``action`` minus its mean over the
+    """The correction of a known policy's decision: the expected value after ``action`` minus its mean over the
     policy's ``distribution`` (``expectations[a]``: :meth:`StateValue.expected` of each action it could play)."""
     if action not in distribution:
         raise ValueError(f"seat {seat} played {action}, which its policy never plays here "
@@ -385,9 +399,12 @@ def decision_term(expectations: Mapping[int, np.ndarray], distribution: Mapping[
 
 
 def adjust_record(record: GameRecord, value: StateValue, known: Mapping[int, KnownPolicy],
-                  seed: int = 0, game: int = 0, deal: int = 0) -> GameLuck:
+                  seed: int = 0, game: int = 0, deal: int = 0, in_play: StateValue | None = None) -> GameLuck:
     """The luck-adjusted outcome of one recorded hand; ``known[seat]`` is each corrected seat's policy, ``seed``
-    and ``deal`` fix the sampled stock orders and playouts (:func:`playout_seed`)."""
+    and ``deal`` fix the sampled stock orders and playouts (:func:`playout_seed`). ``value`` values the deal
+    (it must treat every seat alike, :func:`deal_term`); ``in_play`` (default ``value``) the draws and decisions,
+    where any fixed value keeps the terms' zero mean."""
+    in_play = value if in_play is None else in_play
     started = time.perf_counter()
     first = record.hands[0]
     match = Match(record.config, np.random.default_rng(0), first.deck, first.dealer)
@@ -403,14 +420,14 @@ def adjust_record(record: GameRecord, value: StateValue, known: Mapping[int, Kno
         if policy is not None:
             distribution = policy.action_distribution(observe(match, seat))
             if len(distribution) > 1 or action not in distribution:
-                expectations = {a: value.expected(hand, buried, a, rollout) for a in sorted(distribution)}
+                expectations = {a: in_play.expected(hand, buried, a, rollout) for a in sorted(distribution)}
                 try:
                     correction += decision_term(expectations, distribution, action, seat)
                 except ValueError as exc:
                     raise ValueError(f"game {game}: {exc}") from None
                 decisions += 1
         if uncertain_draw(hand, buried, action):
-            correction += draw_term(value, hand, buried, action, rollout, expectations.get(action))
+            correction += draw_term(in_play, hand, buried, action, rollout, expectations.get(action))
             chance += 1
         hand.apply(action)
     raw = win_shares(hand)
@@ -418,33 +435,58 @@ def adjust_record(record: GameRecord, value: StateValue, known: Mapping[int, Kno
                     chance + 1, decisions, time.perf_counter() - started)
 
 
+def policy_move(agent: Policy) -> Move:
+    """``agent`` as a playout move: it acts on the observation of the seat to move, its randomness restarted from
+    the playout's stream before each decision (so a value stays a function of its seed)."""
+
+    def move(hand: Hand, seen: int, rng: random.Random) -> int:
+        agent.reseed(rng.getrandbits(63))
+        return int(agent.act(observe(hand, hand.current)))
+
+    return move
+
+
+def playout_moves(config: GameConfig, specs: Iterable[str]) -> dict[str, Move]:
+    """The move each spec plays its seats with in the playouts: the engine form of a heuristic or ``random``
+    (:data:`~goboom_env.agents.rollout.AGENT_MOVES`), else the agent itself on its observations (slower). Agents
+    that need a view of the hidden cards (the searches) are left out: the heuristic plays their seats."""
+    out: dict[str, Move] = {}
+    for spec in specs:
+        agent = make_agent(spec, config, 0)
+        if agent.name in AGENT_MOVES:
+            out[spec] = AGENT_MOVES[agent.name]
+        elif not agent.needs_view:
+            out[spec] = policy_move(agent)
+    return out
+
+
 def known_policies(config: GameConfig, specs: Iterable[str]) -> dict[str, KnownPolicy]:
-    """An agent per baseline spec, checked to expose its action distribution (else ValueError)."""
+    """An agent per spec to correct, checked to expose its action distribution (else ValueError)."""
     out = {}
     for spec in specs:
         agent = make_agent(spec, config, 0)
         if not isinstance(agent, KnownPolicy):
-            raise ValueError(f"baseline {spec!r} does not say how likely its actions are (no action_distribution): "
-                             "only agents with a known policy (the heuristics, random) can be baselines")
+            raise ValueError(f"{spec!r} does not say how likely its actions are (no action_distribution): only "
+                             "agents with a known policy (the heuristics, random) can have their decisions corrected")
         out[spec] = agent
     return out
 
 
 def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
-                        fit_hands: int = DEFAULT_FIT_HANDS, baselines: Sequence[str] | None = None,
-                        evaluated: str | None = None, progress: bool = True,
+                        fit_hands: int = DEFAULT_FIT_HANDS, corrected: Sequence[str] | None = None,
+                        progress: bool = True,
                         net_hands: int = DEFAULT_NET_HANDS, draw_samples: int = DEFAULT_DRAW_SAMPLES) -> LuckAdjustment:
     """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``).
 
     ``value``: ``"fitted"`` (fitted on ``fit_hands`` heuristic hands from a fixed seed, before any game is
-    adjusted), ``"rollouts"`` (``rollouts`` heuristic playouts a value) or ``"net"`` (an MLP trained on
+    adjusted), ``"rollouts"`` (``rollouts`` playouts a value, each seat played by its own agent where it can be:
+    :func:`playout_moves`) or ``"net"`` (an MLP trained on
     ``net_hands`` heuristic hands from a fixed seed, before any game is adjusted); ``draw_samples``: the stock
     orders a draw's expectation averages with those two (:class:`ModelValue`; the playouts draw their own).
 
-    ``baselines``: the specs whose decisions are corrected (default: every spec except ``evaluated`` whose
-    agent exposes ``action_distribution``); ``evaluated`` (default: the first seat's spec of the first
-    record) is never one of them. The playout seeds come from each record's ``meta`` (``seed``, ``game``),
-    as :func:`goboom_env.evaluation.tournament.record_games` writes them, so a saved tournament gives the
+    ``corrected``: the specs whose decisions are corrected (default: every spec whose agent exposes
+    ``action_distribution``, the evaluated one included). The playout seeds come from each record's ``meta`` (``seed``,
+    ``game``), as :func:`goboom_env.evaluation.tournament.record_games` writes them, so a saved tournament gives the
     same figures as :func:`luck_adjust`."""
     if not records:
         raise ValueError("no games to adjust")
@@ -462,16 +504,13 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
         if record.config != config:
             raise ValueError(f"game {i}: all games must share one configuration")
     specs = list(dict.fromkeys(s for r in records for s in r.seats))
-    evaluated = specs[0] if evaluated is None else evaluated
-    if baselines is None:
-        baselines = [s for s in specs if s != evaluated and _is_known(config, s)]
-    baselines = list(dict.fromkeys(baselines))
-    if evaluated in baselines:
-        raise ValueError(f"the evaluated agent {evaluated!r} cannot be a baseline: its decisions are not corrected")
-    unknown = [s for s in baselines if s not in specs]
+    if corrected is None:
+        corrected = [s for s in specs if _is_known(config, s)]
+    corrected = list(dict.fromkeys(corrected))
+    unknown = [s for s in corrected if s not in specs]
     if unknown:
-        raise ValueError(f"baselines {unknown} play no seat of these games (seats: {specs})")
-    policies = known_policies(config, baselines)
+        raise ValueError(f"corrected specs {unknown} play no seat of these games (seats: {specs})")
+    policies = known_policies(config, corrected)
     started = time.perf_counter()
     estimator: StateValue
     if value == "fitted":
@@ -480,33 +519,35 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
         estimator = ModelValue(net_value(config, net_hands), draw_samples)
     else:
         estimator = RolloutValue(config, rollouts)
+    moves = playout_moves(config, specs) if isinstance(estimator, RolloutValue) else {}
     label = value_label(value, rollouts)
     games = []
     for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({label})",
                                     disable=not bars_shown(progress), unit="game", leave=False)):
         meta = record.meta
         known = {seat: policies[spec] for seat, spec in enumerate(record.seats) if spec in policies}
+        in_play = (estimator.seated({seat: moves[spec] for seat, spec in enumerate(record.seats) if spec in moves})
+                   if isinstance(estimator, RolloutValue) else estimator)
         games.append(adjust_record(record, estimator, known, int(meta.get("seed", 0)), int(meta.get("game", i)),
-                                   int(meta.get("deal", meta.get("game", i)))))
-    return LuckAdjustment(config, rollouts, tuple(baselines), games, time.perf_counter() - started, value,
-                          draw_samples)
+                                   int(meta.get("deal", meta.get("game", i))), in_play))
+    return LuckAdjustment(config, rollouts, tuple(corrected), games, time.perf_counter() - started, value,
+                          draw_samples, tuple(moves))
 
 
 def luck_adjust(result: TournamentResult, *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
-                fit_hands: int = DEFAULT_FIT_HANDS, baselines: Sequence[str] | None = None,
+                fit_hands: int = DEFAULT_FIT_HANDS, corrected: Sequence[str] | None = None,
                 progress: bool = True, net_hands: int = DEFAULT_NET_HANDS,
                 draw_samples: int = DEFAULT_DRAW_SAMPLES) -> LuckAdjustment:
     """The luck-adjusted outcomes of a finished tournament of single hands (``episode="hand"``).
 
     The games are played again with a recorder (:func:`~goboom_env.evaluation.tournament.record_games`: a
-    tournament's games replay exactly from its seed), then adjusted by :func:`luck_adjust_records`; the
-    evaluated agent is ``result.agents[0]``."""
+    tournament's games replay exactly from its seed), then adjusted by :func:`luck_adjust_records`."""
     if result.episode != "hand":
         raise ValueError(f"luck adjustment values single hands: the tournament plays episode={result.episode!r}; "
                          "play it with episode='hand' (--episode hand)")
     records = record_games(result, len(result.games))
-    return luck_adjust_records(records, value=value, rollouts=rollouts, fit_hands=fit_hands, baselines=baselines,
-                               evaluated=result.agents[0], progress=progress, net_hands=net_hands,
+    return luck_adjust_records(records, value=value, rollouts=rollouts, fit_hands=fit_hands, corrected=corrected,
+                               progress=progress, net_hands=net_hands,
                                draw_samples=draw_samples)
 
 

@@ -87,7 +87,7 @@ def pairwise_rows(pairwise: Pairwise) -> list[dict[str, Any]]:
 LUCK_KEYS = ("agent", "games", "deals", "raw_win_rate", "raw_ci_low", "raw_ci_high", "adjusted_win_rate",
              "adjusted_ci_low", "adjusted_ci_high", "variance_reduction")
 LUCK_NOTE = ("Raw and luck-adjusted (AIVAT) win rates: each hand's win share minus the luck of the deal, of every card "
-             "drawn from the stock and of the baselines' random tie-breaks, valued by the fixed estimator the "
+             "drawn from the stock and of the known policies' random tie-breaks, valued by the fixed estimator the "
              "heading names. Both with 95% normal intervals over the deals; `variance_reduction` = raw variance / "
              "adjusted variance of the per-deal scores (the factor by which the adjusted estimate needs fewer games "
              "for the same interval). docs/evaluation.md has the method and the proof that both estimate the same "
@@ -99,8 +99,8 @@ LUCK_PAIRED_NOTE = ("The paired comparisons of the tournament section with each 
 
 def luck_title(luck: LuckAdjustment) -> str:
     """The heading of the luck table: its settings and cost."""
-    baselines = ", ".join(luck.baselines) or "none"
-    return (f"Luck-adjusted win rates ({luck.label()}; baselines: {baselines}; "
+    corrected = ", ".join(luck.corrected) or "none"
+    return (f"Luck-adjusted win rates ({luck.label()}; decisions corrected: {corrected}; "
             f"{luck.seconds_per_game():.2f} s a hand)")
 
 

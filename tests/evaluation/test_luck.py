@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, RandomAgent
+from goboom_env.agents.rollout import classic_cover_move
 from goboom_env.cards import DRAW_OR_PASS, JOKER, deck_faces
 from goboom_env.config import GameConfig
 from goboom_env.engine import Hand, Match
@@ -27,6 +28,7 @@ from goboom_env.evaluation.luck import (
     luck_adjust,
     luck_adjust_records,
     playout_seed,
+    policy_move,
     stock_keys,
     uncertain_draw,
 )
@@ -139,6 +141,22 @@ def test_a_draws_correction_averages_to_zero_over_the_cards_it_could_draw(seed):
     assert np.abs(terms.sum(axis=1)).max() < 1e-12
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+def test_seated_playouts_keep_a_draws_correction_at_zero_mean(seed):
+    """The playouts with each seat's own agent (the engine form of a heuristic, or any agent on its observations)
+    value states differently from the heuristic's, are still a function of the seed, and keep every draw's
+    correction at zero mean over random stocks."""
+    hand, action = first_draw(CLASSIC4, seed)
+    plain = RolloutValue(CLASSIC4, 4)
+    cover = plain.seated({s: classic_cover_move for s in range(1, 4)})
+    randomly = plain.seated({hand.current: policy_move(RandomAgent(CLASSIC4, 0))})
+    values = [v.value(hand, 0, 9) for v in (plain, cover, randomly)]
+    assert np.abs(values[0] - values[1]).max() > 0 and np.abs(values[0] - values[2]).max() > 0
+    np.testing.assert_array_equal(randomly.value(hand, 0, 9), values[2])
+    for value in (cover, randomly):
+        assert_zero_mean(shuffled_draw_terms(value, hand, action, range(200)))
+
+
 def test_a_model_values_expectation_is_the_mean_over_its_sampled_orders():
     """The fitted value's expectation of a draw: the mean, over its sample orders, of the value once the action has
     drawn from that order; an action that draws nothing is valued exactly."""
@@ -231,7 +249,7 @@ def test_adjusted_and_raw_win_rates_agree_on_every_family(family):
     result = against_baseline(config, evaluated, baseline, deals=2, seed=1)
     luck = luck_adjust(result, value="rollouts", rollouts=1, progress=False)
     fitted = luck_adjust(result, value="fitted", fit_hands=FIT_HANDS, progress=False)
-    assert luck.baselines == (baseline,)
+    assert luck.corrected == (evaluated, baseline)  # both say how likely their actions are
     for game in fitted.games:
         assert abs(sum(game.adjusted) - 1) < 1e-9
     assert fitted.table()[0]["raw_win_rate"] == luck.table()[0]["raw_win_rate"]
@@ -264,15 +282,15 @@ def test_bad_input_is_refused():
         luck_adjust(result, value="rollouts", rollouts=0, progress=False)
     with pytest.raises(ValueError, match="value must be"):
         luck_adjust(result, value="oracle", progress=False)
-    with pytest.raises(ValueError, match="cannot be a baseline"):
-        luck_adjust(result, baselines=["classic-cover"], progress=False)
     with pytest.raises(ValueError, match="play no seat"):
-        luck_adjust(result, baselines=["random"], progress=False)
+        luck_adjust(result, corrected=["random"], progress=False)
     mixed = run_tournament(CLASSIC4, ["classic-cover", "mc:budget=2", "classic-tricks", "classic-tricks"], 1,
                            episode="hand", progress=False)
     with pytest.raises(ValueError, match="does not say how likely"):
-        luck_adjust(mixed, baselines=["mc:budget=2"], progress=False)
-    assert luck_adjust(mixed, rollouts=2, progress=False).baselines == ("classic-tricks",)  # mc: chance only
+        luck_adjust(mixed, corrected=["mc:budget=2"], progress=False)
+    mixed_luck = luck_adjust(mixed, rollouts=2, progress=False)
+    assert mixed_luck.corrected == ("classic-cover", "classic-tricks")  # not the search: no known policy
+    assert mixed_luck.seated == ("classic-cover", "classic-tricks")  # the search's seat plays the heuristic
     assert playout_seed(0, 1) != playout_seed(0, 2)
 
 
@@ -345,7 +363,8 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     assert data["summary"]["draw_samples"] == 4
     assert "variance_reduction" in (tmp_path / "out" / "luck.csv").read_text()
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "## Luck-adjusted win rates" in report and "(fitted value; baselines: classic-tricks;" in report
+    assert "## Luck-adjusted win rates" in report
+    assert "(fitted value; decisions corrected: classic-cover, classic-tricks;" in report
     assert "### Paired comparisons, luck-adjusted" in report and data["paired"][0]["a"] == "classic-cover"
     for extra, problem in ((["--episode", "match"], "--episode hand"),
                            (["--episode", "hand", "--pairwise"], "--pairwise"),

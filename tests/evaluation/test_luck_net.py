@@ -101,7 +101,7 @@ def test_adjusted_and_raw_win_rates_agree(config, evaluated, baseline):
     result = run_tournament(config, [evaluated] + [baseline] * (n - 1), 50 * n, seed=5, duplicate=True,
                             episode="hand", progress=False)
     luck = luck_adjust(result, value="net", net_hands=NET_HANDS, progress=False)
-    assert luck.value == "net" and luck.baselines == (baseline,)
+    assert luck.value == "net" and luck.corrected == (evaluated, baseline)
     for game in luck.games:
         assert abs(sum(game.adjusted) - 1) < 1e-9
     for row in luck.table():
