@@ -58,13 +58,19 @@ def _covers_without(faces: list[int], counts: bytearray) -> list[int]:
     return out
 
 
+def _classic_cover(hand: Hand, seen: int) -> tuple[int, dict[int, int]]:
+    """The unseen faces for the player to move, and per card in hand the faces it could still follow without it."""
+    seat = hand.current
+    own = hand.masks[seat]
+    faces = faces_in(own)
+    return DECK_MASK & ~own & ~seen, dict(zip(faces, _covers_without(faces, hand.counts[seat])))
+
+
 def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
     """``classic-tricks`` on the engine: win the trick cheaply, else keep the hand flexible (R1.5-R1.8)."""
     legal = hand.legal_mask()
     if legal == DRAW_BIT:  # no card follows the led one (R1.6)
         return DRAW_OR_PASS
-    seat = hand.current
-    own = hand.masks[seat]
     cards = faces_in(legal)  # all cards: no drawing while able to follow (R1.5)
     led = hand.led
     if led >= 0:
@@ -73,9 +79,7 @@ def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
         winners = [c for c in cards if c // 13 == suit and c > best]
         if winners:
             return winners[0]
-    unseen = DECK_MASK & ~own & ~seen
-    faces = faces_in(own)
-    covers = dict(zip(faces, _covers_without(faces, hand.counts[seat])))
+    unseen, covers = _classic_cover(hand, seen)
     if led >= 0:
         scores = [(covers[c] & unseen).bit_count() * 100 + CLASSIC_POINTS[c] for c in cards]
     else:
@@ -91,12 +95,8 @@ def classic_cover_move(hand: Hand, seen: int, rng: random.Random) -> int:
     legal = hand.legal_mask()
     if legal == DRAW_BIT:  # no card follows the led one (R1.6)
         return DRAW_OR_PASS
-    seat = hand.current
-    own = hand.masks[seat]
     cards = faces_in(legal)
-    unseen = DECK_MASK & ~own & ~seen
-    faces = faces_in(own)
-    covers = dict(zip(faces, _covers_without(faces, hand.counts[seat])))
+    unseen, covers = _classic_cover(hand, seen)
     leading = hand.led < 0
     scores = [
         (covers[c] & unseen).bit_count() * 10_000 + CLASSIC_POINTS[c] * 100
