@@ -77,13 +77,14 @@ DEFAULT_ROLLOUTS = 32
 """Playouts per value of ``value="rollouts"``: about 0.06 s per classic 4p hand of heuristics; fewer, more noise (the
 variance reduction grows up to about 32 playouts and little beyond, docs/evaluation.md)."""
 VALUES = ("fitted", "rollouts", "net")
-"""The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), heuristic playouts, or the net
+"""The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), playouts, or the net
 value (:mod:`goboom_env.evaluation.luck_net`, trained in numpy at the start of the evaluation)."""
 DEFAULT_DRAW_SAMPLES = 32
 """Stock orders the expectation of a draw averages for the fitted and net values (:class:`ModelValue`): more, less
 noise in each draw's correction, proportionally slower."""
 DEFAULT_VALUE = "rollouts"
-"""The default estimator: heuristic playouts, the value that removes the most variance (docs/evaluation.md)."""
+"""The default estimator: playouts with every seat's own agent, the value that removes the most variance
+(docs/evaluation.md)."""
 
 
 class StateValue(Protocol):
