@@ -3,8 +3,9 @@
 For each configuration, one duplicate tournament of single hands (the second heuristic of the variant, evaluated,
 against n-1 copies of the best one, the baselines), adjusted with ``--rollouts`` playouts a value. Per
 configuration: the raw and adjusted win rates of the evaluated agent, the variance reduction factor (raw / adjusted
-variance of its per-deal scores), the games the adjusted estimate needs for the interval width raw duplicate play
-reaches at 4,000 games (4000 / factor), and the estimator's cost in seconds per game. ``setup_s`` is the time before
+variance of its per-deal scores) with its 95% bootstrap interval over the deals, the games the adjusted estimate
+needs for the interval width raw duplicate play reaches at 4,000 games (4000 / factor), and the estimator's cost in
+seconds per game. ``setup_s`` is the time before
 the first game is adjusted (replaying the games, fitting the value). Writes ``luck.md`` and ``luck.json`` into
 ``--out``.
 
@@ -19,6 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from scipy import stats
+
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.luck import DEFAULT_DRAW_SAMPLES, DEFAULT_ROLLOUTS, DEFAULT_VALUE, VALUES, luck_adjust
 from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS
@@ -32,6 +36,19 @@ CONFIGS: dict[str, tuple[GameConfig, str, str]] = {
 }
 REFERENCE_GAMES = 4000
 """The raw duplicate tournament whose interval width the adjusted estimate must reach."""
+RESAMPLES = 2000
+"""Bootstrap resamples of the deals for the variance reduction's interval."""
+
+
+def variance_ratio_interval(raw: np.ndarray, adjusted: np.ndarray, seed: int = 0) -> tuple[float, float]:
+    """The 95% percentile bootstrap interval of raw variance / adjusted variance, resampling the deals (their raw and
+    adjusted scores together): how far the measured factor could be from the true one at this many deals."""
+    def ratio(r: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.var(r, ddof=1, axis=axis) / np.var(a, ddof=1, axis=axis)
+
+    ci = stats.bootstrap((raw, adjusted), ratio, paired=True, vectorized=True, n_resamples=RESAMPLES,
+                         method="percentile", random_state=np.random.default_rng(seed)).confidence_interval
+    return float(ci.low), float(ci.high)
 
 
 def measure(name: str, games: int, value: str, rollouts: int, seed: int, agents: list[str] | None = None,
@@ -48,12 +65,13 @@ def measure(name: str, games: int, value: str, rollouts: int, seed: int, agents:
     setup = time.perf_counter() - started - sum(g.seconds for g in luck.games)
     row = luck.table()[0]
     factor = row["variance_reduction"]
+    low, high = variance_ratio_interval(*luck.deal_scores(evaluated))
     return {"config": name, "value": luck.label(), "agent": evaluated,
             "baseline": baseline, "games": len(result.games),
             "raw_win_rate": row["raw_win_rate"], "raw_ci": f"[{row['raw_ci_low']:.3f}, {row['raw_ci_high']:.3f}]",
             "adjusted_win_rate": row["adjusted_win_rate"],
             "adjusted_ci": f"[{row['adjusted_ci_low']:.3f}, {row['adjusted_ci_high']:.3f}]",
-            "variance_reduction": factor,
+            "deals": row["deals"], "variance_reduction": factor, "reduction_ci": f"[{low:.2f}, {high:.2f}]",
             "games_for_4000_raw": round(REFERENCE_GAMES / factor) if factor else None,
             "seconds_per_game": luck.seconds_per_game(), "setup_s": round(setup, 1)}
 

@@ -294,3 +294,45 @@ def test_heuristic_variants_script_writes_paired_differences(tmp_path: Path) -> 
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "heuristic_variants.py"), "--num-jokers", "-1",
                           "--out", str(tmp_path / "w")], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "num_jokers" in bad.stderr and "Traceback" not in bad.stderr
+
+
+luck_bench = script_fixture("luck_adjusted")
+
+
+def test_the_variance_reductions_interval_holds_the_factor_and_narrows_with_deals(luck_bench: ModuleType) -> None:
+    """Adjusted scores with a quarter of the raw variance read a factor near 4, inside its bootstrap interval; the
+    interval of 2,000 deals is far narrower than that of 100 drawn alike, and an exact quarter reads exactly 4."""
+    from goboom_env.evaluation.luck import variance_ratio
+
+    rng = np.random.default_rng(1)
+    widths = []
+    for deals in (100, 2000):
+        raw = rng.normal(0.25, 0.2, deals)
+        adjusted = 0.25 + 0.5 * (raw - 0.25) * rng.choice([-1, 1], deals) + rng.normal(0, 0.001, deals)
+        factor = variance_ratio(raw, adjusted)
+        low, high = luck_bench.variance_ratio_interval(raw, adjusted)
+        assert low < factor < high and low < 4 < high
+        widths.append(high - low)
+    assert widths[1] < widths[0] / 3
+    raw = rng.normal(0, 1, 50)
+    low, high = luck_bench.variance_ratio_interval(raw, raw / 2)
+    assert low == pytest.approx(4) and high == pytest.approx(4)
+
+
+def test_luck_benchmark_script_end_to_end(tmp_path: Path) -> None:
+    """One configuration on a tiny budget: the row's factor, its interval and the games it saves agree with each
+    other; a bad budget is refused."""
+    out = tmp_path / "luck"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "luck_adjusted.py"), "--games", "16",
+                           "--rollouts", "2", "--configs", "classic 2p", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [row] = json.loads((out / "luck.json").read_text())["rows"]
+    assert (row["config"], row["games"], row["deals"], row["value"]) == ("classic 2p", 16, 8, "2 playouts a value")
+    low, high = (float(x) for x in row["reduction_ci"].strip("[]").split(","))
+    assert low <= round(row["variance_reduction"], 2) <= high
+    assert row["games_for_4000_raw"] == round(4000 / row["variance_reduction"])
+    assert "| classic 2p |" in (out / "luck.md").read_text()
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "luck_adjusted.py"), "--rollouts", "0",
+                          "--out", str(tmp_path / "w")], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--rollouts" in bad.stderr and not (tmp_path / "w").exists()
