@@ -313,6 +313,20 @@ def test_many_games_adjusted_and_raw_agree(family):
             assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
 
 
+@pytest.mark.slow
+def test_a_network_seated_in_the_playouts_keeps_the_mean_and_removes_variance():
+    """A shipped network plays its own seat in the playouts (its sampling restarted from the playout's stream) and
+    its decisions are not corrected: adjusted and raw agree within their intervals, with less variance."""
+    config = GameConfig(variant="classic", num_players=2)
+    result = against_baseline(config, "ppo:classic-2p", "heuristic", deals=60, seed=6)
+    luck = luck_adjust(result, rollouts=8, progress=False)
+    assert luck.seated == ("ppo:classic-2p", "heuristic") and luck.corrected == ("heuristic",)
+    row = luck.table()[0]
+    half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
+    assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
+    assert row["variance_reduction"] > 1.5
+
+
 def test_the_adjusted_outcome_varies_less_where_a_draw_decides_the_hand():
     """Late in a hand (a short stock) the values are sharp: over the cards a draw could bring, the outcome minus the
     draw's correction varies less than the outcome itself (the variance over the cards, averaged over states)."""
