@@ -108,6 +108,9 @@ class ISMCTSAgent:
         self.config = config
         self.iters = iters if iters is not None else (MAX_ITERS if ms is not None else DEFAULT_ITERS)
         self.ms = ms
+        self.replayable = ms is None
+        """False with a time limit: the moves then depend on the machine's speed, so a game cannot be played again
+        exactly from its seed (to record it or luck-adjust it)."""
         self.c = c
         self.infer = infer
         self.move: Move = HEURISTIC_MOVES[config.variant] if rollout == "heuristic" else random_move

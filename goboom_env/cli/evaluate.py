@@ -149,6 +149,10 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
     try:
         config = args.game_config()
         args.validate()
+        if args.luck_adjusted or args.save_games:
+            from goboom_env.evaluation.tournament import check_replayable
+
+            check_replayable(config, args.agents or [])
         note = episode_note(args.agents, args.episode)
         if note:
             print(note, file=sys.stderr)

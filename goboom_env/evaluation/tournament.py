@@ -236,6 +236,16 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
                       moves[0])
 
 
+def check_replayable(config: GameConfig, specs: Iterable[str]) -> None:
+    """ValueError naming the first agent whose games cannot be played again exactly from the tournament's seed, as
+    recording (:func:`record_games`) and luck adjustment need: one whose ``replayable`` is False (a search with a
+    time limit, ``ms=``, whose moves depend on the machine's speed)."""
+    for spec in dict.fromkeys(specs):
+        if not getattr(make_agent(spec, config, 0), "replayable", True):
+            raise ValueError(f"{spec} decides by the clock, so its games cannot be played again exactly to record or "
+                             "luck-adjust them: give it an iteration budget instead (iters=N)")
+
+
 def record_games(result: TournamentResult, count: int) -> list[SavedGame]:
     """Complete records (:mod:`goboom_env.records`) of the tournament's first ``count`` games, in game order.
 
@@ -245,6 +255,7 @@ def record_games(result: TournamentResult, count: int) -> list[SavedGame]:
     not reproducible from its seed)."""
     count = check_int("count", count, 0)
     config, n = result.config, result.config.num_players
+    check_replayable(config, result.agents)
     pool = _Seats(config)
     saved = []
     for game in result.games[:count]:

@@ -388,6 +388,21 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
         bad = goboom("evaluate", "--variant", "classic", "--games", "2", "--luck-adjusted", *extra,
                      "--out", str(tmp_path / "bad"))
         assert bad.returncode == 2 and problem in bad.stderr, bad.stderr
+    for flags in (["--luck-adjusted"], ["--save-games", "1"]):  # a search with a time limit cannot be replayed
+        bad = goboom("evaluate", "--variant", "classic", "--games", "2", "--episode", "hand", "--agents",
+                     "ismcts:ms=5", "classic-tricks", *flags, "--out", str(tmp_path / "bad"))
+        assert bad.returncode == 2 and "ismcts:ms=5 decides by the clock" in bad.stderr and "iters=N" in bad.stderr
+        assert "Traceback" not in bad.stderr and not (tmp_path / "bad").exists()
+
+
+def test_a_search_with_a_time_limit_is_refused_before_its_games_are_replayed():
+    """Luck adjustment plays the games again from the seed: an agent whose moves depend on the clock is named in a
+    ValueError at once; the same search with an iteration budget is adjusted."""
+    timed = run_tournament(CLASSIC4, ["ismcts:ms=1", "classic-tricks"], 4, episode="hand", progress=False)
+    with pytest.raises(ValueError, match=r"ismcts:ms=1 decides by the clock.*iters=N"):
+        luck_adjust(timed, rollouts=1, progress=False)
+    counted = run_tournament(CLASSIC4, ["ismcts:iters=5", "classic-tricks"], 4, episode="hand", progress=False)
+    assert len(luck_adjust(counted, rollouts=1, progress=False).games) == 4
 
 
 def test_the_fitted_value_is_deterministic_for_a_seed():
