@@ -74,8 +74,8 @@ from goboom_env.observation import observe
 from goboom_env.records import GameRecord
 
 DEFAULT_ROLLOUTS = 32
-"""Playouts per value of ``value="rollouts"``: about 0.06 s per classic 4p hand of heuristics; fewer, more noise (the
-variance reduction grows up to about 32 playouts and little beyond, docs/evaluation.md)."""
+"""Playouts per value of ``value="rollouts"``: 0.04 to 0.2 s per hand on one core; fewer, more noise (the variance
+reduction grows up to about 32 playouts and little beyond, docs/evaluation.md)."""
 VALUES = ("fitted", "rollouts", "net")
 """The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), playouts, or the net
 value (:mod:`goboom_env.evaluation.luck_net`, trained in numpy at the start of the evaluation)."""

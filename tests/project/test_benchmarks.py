@@ -336,3 +336,43 @@ def test_luck_benchmark_script_end_to_end(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "luck_adjusted.py"), "--rollouts", "0",
                           "--out", str(tmp_path / "w")], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--rollouts" in bad.stderr and not (tmp_path / "w").exists()
+
+
+def _doc_table_rows(page: str, first_cell: str) -> list[list[str]]:
+    """The cells of the table rows of ``docs/PAGE`` whose first cell starts with ``first_cell``."""
+    rows = []
+    for line in (ROOT / "docs" / page).read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0].startswith(first_cell):
+            rows.append(cells)
+    return rows
+
+
+def test_the_zoo_luck_table_in_the_docs_is_the_committed_figures() -> None:
+    """Each model's row of docs/evaluation.md's luck-adjusted zoo table shows its ``benchmarks/luck_zoo`` JSON."""
+    rows = {cells[0].strip("`").removeprefix("ppo:"): cells for cells in _doc_table_rows("evaluation.md", "`ppo:")
+            if len(cells) == 8 and "[" in cells[3]}
+    files = sorted((ROOT / "benchmarks" / "luck_zoo").glob("*.json"))
+    assert files and set(rows) == {f.stem for f in files}
+    for path in files:
+        data = json.loads(path.read_text())
+        model = data["luck"]["table"][0]
+        paired = data["luck"]["paired"][0]
+        cells = rows[path.stem]
+        assert cells[3].startswith(f"{model['adjusted_win_rate']:.4f} ["), path.stem
+        assert cells[4] == f"{model['variance_reduction']:.2f}", path.stem
+        assert cells[6].startswith(f"{paired['mean_diff']:+.4f} ["), path.stem
+
+
+def test_the_luck_benchmark_table_in_the_docs_is_the_committed_figures() -> None:
+    """The fresh-seed rows of docs/evaluation.md's "How many games it saves" are ``benchmarks/luck_adjusted``'s."""
+    committed = [row for path in sorted((ROOT / "benchmarks" / "luck_adjusted").glob("*/luck.json"))
+                 for row in json.loads(path.read_text())["rows"]]
+    shown = {(cells[0], cells[2]): cells for cells in _doc_table_rows("evaluation.md", "classic")
+             + _doc_table_rows("evaluation.md", "jokers") if len(cells) == 9 and "(" in cells[3]}
+    assert len(committed) == len(shown) == 4
+    for row in committed:
+        cells = shown[(row["config"], row["value"].removesuffix(" a value"))]
+        assert cells[3] == f"{row['games']} ({row['deals']})"
+        assert cells[6] == f"**{row['variance_reduction']:.2f}** {row['reduction_ci']}"
+        assert cells[7] == str(row["games_for_4000_raw"])
