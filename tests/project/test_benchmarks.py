@@ -350,15 +350,16 @@ def _doc_table_rows(page: str, first_cell: str) -> list[list[str]]:
 
 def test_the_zoo_luck_table_in_the_docs_is_the_committed_figures() -> None:
     """Each model's row of docs/evaluation.md's luck-adjusted zoo table shows its ``benchmarks/luck_zoo`` JSON."""
-    rows = {cells[0].strip("`").removeprefix("ppo:"): cells for cells in _doc_table_rows("evaluation.md", "`ppo:")
+    rows = {cells[0].strip("`"): cells for cells in _doc_table_rows("evaluation.md", "`ppo")
             if len(cells) == 8 and "[" in cells[3]}
     files = sorted((ROOT / "benchmarks" / "luck_zoo").glob("*.json"))
-    assert files and set(rows) == {f.stem for f in files}
-    for path in files:
+    figures = {json.loads(path.read_text())["luck"]["table"][0]["agent"]: path for path in files}
+    assert files and set(rows) == set(figures)
+    for agent, path in figures.items():
         data = json.loads(path.read_text())
         model = data["luck"]["table"][0]
         paired = data["luck"]["paired"][0]
-        cells = rows[path.stem]
+        cells = rows[agent]
         assert cells[3].startswith(f"{model['adjusted_win_rate']:.4f} ["), path.stem
         assert cells[4] == f"{model['variance_reduction']:.2f}", path.stem
         assert cells[6].startswith(f"{paired['mean_diff']:+.4f} ["), path.stem
