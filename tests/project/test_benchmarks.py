@@ -349,14 +349,13 @@ def _doc_table_rows(page: str, first_cell: str) -> list[list[str]]:
 
 
 def test_the_zoo_luck_table_in_the_docs_is_the_committed_figures() -> None:
-    """Each model's row of docs/evaluation.md's luck-adjusted zoo table shows its ``benchmarks/luck_zoo`` JSON."""
+    """Each row of docs/evaluation.md's luck-adjusted zoo table shows its ``benchmarks/luck_zoo`` JSON."""
     rows = {cells[0].strip("`"): cells for cells in _doc_table_rows("evaluation.md", "`ppo")
             if len(cells) == 8 and "[" in cells[3]}
-    files = sorted((ROOT / "benchmarks" / "luck_zoo").glob("*.json"))
-    figures = {json.loads(path.read_text())["luck"]["table"][0]["agent"]: path for path in files}
-    assert files and set(rows) == set(figures)
-    for agent, path in figures.items():
-        data = json.loads(path.read_text())
+    runs = {path: json.loads(path.read_text()) for path in sorted((ROOT / "benchmarks" / "luck_zoo").glob("*.json"))}
+    figures = {data["luck"]["table"][0]["agent"]: (path, data) for path, data in runs.items()}
+    assert runs and len(figures) == len(runs) and set(rows) == set(figures)
+    for agent, (path, data) in figures.items():
         model = data["luck"]["table"][0]
         paired = data["luck"]["paired"][0]
         cells = rows[agent]
