@@ -20,19 +20,6 @@ from goboom_env.env import env, raw_env
 __all__ += ["env", "raw_env"]
 
 
-OLD_ENV_ID = "goboom/GoBoom-v0"
-"""The id this env had before it followed PettingZoo's naming; still made, with a DeprecationWarning."""
-
-
-def _deprecated_env(**kwargs: object) -> object:
-    """What ``pettingzoo.make("aec", OLD_ENV_ID)`` builds: the env, after a warning naming the new id."""
-    import warnings
-
-    warnings.warn(f"the environment id {OLD_ENV_ID!r} is deprecated: use {raw_env.metadata['name']!r}",
-                  DeprecationWarning, stacklevel=3)
-    return env(**kwargs)
-
-
 def _register() -> None:
     """Register the env with PettingZoo's registry as ``goboom_v0`` (its ``metadata["name"]``, PettingZoo's own
     naming: ``pettingzoo.make("aec", "goboom_v0", variant="jokers")``). PettingZoo has no plugin hook that
@@ -45,9 +32,9 @@ def _register() -> None:
         raise ImportError(f"goboom-env needs PettingZoo >= 1.27 (its environment registry), found "
                           f"{version('pettingzoo')}: pip install 'pettingzoo>=1.27'") from exc
 
-    for env_id, entry_point in ((raw_env.metadata["name"], "goboom_env.env:env"), (OLD_ENV_ID, _deprecated_env)):
-        if EnvSpec(id=env_id).id not in aec_registry:  # the registry keys are normalized ids (goboom-v0)
-            register("aec", env_id, entry_point=entry_point)
+    env_id = raw_env.metadata["name"]
+    if EnvSpec(id=env_id).id not in aec_registry:  # the registry keys are normalized ids (goboom-v0)
+        register("aec", env_id, entry_point="goboom_env.env:env")
 
 
 _register()

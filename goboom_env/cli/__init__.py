@@ -9,20 +9,17 @@ needs are looked up (not imported): a missing one is reported with the ``pip ins
 adds it, exit code 2. Ctrl-C (SIGINT) or SIGTERM ends any sub-command within about two seconds, whatever it
 is doing, with one line on stderr and exit code 130 (143 for SIGTERM), its worker processes stopped
 (:mod:`goboom_env.evaluation.interrupt`, in force from the first line of :func:`main`); a closed output pipe
-(``goboom evaluate ... | head``) ends it quietly. A shipped model named by its former name (``ppo:classic4``,
-:data:`goboom_env.models.RENAMED`) is one ``note:`` line on stderr naming the new name.
+(``goboom evaluate ... | head``) ends it quietly.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import importlib.util
 import os
 import sys
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from goboom_env import __version__
 from goboom_env.evaluation import interrupt
@@ -107,37 +104,13 @@ def _run(command: str, argv: list[str]) -> int:
         if extra and module:  # the command's whole extra, not just the one module found missing first
             print(install_hint(command, module, extra), file=sys.stderr)
             return 2
-        with renamed_model_notes():
-            return int(importlib.import_module(module_name).main(argv[1:], f"goboom {command}") or 0)
+        return int(importlib.import_module(module_name).main(argv[1:], f"goboom {command}") or 0)
     except ModuleNotFoundError as exc:  # an optional module imported late, e.g. by an agent spec
         late = extra_of(exc.name or "")
         if late is None:
             raise
         print(install_hint(command, exc.name or "", late), file=sys.stderr)
         return 2
-
-
-@contextlib.contextmanager
-def renamed_model_notes() -> Iterator[None]:
-    """While it lasts, a :class:`~goboom_env.models.RenamedModelWarning` (a shipped model named by its former name)
-    is one line on stderr, ``note: the shipped model 'classic4' is now named ...``, once per name; other warnings
-    are shown as before."""
-    from goboom_env.models import RenamedModelWarning
-
-    shown: set[str] = set()
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", RenamedModelWarning)
-        previous = warnings.showwarning
-
-        def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
-            if not issubclass(category, RenamedModelWarning):
-                previous(message, category, *args, **kwargs)  # type: ignore[arg-type]
-            elif str(message) not in shown:
-                shown.add(str(message))
-                print(f"note: {message}", file=sys.stderr)
-
-        warnings.showwarning = show
-        yield
 
 
 def _silence_stdout() -> None:

@@ -45,9 +45,6 @@ G = TypeVar("G", bound=GameArgs)
 
 ALIASES = {"--players": "--num-players"}
 """Short spellings of options every command has."""
-RENAMED = {"--lr": "--learning-rate", "--entropy-coeff": "--ent-coef", "--clip-param": "--clip-range",
-           "--hidden": "--net-arch", "--num-epochs": "--n-epochs", "--batch-size": "--minibatch-size"}
-"""Former PPO option names (of train-rllib, and --batch-size of train): refused with the name to use instead."""
 CONFIG_HELP = "TOML file (JSON if its name ends in .json) of settings; keys = field names, e.g. num_players = 3"
 PRESET_HELP = "start from a named game configuration (goboom_env.config.PRESETS)"
 
@@ -281,14 +278,10 @@ def _flags(cls: type) -> set[str]:
 
 
 def _spelled_out(argv: Sequence[str]) -> list[str]:
-    """``argv`` with the short spellings of :data:`ALIASES` replaced by the options they stand for; a former
-    name (:data:`RENAMED`) is a UsageError naming the new one."""
+    """``argv`` with the short spellings of :data:`ALIASES` replaced by the options they stand for."""
     out = []
     for arg in argv:
         name, sep, value = arg.partition("=")
-        if name in RENAMED:
-            raise UsageError(f"{name} is now {RENAMED[name]}: every trainer names its PPO settings alike "
-                             "(see --help)")
         out.append(ALIASES.get(name, name) + sep + value)
     return out
 

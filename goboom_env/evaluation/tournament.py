@@ -23,7 +23,6 @@ import json
 import multiprocessing
 import signal
 import time
-import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -425,11 +424,3 @@ def _check_args(config: GameConfig, agents: Sequence[str], games: int, seed: int
     check_episode(episode)
     return check_int("games", games, 1), check_int("seed", seed, 0), check_int("processes", processes, 1)
 
-
-def __getattr__(name: str) -> Any:
-    """``GameRecord``, the earlier name of :class:`GameOutcome`, with a DeprecationWarning."""
-    if name == "GameRecord":
-        warnings.warn("goboom_env.evaluation.tournament.GameRecord is deprecated: use GameOutcome "
-                      "(goboom_env.records.GameRecord is the saved game)", DeprecationWarning, stacklevel=2)
-        return GameOutcome
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ from goboom_env import __version__
 from goboom_env.cli import main
 from goboom_env.cli.demo import DemoArgs
 from goboom_env.cli.evaluate import EvaluateArgs
-from goboom_env.cli.options import RENAMED, UsageError, parse
+from goboom_env.cli.options import parse
 from goboom_env.cli.play import PlayArgs
 from goboom_env.cli.train_rllib import RLlibCommand
 from goboom_env.config import GameConfig
@@ -91,11 +91,6 @@ def test_each_backend_gets_the_shared_settings_under_its_own_names() -> None:
     assert sb3_ppo_kwargs(args) == {"learning_rate": 0.1, "n_epochs": 3, "batch_size": 64, "gamma": 0.9,
                                     "gae_lambda": 0.8, "ent_coef": 0.05, "vf_coef": 0.7, "clip_range": 0.3}
 
-
-@pytest.mark.parametrize("old", sorted(RENAMED))
-def test_former_ppo_option_names_are_refused_with_the_new_one(old: str) -> None:
-    with pytest.raises(UsageError, match=f"{old} is now {RENAMED[old]}"):
-        parse(RLlibArgs, [old, "1"], "goboom train-rllib")
 
 
 def test_settings_files_are_toml_or_json_with_the_field_names(tmp_path: Path) -> None:

@@ -34,12 +34,6 @@ def test_env_id_follows_pettingzoo_naming() -> None:
     assert env.unwrapped.config == GameConfig(variant="jokers", num_players=3)
 
 
-def test_old_env_id_still_makes_the_env_and_warns() -> None:
-    with pytest.warns(DeprecationWarning, match=f"'goboom/GoBoom-v0' is deprecated: use '{ENV_ID}'"):
-        env = pettingzoo.make("aec", "goboom/GoBoom-v0", num_players=3)
-    assert env.unwrapped.config == GameConfig(num_players=3)
-
-
 def test_reimporting_the_package_does_not_register_twice() -> None:
     import importlib
     import warnings

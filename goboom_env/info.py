@@ -1,5 +1,0 @@
-"""Deprecated module path: see :mod:`goboom_env.player_view`."""
-
-from goboom_env._moved import forward
-
-__getattr__, __dir__ = forward(__name__, "goboom_env.player_view")
