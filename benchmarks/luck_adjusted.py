@@ -5,8 +5,8 @@ against n-1 copies of the best one, the baselines), adjusted with ``--rollouts``
 configuration: the raw and adjusted win rates of the evaluated agent, the variance reduction factor (raw / adjusted
 variance of its per-deal scores) with its 95% bootstrap interval over the deals, the games the adjusted estimate
 needs for the interval width raw duplicate play reaches at 4,000 games (4000 / factor), and the estimator's cost in
-seconds per game. ``setup_s`` is the time before
-the first game is adjusted (replaying the games, fitting the value). Writes ``luck.md`` and ``luck.json`` into
+seconds per game. ``setup_s`` is the time before the first game is adjusted (replaying the games).
+Writes ``luck.md`` and ``luck.json`` into
 ``--out``.
 
     .venv/bin/python benchmarks/luck_adjusted.py --games 160 --rollouts 8 --out results/luck
@@ -24,8 +24,7 @@ import numpy as np
 from scipy import stats
 
 from goboom_env.config import GameConfig
-from goboom_env.evaluation.luck import DEFAULT_DRAW_SAMPLES, DEFAULT_ROLLOUTS, DEFAULT_VALUE, VALUES, luck_adjust
-from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS
+from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS, luck_adjust
 from goboom_env.evaluation.report import markdown_table
 from goboom_env.evaluation.tournament import run_tournament
 
@@ -51,8 +50,7 @@ def variance_ratio_interval(raw: np.ndarray, adjusted: np.ndarray, seed: int = 0
     return float(ci.low), float(ci.high)
 
 
-def measure(name: str, games: int, value: str, rollouts: int, seed: int, agents: list[str] | None = None,
-            net_hands: int = DEFAULT_NET_HANDS, draw_samples: int = DEFAULT_DRAW_SAMPLES) -> dict[str, Any]:
+def measure(name: str, games: int, rollouts: int, seed: int, agents: list[str] | None = None) -> dict[str, Any]:
     """One configuration's row; ``agents`` = (evaluated, baseline) instead of the configuration's pair."""
     config, evaluated, baseline = CONFIGS[name]
     evaluated, baseline = agents or (evaluated, baseline)
@@ -60,8 +58,7 @@ def measure(name: str, games: int, value: str, rollouts: int, seed: int, agents:
     result = run_tournament(config, [evaluated] + [baseline] * (n - 1), games, seed=seed, duplicate=True,
                             episode="hand", progress=False)
     started = time.perf_counter()
-    luck = luck_adjust(result, value=value, rollouts=rollouts, progress=False, net_hands=net_hands,
-                       draw_samples=draw_samples)
+    luck = luck_adjust(result, rollouts=rollouts, progress=False)
     setup = time.perf_counter() - started - sum(g.seconds for g in luck.games)
     row = luck.table()[0]
     factor = row["variance_reduction"]
@@ -79,23 +76,17 @@ def measure(name: str, games: int, value: str, rollouts: int, seed: int, agents:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=160, help="games per configuration (rounded to whole deals)")
-    parser.add_argument("--value", default=DEFAULT_VALUE, choices=VALUES, help="the value estimator")
-    parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="playouts per value (--value rollouts)")
-    parser.add_argument("--net-hands", type=int, default=DEFAULT_NET_HANDS,
-                        help="heuristic hands the net value trains on (--value net)")
-    parser.add_argument("--draw-samples", type=int, default=DEFAULT_DRAW_SAMPLES,
-                        help="stock orders a draw's expectation averages (--value fitted or net)")
+    parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="playouts per value")
     parser.add_argument("--agents", nargs=2, metavar=("EVALUATED", "BASELINE"), help="instead of each pair")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--out", type=Path, default=Path("results/luck"))
     args = parser.parse_args()
-    if min(args.games, args.rollouts, args.draw_samples) < 1:
-        parser.error("--games, --rollouts and --draw-samples must be at least 1")
+    if min(args.games, args.rollouts) < 1:
+        parser.error("--games and --rollouts must be at least 1")
     rows = []
     for name in args.configs:
-        rows.append(measure(name, args.games, args.value, args.rollouts, args.seed, args.agents, args.net_hands,
-                            args.draw_samples))
+        rows.append(measure(name, args.games, args.rollouts, args.seed, args.agents))
         print(markdown_table(rows[-1:]), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "luck.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},

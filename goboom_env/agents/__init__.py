@@ -24,7 +24,7 @@ spec                 variant    idea (details in each class docstring)
 ``ismcts:iters=N``   both       information-set Monte-Carlo tree search (:mod:`~goboom_env.agents.ismcts`)
 ``ppo:PATH``         both       a MaskablePPO model (an entry point into ``goboom_env.training``)
 ``rllib:PATH``       both       an RLlib checkpoint (an entry point into ``goboom_env.training``)
-``ppo-ismcts:PATH``  both       ISMCTS guided by a model: its policy as prior, its belief head weighs the deals
+``ppo-ismcts:PATH``  both       ISMCTS guided by a model: its policy as the prior at the root
 ===================  =========  ==========================================================================
 
 ``openspiel-ismcts:sims=N`` (both variants) is OpenSpiel's own ``ISMCTSBot`` searching the ``python_goboom``

@@ -39,7 +39,6 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -59,9 +58,6 @@ POINTS_WEIGHT = 1e-3
 ROLLOUTS = ("heuristic", "random")
 OPTIONS = ("iters", "ms", "c", "rollout", "infer")
 """The options of an ``ismcts:`` spec."""
-DEFAULT_SAMPLES = 8
-MAX_SAMPLES = 1024
-"""Candidate deals per iteration of a guided search (``samples``)."""
 MOVER_SHIFT = 6
 ACTION_BITS = (1 << MOVER_SHIFT) - 1
 """A child's key is ``seat << MOVER_SHIFT | action`` (actions are 0..53)."""
@@ -149,12 +145,8 @@ class ISMCTSAgent:
         for i in range(self.iters):
             if deadline is not None and i and time.perf_counter() >= deadline:
                 break
-            self._iterate(root, self._determinization(determinizer, rng), rng)
+            self._iterate(root, determinizer.sample(rng), rng)
         return root
-
-    def _determinization(self, determinizer: Determinizer, rng: random.Random) -> Hand:
-        """The hand of one iteration: a consistent deal of the hidden cards."""
-        return determinizer.sample(rng)
 
     def _root_bias(self, action: int, child: Node) -> float:
         """A bonus added to a root child's UCB score (none here; a guided search adds its prior's)."""
@@ -213,78 +205,48 @@ class ISMCTSAgent:
         return untried[int(rng.random() * len(untried))]
 
 
-@dataclass(frozen=True)
-class Guidance:
-    """What a trained model tells one guided search, from the searcher's observation."""
-
-    prior: np.ndarray
-    """``[54]``: the policy's probability of each of the searcher's moves (0 on the illegal ones)."""
-    log_odds: np.ndarray | None
-    """``[n, 53]`` by absolute seat: the belief's log-odds that the seat holds the face (the searcher's own row
-    unused); None to deal the hidden cards as plain ISMCTS does."""
-
-
-Guide = Callable[[Observation, PlayerView], Guidance]
-"""Computes a decision's :class:`Guidance` from the observation and the view."""
+Guide = Callable[[Observation, PlayerView], np.ndarray]
+"""A trained model's prior for one decision, from the searcher's observation and view: ``[54]``, the policy's
+probability of each of the searcher's moves (0 on the illegal ones)."""
 
 
 class GuidedISMCTSAgent(ISMCTSAgent):
-    """ISMCTS guided by a trained model (:data:`Guide`): its policy is a prior at the root, its belief weighs the deals.
-
-    * *prior*: the root's children are expanded in the order of the policy's probabilities, and each root child's
-      UCB score gains ``prior x P(move) / (1 + visits)`` (progressive bias: the prior leads while a move has few
-      visits; the search's own results take over as they accumulate);
-    * *belief*: each iteration deals ``samples`` candidate determinizations and keeps one with probability in
-      proportion to its likelihood under the belief (sampling-importance-resampling: the product over the other
-      seats' cards of the belief's odds that the seat holds them), so that deals the table's history makes likely are
-      searched more often. ``samples=1`` deals as plain ISMCTS does.
+    """ISMCTS guided by a trained model's policy (:data:`Guide`): the root's children are expanded in the order of the
+    policy's probabilities, and each root child's UCB score gains ``prior x P(move) / (1 + visits)`` (progressive
+    bias: the prior leads while a move has few visits; the search's own results take over as they accumulate).
 
     ``name`` names the model (``ppo-ismcts:PATH``, from its loader); the search's options follow it in the agent's
     name. The other options are :class:`ISMCTSAgent`'s."""
 
     def __init__(self, config: GameConfig, guide: Guide, name: str, seed: int | None = None, prior: float = 1.0,
-                 samples: int = DEFAULT_SAMPLES, **options: object) -> None:
+                 **options: object) -> None:
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise ValueError(f"unknown {name.partition(':')[0]} option(s) {', '.join(unknown)}; the options are "
-                             f"path, {', '.join(OPTIONS)}, prior, samples")
+                             f"path, {', '.join(OPTIONS)}, prior")
         super().__init__(config, seed, **options)  # type: ignore[arg-type]
         self.guide = guide
         self.prior = check_number("prior", prior, allow_zero=True)
-        self.samples = check_int("samples", samples, 1, MAX_SAMPLES)
         search = self.name.partition(":")[2]
         extra = [f"prior={self.prior:g}"] if self.prior != 1.0 else []
-        extra += [f"samples={self.samples}"] if self.samples != DEFAULT_SAMPLES else []
         self.name = ",".join([name, *filter(None, [search, *extra])])
-        self._guidance: Guidance | None = None
+        self._prior: np.ndarray | None = None
 
     def _decision_search(self, observation: Observation, view: PlayerView) -> Node:
-        self._guidance = self.guide(observation, view)
+        self._prior = self.guide(observation, view)
         try:
             return self.search(view)
         finally:
-            self._guidance = None
-
-    def _determinization(self, determinizer: Determinizer, rng: random.Random) -> Hand:
-        log_odds = None if self._guidance is None else self._guidance.log_odds
-        if log_odds is None or self.samples == 1:
-            return determinizer.sample(rng)
-        me = determinizer.view.seat
-        deals = [determinizer.deal(rng) for _ in range(self.samples)]
-        scores = [sum(float(log_odds[seat, hand].sum()) for seat, hand in enumerate(hands) if seat != me)
-                  for hands, _stock in deals]
-        top = max(scores)
-        pick = rng.choices(range(len(deals)), weights=[math.exp(x - top) for x in scores])[0]
-        return determinizer.hand_of(*deals[pick])
+            self._prior = None
 
     def _root_bias(self, action: int, child: Node) -> float:
-        if self._guidance is None:
+        if self._prior is None:
             return 0.0
-        return self.prior * float(self._guidance.prior[action]) / (1 + child.visits)
+        return self.prior * float(self._prior[action]) / (1 + child.visits)
 
     def _expansion(self, hand: Hand, untried: list[int], rng: random.Random, at_root: bool) -> int:
-        if at_root and self._guidance is not None:
-            prior = self._guidance.prior
+        if at_root and self._prior is not None:
+            prior = self._prior
             return max(untried, key=lambda a: prior[a])
         return super()._expansion(hand, untried, rng, at_root)
 

@@ -93,32 +93,19 @@ class EvaluateArgs(GameArgs):
 
     luck_adjusted: bool = False
     """Also report luck-adjusted win rates (AIVAT, docs/evaluation.md): each hand's outcome minus the luck of the
-    deal, of the cards drawn and of the heuristics' and random's tie-breaks, valued by --value; the same mean, less
-    variance.
+    deal, of the cards drawn and of the heuristics' and random's tie-breaks, valued by --rollouts playouts; the
+    same mean, less variance.
     Needs --episode hand, one tournament (not --pairwise); the first agent is the one evaluated."""
-    value: str = "rollouts"  # goboom_env.evaluation.luck.DEFAULT_VALUE (not imported: it loads the tournament code)
-    """The value of --luck-adjusted: rollouts (the mean of --rollouts playouts from the true state, each seat played
-    by its own agent, a search's by the heuristic; about 0.07 s per classic 4p hand with 32 for heuristics, 0.2 s
-    for a network; removes the most variance), fitted (a fixed function of the full state, fitted
-    on --fit-hands heuristic hands before the games are adjusted; about 0.02 s per classic 4p hand) or net (a small
-    MLP of the full state, trained on 40,000 heuristic hands before the games are adjusted, one to two minutes for 4
-    players; 0.02 s per classic 4p hand)."""
     rollouts: int = 32  # goboom_env.evaluation.luck.DEFAULT_ROLLOUTS
-    """Playouts per value of --value rollouts (more: less noise in the adjustment, proportionally slower)."""
-    draw_samples: int = 32  # goboom_env.evaluation.luck.DEFAULT_DRAW_SAMPLES
-    """Random stock orders the expectation of each draw averages, with --value fitted or net (more: less noise in
-    each draw's correction, proportionally slower; the playouts of --value rollouts draw their own)."""
-    fit_hands: int = 1000  # goboom_env.evaluation.luck_value.DEFAULT_FIT_HANDS
-    """Heuristic hands the --value fitted is fitted on (from a fixed seed: the same value on every run)."""
+    """Playouts per value of --luck-adjusted: the mean win share of --rollouts playouts from the true state, each
+    seat played by its own agent, a search's by the heuristic (about 0.07 s per classic 4p hand with 32 for
+    heuristics, 0.2 s for a network; more: less noise in the adjustment, proportionally slower)."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (``episode`` may also be ``both``)."""
         check_choice("episode", self.episode, EPISODE_CHOICES)
         check_int("--save-games", self.save_games, 0)
         check_int("--rollouts", self.rollouts, 1)
-        check_int("--fit-hands", self.fit_hands, 1)
-        check_int("--draw-samples", self.draw_samples, 1)
-        check_choice("--value", self.value, ("fitted", "rollouts", "net"))
         if self.luck_adjusted and self.episode != "hand":
             raise ValueError(f"--luck-adjusted values single hands: add --episode hand (got --episode {self.episode})")
         if self.luck_adjusted and self.pairwise:
@@ -238,8 +225,7 @@ def _luck(args: EvaluateArgs, runs: Mapping[str, Run]) -> LuckAdjustment | None:
 
     result = runs["hand"][0]
     assert result is not None, "validate() refuses --luck-adjusted with --pairwise"
-    return luck_adjust(result, value=args.value, rollouts=args.rollouts, fit_hands=args.fit_hands,
-                       draw_samples=args.draw_samples, progress=args.progress)
+    return luck_adjust(result, rollouts=args.rollouts, progress=args.progress)
 
 
 def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwise: Pairwise | None,

@@ -14,24 +14,20 @@ Corrected events:
   one event, its outcome every card the action takes. Given all the engine knows before it, the rest of the
   stock is in a uniformly random order (jokers buried under it, R2.3, stay at the bottom), so its expectation is
   estimated without bias by the mean of the value after the action over random orders drawn independently of
-  the game (:func:`keyed_stock`; ``draw_samples`` of them for the fitted and net values, one per playout for the
-  playouts);
+  the game (:func:`keyed_stock`, one per playout);
 * **the decisions of every agent whose action distribution is known** (``action_distribution``: the heuristics'
   random tie-breaks, ``random``'s uniform choice), the evaluated agent's included: the expectation is the mean over
   that distribution of each action's expected value. A deterministic choice has nothing to correct, and an agent
   without a known policy (a network, a search) is never corrected.
 
-The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: by default (``value="rollouts"``) seat
-``s``'s mean win share (the tournament's outcome of a hand,
-:meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over ``rollouts`` playouts from the true state (every
-hand known, the unknown part of the stock in a random order) in which every seat plays the agent that sits there
-(:func:`playout_moves`: a heuristic's engine form, else the agent on its observations; the variant's best heuristic for
-a search), so that the value foresees the evaluated agent's own moves too. Sample ``k`` of every value of one deal
-orders the stock by the same random key of each card copy (and playout ``k`` breaks ties with the same stream), seeded
-by the tournament seed and the deal: common random numbers, so values of states that differ by one card or one action
-differ mostly by that card or action, not by sampling noise. With ``value="fitted"``, a deterministic function of the
-full state fitted on heuristic hands from a fixed seed (:mod:`goboom_env.evaluation.luck_value`); with ``value="net"``,
-a small MLP of the full state trained the same way (:mod:`goboom_env.evaluation.luck_net`).
+The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: seat ``s``'s mean win share (the
+tournament's outcome of a hand, :meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over ``rollouts``
+playouts from the true state (every hand known, the unknown part of the stock in a random order) in which every seat
+plays the agent that sits there (:func:`playout_moves`: a heuristic's engine form, else the agent on its observations;
+the variant's best heuristic for a search), so that the value foresees the evaluated agent's own moves too. Sample
+``k`` of every value of one deal orders the stock by the same random key of each card copy (and playout ``k`` breaks
+ties with the same stream), seeded by the tournament seed and the deal: common random numbers, so values of states
+that differ by one card or one action differ mostly by that card or action, not by sampling noise.
 
 Each term has zero mean given the state before its event (the expectation is an unbiased estimate of the mean
 over exactly the distribution the event is drawn from, by orders drawn independently of it), hence
@@ -61,11 +57,9 @@ from tqdm import tqdm
 
 from goboom_env.agents import Observation, Policy, make_agent
 from goboom_env.agents.rollout import AGENT_MOVES, HEURISTIC_MOVES, Move, play_out
-from goboom_env.cards import NUM_FACES
+from goboom_env.cards import DRAW_OR_PASS, NUM_FACES, boom_mask
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
-from goboom_env.evaluation.luck_net import DEFAULT_NET_HANDS, NetValue, net_value
-from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS, FittedValue, draws_cards, fitted_value, win_shares
 from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.stats import Z95, PairedTest, paired_test
 from goboom_env.evaluation.tournament import TournamentResult, record_games
@@ -76,29 +70,6 @@ from goboom_env.records import GameRecord
 DEFAULT_ROLLOUTS = 32
 """Playouts per value of ``value="rollouts"``: 0.04 to 0.2 s per hand on one core; fewer, more noise (the variance
 reduction grows up to about 32 playouts and little beyond, docs/evaluation.md)."""
-VALUES = ("fitted", "rollouts", "net")
-"""The value estimators: the fitted value (:mod:`goboom_env.evaluation.luck_value`), playouts, or the net
-value (:mod:`goboom_env.evaluation.luck_net`, trained in numpy at the start of the evaluation)."""
-DEFAULT_DRAW_SAMPLES = 32
-"""Stock orders the expectation of a draw averages for the fitted and net values (:class:`ModelValue`): more, less
-noise in each draw's correction, proportionally slower."""
-DEFAULT_VALUE = "rollouts"
-"""The default estimator: playouts with every seat's own agent, the value that removes the most variance
-(docs/evaluation.md)."""
-
-
-class StateValue(Protocol):
-    """A fixed value function of luck adjustment (:class:`RolloutValue`, :class:`ModelValue`)."""
-
-    def value(self, hand: Hand, buried: int, seed: int) -> np.ndarray:
-        """Every seat's value of the state ``hand``: what the engine knows, the stock's order unknown."""
-        ...
-
-    def expected(self, hand: Hand, buried: int, action: int, seed: int) -> np.ndarray:
-        """An unbiased estimate of the mean of :meth:`value` after ``action`` over the stock's unknown order,
-        from orders drawn independently of the game (:func:`keyed_stock`); the value after it when no order could
-        change what it draws."""
-        ...
 
 
 @runtime_checkable
@@ -138,10 +109,6 @@ class LuckAdjustment:
     """The specs whose decisions were corrected."""
     games: list[GameLuck]
     elapsed: float = field(default=0.0, compare=False)
-    value: str = DEFAULT_VALUE
-    """The value estimator (:data:`VALUES`)."""
-    draw_samples: int = DEFAULT_DRAW_SAMPLES
-    """Stock orders each draw's expectation averaged (fitted and net values)."""
     seated: tuple[str, ...] = ()
     """The specs that play their own seats in the playouts (``value="rollouts"``); the heuristic plays the rest."""
 
@@ -195,8 +162,8 @@ class LuckAdjustment:
         return rows
 
     def label(self) -> str:
-        """The value estimator in words: ``fitted value``, ``net value`` or ``8 playouts a value``."""
-        return value_label(self.value, self.rollouts)
+        """The value estimator in words: ``8 playouts a value``."""
+        return f"{self.rollouts} playouts a value"
 
     def seconds_per_game(self) -> float:
         """The estimator's cost: wall-clock seconds per hand adjusted."""
@@ -204,8 +171,7 @@ class LuckAdjustment:
 
     def summary(self) -> dict[str, Any]:
         """The estimator's settings and cost."""
-        return {"value": self.value, "rollouts": self.rollouts, "draw_samples": self.draw_samples,
-                "corrected": list(self.corrected), "seated": list(self.seated),
+        return {"rollouts": self.rollouts, "corrected": list(self.corrected), "seated": list(self.seated),
                 "games": len(self.games), "seconds_per_game": round(self.seconds_per_game(), 4),
                 "elapsed_s": round(self.elapsed, 3)}
 
@@ -213,11 +179,6 @@ class LuckAdjustment:
         """Summary, table, the adjusted paired tests and every game as JSON-friendly data."""
         return {"summary": self.summary(), "table": self.table(), "paired": [t.to_dict() for t in self.paired()],
                 "games": [asdict(g) for g in self.games]}
-
-
-def value_label(value: str, rollouts: int) -> str:
-    """``value`` (:data:`VALUES`) in words, with its playouts for ``"rollouts"``."""
-    return f"{rollouts} playouts a value" if value == "rollouts" else f"{value} value"
 
 
 def mean_interval(scores: np.ndarray, z: float = Z95) -> tuple[float, float]:
@@ -263,6 +224,21 @@ def keyed_stock(hand: Hand, buried: int, keys: np.ndarray) -> list[int]:
     return hand.stock[:bottom] + [face for _, face in tagged]
 
 
+def win_shares(hand: Hand) -> np.ndarray:
+    """Per seat: 1/k if among the k winners of the finished hand, else 0."""
+    winners = hand.winners()
+    shares = np.zeros(hand.n)
+    shares[winners] = 1.0 / len(winners)
+    return shares
+
+
+def draws_cards(hand: Hand, action: int) -> bool:
+    """Whether ``action`` takes a card from the stock (a draw, or a boom with a stock to draw from)."""
+    if not hand.stock or hand.n < 2:
+        return False
+    return action == DRAW_OR_PASS or (not hand.classic and (boom_mask(hand.config.aces_mode) >> action) & 1 == 1)
+
+
 def uncertain_draw(hand: Hand, buried: int, action: int) -> bool:
     """Whether ``action`` takes cards from the stock that its unknown order could change: a draw or a boom with two
     different faces among the cards that could come (the buried jokers come last, R2.3)."""
@@ -272,36 +248,6 @@ def uncertain_draw(hand: Hand, buried: int, action: int) -> bool:
 def copies_of(config: GameConfig) -> int:
     """The most copies of one face a deck of ``config`` holds."""
     return max(config.num_decks, config.num_jokers, 1)
-
-
-@dataclass(frozen=True, eq=False)
-class ModelValue:
-    """The fitted or the net value as a :class:`StateValue`: ``model.batch(hands)`` values states, and the
-    expectation of an action that draws is the mean over ``samples`` keyed stock orders (:func:`keyed_stock`) of the
-    value after it: unbiased, since each order is uniformly random and drawn independently of the game."""
-
-    model: FittedValue | NetValue
-    samples: int = DEFAULT_DRAW_SAMPLES
-
-    def value(self, hand: Hand, buried: int, seed: int) -> np.ndarray:
-        """The model's value of ``hand`` (``buried`` and ``seed`` unused: it has no randomness)."""
-        return self.model.batch([hand])[0]
-
-    def expected(self, hand: Hand, buried: int, action: int, seed: int) -> np.ndarray:
-        """The mean value after ``action`` over ``samples`` stock orders keyed from ``seed`` (exact when it draws
-        nothing the order could change)."""
-        if not uncertain_draw(hand, buried, action):
-            after = hand.copy()
-            after.apply(action)
-            return self.value(after, buried, seed)
-        copies = copies_of(hand.config)
-        states = []
-        for k in range(self.samples):
-            state = hand.copy()
-            state.stock = keyed_stock(hand, buried, stock_keys(seed, k, copies))
-            state.apply(action)
-            states.append(state)
-        return self.model.batch(states).mean(axis=0)
 
 
 class RolloutValue:
@@ -369,15 +315,15 @@ def playout_seed(seed: int, deal: int) -> int:
     return int(np.random.SeedSequence([seed, 2, deal]).generate_state(1, np.uint64)[0])
 
 
-def deal_term(value: StateValue, hand: Hand, buried: int, seed: int) -> np.ndarray:
+def deal_term(value: RolloutValue, hand: Hand, buried: int, seed: int) -> np.ndarray:
     """The deal's correction: the value of the hand as dealt minus ``1/n`` (its mean over deals, by symmetry)."""
     return value.value(hand, buried, seed) - 1.0 / hand.n
 
 
-def draw_term(value: StateValue, hand: Hand, buried: int, action: int, seed: int,
+def draw_term(value: RolloutValue, hand: Hand, buried: int, action: int, seed: int,
               expected: np.ndarray | None = None) -> np.ndarray:
     """The correction of the cards ``action`` takes from the stock: the value once they are drawn minus its
-    expectation (``expected``, else :meth:`StateValue.expected`); zero when no order could change them."""
+    expectation (``expected``, else :meth:`RolloutValue.expected`); zero when no order could change them."""
     if not uncertain_draw(hand, buried, action):
         return np.zeros(hand.n)
     if expected is None:
@@ -390,7 +336,7 @@ def draw_term(value: StateValue, hand: Hand, buried: int, action: int, seed: int
 def decision_term(expectations: Mapping[int, np.ndarray], distribution: Mapping[int, float], action: int,
                   seat: int = 0) -> np.ndarray:
     """The correction of a known policy's decision: the expected value after ``action`` minus its mean over the
-    policy's ``distribution`` (``expectations[a]``: :meth:`StateValue.expected` of each action it could play)."""
+    policy's ``distribution`` (``expectations[a]``: :meth:`RolloutValue.expected` of each action it could play)."""
     if action not in distribution:
         raise ValueError(f"seat {seat} played {action}, which its policy never plays here "
                          f"({sorted(distribution)}): is it the agent the record names?")
@@ -399,8 +345,8 @@ def decision_term(expectations: Mapping[int, np.ndarray], distribution: Mapping[
     return expectations[action] - sum(p * expectations[a] for a, p in distribution.items())
 
 
-def adjust_record(record: GameRecord, value: StateValue, known: Mapping[int, KnownPolicy],
-                  seed: int = 0, game: int = 0, deal: int = 0, in_play: StateValue | None = None) -> GameLuck:
+def adjust_record(record: GameRecord, value: RolloutValue, known: Mapping[int, KnownPolicy],
+                  seed: int = 0, game: int = 0, deal: int = 0, in_play: RolloutValue | None = None) -> GameLuck:
     """The luck-adjusted outcome of one recorded hand; ``known[seat]`` is each corrected seat's policy, ``seed``
     and ``deal`` fix the sampled stock orders and playouts (:func:`playout_seed`). ``value`` values the deal
     (it must treat every seat alike, :func:`deal_term`); ``in_play`` (default ``value``) the draws and decisions,
@@ -473,17 +419,10 @@ def known_policies(config: GameConfig, specs: Iterable[str]) -> dict[str, KnownP
     return out
 
 
-def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
-                        fit_hands: int = DEFAULT_FIT_HANDS, corrected: Sequence[str] | None = None,
-                        progress: bool = True,
-                        net_hands: int = DEFAULT_NET_HANDS, draw_samples: int = DEFAULT_DRAW_SAMPLES) -> LuckAdjustment:
-    """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``).
-
-    ``value``: ``"fitted"`` (fitted on ``fit_hands`` heuristic hands from a fixed seed, before any game is
-    adjusted), ``"rollouts"`` (``rollouts`` playouts a value, each seat played by its own agent where it can be:
-    :func:`playout_moves`) or ``"net"`` (an MLP trained on
-    ``net_hands`` heuristic hands from a fixed seed, before any game is adjusted); ``draw_samples``: the stock
-    orders a draw's expectation averages with those two (:class:`ModelValue`; the playouts draw their own).
+def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAULT_ROLLOUTS,
+                        corrected: Sequence[str] | None = None, progress: bool = True) -> LuckAdjustment:
+    """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``), valued by
+    ``rollouts`` playouts a value, each seat played by its own agent where it can be (:func:`playout_moves`).
 
     ``corrected``: the specs whose decisions are corrected (default: every spec whose agent exposes
     ``action_distribution``, the evaluated one included). The playout seeds come from each record's ``meta`` (``seed``,
@@ -492,11 +431,6 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
     if not records:
         raise ValueError("no games to adjust")
     rollouts = check_int("rollouts", rollouts, 1)
-    fit_hands = check_int("fit_hands", fit_hands, 1)
-    net_hands = check_int("net_hands", net_hands, 1)
-    draw_samples = check_int("draw_samples", draw_samples, 1)
-    if value not in VALUES:
-        raise ValueError(f"value must be one of {VALUES}, got {value!r}")
     config = records[0].config
     for i, record in enumerate(records):
         if record.episode != "hand" or len(record.hands) != 1:
@@ -513,32 +447,22 @@ def luck_adjust_records(records: Sequence[GameRecord], *, value: str = DEFAULT_V
         raise ValueError(f"corrected specs {unknown} play no seat of these games (seats: {specs})")
     policies = known_policies(config, corrected)
     started = time.perf_counter()
-    estimator: StateValue
-    if value == "fitted":
-        estimator = ModelValue(fitted_value(config, fit_hands), draw_samples)
-    elif value == "net":
-        estimator = ModelValue(net_value(config, net_hands), draw_samples)
-    else:
-        estimator = RolloutValue(config, rollouts)
-    moves = playout_moves(config, specs) if isinstance(estimator, RolloutValue) else {}
-    label = value_label(value, rollouts)
+    estimator = RolloutValue(config, rollouts)
+    moves = playout_moves(config, specs)
+    label = f"{rollouts} playouts a value"
     games = []
     for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({label})",
                                     disable=not bars_shown(progress), unit="game", leave=False)):
         meta = record.meta
         known = {seat: policies[spec] for seat, spec in enumerate(record.seats) if spec in policies}
-        in_play = (estimator.seated({seat: moves[spec] for seat, spec in enumerate(record.seats) if spec in moves})
-                   if isinstance(estimator, RolloutValue) else estimator)
+        in_play = estimator.seated({seat: moves[spec] for seat, spec in enumerate(record.seats) if spec in moves})
         games.append(adjust_record(record, estimator, known, int(meta.get("seed", 0)), int(meta.get("game", i)),
                                    int(meta.get("deal", meta.get("game", i))), in_play))
-    return LuckAdjustment(config, rollouts, tuple(corrected), games, time.perf_counter() - started, value,
-                          draw_samples, tuple(moves))
+    return LuckAdjustment(config, rollouts, tuple(corrected), games, time.perf_counter() - started, tuple(moves))
 
 
-def luck_adjust(result: TournamentResult, *, value: str = DEFAULT_VALUE, rollouts: int = DEFAULT_ROLLOUTS,
-                fit_hands: int = DEFAULT_FIT_HANDS, corrected: Sequence[str] | None = None,
-                progress: bool = True, net_hands: int = DEFAULT_NET_HANDS,
-                draw_samples: int = DEFAULT_DRAW_SAMPLES) -> LuckAdjustment:
+def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS, corrected: Sequence[str] | None = None,
+                progress: bool = True) -> LuckAdjustment:
     """The luck-adjusted outcomes of a finished tournament of single hands (``episode="hand"``).
 
     The games are played again with a recorder (:func:`~goboom_env.evaluation.tournament.record_games`: a
@@ -547,9 +471,7 @@ def luck_adjust(result: TournamentResult, *, value: str = DEFAULT_VALUE, rollout
         raise ValueError(f"luck adjustment values single hands: the tournament plays episode={result.episode!r}; "
                          "play it with episode='hand' (--episode hand)")
     records = record_games(result, len(result.games))
-    return luck_adjust_records(records, value=value, rollouts=rollouts, fit_hands=fit_hands, corrected=corrected,
-                               progress=progress, net_hands=net_hands,
-                               draw_samples=draw_samples)
+    return luck_adjust_records(records, rollouts=rollouts, corrected=corrected, progress=progress)
 
 
 def _is_known(config: GameConfig, spec: str) -> bool:
@@ -557,21 +479,16 @@ def _is_known(config: GameConfig, spec: str) -> bool:
 
 
 __all__ = [
-    "DEFAULT_DRAW_SAMPLES",
     "DEFAULT_ROLLOUTS",
-    "DEFAULT_VALUE",
-    "VALUES",
-    "FittedValue",
     "GameLuck",
     "KnownPolicy",
     "LuckAdjustment",
-    "ModelValue",
     "RolloutValue",
-    "StateValue",
     "adjust_record",
     "deal_term",
     "decision_term",
     "draw_term",
+    "draws_cards",
     "keyed_stock",
     "known_policies",
     "luck_adjust",
@@ -580,7 +497,6 @@ __all__ = [
     "playout_seed",
     "stock_keys",
     "uncertain_draw",
-    "value_label",
     "variance_ratio",
     "win_shares",
 ]

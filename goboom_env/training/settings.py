@@ -274,15 +274,6 @@ class VectorArgs(SelfPlayArgs):
     """Fine-tune: start the actor of a fresh run from a saved model's actor (a zoo name such as classic-4p, or a
     path) trained on another game with the same observation size and --net-arch (classic 4p standard scoring ->
     reverse scoring). The critic starts fresh: pair it with --critic-warmup. Excludes --bc-games ("" = off)."""
-    anchor_kl: float = 0.0
-    """Keep the policy near its warm start (the actor as the run started: the clone of --bc-games or the model of
-    --init-actor): this coefficient x KL(policy || warm start) joins the loss once the actor learns, so that only
-    consistent advantages move it far, not the noise of a few thousand match outcomes (0 = off; e.g. 0.5)."""
-    belief_coef: float = 0.0
-    """Belief head: the actor's last hidden layer also predicts each opponent's hand (53 card logits per relative
-    seat), learned as a supervised loss against the engine's hidden cards with this weight (0 = off; e.g. 0.5).
-    The policy then shares a representation trained to infer the hidden cards from the observation; the saved
-    play-only model is the actor alone and reads the observation only. Not with --player-counts."""
     eval_every: int = 500_000
     eval_games: int = 1000
     timesteps: int = 2_000_000
@@ -332,12 +323,11 @@ class VectorArgs(SelfPlayArgs):
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         self.validate_self_play()
-        check_bounds(self, ">= 0", "time_limit", "critic_warmup", "anchor_kl", "belief_coef")
+        check_bounds(self, ">= 0", "time_limit", "critic_warmup")
         self.validate_observation()
-        for name in ("privileged_critic", "belief_coef"):
-            if getattr(self, name) and self.player_counts:
-                raise ValueError(f"{name} is for one table size: a generalist (--player-counts) pads its "
-                                 "observations to 12 seats and has no hidden-state layout to pad them with")
+        if self.privileged_critic and self.player_counts:
+            raise ValueError("privileged_critic is for one table size: a generalist (--player-counts) pads its "
+                             "observations to 12 seats and has no hidden-state layout to pad them with")
         if self.init_actor:
             if self.bc_games > 0:
                 raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "

@@ -1,9 +1,8 @@
-"""Luck-adjusted evaluation (goboom_env.evaluation.luck, the fitted value of goboom_env.evaluation.luck_value):
-each correction has zero mean: the sampled stock orders are uniformly random (counted over every order of a small
-stock), a draw's expectation is the mean over them, a decision's over the policy, and on fixed states the terms
-average to zero over the event's outcomes;
-adjusted and raw win rates agree on every family of configurations; known answers (parity of an agent against
-itself); the records path gives the same figures; bad input is refused."""
+"""Luck-adjusted evaluation (goboom_env.evaluation.luck): each correction has zero mean: the sampled stock orders are
+uniformly random (counted over every order of a small stock), a draw's expectation is the mean over them, a
+decision's over the policy, and on fixed states the terms average to zero over the event's outcomes; adjusted and raw
+win rates agree on every family of configurations; known answers (parity of an agent against itself); the records
+path gives the same figures; bad input is refused."""
 
 from __future__ import annotations
 
@@ -18,9 +17,7 @@ from goboom_env.cards import DRAW_OR_PASS, JOKER, deck_faces
 from goboom_env.config import GameConfig
 from goboom_env.engine import Hand, Match
 from goboom_env.evaluation.luck import (
-    ModelValue,
     RolloutValue,
-    StateValue,
     deal_term,
     decision_term,
     draw_term,
@@ -32,7 +29,6 @@ from goboom_env.evaluation.luck import (
     stock_keys,
     uncertain_draw,
 )
-from goboom_env.evaluation.luck_value import FittedValue, fitted_value
 from goboom_env.evaluation.tournament import TournamentResult, record_games, run_tournament
 from goboom_env.observation import observe
 from goboom_env.records import read, write
@@ -45,10 +41,6 @@ FAMILIES = {
     "jokers 4p": (GameConfig(variant="jokers", num_players=4), "jokers-shed", "jokers-boom"),
     "aces mode": (GameConfig(variant="jokers", num_players=3, num_jokers=0), "random", "jokers-boom"),
 }
-
-
-FIT_HANDS = 40
-"""A quick fit: any fixed value keeps the mean; the tests check that, not the fit's quality."""
 
 
 def against_baseline(config: GameConfig, evaluated: str, baseline: str, deals: int, seed: int) -> TournamentResult:
@@ -83,7 +75,7 @@ def first_draw(config: GameConfig, seed: int) -> tuple[Hand, int]:
     return hand, DRAW_OR_PASS
 
 
-def shuffled_draw_terms(value: StateValue, hand: Hand, action: int, seeds: range) -> np.ndarray:
+def shuffled_draw_terms(value: RolloutValue, hand: Hand, action: int, seeds: range) -> np.ndarray:
     """The corrections of ``action``'s draw, once per seed: the actual stock in a uniformly random order and the
     expectation's orders keyed from that seed, ``(len(seeds), n)``."""
     terms = []
@@ -125,10 +117,10 @@ def test_a_value_knows_the_stock_cards_not_their_order():
     shuffled = hand.copy()
     shuffled.stock = list(np.random.default_rng(2).permutation(shuffled.stock).tolist())
     assert shuffled.stock != hand.stock
-    for value in (RolloutValue(CLASSIC4, 3), ModelValue(fitted_value(CLASSIC4, FIT_HANDS), 4)):
-        np.testing.assert_array_equal(value.value(hand, 0, 5), value.value(shuffled, 0, 5))
-        np.testing.assert_array_equal(value.expected(hand, 0, DRAW_OR_PASS, 5),
-                                      value.expected(shuffled, 0, DRAW_OR_PASS, 5))
+    value = RolloutValue(CLASSIC4, 3)
+    np.testing.assert_array_equal(value.value(hand, 0, 5), value.value(shuffled, 0, 5))
+    np.testing.assert_array_equal(value.expected(hand, 0, DRAW_OR_PASS, 5),
+                                  value.expected(shuffled, 0, DRAW_OR_PASS, 5))
 
 
 @pytest.mark.parametrize("seed", [0, 3])
@@ -155,25 +147,6 @@ def test_seated_playouts_keep_a_draws_correction_at_zero_mean(seed):
     np.testing.assert_array_equal(randomly.value(hand, 0, 9), values[2])
     for value in (cover, randomly):
         assert_zero_mean(shuffled_draw_terms(value, hand, action, range(200)))
-
-
-def test_a_model_values_expectation_is_the_mean_over_its_sampled_orders():
-    """The fitted value's expectation of a draw: the mean, over its sample orders, of the value once the action has
-    drawn from that order; an action that draws nothing is valued exactly."""
-    value = ModelValue(fitted_value(CLASSIC4, FIT_HANDS), 5)
-    hand, action = first_draw(CLASSIC4, 1)
-    rows = []
-    for k in range(5):
-        state = hand.copy()
-        state.stock = keyed_stock(hand, 0, stock_keys(7, k, 1))
-        state.apply(action)
-        rows.append(value.model.value(state))
-    np.testing.assert_allclose(value.expected(hand, 0, action, 7), np.mean(rows, axis=0), atol=1e-12)
-    assert np.ptp(rows, axis=0).max() > 0  # the orders do draw different cards
-    play = next(a for a in dealt(CLASSIC4, 2).legal_actions() if a != DRAW_OR_PASS)
-    after = dealt(CLASSIC4, 2)
-    after.apply(play)
-    np.testing.assert_array_equal(value.expected(dealt(CLASSIC4, 2), 0, play, 7), value.model.value(after))
 
 
 def test_buried_jokers_are_known_to_be_drawn_last():
@@ -247,12 +220,8 @@ def test_the_action_distribution_leaves_the_agent_generator_alone():
 def test_adjusted_and_raw_win_rates_agree_on_every_family(family):
     config, evaluated, baseline = FAMILIES[family]
     result = against_baseline(config, evaluated, baseline, deals=2, seed=1)
-    luck = luck_adjust(result, value="rollouts", rollouts=1, progress=False)
-    fitted = luck_adjust(result, value="fitted", fit_hands=FIT_HANDS, progress=False)
+    luck = luck_adjust(result, rollouts=1, progress=False)
     assert luck.corrected == (evaluated, baseline)  # both say how likely their actions are
-    for game in fitted.games:
-        assert abs(sum(game.adjusted) - 1) < 1e-9
-    assert fitted.table()[0]["raw_win_rate"] == luck.table()[0]["raw_win_rate"]
     for game in luck.games:
         assert abs(sum(game.adjusted) - 1) < 1e-9  # the corrections of one game sum to zero over the seats
     raw = {r["agent"]: r for r in result.table()}
@@ -266,11 +235,9 @@ def test_the_saved_games_give_the_same_adjustment(tmp_path):
     """A tournament's games.jsonl is enough to recompute its adjustment later."""
     result = against_baseline(CLASSIC4, "classic-cover", "classic-tricks", deals=1, seed=2)
     write(tmp_path / "games.jsonl", record_games(result, 4), append=False)
-    for value in ("fitted", "rollouts"):
-        again = luck_adjust_records(read(tmp_path / "games.jsonl"), value=value, rollouts=4, fit_hands=FIT_HANDS,
-                                    progress=False)
-        first = luck_adjust(result, value=value, rollouts=4, fit_hands=FIT_HANDS, progress=False)
-        assert [g.adjusted for g in again.games] == [g.adjusted for g in first.games]
+    again = luck_adjust_records(read(tmp_path / "games.jsonl"), rollouts=4, progress=False)
+    first = luck_adjust(result, rollouts=4, progress=False)
+    assert [g.adjusted for g in again.games] == [g.adjusted for g in first.games]
 
 
 def test_bad_input_is_refused():
@@ -279,9 +246,7 @@ def test_bad_input_is_refused():
         luck_adjust(match_result, progress=False)
     result = run_tournament(CLASSIC4, ["classic-cover"] + ["classic-tricks"] * 3, 1, episode="hand", progress=False)
     with pytest.raises(ValueError, match="rollouts"):
-        luck_adjust(result, value="rollouts", rollouts=0, progress=False)
-    with pytest.raises(ValueError, match="value must be"):
-        luck_adjust(result, value="oracle", progress=False)
+        luck_adjust(result, rollouts=0, progress=False)
     with pytest.raises(ValueError, match="play no seat"):
         luck_adjust(result, corrected=["random"], progress=False)
     mixed = run_tournament(CLASSIC4, ["classic-cover", "mc:budget=2", "classic-tricks", "classic-tricks"], 1,
@@ -306,11 +271,9 @@ def test_an_agent_against_copies_of_itself_reads_parity():
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_many_games_adjusted_and_raw_agree(family):
     result = against_baseline(*FAMILIES[family], deals=40, seed=5)
-    for luck in (luck_adjust(result, value="fitted", fit_hands=200, progress=False),
-                 luck_adjust(result, progress=False)):  # the default: 32 playouts a value
-        for row in luck.table():
-            half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
-            assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
+    for row in luck_adjust(result, progress=False).table():  # the default: 32 playouts a value
+        half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
+        assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
 
 
 @pytest.mark.slow
@@ -363,28 +326,25 @@ def test_goboom_evaluate_luck_adjusted(tmp_path):
     from helpers import goboom, goboom_evaluate
 
     from goboom_env.cli.evaluate import EvaluateArgs
-    from goboom_env.evaluation.luck import DEFAULT_DRAW_SAMPLES, DEFAULT_ROLLOUTS, DEFAULT_VALUE
-    from goboom_env.evaluation.luck_value import DEFAULT_FIT_HANDS
+    from goboom_env.evaluation.luck import DEFAULT_ROLLOUTS
 
-    assert EvaluateArgs().rollouts == DEFAULT_ROLLOUTS and EvaluateArgs().value == DEFAULT_VALUE
-    assert EvaluateArgs().fit_hands == DEFAULT_FIT_HANDS and EvaluateArgs().draw_samples == DEFAULT_DRAW_SAMPLES
+    assert EvaluateArgs().rollouts == DEFAULT_ROLLOUTS
     done = goboom_evaluate(tmp_path / "out", "--variant", "classic", "--players", "2", "--agents", "classic-cover",
                            "classic-tricks", "--episode", "hand", "--duplicate", "--games", "4", "--luck-adjusted",
-                           "--value", "fitted", "--fit-hands", "20", "--draw-samples", "4")
+                           "--rollouts", "4")
     assert "Luck-adjusted win rates" in done.stdout
     data = json.loads((tmp_path / "out" / "luck.json").read_text())
     assert [r["agent"] for r in data["table"]] == ["classic-cover", "classic-tricks"]
-    assert data["summary"]["draw_samples"] == 4
+    assert data["summary"]["rollouts"] == 4
     assert "variance_reduction" in (tmp_path / "out" / "luck.csv").read_text()
     report = (tmp_path / "out" / "report.md").read_text()
     assert "## Luck-adjusted win rates" in report
-    assert "(fitted value; decisions corrected: classic-cover, classic-tricks;" in report
+    assert "(4 playouts a value; decisions corrected: classic-cover, classic-tricks;" in report
     assert "### Paired comparisons, luck-adjusted" in report and data["paired"][0]["a"] == "classic-cover"
     for extra, problem in ((["--episode", "match"], "--episode hand"),
                            (["--episode", "hand", "--pairwise"], "--pairwise"),
                            (["--episode", "hand", "--rollouts", "0"], "--rollouts"),
-                           (["--episode", "hand", "--draw-samples", "0"], "--draw-samples"),
-                           (["--episode", "hand", "--value", "oracle"], "--value")):
+                           (["--episode", "hand", "--value", "fitted"], "--value")):
         bad = goboom("evaluate", "--variant", "classic", "--games", "2", "--luck-adjusted", *extra,
                      "--out", str(tmp_path / "bad"))
         assert bad.returncode == 2 and problem in bad.stderr, bad.stderr
@@ -405,37 +365,11 @@ def test_a_search_with_a_time_limit_is_refused_before_its_games_are_replayed():
     assert len(luck_adjust(counted, rollouts=1, progress=False).games) == 4
 
 
-def test_the_fitted_value_is_deterministic_for_a_seed():
-    """The same configuration, hands and seed give the same weights (and a fresh fit, not the cached one, agrees)."""
-    first = fitted_value(CLASSIC4, FIT_HANDS, 3)
-    fitted_value.cache_clear()
-    again = fitted_value(CLASSIC4, FIT_HANDS, 3)
-    assert first is not again
-    np.testing.assert_array_equal(first.weights, again.weights)
-    assert not np.array_equal(first.weights, fitted_value(CLASSIC4, FIT_HANDS, 4).weights)
-    hand = dealt(CLASSIC4, 1)
-    np.testing.assert_allclose(first.value(hand).sum(), 1.0)
-    shuffled = hand.copy()
-    shuffled.stock = list(np.random.default_rng(2).permutation(shuffled.stock).tolist())
-    np.testing.assert_array_equal(first.value(hand), first.value(shuffled))  # the stock's order is unknown
-
-
-@pytest.mark.parametrize("seed", [0, 3])
-def test_the_fitted_values_draw_corrections_average_to_zero(seed):
-    """The draw terms of the fitted value over uniformly random stocks, and the deal's rotation symmetry."""
-    value = ModelValue(fitted_value(CLASSIC4, FIT_HANDS), 8)
-    hand, action = first_draw(CLASSIC4, seed)
-    assert_zero_mean(shuffled_draw_terms(value, hand, action, range(400)))
-    terms = [deal_term(value, dealt(CLASSIC4, 7, dealer), 0, 0) for dealer in range(4)]
-    np.testing.assert_allclose(np.mean(terms, axis=0), 0.0, atol=1e-12)
-
-
 def test_a_boom_is_one_chance_event_of_zero_mean():
     """Jokers: a boom gives a card to each other seat from the stock, one event whose correction averages to zero
     over random stocks; a random baseline's decision (draw or boom) averages to zero over its distribution."""
     config = FAMILIES["jokers 4p"][0]
-    value = ModelValue(fitted_value(config, FIT_HANDS), 8)
-    assert isinstance(value.model, FittedValue)
+    value = RolloutValue(config, 2)
     for seed in range(300):
         match = Match(config, np.random.default_rng(seed))
         hand = match.hand
@@ -457,14 +391,6 @@ def test_a_boom_is_one_chance_event_of_zero_mean():
     np.testing.assert_allclose(np.sum(terms, axis=0), 0.0, atol=1e-12)
     with pytest.raises(ValueError, match="never plays here"):
         decision_term(expectations, dist, 99)
-
-
-def test_value_label_names_the_estimator_used():
-    """Reports name the value that adjusted them, never the playouts of another estimator."""
-    from goboom_env.evaluation.luck import value_label
-
-    assert value_label("rollouts", 16) == "16 playouts a value"
-    assert value_label("net", 16) == "net value" and value_label("fitted", 8) == "fitted value"
 
 
 def test_adjusted_paired_tests_compare_the_adjusted_outcomes_per_deal():

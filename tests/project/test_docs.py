@@ -91,8 +91,7 @@ TINY_FLAGS = {
     "exploit": ["--num-envs", "8", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
                 "--net-arch", "16", "--threads", "1", "--eval-every", "0", "--eval-games", "8",
                 "--checkpoint-every", "64", "--no-progress"],
-    # the luck-adjusted value fitted on 100 hands, not 1,000
-    "evaluate": ["--no-progress", "--fit-hands", "100"],
+    "evaluate": ["--no-progress"],
 }
 """Flags appended to ``goboom CMD`` lines: small networks and batches (the last flag wins)."""
 

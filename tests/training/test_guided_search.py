@@ -1,4 +1,4 @@
-"""The ``ppo-ismcts:`` agent: ISMCTS guided by a model's policy (prior) and belief head (weighted deals).
+"""The ``ppo-ismcts:`` agent: ISMCTS guided by a model's policy (a prior at the root).
 
 The models here are built by hand (random weights of the right shapes), so each test controls what the guide says.
 """
@@ -6,8 +6,6 @@ The models here are built by hand (random weights of the right shapes), so each 
 from __future__ import annotations
 
 import io
-import random
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +14,7 @@ from helpers import hidden_twins
 
 from goboom_env import GameConfig, Match
 from goboom_env.agents import make_agent
-from goboom_env.agents.determinize import Determinizer
-from goboom_env.agents.ismcts import Guidance, GuidedISMCTSAgent
-from goboom_env.cards import NUM_ACTIONS, NUM_FACES
+from goboom_env.cards import NUM_ACTIONS
 from goboom_env.game_loop import Decision, play_hand
 from goboom_env.history import HistoryEncoder
 from goboom_env.player_view import PlayerView, observe
@@ -28,23 +24,16 @@ from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
 HIDDEN = 16
 
 
-def write_model(path: Path, config: GameConfig, belief: bool = True, belief_shape: tuple[int, int] | None = None,
-                seed: int = 0) -> Path:
-    """A play-only model of the history layout with random weights, and a random belief head unless not ``belief``."""
+def write_model(path: Path, config: GameConfig, seed: int = 0) -> Path:
+    """A play-only model of the history layout with random weights."""
     rng = np.random.default_rng(seed)
     size = HistoryEncoder(config).size
     actor = FrozenMlp([(rng.normal(0, 0.3, (HIDDEN, size)), np.zeros(HIDDEN)),
                        (rng.normal(0, 0.3, (NUM_ACTIONS, HIDDEN)), np.zeros(NUM_ACTIONS))])
     buf = io.BytesIO()
     save_snapshot(buf, actor.state())
-    head = None
-    if belief:
-        shape = belief_shape or ((config.num_players - 1) * NUM_FACES, size + HIDDEN)
-        out = io.BytesIO()
-        np.savez(out, weight=rng.normal(0, 0.3, shape), bias=np.zeros(shape[0]))
-        head = out.getvalue()
     meta = model_metadata(config, observation="history") | {"deterministic": True}
-    return write_play_only(path, meta, buf.getvalue(), head)
+    return write_play_only(path, meta, buf.getvalue())
 
 
 def spec(path: Path, options: str = "iters=12") -> str:
@@ -73,7 +62,7 @@ def test_guided_search_plays_legal_moves_through_whole_hands(tmp_path: Path, var
 
 def test_guided_choice_ignores_hidden_cards(tmp_path: Path) -> None:
     """Two states that differ only in cards the seat cannot see give the same view and the same guidance, hence
-    the same move: neither the policy nor the belief reads a hidden card."""
+    the same move: the policy reads no hidden card."""
     config = GameConfig(variant="classic", num_players=4)
     hand, other = hidden_twins(config)
     assert PlayerView.of(hand, 0) == PlayerView.of(other, 0)
@@ -84,8 +73,7 @@ def test_guided_choice_ignores_hidden_cards(tmp_path: Path) -> None:
         picks.append(agent.act(observe(h, 0), PlayerView.of(h, 0)))
     assert picks[0] == picks[1]
     guides = [make_agent(spec(model), config, 1).guide(observe(h, 0), PlayerView.of(h, 0)) for h in (hand, other)]
-    np.testing.assert_array_equal(guides[0].prior, guides[1].prior)
-    np.testing.assert_array_equal(guides[0].log_odds, guides[1].log_odds)
+    np.testing.assert_array_equal(guides[0], guides[1])
 
 
 def test_a_strong_prior_plays_the_policys_move(tmp_path: Path) -> None:
@@ -110,37 +98,13 @@ def test_a_strong_prior_plays_the_policys_move(tmp_path: Path) -> None:
     assert differs > 0
 
 
-def test_the_belief_weighs_the_deals_toward_what_it_expects() -> None:
-    """Sampling-importance-resampling over ``samples`` deals: a belief sure that seat 1 holds one face gives it that
-    face far more often than the uniform deal does; samples=1 deals uniformly."""
+def test_the_prior_is_the_policys_distribution_over_the_legal_moves(tmp_path: Path) -> None:
     config = GameConfig(variant="jokers", num_players=4)
-    hand = Match(config, np.random.default_rng(4)).hand
-    view = PlayerView.of(hand, hand.current)
-    determinizer = Determinizer(view)
-    seat = (view.seat + 1) % 4
-    face = next(f for f in determinizer.pool)  # a face the seat cannot see
-    log_odds = np.zeros((4, NUM_FACES), np.float32)
-    log_odds[seat, face] = 20.0
-
-    def share(samples: int) -> float:
-        agent = GuidedISMCTSAgent(config, lambda o, v: Guidance(np.zeros(NUM_ACTIONS), log_odds), "t:x", 0,
-                                  samples=samples, iters=1)
-        agent._guidance = Guidance(np.zeros(NUM_ACTIONS), log_odds)
-        rng = random.Random(0)
-        held = Counter(face in agent._determinization(determinizer, rng).hand_faces(seat) for _ in range(300))
-        return held[True] / 300
-
-    uniform, weighted = share(1), share(32)
-    assert weighted > 0.9 and weighted > uniform + 0.4
-
-
-def test_a_model_without_a_belief_guides_the_prior_only(tmp_path: Path) -> None:
-    config = GameConfig(variant="jokers", num_players=4)
-    agent = make_agent(spec(write_model(tmp_path / "m.zip", config, belief=False)), config, 0)
+    agent = make_agent(spec(write_model(tmp_path / "m.zip", config)), config, 0)
     hand = Match(config, np.random.default_rng(1)).hand
-    guidance = agent.guide(observe(hand, hand.current), PlayerView.of(hand, hand.current))
-    assert guidance.log_odds is None and guidance.prior.sum() == pytest.approx(1.0)
-    assert (guidance.prior[observe(hand, hand.current)["action_mask"] == 0] == 0).all()
+    prior = agent.guide(observe(hand, hand.current), PlayerView.of(hand, hand.current))
+    assert prior.shape == (NUM_ACTIONS,) and prior.sum() == pytest.approx(1.0)
+    assert (prior[observe(hand, hand.current)["action_mask"] == 0] == 0).all()
 
 
 def test_bad_guided_specs_name_the_problem(tmp_path: Path) -> None:
@@ -148,12 +112,9 @@ def test_bad_guided_specs_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="ppo-ismcts agent needs a model"):
         make_agent("ppo-ismcts", config)
     model = write_model(tmp_path / "m.zip", config)
-    with pytest.raises(ValueError, match=r"unknown ppo-ismcts option.*budget.*prior, samples"):
+    with pytest.raises(ValueError, match=r"unknown ppo-ismcts option.*budget.*prior"):
         make_agent(spec(model, "budget=3"), config)
     with pytest.raises(ValueError, match="samples"):
-        make_agent(spec(model, "samples=0"), config)
-    damaged = write_model(tmp_path / "d.zip", config, belief_shape=(5, 7))
-    with pytest.raises(ValueError, match="damaged: its belief head"):
-        make_agent(spec(damaged), config)
+        make_agent(spec(model, "samples=8"), config)
     with pytest.raises(ValueError, match="classic"):  # the model's game is checked as ppo: checks it
         make_agent(spec(model), GameConfig(variant="classic", num_players=4))

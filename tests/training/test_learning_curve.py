@@ -47,7 +47,7 @@ def test_append_csv_keeps_the_columns_of_an_existing_log(tmp_path: Path) -> None
 
     log = tmp_path / "progress.csv"
     append_csv(log, {"timesteps": 1, "loss": 0.5}, ["timesteps", "loss"])
-    append_csv(log, {"timesteps": 2, "loss": 0.4, "anchor_kl": 0.1}, ["timesteps", "loss", "anchor_kl"])
+    append_csv(log, {"timesteps": 2, "loss": 0.4, "entropy": 0.1}, ["timesteps", "loss", "entropy"])
     assert log.read_text().splitlines() == ["timesteps,loss", "1,0.5", "2,0.4"]
     fresh = tmp_path / "fresh.csv"
     fresh.touch()  # an empty file gets its header

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import csv
 import json
 from pathlib import Path
@@ -320,53 +319,6 @@ def test_privileged_critic_refused_for_a_generalist_and_on_a_resume_that_changes
         train(tiny_args(out, timesteps=1200, resume=True, privileged_critic=True))
 
 
-def test_anchor_kl_is_the_kl_divergence_from_the_anchor_policy_over_the_legal_actions() -> None:
-    torch.manual_seed(3)
-    net, other = ActorCritic(20, [16]), ActorCritic(20, [16])
-    obs = torch.randn(64, 20)
-    mask, actions = masks_with_action(64, 0.3, action=5)
-    kl = net.evaluate(obs, mask, actions, other.actor).kl
-    p = torch.softmax(net.masked_logits(obs, mask), dim=1)
-    q = torch.softmax(other.masked_logits(obs, mask), dim=1)
-    reference = torch.where(mask, p * (p.log() - q.log()), torch.zeros(())).sum(1)
-    torch.testing.assert_close(kl, reference, atol=1e-5, rtol=1e-4)
-    assert (kl > 0).all()
-    same = net.evaluate(obs, mask, actions, net.actor).kl
-    torch.testing.assert_close(same, torch.zeros(64), atol=1e-6, rtol=0)
-    assert net.evaluate(obs, mask, actions).kl is None
-
-
-def test_anchor_kl_holds_the_policy_at_its_warm_start_and_resumes_with_it(tmp_path: Path) -> None:
-    """The anchor is the actor as the run started; a strong pull keeps the policy nearer to it than no pull."""
-    from goboom_env.training.fast.ppo import Trainer
-
-    def drift(coefficient: float) -> float:
-        args = tiny_args(tmp_path / f"x{coefficient}", opponents=["heuristic=1"], anchor_kl=coefficient,
-                         learning_rate=3e-3)
-        trainer = Trainer(args, args.game_config())
-        trainer.start()
-        start = copy.deepcopy(trainer.net.actor)
-        for _ in range(4):
-            stats = trainer.iteration()
-        assert ("anchor_kl" in stats) and (np.isnan(stats["anchor_kl"]) == (coefficient == 0))
-        obs, mask = torch.from_numpy(trainer.obs), torch.from_numpy(trainer.mask.view(bool))
-        with torch.no_grad():
-            return float(trainer.net.evaluate(obs, mask, torch.zeros(len(obs), dtype=torch.int64), start).kl.mean())
-
-    assert drift(20.0) < drift(0.0) / 2
-    out = tmp_path / "run"
-    train(tiny_args(out, timesteps=600, anchor_kl=0.5))
-    rows = list(csv.DictReader((out / "progress.csv").open()))
-    assert any(r["anchor_kl"] for r in rows)
-    state = torch.load(sorted((out / "checkpoints").glob("state_*.pt"))[-1], weights_only=False)
-    resumed = Trainer(tiny_args(out, anchor_kl=0.5, resume=True), GameConfig())
-    resumed.load_state_dict(state)
-    resumed.start()
-    for key, value in resumed.anchor.state_dict().items():
-        assert torch.equal(value, state["anchor"][key])
-    assert not torch.equal(state["anchor"]["0.weight"], state["net"]["actor.0.weight"])  # the start, not the current
-
-
 def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     out = tmp_path / "run"
     train(tiny_args(out, timesteps=600))
@@ -586,44 +538,3 @@ def test_threads_caps_torch_and_numpys_blas(tmp_path: Path) -> None:
         numpys = [pool["num_threads"] for pool in threadpool_info()
                   if pool["user_api"] == "blas" and "numpy" in Path(pool["filepath"]).parent.name]
         assert numpys == [1]
-
-
-def test_belief_head_learns_the_hidden_hands_and_the_saved_model_keeps_it_beside_the_actor(tmp_path: Path) -> None:
-    import csv
-    import zipfile
-
-    from goboom_env.observation import observation_size
-    from goboom_env.training.artifacts.model_files import BELIEF_NAME, load_actor
-    from goboom_env.training.fast.ppo import Trainer
-
-    out = tmp_path / "b"
-    args = tiny_args(out, variant="jokers", opponents=["heuristic=1", "learner=1", "self=1"], belief_coef=0.5,
-                     bc_games=20, bc_epochs=1)
-    model = train(args)
-    assert load_actor(model).input_size == observation_size(4)  # the actor still reads the observation only
-    assert play_legally(model, args.game_config())["games"] == 8
-    with zipfile.ZipFile(model) as zf, zf.open(BELIEF_NAME) as f:
-        head = np.load(f)
-        assert head["weight"].shape == (3 * 53, observation_size(4) + args.net_arch[-1])
-    rows = list(csv.DictReader((out / "progress.csv").open()))
-    assert all(0 < float(r["belief_loss"]) < 1 and 0 < float(r["belief_uniform_loss"]) < 1 for r in rows)
-    trainer = Trainer(args, args.game_config())
-    np.testing.assert_array_equal(trainer.obs[:, trainer.public_dim:], trainer.game.hidden())
-    with pytest.raises(ValueError, match="belief_coef is for one table size"):
-        train(tiny_args(tmp_path / "g", player_counts=[2, 3], belief_coef=0.5))
-
-
-def test_belief_loss_is_the_cross_entropy_against_the_other_hands_and_uniform_is_its_baseline() -> None:
-    from goboom_env.training.fast.policy import uniform_belief_loss
-
-    torch.manual_seed(0)
-    net = ActorCritic(6, [4], belief_dim=4)
-    rows = torch.tensor([[0.0] * 6 + [1.0, 0.0, 0.0, 1.0, 7.0]])  # the observation, the targets, the stock's part
-    beliefs = torch.tensor([[0.0, 0.0, 0.0, 0.0]])
-    assert float(net.belief_loss(beliefs, rows)) == pytest.approx(np.log(2))
-    # two other seats of two faces each, one copy per face: seat 1 holds face 0, seat 2 holds face 1, no stock
-    hidden = np.array([[1.0, 0.0, 0.0, 1.0, 0.0, 0.0]])
-    # unseen: both faces; each hand has 1 card of 2 unseen -> p = 0.5 everywhere -> log 2
-    assert uniform_belief_loss(hidden, np.ones(2), 3) == pytest.approx(np.log(2))
-    with pytest.raises(ValueError, match="belief head needs a hidden layer"):
-        ActorCritic(6, [], belief_dim=4)

@@ -45,10 +45,6 @@ META_NAME = "goboom_meta.json"
 """The metadata member of a model zip."""
 ACTOR_NAME = "goboom_actor.npz"
 """The numpy actor member of a model zip."""
-BELIEF_NAME = "goboom_belief.npz"
-"""The belief head of a model trained with one (``train-fast --belief-coef``): a linear layer (``weight``
-``[belief_dim, obs + hidden]``, ``bias``) from the observation and the actor's last hidden layer to each other
-seat's card logits. Optional: only the guided search (``ppo-ismcts:``) reads it."""
 
 
 def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int = 0,
@@ -95,15 +91,12 @@ def trained_games(metadata: dict[str, Any]) -> list[GameConfig]:
     return [GameConfig.from_dict(metadata["config"])]
 
 
-def write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes, belief: bytes | None = None) -> Path:
-    """A zip with just the metadata and the numpy actor (what ``ppo:`` needs to play), and the belief head
-    (:data:`BELIEF_NAME`) when the model has one."""
+def write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path:
+    """A zip with just the metadata and the numpy actor (what ``ppo:`` needs to play)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(META_NAME, json.dumps(meta, indent=1))
         zf.writestr(ACTOR_NAME, actor)
-        if belief is not None:
-            zf.writestr(BELIEF_NAME, belief)
     return write_atomically(Path(dst), buf.getvalue())
 
 

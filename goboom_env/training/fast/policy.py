@@ -86,37 +86,25 @@ class Evaluation(NamedTuple):
     """Entropy of the masked policy."""
     values: Any
     """The critic's value."""
-    kl: Any
-    """KL(policy || anchor's policy) over the legal actions; None without an anchor."""
-    belief: Any
-    """The belief head's logits (``[rows, belief_dim]``); None without a belief head."""
 
 
 class ActorCritic(nn.Module):
     """SB3's MlpPolicy shape: separate actor and critic MLPs with Tanh; the actor is what ``ppo:`` plays.
 
     Every method takes the trainer's input rows: the observation (``obs_dim`` entries), then, when the critic is
-    privileged or a belief head learns, the hidden state (``VectorGame.hidden``). The actor reads only the
-    observation; the critic reads the first ``critic_dim`` entries (the observation, or with a privileged critic,
-    ``critic_dim > obs_dim``, the hidden state too). With ``belief_dim`` > 0 a linear belief head reads the
-    observation and the actor's last hidden layer and predicts the other hands (``belief_dim`` logits: 53 per
-    relative seat, in the order of ``VectorGame.hidden``): the observation gives it the plain facts (a card seen is
-    in no hand), the actor's layer what the history implies. Through that layer it shapes what the actor computes;
-    it is not part of the actor that plays (a saved model keeps it for the guided search only)."""
+    privileged, the hidden state (``VectorGame.hidden``). The actor reads only the observation; the critic reads
+    the first ``critic_dim`` entries (the observation, or with a privileged critic, ``critic_dim > obs_dim``, the
+    hidden state too)."""
 
     def __init__(self, obs_dim: int, net_arch: Sequence[int], precision: str = "fp32",
-                 critic_dim: int | None = None, belief_dim: int = 0) -> None:
+                 critic_dim: int | None = None) -> None:
         super().__init__()
         self.obs_dim = obs_dim
         self.critic_dim = obs_dim if critic_dim is None else critic_dim
         if self.critic_dim < obs_dim:
             raise ValueError(f"critic_dim ({critic_dim}) must be at least obs_dim ({obs_dim})")
-        if belief_dim and not net_arch:
-            raise ValueError("a belief head needs a hidden layer to read: give --net-arch at least one size")
         self.actor = _mlp([obs_dim, *net_arch, NUM_ACTIONS], 0.01)
         self.critic = _mlp([self.critic_dim, *net_arch, 1], 1.0)
-        self.belief_dim = belief_dim
-        self.belief = _mlp([obs_dim + net_arch[-1], belief_dim], 0.01) if belief_dim else None
         self.bf16 = precision == "bf16"
 
     @property
@@ -137,15 +125,10 @@ class ActorCritic(nn.Module):
             return net(obs).float()
 
     def _heads(self, obs: Any) -> tuple[Any, Any]:
-        """Actor logits and critic values (float32) of ``obs``."""
-        logits, values, _ = self._pass(obs)
-        return logits, values
-
-    def _pass(self, obs: Any, belief: bool = False) -> tuple[Any, Any, Any]:
-        """Actor logits, critic values and (``belief``) the belief head's logits, float32, in one pass. Both first
-        layers read the same observations, so they run as one matrix product of twice the width (the same
-        arithmetic as two, a few percent of an update faster), then each network goes on alone. A privileged
-        critic reads more than the actor, so there the two networks run apart."""
+        """Actor logits and critic values (float32) of ``obs``, in one pass. Both first layers read the same
+        observations, so they run as one matrix product of twice the width (the same arithmetic as two, a
+        few percent of an update faster), then each network goes on alone. A privileged critic reads more
+        than the actor, so there the two networks run apart."""
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
             if self.privileged:  # different inputs: no shared first product
                 trunk = self.actor[:-1](obs[:, :self.obs_dim])
@@ -159,10 +142,7 @@ class ActorCritic(nn.Module):
                 trunk = self.actor[2:-1](hidden[:, :width])
                 values = self.critic[2:](hidden[:, width:])
             logits = self.actor[-1](trunk)
-            beliefs = None
-            if belief and self.belief is not None:
-                beliefs = self.belief(torch.cat([obs[:, :self.obs_dim], trunk], 1)).float()
-        return logits.float(), values.float()[:, 0], beliefs
+        return logits.float(), values.float()[:, 0]
 
     def _masked(self, logits: Any, mask: Any) -> Any:
         return torch.where(mask, logits, torch.full((), MASKED_LOGIT))
@@ -184,29 +164,15 @@ class ActorCritic(nn.Module):
         logp = torch.log_softmax(logits, dim=1).gather(1, actions[:, None])[:, 0]
         return actions, logp, values
 
-    def evaluate(self, obs: Any, mask: Any, actions: Any, anchor: Any = None) -> Evaluation:
-        """Log-probs of ``actions``, entropies of the masked policies and values (for the PPO loss), with
-        ``anchor`` (a frozen actor network of the same shape) each row's KL divergence KL(policy || anchor's
-        policy) over the legal actions, and the belief head's logits when there is one."""
-        logits, values, beliefs = self._pass(obs, belief=True)
+    def evaluate(self, obs: Any, mask: Any, actions: Any) -> Evaluation:
+        """Log-probs of ``actions``, entropies of the masked policies and values (for the PPO loss)."""
+        logits, values = self._heads(obs)
         logp_all = torch.log_softmax(self._masked(logits, mask), dim=1)
         # 0 on the illegal actions, whose terms vanish: exp of a log-prob near MASKED_LOGIT is 8x slower than exp(0)
         legal = torch.where(mask, logp_all, torch.zeros(()))
         probs = legal.exp()
         entropy = -(probs * legal).sum(1)
-        kl = None
-        if anchor is not None:
-            with torch.no_grad():
-                ref = torch.log_softmax(self._masked(self._run(anchor, obs[:, :self.obs_dim]), mask), dim=1)
-            kl = (probs * (legal - torch.where(mask, ref, torch.zeros(())))).sum(1)  # illegal terms: 1 * (0 - 0)
-        return Evaluation(logp_all.gather(1, actions[:, None])[:, 0], entropy, values, kl, beliefs)
-
-    def belief_loss(self, beliefs: Any, rows: Any) -> Any:
-        """The belief head's loss: binary cross-entropy (nats per card and seat) of its logits against the other
-        hands in ``rows`` (the hidden state after the observation: each face's share of its copies in that hand,
-        so 0 or 1 with one deck, a half for one of two copies)."""
-        targets = rows[:, self.obs_dim:self.obs_dim + self.belief_dim].float()
-        return nn.functional.binary_cross_entropy_with_logits(beliefs, targets)
+        return Evaluation(logp_all.gather(1, actions[:, None])[:, 0], entropy, values)
 
     def load_actor(self, frozen: FrozenMlp) -> None:
         """Copy a numpy actor of the same layer sizes into this actor
@@ -223,16 +189,3 @@ class ActorCritic(nn.Module):
         return FrozenMlp([(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy())
                           for m in linears], "tanh")
 
-
-def uniform_belief_loss(hidden: np.ndarray, copies: np.ndarray, num_players: int) -> float:
-    """The belief loss of the uniform-over-unseen guess, the baseline a belief head must beat: every card the mover
-    cannot see (in another hand or the stock) is in each other hand with probability that hand's size over the
-    number of unseen cards. ``hidden`` holds rows of ``VectorGame.hidden`` (the other hands, then the stock: each
-    face's share of its ``copies``); the loss is :meth:`ActorCritic.belief_loss`'s, in nats per card and seat."""
-    n1, faces = num_players - 1, len(copies)
-    hands = hidden[:, :n1 * faces].reshape(len(hidden), n1, faces).astype(np.float64)
-    unseen = hands.sum(1) + hidden[:, n1 * faces:num_players * faces]  # each face's share nobody shows the mover
-    sizes = (hands * copies).sum(2)
-    total = np.maximum((unseen * copies).sum(1), 1.0)
-    guess = np.clip(unseen[:, None, :] * (sizes / total[:, None])[:, :, None], 1e-6, 1 - 1e-6)
-    return float(-(hands * np.log(guess) + (1 - hands) * np.log1p(-guess)).mean())

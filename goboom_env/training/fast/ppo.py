@@ -18,7 +18,6 @@ Importing this module imports no torch (a run does).
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from pathlib import Path
@@ -97,7 +96,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         (files.root / "init_actor.json").write_text(json.dumps(report, indent=1))
     elif args.bc_games > 0:
         report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,
-                            player_counts=args.player_counts, hidden=trainer.reads_hidden,
+                            player_counts=args.player_counts, hidden=args.privileged_critic,
                             observation=args.observation, progress=args.progress)
         say(cloned_line(report))
         (files.root / "bc.json").write_text(json.dumps(report, indent=1))
@@ -173,7 +172,6 @@ class Trainer:
         with needs_extra("the fast trainer (goboom_env.training.fast)"):
             import torch
 
-        from goboom_env.cards import NUM_FACES
         from goboom_env.training.fast.policy import ActorCritic, resolve_precision
 
         self.args = args
@@ -193,24 +191,18 @@ class Trainer:
         """The observation's size: what the actor and the opponents read."""
         self.obs = self._inputs(obs)
         self.obs_dim = self.obs.shape[1]
-        """The size of the rows the network reads: the observation, then (privileged critic or belief head) the
-        hidden state."""
+        """The size of the rows the network reads: the observation, then (privileged critic) the hidden state."""
         table = self.game.num_players if counts else None
         self.pool = SnapshotPool(args.pool_size, parse_pool(args.opponents), self.rng)
         """The opponent entries and the learner's snapshots, which the ``self`` entry plays."""
         self.plan = SeatPlan(self.pool, args.num_envs, self.n, table)
         self.random = RandomOpponent()
         self.heuristic = batched_heuristic(config, counts) if HEURISTIC in self.pool.specs else None
-        self.belief_coef = float(getattr(args, "belief_coef", 0.0))
-        belief_dim = (config.num_players - 1) * NUM_FACES if self.belief_coef > 0 else 0
         self.net = ActorCritic(self.public_dim, args.net_arch, resolve_precision(args.precision),
-                               self.obs_dim if args.privileged_critic else self.public_dim, belief_dim)
+                               self.obs_dim if args.privileged_critic else self.public_dim)
         # fused: one kernel for all parameters, half the time of torch's default per-tensor loop on CPU
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
         self.pending = Pending.empty(args.num_envs, self.n, self.obs_dim, np.float32)
-        self.anchor: Any = None
-        """With ``anchor_kl``: a frozen copy of the actor as the run started (its warm start), which the loss keeps
-        the policy near."""
         self.steps = 0
         self.episodes = 0
         self.train_s = 0.0
@@ -221,26 +213,17 @@ class Trainer:
         self.results |= {f"{spec}@{k}p": [] for spec in list(self.results) for k in counts}
         self.lengths: list[int] = []
 
-    @property
-    def reads_hidden(self) -> bool:
-        """The network's rows hold the hidden state after the observation: the privileged critic reads it, the
-        belief head learns to predict the other hands in it."""
-        return bool(self.args.privileged_critic or getattr(self.args, "belief_coef", 0.0) > 0)
-
     def _inputs(self, obs: np.ndarray) -> np.ndarray:
         """The rows the network reads (float32): the observations, followed by the hidden state of each game's
-        seat to move when the network reads it (:attr:`reads_hidden`)."""
-        if self.reads_hidden:
+        seat to move when the critic is privileged."""
+        if self.args.privileged_critic:
             return np.concatenate([obs, self.game.hidden()], axis=1, dtype=np.float32)
         return np.asarray(obs, np.float32)
 
     def start(self) -> None:
-        """Draw the first seat plan (after the snapshot pool holds the step-0 learner); with ``anchor_kl``, fix the
-        anchor as the actor is now unless a resumed state brought one."""
+        """Draw the first seat plan (after the snapshot pool holds the step-0 learner)."""
         if not self.pool.snapshots:
             self.snapshot()
-        if self.args.anchor_kl > 0 and self.anchor is None:
-            self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
         self.plan.redraw(np.ones(self.args.num_envs, bool))
 
     def snapshot(self) -> None:
@@ -331,20 +314,14 @@ class Trainer:
     # -- one update -----------------------------------------------------------------------------------
 
     def update(self, batch: Batch) -> dict[str, float]:
-        """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus, ``anchor_kl`` x KL(policy ||
-        anchor), ``belief_coef`` x the belief head's loss; the value and belief losses alone during the critic
-        warm-up); returns the last epoch's mean losses and diagnostics (explained variance of the rollout's
-        values, as SB3 reports it; the belief loss of the uniform-over-unseen guess on the batch)."""
+        """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus; the value loss alone during the
+        critic warm-up); returns the last epoch's mean losses and diagnostics (explained variance of the rollout's
+        values, as SB3 reports it)."""
         with needs_extra("the fast trainer (goboom_env.training.fast)"):
             import torch
 
-        from goboom_env.observation import face_copies
-        from goboom_env.training.fast.policy import uniform_belief_loss
-
         args = self.args
-        nan = float("nan")
         actor_learns = self.steps > args.critic_warmup
-        anchor = self.anchor if actor_learns else None
         columns = [torch.from_numpy(np.asarray(batch.obs, np.float32)).to(self.net.input_dtype),
                    torch.from_numpy(batch.mask), torch.from_numpy(batch.action), torch.from_numpy(batch.logp),
                    torch.from_numpy(batch.advantage), torch.from_numpy(batch.ret.astype(np.float32))]
@@ -356,7 +333,7 @@ class Trainer:
             record = epoch == args.n_epochs - 1  # the statistics are the last epoch's
             for start in range(0, size, step):
                 obs, mask, action, old_logp, adv, ret = (column[start:start + step] for column in shuffled)
-                logp, entropy, value, drift, beliefs = self.net.evaluate(obs, mask, action, anchor)
+                logp, entropy, value = self.net.evaluate(obs, mask, action)
                 log_ratio = logp - old_logp
                 ratio = log_ratio.exp()
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(adv) > 1 else adv
@@ -366,12 +343,6 @@ class Trainer:
                 loss = args.vf_coef * value_loss
                 if actor_learns:
                     loss = loss + policy_loss - args.ent_coef * entropy.mean()
-                anchor_kl = drift.mean() if drift is not None else torch.full((), nan)
-                if drift is not None:
-                    loss = loss + args.anchor_kl * anchor_kl
-                belief_loss = self.net.belief_loss(beliefs, obs) if beliefs is not None else torch.full((), nan)
-                if beliefs is not None:
-                    loss = loss + self.belief_coef * belief_loss
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), args.max_grad_norm)
@@ -380,16 +351,12 @@ class Trainer:
                     with torch.no_grad():
                         kl = ((ratio - 1) - log_ratio).mean()
                         clip_fraction = ((ratio - 1).abs() > args.clip_range).float().mean()
-                        stats.append(torch.stack([policy_loss, value_loss, entropy.mean(), kl, clip_fraction,
-                                                  anchor_kl, belief_loss.detach()]))
-        names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "anchor_kl", "belief_loss")
+                        stats.append(torch.stack([policy_loss, value_loss, entropy.mean(), kl, clip_fraction]))
+        names = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
         means = torch.stack(stats).double().mean(0).tolist() if stats else [float("nan")] * len(names)
         out = dict(zip(names, means, strict=True))
         var = float(np.var(batch.ret))  # ret - advantage = the values the rollout predicted
         out["explained_variance"] = float(1 - np.var(batch.advantage) / var) if var > 0 else float("nan")
-        if self.net.belief is not None:
-            out["belief_uniform_loss"] = uniform_belief_loss(batch.obs[:, self.public_dim:], face_copies(self.config),
-                                                             self.config.num_players)
         return out
 
     # -- saving ------------------------------------------------------------------------------------------
@@ -397,7 +364,6 @@ class Trainer:
     def state_dict(self) -> dict[str, Any]:
         """Everything :meth:`load_state_dict` needs to resume (open decisions are dropped)."""
         return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(), "steps": self.steps,
-                "anchor": None if self.anchor is None else self.anchor.state_dict(),
                 "episodes": self.episodes, "train_s": self.train_s,
                 "snapshots": [(name, _tensor_state(net.state())) for name, net in self.pool.snapshots.items()]}
 
@@ -409,9 +375,6 @@ class Trainer:
         self.steps, self.episodes, self.train_s = int(state["steps"]), int(state["episodes"]), float(state["train_s"])
         for name, snap in state["snapshots"]:
             self.pool.add(name, FrozenMlp.from_state(_array_state(snap)))
-        if state.get("anchor") is not None and self.args.anchor_kl > 0:
-            self.anchor = copy.deepcopy(self.net.actor).requires_grad_(False)
-            self.anchor.load_state_dict(state["anchor"])
 
 
 def _tensor_state(state: dict[str, Any]) -> dict[str, Any]:

@@ -17,8 +17,6 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.evaluation.progress import say
@@ -38,8 +36,7 @@ if TYPE_CHECKING:
     from goboom_env.training.fast.policy import ActorCritic
 
 PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", "policy_loss", "value_loss",
-                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean", "anchor_kl",
-                    "belief_loss", "belief_uniform_loss"]
+                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean"]
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
 
 
@@ -70,18 +67,10 @@ def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> P
 
 
 def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:
-    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes), with the
-    belief head when the network has one."""
+    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes)."""
     buf = io.BytesIO()
     save_snapshot(buf, net.frozen().state())
-    belief = None
-    if net.belief is not None:
-        layer = net.belief[0]
-        out = io.BytesIO()
-        np.savez(out, weight=layer.weight.detach().float().cpu().numpy(),
-                 bias=layer.bias.detach().float().cpu().numpy())
-        belief = out.getvalue()
-    return write_play_only(path, {**metadata, "deterministic": True, "trainer": "vector"}, buf.getvalue(), belief)
+    return write_play_only(path, {**metadata, "deterministic": True, "trainer": "vector"}, buf.getvalue())
 
 
 def save_checkpoint(state: dict[str, Any], path: Path) -> Path:
@@ -174,8 +163,7 @@ def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float],
     for key, value in row.items():
         if key != "timesteps" and value != "":
             group = "losses" if key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction",
-                                        "explained_variance", "anchor_kl", "belief_loss",
-                                        "belief_uniform_loss") else "charts"
+                                        "explained_variance") else "charts"
             writer.add_scalar(f"{group}/{key}", value, trainer.steps)
 
 

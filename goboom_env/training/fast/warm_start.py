@@ -68,13 +68,12 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
                batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
                hidden: bool = False, observation: str = "snapshot", progress: bool = False) -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
-    squared error to the mover's win reward, a belief head (if ``net`` has one) by its loss against the hidden
-    cards. The data are :mod:`goboom_env.training.imitation`'s (played on the batched
-    engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with ``player_counts`` (a
-    generalist), hands at each of those counts with padded observations; with ``hidden`` (a privileged critic or a
-    belief head), each observation followed by the mover's hidden state; ``observation``: the layout (history: the
-    batched heuristic's hands only). A line and a bar (``progress``: on a terminal) for each phase: the teacher's
-    games, the fit."""
+    squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the
+    batched engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with
+    ``player_counts`` (a generalist), hands at each of those counts with padded observations; with ``hidden`` (a
+    privileged critic), each observation followed by the mover's hidden state; ``observation``: the layout
+    (history: the batched heuristic's hands only). A line and a bar (``progress``: on a terminal) for each
+    phase: the teacher's games, the fit."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch
 
@@ -103,8 +102,6 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
             i = torch.from_numpy(idx)
             out = net.evaluate(obs[i], mask[i], actions[i])
             loss = -out.logp.mean() + 0.5 * ((out.values - returns[i]) ** 2).mean()
-            if out.belief is not None:
-                loss = loss + net.belief_loss(out.belief, obs[i])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
