@@ -140,6 +140,11 @@ class GameConfig:
         return self.variant == "jokers" and self.num_jokers == 0
 
     @property
+    def anything_after_joker(self) -> bool:
+        """Jokers Go Boom where any card may follow a joker (``after_joker="any"``); aces mode has no jokers."""
+        return self.after_joker == "any" and not self.aces_mode
+
+    @property
     def deck_size(self) -> int:
         """Cards in play: 52 per deck plus the jokers."""
         return 52 * self.num_decks + self.num_jokers

@@ -44,14 +44,13 @@ from typing import Any
 import numpy as np
 
 from goboom_env.cards import (
-    ACES_MASK,
     CLASSIC_POINTS,
     DRAW_OR_PASS,
     JOKER,
-    JOKER_BIT,
     JOKERS_POINTS,
     MATCH_MASKS,
     NUM_FACES,
+    boom_mask,
     code_of,
     code_or_none,
     face_of,
@@ -163,8 +162,8 @@ class Hand:
         self.n = config.num_players
         self.classic = config.is_classic
         self.dealer = dealer
-        self._boom_mask = ACES_MASK if config.aces_mode else JOKER_BIT
-        self._after_any = config.after_joker == "any" and not config.aces_mode
+        self._boom_mask = boom_mask(config.aces_mode)
+        self._after_any = config.anything_after_joker
         self._points = CLASSIC_POINTS if self.classic else JOKERS_POINTS
         self._legal = -1
 

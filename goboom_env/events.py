@@ -30,7 +30,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from goboom_env.cards import code_of, pretty
+from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask, code_of, pretty
+from goboom_env.config import GameConfig
 
 
 class EventKind(enum.StrEnum):
@@ -156,7 +157,114 @@ def drawn_cards(before: Iterable[int], after: Iterable[int], events: Sequence[tu
     return Counter(after) - (Counter(before) - played)
 
 
+PLAIN_CARDS = (1 << 52) - 1
+"""Every non-joker face, as a bitmask."""
+
+
+class VoidProofs:
+    """Reads one hand's public events in order and reports what they prove about the hidden hands (R4.1):
+
+    * classic (R1.5, R1.6): a player who draws (or passes on an empty stock) holds no card matching the led card,
+      and the cards it draws and keeps match it neither; a card it plays right after its draw came from the stock;
+    * jokers (R2.6, R2.7): a voluntary draw or a pass proves that no matching non-boom card was held (with
+      ``after_joker="any"`` and a joker on top: no non-boom card at all); a drawn card is unknown, as are the cards
+      a boom makes the others draw.
+
+    The one reading of those rules: subclasses act on the facts through the hooks :meth:`on_proof`, :meth:`on_take`,
+    :meth:`on_play` and :meth:`on_move` (the determinizer's card slots, the history observation's void masks)."""
+
+    __slots__ = ("_after_any", "_boomer", "_classic", "_hit", "_led", "_match", "_n", "_pending", "_plain", "_top")
+
+    def __init__(self, config: GameConfig) -> None:
+        self._n = config.num_players
+        self._classic = config.is_classic
+        self._plain = PLAIN_CARDS & ~boom_mask(config.aces_mode)
+        self._after_any = config.anything_after_joker
+        self._led = self._top = self._match = -1
+        self._pending: tuple[int, int, int] | None = None  # classic: (seat, cards drawn, void) of a draw
+        self._boomer, self._hit = -1, 0  # jokers: the seat whose boom makes the others draw, and how many drew
+
+    # -- the hooks --------------------------------------------------------------------------------------
+
+    def on_proof(self, seat: int, void: int) -> None:
+        """``seat`` holds none of the faces of the bitmask ``void`` now."""
+
+    def on_take(self, seat: int, count: int, void: int) -> None:
+        """``seat`` took ``count`` unknown cards from the stock, each none of ``void`` (0: nothing known)."""
+
+    def on_play(self, seat: int, face: int, from_hand: bool) -> None:
+        """``seat`` played ``face``: from its hand, or (classic) the card it had just drawn."""
+
+    def on_move(self, seat: int, face: int, drew: bool, passed: bool) -> None:
+        """``seat`` ended its move: the card it played (-1: none), whether it drew, whether it passed."""
+
+    # -- the reading --------------------------------------------------------------------------------------
+
+    def read(self, event: tuple) -> None:
+        """Take the next event of the hand's log."""
+        if self._classic:
+            self._read_classic(event)
+        else:
+            self._read_jokers(event)
+
+    def _read_classic(self, event: tuple) -> None:
+        kind = event[0]
+        pending = self._pending
+        if pending is not None and kind in (EventKind.PLAY, EventKind.PASS) and event[1] == pending[0]:
+            seat, drawn, void = pending
+            self._pending = None
+            played = kind == EventKind.PLAY
+            self.on_take(seat, drawn - 1 if played else drawn, void)
+            if played:
+                self.on_play(seat, event[2], False)
+            self.on_move(seat, event[2] if played else -1, True, not played)
+        elif kind == EventKind.PLAY:
+            seat, face = event[1], event[2]
+            self.on_play(seat, face, True)
+            if self._led < 0:
+                self._led = face
+            self.on_move(seat, face, False, False)
+        elif kind == EventKind.DRAW:
+            void = MATCH_MASKS[self._led]
+            self.on_proof(event[1], void)
+            self._pending = (event[1], event[2], void)
+        elif kind == EventKind.PASS:  # no draw first: the stock was already empty
+            self.on_proof(event[1], MATCH_MASKS[self._led])
+            self.on_move(event[1], -1, False, True)
+        elif kind == EventKind.TRICK:
+            self._led = -1
+
+    def _read_jokers(self, event: tuple) -> None:
+        kind = event[0]
+        if (kind == EventKind.DRAW and self._boomer >= 0 and self._hit < self._n - 1
+                and event[1] == (self._boomer + self._hit + 1) % self._n):
+            self.on_take(event[1], event[2], 0)  # a card drawn because of the boom
+            self._hit += 1
+            return
+        self._boomer = -1
+        if kind == EventKind.UPCARD:
+            self._top = self._match = event[1]
+        elif kind == EventKind.PLAY:
+            seat, face = event[1], event[2]
+            self.on_play(seat, face, True)
+            self._top = face
+            if face != JOKER:
+                self._match = face
+            self.on_move(seat, face, False, False)
+        elif kind == EventKind.BOOM:
+            self._boomer, self._hit = event[1], 0
+        elif kind in (EventKind.DRAW, EventKind.PASS):
+            plain = self._plain
+            void = plain if self._after_any and self._top == JOKER else MATCH_MASKS[self._match] & plain
+            self.on_proof(event[1], void)
+            drew = kind == EventKind.DRAW
+            if drew:
+                self.on_take(event[1], event[2], 0)
+            self.on_move(event[1], -1, drew, not drew)
+
+
 __all__ = [
-    "EVENT_FORMATS", "Blocked", "CardEvent", "Draw", "Event", "EventFormat", "EventKind", "Play", "SeatEvent",
-    "describe_event", "drawn_cards", "event_text", "event_to_json", "fields_of", "make_event",
+    "EVENT_FORMATS", "PLAIN_CARDS", "Blocked", "CardEvent", "Draw", "Event", "EventFormat", "EventKind", "Play",
+    "SeatEvent", "VoidProofs", "describe_event", "drawn_cards", "event_text", "event_to_json", "fields_of",
+    "make_event",
 ]

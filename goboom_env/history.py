@@ -47,10 +47,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from goboom_env.cards import ACES_MASK, JOKER, JOKER_BIT, MATCH_MASKS, NUM_FACES
+from goboom_env.cards import NUM_FACES
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.engine import Hand, Match
-from goboom_env.events import EventKind
+from goboom_env.events import EventKind, VoidProofs
 from goboom_env.observation import (
     OBSERVATION_LAYOUTS,
     ObservationEncoder,
@@ -63,8 +63,6 @@ from goboom_env.observation import (
 
 HISTORY_VERSION = OBSERVATION_LAYOUTS["history"]
 """The observation version of this layout (saved models record it)."""
-PLAIN_CARDS = (1 << 52) - 1
-"""Every non-joker face."""
 MOVE_WIDTH = 55
 """A window row after its mover block: card played (53), drew, passed."""
 DREW, PASSED_MOVE = 1, 2
@@ -133,34 +131,14 @@ def pad_history(obs: np.ndarray, num_players: int) -> np.ndarray:
     return out
 
 
-class PublicHistory:
+class PublicHistory(VoidProofs):
     """The facts of one hand's public events, per absolute seat, brought up to date event by event."""
 
-    __slots__ = (
-        "_after_any",
-        "_boom",
-        "_boomer",
-        "_classic",
-        "_done",
-        "_hit",
-        "_led",
-        "_match",
-        "_n",
-        "_pending",
-        "_top",
-        "moves",
-        "played",
-        "since",
-        "sizes",
-        "void",
-        "window",
-    )
+    __slots__ = ("_done", "moves", "played", "since", "sizes", "void", "window")
 
     def __init__(self, config: GameConfig) -> None:
-        n = self._n = config.num_players
-        self._classic = config.is_classic
-        self._boom = ACES_MASK if config.aces_mode else JOKER_BIT
-        self._after_any = config.after_joker == "any" and not config.aces_mode
+        super().__init__(config)
+        n = config.num_players
         self.window = window_size(n)
         self.played = [bytearray(NUM_FACES) for _ in range(n)]
         """Cards each seat played this hand, per face."""
@@ -173,33 +151,33 @@ class PublicHistory:
         self.moves: list[tuple[int, int, int]] = []
         """The last :attr:`window` moves, oldest first: (seat, face played or -1, kind bits)."""
         self._done = 0
-        self._led = self._top = self._match = -1
-        self._pending: tuple[int, int, int] | None = None  # classic: (seat, cards drawn, void) of a draw
-        self._boomer, self._hit = -1, 0
 
     def update(self, events: list) -> None:
         """Read the events not read yet (the engine only appends to the log)."""
         start, self._done = self._done, len(events)
-        read = self._read_classic if self._classic else self._read_jokers
         for event in events[start:]:
-            read(event)
+            self.read(event)
 
-    # -- the facts ----------------------------------------------------------------------------------
-
-    def _prove(self, seat: int, void: int) -> None:
+    def on_proof(self, seat: int, void: int) -> None:
         """``seat`` holds none of ``void`` now; an older proof still holds too when no unknown card came since."""
         self.void[seat] = void | (self.void[seat] if not self.since[seat] else 0)
         self.since[seat] = 0
 
-    def _take(self, seat: int, count: int) -> None:
-        """``seat`` took ``count`` unknown cards."""
+    def on_take(self, seat: int, count: int, void: int) -> None:
+        """``seat`` took ``count`` cards: known to be none of ``void`` (then that is all its proof says), else
+        unknown (counted since its proof)."""
         self.sizes[seat] += count
-        if self.void[seat]:
+        if void:
+            if count and self.void[seat] != void:
+                self.void[seat] = void
+        elif self.void[seat]:
             self.since[seat] += count
 
-    def _play(self, seat: int, face: int) -> None:
-        """``seat`` played ``face`` from its hand: a face it was void of was an unknown card."""
+    def on_play(self, seat: int, face: int, from_hand: bool) -> None:
+        """``seat`` played ``face``; from its hand, a face it was void of was an unknown card."""
         self.played[seat][face] += 1
+        if not from_hand:
+            return
         self.sizes[seat] -= 1
         void = self.void[seat]
         if not void:
@@ -209,75 +187,11 @@ class PublicHistory:
         if self.sizes[seat] <= self.since[seat]:  # no card of the proof is left
             self.void[seat] = self.since[seat] = 0
 
-    def _move(self, seat: int, face: int, kind: int) -> None:
+    def on_move(self, seat: int, face: int, drew: bool, passed: bool) -> None:
         moves = self.moves
-        moves.append((seat, face, kind))
+        moves.append((seat, face, (DREW if drew else 0) | (PASSED_MOVE if passed else 0)))
         if len(moves) > self.window:
             del moves[0]
-
-    # -- the event logs ------------------------------------------------------------------------------
-
-    def _read_classic(self, event: tuple) -> None:
-        """R1.5, R1.6: a draw or a pass proves a void in the led card's suit and rank."""
-        kind = event[0]
-        pending = self._pending
-        if pending is not None and kind in (_PLAY, _PASS):
-            seat, drawn, void = pending
-            self._pending = None
-            kept = drawn - 1 if kind == _PLAY else drawn
-            self.sizes[seat] += kept
-            if kept and self.void[seat] != void:  # the kept cards are known to be none of the new void only
-                self.void[seat] = void
-            if kind == _PLAY:  # the last card drawn went straight to the trick
-                self.played[seat][event[2]] += 1
-                self._move(seat, event[2], DREW)
-            else:
-                self._move(seat, -1, DREW | PASSED_MOVE)
-            return
-        if kind == _PLAY:
-            seat, face = event[1], event[2]
-            self._play(seat, face)
-            if self._led < 0:
-                self._led = face
-            self._move(seat, face, 0)
-        elif kind == _DRAW:
-            void = MATCH_MASKS[self._led]
-            self._prove(event[1], void)
-            self._pending = (event[1], event[2], void)
-        elif kind == _PASS:  # no draw first: the stock was already empty
-            self._prove(event[1], MATCH_MASKS[self._led])
-            self._move(event[1], -1, PASSED_MOVE)
-        elif kind == _TRICK:
-            self._led = -1
-
-    def _read_jokers(self, event: tuple) -> None:
-        """R2.6, R2.7: a voluntary draw or a pass proves that no matching non-boom card was held."""
-        kind = event[0]
-        n = self._n
-        if kind == _DRAW and self._boomer >= 0 and self._hit < n - 1 and event[1] == (self._boomer + self._hit + 1) % n:
-            self._take(event[1], event[2])  # a card drawn because of the boom: unknown
-            self._hit += 1
-            return
-        self._boomer = -1
-        if kind == _UPCARD:
-            self._top = self._match = event[1]
-        elif kind == _PLAY:
-            seat, face = event[1], event[2]
-            self._play(seat, face)
-            self._top = face
-            if face != JOKER:
-                self._match = face
-            self._move(seat, face, 0)
-        elif kind == _BOOM:
-            self._boomer, self._hit = event[1], 0
-        elif kind in (_DRAW, _PASS):
-            plain = PLAIN_CARDS & ~self._boom
-            self._prove(event[1], plain if self._after_any and self._top == JOKER else MATCH_MASKS[self._match] & plain)
-            if kind == _DRAW:
-                self._take(event[1], event[2])
-                self._move(event[1], -1, DREW)
-            else:
-                self._move(event[1], -1, PASSED_MOVE)
 
 
 class HistoryEncoder(ObservationEncoder):

@@ -181,7 +181,7 @@ class ObservationEncoder:
             float(config.is_classic), float(not config.is_classic),
             float(config.scoring == "standard"), float(config.scoring == "reverse"),
             float(config.scoring == "penalty"), float(config.aces_mode),
-            float(config.after_joker == "any" and not config.aces_mode),
+            float(config.anything_after_joker),
             float(config.num_decks >= 2), config.num_players / MAX_PLAYERS,
         ]
 

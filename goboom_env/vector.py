@@ -43,14 +43,13 @@ import numpy as np
 
 from goboom_env import _vector_kernels as _k  # without numba: the 'vector' extra's error (goboom_env.hints)
 from goboom_env.cards import (
-    ACES_MASK,
     CLASSIC_POINTS,
     DRAW_OR_PASS,
-    JOKER_BIT,
     JOKERS_POINTS,
     MATCH_MASKS,
     NUM_ACTIONS,
     NUM_FACES,
+    boom_mask,
     deck_faces,
 )
 from goboom_env.config import MAX_PLAYERS, GameConfig
@@ -131,7 +130,7 @@ class VectorGame:
         self._cfg[_k.C_HISTORY] = history
         self._base = np.array(deck_faces(config.num_decks, config.num_jokers), np.uint8)
         self._match_masks = np.array(MATCH_MASKS, np.uint64)
-        self._boom = np.uint64(ACES_MASK if config.aces_mode else JOKER_BIT)
+        self._boom = np.uint64(boom_mask(config.aces_mode))
         self._points = np.array(CLASSIC_POINTS if config.is_classic else JOKERS_POINTS, np.int32)
         self._off = np.array([sl.start for sl in (history_layout(n) if history else layout(n)).values()], np.int64)
         self._scale = _observation_scale(config, history)
@@ -522,7 +521,7 @@ def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool
     cfg[_k.C_HAND_SIZE] = config.hand_size
     cfg[_k.C_DECK_SIZE] = config.deck_size
     cfg[_k.C_CLASSIC] = config.is_classic
-    cfg[_k.C_AFTER_ANY] = config.after_joker == "any" and not config.aces_mode
+    cfg[_k.C_AFTER_ANY] = config.anything_after_joker
     cfg[_k.C_SCORING] = _SCORING_CODES[config.scoring]
     cfg[_k.C_TARGET] = config.target_score or 0
     cfg[_k.C_ROUNDS] = config.rounds or 0

@@ -3,11 +3,8 @@
 :meth:`PlayerView.sample_hand <goboom_env.player_view.PlayerView.sample_hand>` deals the hidden cards
 uniformly; this module also uses the inferences that the rules make certain:
 
-* classic (R1.5, R1.6): a player who drew (or passed on an empty stock) held no card matching the
-  led card, and the cards it drew and kept do not match it either;
-* jokers (R2.7): a player who drew voluntarily (or passed) held no matching non-boom card (with
-  ``after_joker="any"`` and a joker on top: no non-boom card at all); the card it drew is unknown,
-  as are the cards a boom made it draw (R2.6).
+(:class:`~goboom_env.events.VoidProofs`, the one reading of those rules): a player who drew or passed
+held no card it could have played, and in classic the cards it drew and kept cannot be played either.
 
 Each opponent's hand is tracked as *slots*, one per card, each with a mask of faces it cannot be.
 A fact applies to the slots held at that moment; a drawn card adds a slot. Because a fact reaches
@@ -23,15 +20,13 @@ retries an augmenting-path matching finds a consistent deal (one always exists: 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
-from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask
+from goboom_env.cards import JOKER
+from goboom_env.config import GameConfig
 from goboom_env.engine import Hand
-from goboom_env.events import EventKind
+from goboom_env.events import VoidProofs
 from goboom_env.player_view import PlayerView
 
-ALL_CARDS = (1 << 52) - 1
-"""Every non-joker face."""
 GREEDY_TRIES = 8
 """Random most-constrained-first deals tried before the exact matching."""
 
@@ -62,6 +57,24 @@ class HandSlots:
             self.masks.pop()
 
 
+class SlotProofs(VoidProofs):
+    """The proofs of a hand's events applied to every seat's :class:`HandSlots`."""
+
+    def __init__(self, config: GameConfig) -> None:
+        super().__init__(config)
+        self.slots = [HandSlots(config.hand_size) for _ in range(config.num_players)]
+
+    def on_proof(self, seat: int, void: int) -> None:
+        self.slots[seat].learn(void)
+
+    def on_take(self, seat: int, count: int, void: int) -> None:
+        self.slots[seat].add(count, void)
+
+    def on_play(self, seat: int, face: int, from_hand: bool) -> None:
+        if from_hand:
+            self.slots[seat].play(face)
+
+
 def hidden_constraints(view: PlayerView) -> list[list[int]]:
     """Per seat, the forbidden-face mask of each hidden card (empty for the view's own seat).
 
@@ -69,82 +82,18 @@ def hidden_constraints(view: PlayerView) -> list[list[int]]:
     for a seat's public hand size (a state restored without its history), that seat's cards are
     left unconstrained.
     """
-    config = view.config
-    n = view.n
-    slots = [HandSlots(config.hand_size) for _ in range(n)]
-    if config.is_classic:
-        _replay_classic(view.events, slots)
-    else:
-        boom = boom_mask(config.aces_mode)
-        after_any = config.after_joker == "any" and not config.aces_mode
-        _replay_jokers(view.events, slots, n, boom, after_any)
+    proofs = SlotProofs(view.config)
+    for event in view.events:
+        proofs.read(event)
     out: list[list[int]] = []
-    for seat in range(n):
+    for seat, slots in enumerate(proofs.slots):
         if seat == view.seat:
             out.append([])
-        elif len(slots[seat].masks) == view.sizes[seat]:
-            out.append(slots[seat].masks)
+        elif len(slots.masks) == view.sizes[seat]:
+            out.append(slots.masks)
         else:
             out.append([0] * view.sizes[seat])
     return out
-
-
-def _replay_classic(events: Sequence[tuple], slots: list[HandSlots]) -> None:
-    """R1.5, R1.6: a draw or a pass proves a void in the led card's suit and rank."""
-    led = -1
-    pending: tuple[int, int, int] | None = None  # (seat, cards drawn, void mask) awaiting play or pass
-    for event in events:
-        kind = event[0]
-        if pending is not None and event[1:2] == (pending[0],) and kind in (EventKind.PLAY, EventKind.PASS):
-            seat, drawn, void = pending
-            pending = None
-            if kind == EventKind.PLAY:  # the last card drawn went straight to the trick
-                slots[seat].add(drawn - 1, void)
-                continue
-            slots[seat].add(drawn, void)
-            continue
-        if kind == EventKind.PLAY:
-            seat, face = event[1], event[2]
-            slots[seat].play(face)
-            if led < 0:
-                led = face
-        elif kind == EventKind.DRAW:
-            void = MATCH_MASKS[led]
-            slots[event[1]].learn(void)
-            pending = (event[1], event[2], void)
-        elif kind == EventKind.PASS:  # no draw first: the stock was already empty
-            slots[event[1]].learn(MATCH_MASKS[led])
-        elif kind == EventKind.TRICK:
-            led = -1
-
-
-def _replay_jokers(events: Sequence[tuple], slots: list[HandSlots], n: int, boom: int, after_any: bool) -> None:
-    """R2.6, R2.7: a voluntary draw or a pass proves that no matching non-boom card was held."""
-    top = match = -1
-    boomer, hit = -1, 0  # the seat whose boom is making the others draw, and how many drew so far
-    for event in events:
-        kind = event[0]
-        if kind == EventKind.DRAW and boomer >= 0 and hit < n - 1 and event[1] == (boomer + hit + 1) % n:
-            slots[event[1]].add(event[2])  # a card drawn because of the boom: unknown
-            hit += 1
-            continue
-        boomer = -1
-        if kind == EventKind.UPCARD:
-            top = match = event[1]
-        elif kind == EventKind.PLAY:
-            seat, face = event[1], event[2]
-            slots[seat].play(face)
-            top = face
-            if face != JOKER:
-                match = face
-        elif kind == EventKind.BOOM:
-            boomer, hit = event[1], 0
-        elif kind in (EventKind.DRAW, EventKind.PASS):
-            plain = ALL_CARDS & ~boom
-            void = plain if after_any and top == JOKER else MATCH_MASKS[match] & plain
-            slots[event[1]].learn(void)
-            if kind == EventKind.DRAW:
-                slots[event[1]].add(event[2])
 
 
 class Determinizer:
