@@ -51,9 +51,8 @@ EXCLUDED_BLOCKS = {
 RECORDS = {
     "research-log.md": "a record of past experiments: its commands ran from the repository root at the budgets "
                        "they name; the pages that hold the current tables carry the commands this test runs",
-    "model-zoo-log.md": "the record of how each shipped model was trained and accepted (moved from "
-                        "goboom_env/models/README.md): its commands train for hours, write into goboom_env/models/ "
-                        "and name a model as NAME",
+    "model-zoo-log.md": "the record of how each shipped model was trained and accepted: its commands train for "
+                        "hours, write into goboom_env/models/ and benchmarks/models/ and name a model as NAME",
 }
 """Documents whose blocks the test does not run, and why."""
 
