@@ -47,7 +47,7 @@ from goboom_env.hints import needs_extra
 from goboom_env.records import GameRecord, parse_json
 from goboom_env.web import replay
 from goboom_env.web.catalog import Catalog
-from goboom_env.web.guard import AllowedHosts, SameOrigin
+from goboom_env.web.guard import AllowedHosts, NoFraming, SameOrigin
 from goboom_env.web.limits import excerpt, public
 from goboom_env.web.session import Frame, GameError, GameSession, refused_as_bad_request
 from goboom_env.web.store import GameStore
@@ -57,7 +57,7 @@ with needs_extra("goboom serve (goboom_env.web)"):
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route, WebSocketRoute
     from starlette.staticfiles import StaticFiles
@@ -97,8 +97,9 @@ class ServerSettings:
     sweep_every: float = 60.0
     """Seconds between two sweeps for idle games."""
     allowed_hosts: list[str] | None = None
-    """Host names the server answers to (None: any). ``goboom serve`` on a loopback address answers only to
-    this machine's names, so that a web site whose name is made to point at 127.0.0.1 cannot use the server."""
+    """Host names the server answers to (None: any, for a test client or a proxy that checks them itself).
+    ``goboom serve`` always gives them (this machine's names, the address it listens on and ``--allow-host``),
+    so that a web site whose name is made to point at this machine cannot use the server."""
 
 
 def create_app(settings: ServerSettings | None = None) -> Starlette:
@@ -136,9 +137,9 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     handlers = {GameError: _game_error, HTTPException: _http_error, Exception: _server_error}
-    middleware = [Middleware(SameOrigin)]
+    middleware = [Middleware(NoFraming), Middleware(SameOrigin)]
     if settings.allowed_hosts is not None:
-        middleware.insert(0, Middleware(AllowedHosts, hosts=settings.allowed_hosts))
+        middleware.insert(1, Middleware(AllowedHosts, hosts=settings.allowed_hosts))
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan,  # type: ignore[arg-type]
                     middleware=middleware)
     app.state.store = store
@@ -375,16 +376,20 @@ async def _locked(session: GameSession, step: Callable[[], list[Frame]]) -> list
 
 
 async def _body(request: Request, limit: int) -> bytes:
-    """The request's body, refused (413) past ``limit`` bytes."""
+    """The request's body, refused (413) past ``limit`` bytes; GameError 400 when the client went away before
+    sending it whole (the server cuts off a request that is sent too slowly)."""
     size = request.headers.get("content-length")
     if size is not None and (not size.isascii() or not size.isdigit() or int(size) > limit):
         raise GameError(413, f"the request body is larger than {limit} bytes")
     chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limit:
-            raise GameError(413, f"the request body is larger than {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > limit:
+                raise GameError(413, f"the request body is larger than {limit} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise GameError(400, "the request body was cut off") from None
     return b"".join(chunks)
 
 

@@ -60,6 +60,8 @@ LONG = "x" * 50_000
     ("POST", "/api/games", {"headers": {"Origin": "null"} | JSON, "json": CLASSIC}),  # a sandboxed frame
     ("POST", "/api/games", {"headers": {"Origin": "http://testserver.evil.example"} | JSON, "json": CLASSIC}),
     ("POST", "/api/games", {"headers": {"Origin": "http://testserver:8080"} | JSON, "json": CLASSIC}),
+    ("POST", "/api/games", {"headers": {"Origin": "https://testserver"} | JSON, "json": CLASSIC}),  # another scheme
+    ("POST", "/api/games", {"headers": {"Origin": "https://testserver:80"} | JSON, "json": CLASSIC}),
     ("POST", "/api/replay", {"headers": {"Origin": EVIL, "Content-Type": "text/plain"}, "content": "x" * 1000}),
     ("DELETE", "/api/games/GAME", {"headers": {"Origin": EVIL}}),
     ("POST", "/api/games/GAME/move", {"headers": {"Origin": EVIL} | JSON, "json": {"move": "draw"}}),
@@ -88,7 +90,7 @@ def test_the_servers_own_page_and_scripts_may_play(client: TestClient, headers: 
 
 def test_a_websocket_opened_by_another_site_is_refused(client: TestClient) -> None:
     game, token, _ = new_game(client)
-    for headers in ({"Origin": EVIL}, {"Sec-Fetch-Site": "cross-site"}):
+    for headers in ({"Origin": EVIL}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://testserver"}):
         with pytest.raises(WebSocketDenialResponse) as refused, \
                 client.websocket_connect(ws_url(game, token), headers=headers):
             pass
@@ -96,6 +98,18 @@ def test_a_websocket_opened_by_another_site_is_refused(client: TestClient) -> No
         assert "only this server's own page may play on it" in refused.value.json()["error"]
     with client.websocket_connect(ws_url(game, token), headers={"Origin": "http://testserver"}) as ws:
         assert ws.receive_json()["type"] == "frame"
+
+
+@pytest.mark.parametrize("method, path, kwargs", [
+    ("GET", "/", {}), ("GET", "/static/app.js", {}), ("GET", "/api/options", {}),
+    ("POST", "/api/games", {"headers": {"Origin": EVIL}}),  # a refusal
+    ("GET", "/api/games/nope", {}),  # an error of the app
+])
+def test_no_page_may_show_the_server_in_a_frame(client: TestClient, method: str, path: str,
+                                                kwargs: dict[str, Any]) -> None:
+    response = client.request(method, path, **kwargs)
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["content-security-policy"] == "frame-ancestors 'none'"
 
 
 def test_a_new_game_must_be_sent_as_json_even_without_a_body(client: TestClient) -> None:
@@ -134,10 +148,36 @@ def test_goboom_serve_on_any_loopback_address_answers_only_to_local_names(host: 
     assert {"localhost", "127.0.0.1", "::1"} <= set(names)
 
 
-def test_goboom_serve_on_another_address_answers_to_any_name() -> None:
-    from goboom_env.cli.serve import allowed_hosts
+@pytest.mark.parametrize("host, base", [("0.0.0.0", "http://127.0.0.1:8000"), ("::", "http://[::1]:8000"),
+                                        ("192.0.2.7", "http://192.0.2.7:8000")])
+def test_goboom_serve_on_any_address_answers_only_to_local_names_its_address_and_allowed_ones(host: str,
+                                                                                           base: str) -> None:
+    from goboom_env.cli.options import parse
+    from goboom_env.cli.serve import ServeArgs, server_settings
 
-    assert allowed_hosts("0.0.0.0") is None and allowed_hosts("192.0.2.7") is None and allowed_hosts("::") is None
+    for allowed in ([], ["--allow-host", "MyBox.lan.", "--allow-host", "[2001:db8::7]"]):
+        args = parse(ServeArgs, ["--host", host, "--records", "None", *allowed], "goboom serve")
+        args.validate()
+        with TestClient(create_app(server_settings(args)), base_url=base) as client:
+            for name in ("localhost:8000", "127.0.0.1", "[::1]:8000", host if ":" not in host else f"[{host}]"):
+                assert client.get("/api/options", headers={"Host": name}).status_code == 200, name
+            for name in ("rebind.evil.example", "rebind.evil.example:8000", "192.0.2.99:8000", "mybox.lan.evil"):
+                refused = client.get("/api/options", headers={"Host": name})
+                assert refused.status_code == 400, name
+                assert "start it with --allow-host NAME" in refused.json()["error"]
+            refused = client.post("/api/games", json=CLASSIC, headers={"Host": "rebind.evil.example"})
+            assert refused.status_code == 400 and len(client.app.state.store) == 0  # no game made
+            for name in ("mybox.lan:8000", "MYBOX.LAN", "[2001:db8::7]:8000"):
+                assert client.get("/api/options", headers={"Host": name}).status_code == (200 if allowed else 400)
+
+
+@pytest.mark.parametrize("name", ["http://mybox.lan", "mybox.lan:8000", "mybox.lan/x", "*", "my box", "my_box.lan", ""])
+def test_goboom_serve_refuses_an_allowed_host_that_is_not_a_name(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from goboom_env.cli import main
+
+    assert main(["serve", "--allow-host", name, "--records", "None"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("goboom serve: error: --allow-host") and "without http:// or a port" in err
 
 
 @pytest.mark.parametrize("host, base", [("::1", "http://[::1]:8000"), ("127.1", "http://127.0.0.1:8000"),
