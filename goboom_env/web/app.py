@@ -13,8 +13,8 @@ route                                   what it does
 ``DELETE /api/games/{id}``              end the game
 ``WS /api/games/{id}/play?token=...``   live play: messages ``{"type": "move" | "next" | "state"}``
 ``GET /api/records``                    the game records this server saved
-``GET /api/records/{name}``             one saved record, as replay frames
-``POST /api/replay``                    a record file's text (JSON Lines), as replay frames
+``GET /api/records/{name}``             one saved record, as a page of replay frames (``?game=&start=&count=``)
+``POST /api/replay``                    a record file's text (JSON Lines), as a page of replay frames
 ======================================  =====================================================================
 
 Every refusal is a 4xx JSON ``{"error": "..."}`` (on the websocket: a ``{"type": "error", "status": ...,
@@ -53,6 +53,8 @@ from goboom_env.web.session import Frame, GameError, GameSession, refused_as_bad
 from goboom_env.web.store import GameStore
 
 with needs_extra("goboom serve (goboom_env.web)"):
+    import anyio
+    import anyio.to_thread
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
@@ -78,7 +80,11 @@ JSON_TYPES = frozenset({"application/json"})
 RECORD_TYPES = frozenset({"application/json", "application/x-ndjson", "application/jsonl"})
 """Content types of a record file posted for replay (JSON Lines); text/plain, which a page of another web site
 may send without asking first, is not one."""
-GAME_NUMBER = re.compile(r"[0-9]{1,6}")
+NUMBER = re.compile(r"[0-9]{1,6}")
+"""A number in a query (``?game=``, ``?start=``, ``?count=``): ASCII digits, short enough to read at once."""
+REPLAYS_AT_ONCE = 2
+"""Replays built at the same time (each reads and replays a whole record file: up to some 200 MB and seconds
+of CPU for the largest); more wait their turn."""
 INTERNAL_ERROR = "internal error; the server's log has the details"
 
 
@@ -152,6 +158,7 @@ class _Api:
 
     def __init__(self, settings: ServerSettings, store: GameStore) -> None:
         self.settings, self.store = settings, store
+        self.replays = anyio.CapacityLimiter(REPLAYS_AT_ONCE)
 
     async def index(self, request: Request) -> Response:
         """``GET /``: the page."""
@@ -318,21 +325,27 @@ class _Api:
         return JSONResponse({"records": await run_in_threadpool(replay.saved_records, self.settings.records)})
 
     async def record(self, request: Request) -> Response:
-        """``GET /api/records/{name}?game=K``: the games of a saved record file and the frames of game K."""
-        game = _game_number(request)
-        text = await run_in_threadpool(replay.read_saved, self.settings.records, request.path_params["name"])
-        return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, game))
+        """``GET /api/records/{name}?game=K&start=S&count=C``: the games of a saved record file and frames
+        ``S`` to ``S + C`` of game K (:func:`~goboom_env.web.replay.replay_page`)."""
+        page = _page(request)
+        folder, name = self.settings.records, request.path_params["name"]
+        return await self._replay(lambda: replay.replay_page(replay.read_saved(folder, name), *page))
 
     async def replay(self, request: Request) -> Response:
-        """``POST /api/replay?game=K``: the same for the text of a record file the page sends."""
-        game = _game_number(request)
+        """``POST /api/replay?game=K&start=S&count=C``: the same for the text of a record file the page sends."""
+        page = _page(request)
         _check_content_type(request, RECORD_TYPES)
         body = await _body(request, MAX_BODY)
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise GameError(400, "a record file must be UTF-8 text (JSON Lines)") from None
-        return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, game))
+        return await self._replay(lambda: replay.replay_page(text, *page))
+
+    async def _replay(self, build: Callable[[], dict[str, Any]]) -> Response:
+        """The answer of ``build``, read, replayed and written as JSON on a worker thread (the event loop serves
+        the other requests meanwhile), at most :data:`REPLAYS_AT_ONCE` at a time."""
+        return await anyio.to_thread.run_sync(lambda: JSONResponse(build()), limiter=self.replays)
 
 
 async def _receive_text(ws: WebSocket) -> str | None:
@@ -357,11 +370,20 @@ async def _close_with_error(ws: WebSocket, status: int, message: str, code: int 
         await ws.close(code=code if code is not None else 4000 + status)
 
 
-def _game_number(request: Request) -> int:
-    """The ``?game=K`` of a replay request: which game of a record file (0-based, ASCII digits only)."""
-    text = request.query_params.get("game", "0")
-    if not GAME_NUMBER.fullmatch(text):
-        raise GameError(400, f"game must be a game number 0, 1, ..., got {excerpt(text)}")
+def _page(request: Request) -> tuple[int, int, int]:
+    """``game``, ``start`` and ``count`` of a replay request (``?game=K&start=S&count=C``): which game of a record
+    file (0-based), its first frame to send and how many (at most a page)."""
+    return (_query_number(request, "game", "a game number", 0), _query_number(request, "start", "a frame number", 0),
+            _query_number(request, "count", "a number of frames", replay.MAX_PAGE_FRAMES))
+
+
+def _query_number(request: Request, name: str, what: str, default: int) -> int:
+    """The number ``?name=`` of the request's query (ASCII digits only), ``default`` when it is not given."""
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if not NUMBER.fullmatch(text):
+        raise GameError(400, f"{name} must be {what} 0, 1, ..., got {excerpt(text)}")
     return int(text)
 
 

@@ -373,10 +373,10 @@ def test_a_damaged_model_file_is_refused_without_its_path(tmp_path: Path) -> Non
 def test_an_internal_error_shows_no_traceback_and_no_path(monkeypatch: pytest.MonkeyPatch) -> None:
     from goboom_env.web import replay
 
-    def broken(text: str, game: int = 0) -> Any:
+    def broken(*args: Any) -> Any:
         raise RuntimeError("/srv/secret/file.py went wrong")
 
-    monkeypatch.setattr(replay, "replay_of_text", broken)
+    monkeypatch.setattr(replay, "replay_page", broken)
     with TestClient(create_app(ServerSettings()), raise_server_exceptions=False) as client:
         response = client.post("/api/replay", content=record_line(), headers=JSON_LINES)
         assert response.status_code == 500
