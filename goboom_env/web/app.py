@@ -23,10 +23,12 @@ run on worker threads, one game at a time under its lock, so a slow agent holds 
 
 What a hostile page or request meets (:mod:`~goboom_env.web.guard`, :mod:`~goboom_env.web.limits`): a request
 that may change state, and every websocket, must come from this server's own page (403 otherwise; requests
-that carry no ``Origin`` and no ``Sec-Fetch-Site``, as scripts send them, are let through); a server on a
-loopback address answers only to this machine's names (400); bodies are size-capped and JSON bodies must be
-labelled as JSON; JSON is parsed with bounded nesting and integer size; messages echo at most a short
-excerpt of the input and never a server path or a traceback (those go to the server's log).
+that carry no ``Origin`` and no ``Sec-Fetch-Site``, as scripts send them, are let through); the server answers
+only to the host names of ``allowed_hosts`` (400); no page may frame it; bodies are size-capped and JSON bodies
+must be labelled as JSON; JSON is parsed with bounded nesting and integer size; a replay answer holds at most
+one page of frames and is built on a worker thread, at most :data:`REPLAYS_AT_ONCE` at a time; messages echo
+at most a short excerpt of the input and never a server path, a model's folder or a traceback (those go to
+the server's log). Requests that arrive too slowly are cut off by :mod:`~goboom_env.web.server`.
 """
 
 from __future__ import annotations
@@ -197,7 +199,7 @@ class _Api:
             opponents = _opponents(body.get("opponents", ["heuristic"]), config)
             specs = [self.settings.catalog.spec(o, config) for o in opponents]
             return GameSession(config, seat, specs, opponents, episode=episode, seed=seed, delay_ms=delay,
-                               on_game_end=self._save_game)
+                               on_game_end=self._save_game, redact=self.settings.catalog.without_files)
 
     def _save_game(self, session: GameSession, record: GameRecord) -> None:
         """Save a finished game's record; a folder that cannot be written costs the record, not the game."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
 from goboom_env.agents import Agent, register_agent, unregister_agent
+from goboom_env.config import GameConfig
 from goboom_env.models import model_path
 from goboom_env.web import ServerSettings, create_app
 from goboom_env.web.catalog import Catalog, Choice
@@ -358,16 +362,89 @@ def test_a_failing_agent_on_the_websocket_sends_the_end_and_closes(broken_client
         assert again.receive_json()["status"] == 410
 
 
-def test_a_damaged_model_file_is_refused_without_its_path(tmp_path: Path) -> None:
-    folder = tmp_path / "secret-folder"
-    folder.mkdir()
+SECRET_FOLDERS = ["secret-folder", "My Secret (models) ü/run 7, final", "a b/c;d/[e]"]
+"""Folder names a page must never learn: one word, and names with spaces, punctuation and brackets (which a
+filter of paths in words does not see as one path)."""
+
+
+def secret_words(folder: str) -> list[str]:
+    """The words of a folder name: none may reach the page."""
+    return [word for word in re.split(r"[\s/(),;\[\]]+", folder) if len(word) > 1]
+
+
+@pytest.mark.parametrize("secret", SECRET_FOLDERS)
+def test_a_damaged_model_file_is_refused_naming_its_choice_not_its_folder(tmp_path: Path, secret: str) -> None:
+    folder = tmp_path / secret
+    folder.mkdir(parents=True)
     with zipfile.ZipFile(model_path("classic-4p-hands")) as source, zipfile.ZipFile(folder / "bad.zip", "w") as damaged:
         for info in source.infolist():  # the metadata intact, the network not
             damaged.writestr(info, source.read(info) if "meta" in info.filename else b"garbage")
     with TestClient(create_app(ServerSettings(catalog=Catalog([folder])))) as client:
         response = client.post("/api/games", json=CLASSIC | {"opponents": ["model:bad"]})
-        assert response.status_code == 400 and "bad.zip is damaged" in response.json()["error"]
-        assert "secret-folder" not in response.text and str(tmp_path) not in response.text
+        assert response.status_code == 400 and "model:bad is damaged" in response.json()["error"]
+        assert str(tmp_path) not in response.text
+        assert not [word for word in secret_words(secret) if word in response.text], response.text
+
+
+@pytest.fixture
+def refusing_loader(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """``ppo:`` models load through a loader that refuses every file with a ValueError naming its path, as the
+    loaders refuse a crafted file (an array header of 4 TiB); yields the paths it was asked for."""
+    asked: list[str] = []
+
+    def refuse(config: GameConfig, seed: int | None = None, path: str = "") -> Any:
+        asked.append(path)
+        raise ValueError(f"{path}: member goboom_actor.npz declares an array of shape (1048576, 1048576), "
+                         f"over the bound of the model's metadata ({path})")
+
+    register_agent("ppo", refuse, replace=True)  # a registered name hides the entry point of the same name
+    try:
+        yield asked
+    finally:
+        unregister_agent("ppo")
+
+
+@pytest.mark.parametrize("secret", SECRET_FOLDERS)
+def test_a_model_the_loader_refuses_is_a_4xx_naming_its_choice(tmp_path: Path, secret: str,
+                                                               refusing_loader: list[str]) -> None:
+    folder = tmp_path / secret
+    folder.mkdir(parents=True)
+    shutil.copyfile(model_path("classic-4p-hands"), folder / "crafted.zip")
+    with TestClient(create_app(ServerSettings(catalog=Catalog([folder]))), raise_server_exceptions=False) as client:
+        response = client.post("/api/games", json=CLASSIC | {"opponents": ["model:crafted"]})
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error.startswith("opponent P1 (model:crafted) cannot play: model:crafted: member goboom_actor.npz")
+        assert error.endswith("over the bound of the model's metadata (model:crafted)")
+        assert not [word for word in secret_words(secret) if word in error] and str(tmp_path) not in error, error
+        assert refusing_loader == [str(folder / "crafted.zip")] and len(client.app.state.store) == 0
+
+
+def test_a_model_that_fails_mid_game_is_named_by_its_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / SECRET_FOLDERS[1]
+    folder.mkdir(parents=True)
+    shutil.copyfile(model_path("classic-4p-hands"), folder / "mine.zip")
+
+    class Refusing(Agent):
+        name = "refusing"
+
+        def __init__(self, config: GameConfig, path: str) -> None:
+            super().__init__(config)
+            self.path = path
+
+        def act(self, observation: Any, view: Any = None) -> int:
+            raise ValueError(f"{self.path}: the network's output is not finite")
+
+    register_agent("ppo", lambda config, seed=None, path="": Refusing(config, path), replace=True)
+    try:
+        with TestClient(create_app(ServerSettings(catalog=Catalog([folder])))) as client:
+            game, token, _ = new_game(client, CLASSIC | {"seat": 3, "opponents": ["model:mine"]})
+            response = client.post(f"/api/games/{game}/advance", headers=token)
+    finally:
+        unregister_agent("ppo")
+    error = response.json()["frames"][-1]["error"]
+    assert "(model:mine) failed (ValueError: model:mine: the network's output is not finite)" in error
+    assert not [word for word in secret_words(SECRET_FOLDERS[1]) if word in response.text], error
 
 
 def test_an_internal_error_shows_no_traceback_and_no_path(monkeypatch: pytest.MonkeyPatch) -> None:
