@@ -4,14 +4,17 @@ Examples::
 
     goboom serve                       # http://127.0.0.1:8000
     goboom serve --port 8080 --model runs/x   # also offer the model files of runs/x as opponents
+    goboom serve --host 0.0.0.0 --allow-host mybox.lan   # others on the network open http://mybox.lan:8000
 
 The page offers every preset and GameConfig field, your seat, the opponents (the baselines, the search
 agents and the shipped models by name, plus the ``--model`` folders: the page never names a file), one
 hand or a whole match, and a seed. Finished games are saved as game records in ``--records``; the page
 replays them, or a record file you open (``goboom evaluate --save-games``). The server listens on
 127.0.0.1 only unless ``--host`` says otherwise: it has no accounts, so bind it to another address only
-on a network you trust. On a loopback address (``127.0.0.1``, ``127.1``, ``::1``, ``localhost``) it answers
-only to this machine's names, and it takes moves only from its own page.
+on a network you trust. It answers only to this machine's loopback names (``localhost``, ``127.0.0.1``,
+``::1``), the address it listens on and the names given with ``--allow-host`` (the name or address that
+others open it under), so that no web site can reach it by pointing its own name at it; it takes moves only
+from its own page, and cuts off a request that takes more than 30 seconds to arrive.
 """
 
 from __future__ import annotations
@@ -19,18 +22,25 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
+import re
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import tyro
 
 from goboom_env.cli.options import parse, run_command
 from goboom_env.config import check_int
 
+if TYPE_CHECKING:
+    from goboom_env.web import ServerSettings
+
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
-"""Names of this machine that a server on a loopback address always answers to."""
-WS_MAX_SIZE = 64 * 1024
-"""The largest websocket message the server reads (a move is a few dozen bytes)."""
+"""Names of this machine that the server always answers to."""
+HOST_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
+"""A DNS name as ``--allow-host`` takes it (lower case, no trailing dot)."""
 
 
 @dataclass
@@ -43,6 +53,10 @@ class ServeArgs:
     """Port to listen on."""
     model: list[Path] = field(default_factory=list)
     """Folders of model .zip files (goboom train) to offer as opponents, named model:FILE-STEM."""
+    allow_host: Annotated[list[str], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="NAME")] = field(
+        default_factory=list)
+    """Another host name or address the server answers to (besides localhost, 127.0.0.1, ::1 and --host): the one
+    others open it under."""
     records: Path | None = Path("goboom-games")
     """Folder where finished games are saved as game records (JSON Lines); None = save nothing."""
     idle_minutes: float = 30.0
@@ -58,6 +72,8 @@ class ServeArgs:
             raise ValueError(f"idle_minutes must be > 0, got {self.idle_minutes!r}")
         if not self.host:
             raise ValueError("host must be an address such as 127.0.0.1")
+        for name in self.allow_host:
+            host_name(name)
         if self.records is not None:
             check_records_folder(self.records)
 
@@ -101,13 +117,28 @@ def _resolved_loopback(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Addre
     return None
 
 
-def allowed_hosts(host: str) -> list[str] | None:
-    """The host names a server listening on ``host`` answers to: on a loopback address this machine's names
-    (:data:`LOCAL_NAMES`, the host as given and its address written out); None (any name) for other hosts."""
+def host_name(name: str) -> str:
+    """``name`` as the Host check compares it (lower case, no brackets or trailing dot); ValueError naming the
+    option unless it is an IP address or a DNS name without a port, a scheme or a path."""
+    plain = name.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
+    with contextlib.suppress(ValueError):
+        return str(ipaddress.ip_address(plain))
+    if HOST_NAME.fullmatch(plain) is None:
+        raise ValueError(f"--allow-host {name[:80]!r} is not a host name or an IP address (give the name alone, "
+                         "e.g. mybox.lan or 192.168.1.20, without http:// or a port)")
+    return plain
+
+
+def allowed_hosts(host: str, others: Sequence[str] = ()) -> list[str]:
+    """The host names a server listening on ``host`` answers to: this machine's loopback names
+    (:data:`LOCAL_NAMES`), the host as given (and its loopback address written out), and ``others``
+    (``--allow-host``). A wildcard host (``0.0.0.0``, ``::``) also answers on the loopback addresses, and to the
+    same names only: a web site whose name is made to point at this machine is refused."""
+    names = {*LOCAL_NAMES, host.strip("[]").rstrip(".").lower(), *map(host_name, others)}
     address = loopback_address(host)
-    if address is None:
-        return None
-    return sorted({*LOCAL_NAMES, host.strip("[]").lower(), str(address)})
+    if address is not None:
+        names.add(str(address))
+    return sorted(names)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -125,6 +156,19 @@ def listen(host: str, port: int) -> socket.socket:
     return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
 
 
+def server_settings(args: ServeArgs) -> ServerSettings:
+    """What the server of ``args`` offers and whom it answers to."""
+    from goboom_env.web import ServerSettings
+    from goboom_env.web.catalog import Catalog
+
+    ttl = args.idle_minutes * 60  # a finished game, and the time between two sweeps, never longer
+    return ServerSettings(catalog=Catalog(list(args.model)), ttl=ttl,
+                          finished_ttl=min(ServerSettings.finished_ttl, ttl),
+                          sweep_every=min(ServerSettings.sweep_every, ttl),
+                          max_games=args.max_games, records=args.records,
+                          allowed_hosts=allowed_hosts(args.host, args.allow_host))
+
+
 def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
     """Serve the page until Ctrl-C; 2 on a bad option."""
 
@@ -133,20 +177,17 @@ def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
         args.validate()
         import uvicorn
 
-        from goboom_env.web import ServerSettings, create_app
-        from goboom_env.web.catalog import Catalog
+        from goboom_env.web import create_app
+        from goboom_env.web.server import server_config
 
-        ttl = args.idle_minutes * 60  # a finished game, and the time between two sweeps, never longer
-        settings = ServerSettings(catalog=Catalog(list(args.model)), ttl=ttl,
-                                  finished_ttl=min(ServerSettings.finished_ttl, ttl),
-                                  sweep_every=min(ServerSettings.sweep_every, ttl),
-                                  max_games=args.max_games, records=args.records,
-                                  allowed_hosts=allowed_hosts(args.host))
+        settings = server_settings(args)
         sock = listen(args.host, args.port)  # before uvicorn configures logging: a taken port changes nothing
-        server = uvicorn.Server(uvicorn.Config(create_app(settings), host=args.host, port=args.port,
-                                               log_level="warning", ws_max_size=WS_MAX_SIZE))
+        server = uvicorn.Server(server_config(create_app(settings), args.host, args.port))
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"goboom serve: open http://{host}:{args.port}/ in a browser (Ctrl-C stops the server)", flush=True)
+        if loopback_address(args.host) is None:
+            print(f"it answers to the host names {', '.join(settings.allowed_hosts or [])} only; --allow-host NAME "
+                  "adds the name or address others open it under", flush=True)
         if args.records is not None:
             print(f"finished games are saved in {args.records}/", flush=True)
         with sock:

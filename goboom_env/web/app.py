@@ -13,8 +13,8 @@ route                                   what it does
 ``DELETE /api/games/{id}``              end the game
 ``WS /api/games/{id}/play?token=...``   live play: messages ``{"type": "move" | "next" | "state"}``
 ``GET /api/records``                    the game records this server saved
-``GET /api/records/{name}``             one saved record, as replay frames
-``POST /api/replay``                    a record file's text (JSON Lines), as replay frames
+``GET /api/records/{name}``             one saved record, as a page of replay frames (``?game=&start=&count=``)
+``POST /api/replay``                    a record file's text (JSON Lines), as a page of replay frames
 ======================================  =====================================================================
 
 Every refusal is a 4xx JSON ``{"error": "..."}`` (on the websocket: a ``{"type": "error", "status": ...,
@@ -23,10 +23,12 @@ run on worker threads, one game at a time under its lock, so a slow agent holds 
 
 What a hostile page or request meets (:mod:`~goboom_env.web.guard`, :mod:`~goboom_env.web.limits`): a request
 that may change state, and every websocket, must come from this server's own page (403 otherwise; requests
-that carry no ``Origin`` and no ``Sec-Fetch-Site``, as scripts send them, are let through); a server on a
-loopback address answers only to this machine's names (400); bodies are size-capped and JSON bodies must be
-labelled as JSON; JSON is parsed with bounded nesting and integer size; messages echo at most a short
-excerpt of the input and never a server path or a traceback (those go to the server's log).
+that carry no ``Origin`` and no ``Sec-Fetch-Site``, as scripts send them, are let through); the server answers
+only to the host names of ``allowed_hosts`` (400); no page may frame it; bodies are size-capped and JSON bodies
+must be labelled as JSON; JSON is parsed with bounded nesting and integer size; a replay answer holds at most
+one page of frames and is built on a worker thread, at most :data:`REPLAYS_AT_ONCE` at a time; messages echo
+at most a short excerpt of the input and never a server path, a model's folder or a traceback (those go to
+the server's log). Requests that arrive too slowly are cut off by :mod:`~goboom_env.web.server`.
 """
 
 from __future__ import annotations
@@ -47,17 +49,19 @@ from goboom_env.hints import needs_extra
 from goboom_env.records import GameRecord, parse_json
 from goboom_env.web import replay
 from goboom_env.web.catalog import Catalog
-from goboom_env.web.guard import AllowedHosts, SameOrigin
+from goboom_env.web.guard import AllowedHosts, NoFraming, SameOrigin
 from goboom_env.web.limits import excerpt, public
 from goboom_env.web.session import Frame, GameError, GameSession, refused_as_bad_request
 from goboom_env.web.store import GameStore
 
 with needs_extra("goboom serve (goboom_env.web)"):
+    import anyio
+    import anyio.to_thread
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route, WebSocketRoute
     from starlette.staticfiles import StaticFiles
@@ -78,7 +82,11 @@ JSON_TYPES = frozenset({"application/json"})
 RECORD_TYPES = frozenset({"application/json", "application/x-ndjson", "application/jsonl"})
 """Content types of a record file posted for replay (JSON Lines); text/plain, which a page of another web site
 may send without asking first, is not one."""
-GAME_NUMBER = re.compile(r"[0-9]{1,6}")
+NUMBER = re.compile(r"[0-9]{1,6}")
+"""A number in a query (``?game=``, ``?start=``, ``?count=``): ASCII digits, short enough to read at once."""
+REPLAYS_AT_ONCE = 2
+"""Replays built at the same time (each reads and replays a whole record file: up to some 200 MB and seconds
+of CPU for the largest); more wait their turn."""
 INTERNAL_ERROR = "internal error; the server's log has the details"
 
 
@@ -97,8 +105,9 @@ class ServerSettings:
     sweep_every: float = 60.0
     """Seconds between two sweeps for idle games."""
     allowed_hosts: list[str] | None = None
-    """Host names the server answers to (None: any). ``goboom serve`` on a loopback address answers only to
-    this machine's names, so that a web site whose name is made to point at 127.0.0.1 cannot use the server."""
+    """Host names the server answers to (None: any, for a test client or a proxy that checks them itself).
+    ``goboom serve`` always gives them (this machine's names, the address it listens on and ``--allow-host``),
+    so that a web site whose name is made to point at this machine cannot use the server."""
 
 
 def create_app(settings: ServerSettings | None = None) -> Starlette:
@@ -136,9 +145,9 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     handlers = {GameError: _game_error, HTTPException: _http_error, Exception: _server_error}
-    middleware = [Middleware(SameOrigin)]
+    middleware = [Middleware(NoFraming), Middleware(SameOrigin)]
     if settings.allowed_hosts is not None:
-        middleware.insert(0, Middleware(AllowedHosts, hosts=settings.allowed_hosts))
+        middleware.insert(1, Middleware(AllowedHosts, hosts=settings.allowed_hosts))
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan,  # type: ignore[arg-type]
                     middleware=middleware)
     app.state.store = store
@@ -151,6 +160,7 @@ class _Api:
 
     def __init__(self, settings: ServerSettings, store: GameStore) -> None:
         self.settings, self.store = settings, store
+        self.replays = anyio.CapacityLimiter(REPLAYS_AT_ONCE)
 
     async def index(self, request: Request) -> Response:
         """``GET /``: the page."""
@@ -189,7 +199,7 @@ class _Api:
             opponents = _opponents(body.get("opponents", ["heuristic"]), config)
             specs = [self.settings.catalog.spec(o, config) for o in opponents]
             return GameSession(config, seat, specs, opponents, episode=episode, seed=seed, delay_ms=delay,
-                               on_game_end=self._save_game)
+                               on_game_end=self._save_game, redact=self.settings.catalog.without_files)
 
     def _save_game(self, session: GameSession, record: GameRecord) -> None:
         """Save a finished game's record; a folder that cannot be written costs the record, not the game."""
@@ -317,21 +327,27 @@ class _Api:
         return JSONResponse({"records": await run_in_threadpool(replay.saved_records, self.settings.records)})
 
     async def record(self, request: Request) -> Response:
-        """``GET /api/records/{name}?game=K``: the games of a saved record file and the frames of game K."""
-        game = _game_number(request)
-        text = await run_in_threadpool(replay.read_saved, self.settings.records, request.path_params["name"])
-        return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, game))
+        """``GET /api/records/{name}?game=K&start=S&count=C``: the games of a saved record file and frames
+        ``S`` to ``S + C`` of game K (:func:`~goboom_env.web.replay.replay_page`)."""
+        page = _page(request)
+        folder, name = self.settings.records, request.path_params["name"]
+        return await self._replay(lambda: replay.replay_page(replay.read_saved(folder, name), *page))
 
     async def replay(self, request: Request) -> Response:
-        """``POST /api/replay?game=K``: the same for the text of a record file the page sends."""
-        game = _game_number(request)
+        """``POST /api/replay?game=K&start=S&count=C``: the same for the text of a record file the page sends."""
+        page = _page(request)
         _check_content_type(request, RECORD_TYPES)
         body = await _body(request, MAX_BODY)
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise GameError(400, "a record file must be UTF-8 text (JSON Lines)") from None
-        return JSONResponse(await run_in_threadpool(replay.replay_of_text, text, game))
+        return await self._replay(lambda: replay.replay_page(text, *page))
+
+    async def _replay(self, build: Callable[[], dict[str, Any]]) -> Response:
+        """The answer of ``build``, read, replayed and written as JSON on a worker thread (the event loop serves
+        the other requests meanwhile), at most :data:`REPLAYS_AT_ONCE` at a time."""
+        return await anyio.to_thread.run_sync(lambda: JSONResponse(build()), limiter=self.replays)
 
 
 async def _receive_text(ws: WebSocket) -> str | None:
@@ -356,11 +372,20 @@ async def _close_with_error(ws: WebSocket, status: int, message: str, code: int 
         await ws.close(code=code if code is not None else 4000 + status)
 
 
-def _game_number(request: Request) -> int:
-    """The ``?game=K`` of a replay request: which game of a record file (0-based, ASCII digits only)."""
-    text = request.query_params.get("game", "0")
-    if not GAME_NUMBER.fullmatch(text):
-        raise GameError(400, f"game must be a game number 0, 1, ..., got {excerpt(text)}")
+def _page(request: Request) -> tuple[int, int, int]:
+    """``game``, ``start`` and ``count`` of a replay request (``?game=K&start=S&count=C``): which game of a record
+    file (0-based), its first frame to send and how many (at most a page)."""
+    return (_query_number(request, "game", "a game number", 0), _query_number(request, "start", "a frame number", 0),
+            _query_number(request, "count", "a number of frames", replay.MAX_PAGE_FRAMES))
+
+
+def _query_number(request: Request, name: str, what: str, default: int) -> int:
+    """The number ``?name=`` of the request's query (ASCII digits only), ``default`` when it is not given."""
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if not NUMBER.fullmatch(text):
+        raise GameError(400, f"{name} must be {what} 0, 1, ..., got {excerpt(text)}")
     return int(text)
 
 
@@ -375,16 +400,20 @@ async def _locked(session: GameSession, step: Callable[[], list[Frame]]) -> list
 
 
 async def _body(request: Request, limit: int) -> bytes:
-    """The request's body, refused (413) past ``limit`` bytes."""
+    """The request's body, refused (413) past ``limit`` bytes; GameError 400 when the client went away before
+    sending it whole (the server cuts off a request that is sent too slowly)."""
     size = request.headers.get("content-length")
     if size is not None and (not size.isascii() or not size.isdigit() or int(size) > limit):
         raise GameError(413, f"the request body is larger than {limit} bytes")
     chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limit:
-            raise GameError(413, f"the request body is larger than {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > limit:
+                raise GameError(413, f"the request body is larger than {limit} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise GameError(400, "the request body was cut off") from None
     return b"".join(chunks)
 
 

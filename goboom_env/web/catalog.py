@@ -5,6 +5,7 @@ the agent spec the server builds it from. Baselines and search agents fit every 
 a trained model fits the one configuration it records (its metadata, checked again when the game starts).
 ``goboom serve --model DIR`` adds the model files of a folder, offered as ``model:NAME``. A spec that names a
 Python file (``agents.py:Class``, which runs the file) is never handed out, even by a choice added to the list.
+What the page is told names a model by its id only (:meth:`Catalog.without_files`), never by its file or folder.
 """
 
 from __future__ import annotations
@@ -57,8 +58,10 @@ class Catalog:
         for variant, names in HEURISTICS.items():
             choices += [Choice(name, name, f"{variant} heuristic", variant) for name in names]
         choices += [Choice(spec, spec, label) for spec, label in SEARCH_AGENTS]
+        hidden: dict[str, str] = {}  # a path of a model file or folder -> what the page is told instead
         for name in shipped_models():
             choices.append(_model_choice(f"ppo:{name}", f"ppo:{name}", model_path(name), "shipped PPO model"))
+            hidden |= _path_forms(model_path(name), f"ppo:{name}")
         offered: dict[str, Path] = {}  # model:STEM -> its file, to refuse two files of one name
         for folder in model_dirs or []:
             if not folder.is_dir():
@@ -74,11 +77,21 @@ class Catalog:
                                      "name into a folder of its own")
                 offered[choice_id] = file
                 choices.append(_model_choice(choice_id, f"ppo:{file}", file, f"model {file.name}"))
+                hidden |= _path_forms(file, choice_id, relative=True)
+            hidden |= _path_forms(folder, "a --model folder")
         self.choices = {c.id: c for c in choices}
+        self._paths = sorted(hidden.items(), key=lambda item: -len(item[0]))  # a file before its folder
 
     def public(self) -> list[dict[str, Any]]:
         """Every choice as the page sees it."""
         return [c.public() for c in self.choices.values()]
+
+    def without_files(self, message: str) -> str:
+        """``message`` (an error of a model the list offers) with the path of each model file replaced by the id of
+        its choice and that of each ``--model`` folder by ``a --model folder``: the page learns no folder name."""
+        for path, name in self._paths:
+            message = message.replace(path, name)
+        return message
 
     def spec(self, choice_id: Any, config: GameConfig) -> str:
         """The agent spec of ``choice_id`` for a game of ``config``; ValueError when it is unknown or does not fit."""
@@ -94,6 +107,13 @@ class Catalog:
             # the message names the choice, not its file; a ppo: model of either layout plays in the browser
             check_compatible(choice.meta, config, choice.id, layouts=("snapshot", "history"))
         return choice.spec
+
+
+def _path_forms(path: Path, name: str, relative: bool = False) -> dict[str, str]:
+    """The ways an error may write ``path`` (absolute, resolved, and as given when ``relative``), each mapped to
+    ``name``."""
+    forms = {str(path.absolute()), str(path.resolve())} | ({str(path)} if relative else set())
+    return dict.fromkeys(forms, name)
 
 
 def _model_choice(choice_id: str, spec: str, path: Path, label: str) -> Choice:

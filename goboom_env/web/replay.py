@@ -6,6 +6,11 @@ records folder writes each finished game to its own file there; the page lists t
 the deal and after every move, every hand face up (the page hides the hands of the other seats when
 you watch from one seat), as :func:`goboom_env.records.replay` rebuilds them on the engine.
 
+An answer holds at most :data:`MAX_PAGE_FRAMES` frames (a page: ``start`` and ``count``), so that one long
+match, which may have a hundred thousand steps, costs the server and the page the same as a short one: the
+whole record is read and replayed (every move is checked before any frame is shown), but only the frames of
+the page are built.
+
 Only regular files directly in the records folder are listed and read: a symbolic link there (which could
 point anywhere on the machine) is neither, and a name is never joined to the folder unless it is listed.
 Record text is parsed by :func:`goboom_env.records.loads_records` (JSON data only, every field checked).
@@ -18,7 +23,7 @@ import re
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from goboom_env import records
 from goboom_env.records import GameRecord
@@ -29,6 +34,8 @@ RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.jsonl")
 """A record file name the server lists and reads: no folder, no path."""
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 """The largest saved record file read (as large as a record file the page may send)."""
+MAX_PAGE_FRAMES = 500
+"""The most frames one answer holds: some 2.5 MB for a table of 12 players (a frame shows every hand)."""
 
 
 def save_game(folder: Path, game_id: str, record: GameRecord) -> Path:
@@ -84,12 +91,22 @@ def parse_records(text: str) -> list[GameRecord]:
     return games
 
 
-def replay_of_text(text: str, game: int = 0) -> dict[str, Any]:
-    """The games of a record file (a summary each) and the frames of game number ``game`` (0-based)."""
+def replay_page(text: str, game: int = 0, start: int = 0, count: int = MAX_PAGE_FRAMES) -> dict[str, Any]:
+    """The games of a record file (a summary each) and the frames ``start`` to ``start + count`` of game number
+    ``game`` (0-based), with the number of frames of that game (``total``) and the first frame of each of its
+    hands (``hand_starts``); GameError 400 for a game or a start past the end, or a count past the page size."""
+    if not 1 <= count <= MAX_PAGE_FRAMES:
+        raise GameError(400, f"count must be in 1..{MAX_PAGE_FRAMES} frames (a page), got {count}; ask for the "
+                             "next frames with start=")
     games = parse_records(text)
     if not 0 <= game < len(games):
         raise GameError(400, f"game must be in 0..{len(games) - 1}, got {game}")
-    return {"games": [summary(g) for g in games], "game": game, "frames": frames(games[game])}
+    page = frames(games[game], start, start + count)
+    if start >= page.total:
+        raise GameError(400, f"start must be in 0..{page.total - 1} (game {game} has {page.total} frames), "
+                             f"got {start}")
+    return {"games": [summary(g) for g in games], "game": game, "start": start, "total": page.total,
+            "page_size": MAX_PAGE_FRAMES, "hand_starts": page.hand_starts, "frames": page.frames}
 
 
 def summary(record: GameRecord) -> dict[str, Any]:
@@ -98,28 +115,47 @@ def summary(record: GameRecord) -> dict[str, Any]:
             "hands": len(record.hands), "winners": list(record.result.winners), "points": list(record.result.points)}
 
 
-def frames(record: GameRecord) -> list[dict[str, Any]]:
-    """The table after the deal of each hand and after each move, every hand face up; GameError 400 when the
-    record does not replay (an illegal move, events or results that differ from the engine's)."""
+class Frames(NamedTuple):
+    """Some frames of a replay, and where they sit in the whole."""
+
+    frames: list[dict[str, Any]]
+    total: int
+    """The number of frames of the whole record."""
+    hand_starts: list[int]
+    """The number of the first frame (the deal) of each hand."""
+
+
+def frames(record: GameRecord, start: int = 0, stop: int | None = None) -> Frames:
+    """The frames ``start`` to ``stop`` of a record (all by default): the table after the deal of each hand and
+    after each move, every hand face up. The whole record is replayed (GameError 400 when it does not: an
+    illegal move, events or results that differ from the engine's); the frames outside the range are not built."""
     n = record.config.num_players
-    out = []
+    out, hand_starts, number = [], [], 0
     try:
         for step in records.replay(record):
-            recorded = record.hands[step.hand_index]
-            last = step.move_index == len(recorded.moves) - 1
-            before = record.hands[step.hand_index - 1].scores if step.hand_index else (0,) * n
-            frame = table_view(step.hand, None, reveal=True, names=list(record.seats), with_events=False)
-            frame["hand_number"] = step.hand_index + 1
-            frame["move_number"] = 0 if step.move_index is None else step.move_index + 1
-            frame["moves_in_hand"] = len(recorded.moves)
-            frame["move"] = None if step.move is None else {"seat": step.move.seat,
-                                                            "card": move_code(step.move.action)}
-            frame["step_events"] = [event_view(e) for e in step.events]
-            frame["scores"] = list(recorded.scores if last else before)
-            frame["status"] = "replay"
-            if last and step.hand_index == len(record.hands) - 1:
-                frame["winners"] = list(record.result.winners)
-            out.append(frame)
+            if step.move_index is None:
+                hand_starts.append(number)
+            if start <= number and (stop is None or number < stop):
+                out.append(_frame(record, step, n))
+            number += 1
     except ValueError as exc:
         raise GameError(400, f"the record does not replay: {exc}") from None
-    return out
+    return Frames(out, number, hand_starts)
+
+
+def _frame(record: GameRecord, step: records.ReplayStep, n: int) -> dict[str, Any]:
+    """The table after one step of a replay, every hand face up."""
+    recorded = record.hands[step.hand_index]
+    last = step.move_index == len(recorded.moves) - 1
+    before = record.hands[step.hand_index - 1].scores if step.hand_index else (0,) * n
+    frame = table_view(step.hand, None, reveal=True, names=list(record.seats), with_events=False)
+    frame["hand_number"] = step.hand_index + 1
+    frame["move_number"] = 0 if step.move_index is None else step.move_index + 1
+    frame["moves_in_hand"] = len(recorded.moves)
+    frame["move"] = None if step.move is None else {"seat": step.move.seat, "card": move_code(step.move.action)}
+    frame["step_events"] = [event_view(e) for e in step.events]
+    frame["scores"] = list(recorded.scores if last else before)
+    frame["status"] = "replay"
+    if last and step.hand_index == len(record.hands) - 1:
+        frame["winners"] = list(record.result.winners)
+    return frame

@@ -6,7 +6,7 @@ human's seat is a policy that stops the loop when it is asked to act, and the lo
 takes a picture of the table before each agent move, so the page can show the opponents' moves one by
 one. Every change happens under the session's lock, on a worker thread (the server never runs an agent
 on its event loop). An agent that raises ends its game (status ``failed``, with a message naming the agent
-and no server path); the full error goes to the server's log.
+and no server path: ``redact`` names a model file by its choice); the full error goes to the server's log.
 
 Seeding matches ``goboom play``: a game with seed ``S`` deals like ``Match(config, default_rng(S))`` and
 the agent in seat ``s`` gets seed ``S + 1 + s``.
@@ -88,7 +88,8 @@ class GameSession:
 
     def __init__(self, config: GameConfig, seat: int, specs: list[str], names: list[str], *, episode: str = "hand",
                  seed: int | None = None, delay_ms: int = 0,
-                 on_game_end: Callable[[GameSession, GameRecord], None] | None = None) -> None:
+                 on_game_end: Callable[[GameSession, GameRecord], None] | None = None,
+                 redact: Callable[[str], str] = str) -> None:
         if not 0 <= seat < config.num_players:
             raise GameError(400, f"seat must be in 0..{config.num_players - 1}, got {seat}")
         others = [s for s in range(config.num_players) if s != seat]
@@ -97,7 +98,9 @@ class GameSession:
         self.config, self.seat, self.episode, self.seed = config, seat, episode, seed
         self.specs = dict(zip(others, specs))
         self.names = ["you" if s == seat else names[others.index(s)] for s in range(config.num_players)]
-        agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s) for s, spec in self.specs.items()}
+        self.redact = redact
+        """What an agent's error becomes before the page sees it (the paths of model files replaced)."""
+        agents = {s: self._agent(s, spec, seed) for s, spec in self.specs.items()}
         self.policies: list[Policy] = [agents.get(s, _HumanSeat()) for s in range(config.num_players)]
         self.match = Match(config, np.random.default_rng(seed))
         self.recorder = Recorder(episode, self.names, {"source": "goboom serve", "seed": seed})
@@ -119,6 +122,16 @@ class GameSession:
         """Why the game ended early (an agent raised), in words the page may show; None while it runs."""
         self.seq = 0
         """The number of the last frame sent to a websocket (each frame sent gets the next one)."""
+
+    def _agent(self, seat: int, spec: str, seed: int | None) -> Policy:
+        """The agent of ``seat``; GameError 400 naming it by its choice when it cannot be made (a model file that
+        the loader refuses, or that is gone)."""
+        try:
+            return make_agent(spec, self.config, None if seed is None else seed + 1 + seat)
+        except (ValueError, OSError) as exc:
+            print(f"goboom serve: the agent {spec} cannot be made: {exc}", file=sys.stderr)
+            raise GameError(400, f"opponent P{seat} ({self.names[seat]}) cannot play: {self.redact(str(exc))}") \
+                from None
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -241,7 +254,7 @@ class GameSession:
         print(f"goboom serve: game {self.id}: the agent of P{seat} ({self.specs.get(seat, '?')}) failed:",
               file=sys.stderr)
         traceback.print_exception(exc, file=sys.stderr)
-        detail = without_paths(str(exc))
+        detail = without_paths(self.redact(str(exc)))
         detail = detail if len(detail) <= 80 else detail[:80] + "…"
         self.failure = (f"the game has ended: opponent P{seat} ({self.names[seat]}) failed "
                         f"({type(exc).__name__}: {detail}); start a new game")

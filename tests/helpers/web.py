@@ -100,6 +100,15 @@ def record_line(seed: int = 1) -> str:
     return records.dumps_record(record) + "\n"
 
 
+def long_match() -> records.GameRecord:
+    """The record of one long match: 12 random players of classic Go Boom to 1000 points, some twenty hands and
+    over three pages of the server's replay frames (a frame of 12 seats shows every hand, so it is large)."""
+    config = GameConfig.preset("classic-12p", target_score=1000)
+    agents = [make_agent("random", config, seat) for seat in range(12)]
+    _, record = records.record_episode(Match(config, np.random.default_rng(5)), agents, "match", seats=["random"] * 12)
+    return record
+
+
 def records_folder_with_links(root: Path) -> Path:
     """``root/games``, a records folder holding one record, ``game-own.jsonl``, and what a server must neither list
     nor read: ``link.jsonl``, a symbolic link to a record outside it (``root/elsewhere/private.jsonl``),

@@ -29,14 +29,15 @@ pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 import uvicorn  # noqa: E402
 from helpers import EVERY_EXTRA, ROOT  # noqa: E402
-from helpers.web import free_port  # noqa: E402
+from helpers.web import free_port, long_match  # noqa: E402
 
+from goboom_env import records  # noqa: E402
 from goboom_env.agents import Agent, make_agent  # noqa: E402
 from goboom_env.cards import DRAW_OR_PASS, code_of  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
 from goboom_env.engine import Match  # noqa: E402
 from goboom_env.game_loop import play_episode  # noqa: E402
-from goboom_env.web import ServerSettings, create_app  # noqa: E402
+from goboom_env.web import ServerSettings, create_app, replay  # noqa: E402
 
 ARTIFACTS = Path(os.environ.get("GOBOOM_ARTIFACTS", ROOT / "test-artifacts"))
 SETTLED = "['your_turn', 'hand_over', 'over'].includes(document.querySelector('#status').className)"
@@ -237,6 +238,31 @@ def test_a_jokers_match_ends_as_on_the_engine_and_replays_to_the_same_end(page: 
     assert page.eval_on_selector_all("#players .player[data-seat='0'] .card.back", "els => els.length") == 7
     assert page.eval_on_selector_all("#hand .card", "els => els.length") == 7
     page.screenshot(path=str(ARTIFACTS / "jokers-replay.png"), full_page=True)
+
+
+def test_a_long_match_replays_across_its_pages(page: Any, tmp_path: Path) -> None:
+    record = long_match()
+    steps = replay.frames(record)
+    assert steps.total > 2 * replay.MAX_PAGE_FRAMES  # the scenario: the page fetches pages as it goes
+    file = tmp_path / "long.jsonl"
+    records.write(file, [record], append=False)
+    page.click("#show-replay")
+    page.set_input_files("#record-file", str(file))
+    at_step = "(text) => document.querySelector('#rp-pos').textContent === text"
+    page.wait_for_function(at_step, arg=f"step 1 / {steps.total}")
+    assert page.eval_on_selector_all("#rp-hand option", "els => els.length") == len(record.hands)
+    page.click("#rp-end")  # the last page
+    page.wait_for_function(at_step, arg=f"step {steps.total} / {steps.total}")
+    assert shown_totals(page) == list(record.result.points)
+    hand = next(h for h, first in enumerate(steps.hand_starts) if first > replay.MAX_PAGE_FRAMES)
+    page.select_option("#rp-hand", str(hand + 1))  # a hand of the second page
+    page.wait_for_function(at_step, arg=f"step {steps.hand_starts[hand] + 1} / {steps.total}")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(at_step, arg=f"step {steps.hand_starts[hand] + 2} / {steps.total}")
+    assert page.inner_text("#log li.head") == f"Hand {hand + 1} \u2013 dealer P{record.hands[hand].dealer}"
+    page.keyboard.press("Home")  # the first page again
+    page.wait_for_function(at_step, arg=f"step 1 / {steps.total}")
+    assert not page.is_visible("#error")
 
 
 def test_the_table_fits_a_phone_screen(browser: Any, server: str) -> None:

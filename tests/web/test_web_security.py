@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ from starlette.testclient import TestClient, WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
 from goboom_env.agents import Agent, register_agent, unregister_agent
+from goboom_env.config import GameConfig
 from goboom_env.models import model_path
 from goboom_env.web import ServerSettings, create_app
 from goboom_env.web.catalog import Catalog, Choice
@@ -60,6 +64,8 @@ LONG = "x" * 50_000
     ("POST", "/api/games", {"headers": {"Origin": "null"} | JSON, "json": CLASSIC}),  # a sandboxed frame
     ("POST", "/api/games", {"headers": {"Origin": "http://testserver.evil.example"} | JSON, "json": CLASSIC}),
     ("POST", "/api/games", {"headers": {"Origin": "http://testserver:8080"} | JSON, "json": CLASSIC}),
+    ("POST", "/api/games", {"headers": {"Origin": "https://testserver"} | JSON, "json": CLASSIC}),  # another scheme
+    ("POST", "/api/games", {"headers": {"Origin": "https://testserver:80"} | JSON, "json": CLASSIC}),
     ("POST", "/api/replay", {"headers": {"Origin": EVIL, "Content-Type": "text/plain"}, "content": "x" * 1000}),
     ("DELETE", "/api/games/GAME", {"headers": {"Origin": EVIL}}),
     ("POST", "/api/games/GAME/move", {"headers": {"Origin": EVIL} | JSON, "json": {"move": "draw"}}),
@@ -88,7 +94,7 @@ def test_the_servers_own_page_and_scripts_may_play(client: TestClient, headers: 
 
 def test_a_websocket_opened_by_another_site_is_refused(client: TestClient) -> None:
     game, token, _ = new_game(client)
-    for headers in ({"Origin": EVIL}, {"Sec-Fetch-Site": "cross-site"}):
+    for headers in ({"Origin": EVIL}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://testserver"}):
         with pytest.raises(WebSocketDenialResponse) as refused, \
                 client.websocket_connect(ws_url(game, token), headers=headers):
             pass
@@ -96,6 +102,18 @@ def test_a_websocket_opened_by_another_site_is_refused(client: TestClient) -> No
         assert "only this server's own page may play on it" in refused.value.json()["error"]
     with client.websocket_connect(ws_url(game, token), headers={"Origin": "http://testserver"}) as ws:
         assert ws.receive_json()["type"] == "frame"
+
+
+@pytest.mark.parametrize("method, path, kwargs", [
+    ("GET", "/", {}), ("GET", "/static/app.js", {}), ("GET", "/api/options", {}),
+    ("POST", "/api/games", {"headers": {"Origin": EVIL}}),  # a refusal
+    ("GET", "/api/games/nope", {}),  # an error of the app
+])
+def test_no_page_may_show_the_server_in_a_frame(client: TestClient, method: str, path: str,
+                                                kwargs: dict[str, Any]) -> None:
+    response = client.request(method, path, **kwargs)
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["content-security-policy"] == "frame-ancestors 'none'"
 
 
 def test_a_new_game_must_be_sent_as_json_even_without_a_body(client: TestClient) -> None:
@@ -134,10 +152,36 @@ def test_goboom_serve_on_any_loopback_address_answers_only_to_local_names(host: 
     assert {"localhost", "127.0.0.1", "::1"} <= set(names)
 
 
-def test_goboom_serve_on_another_address_answers_to_any_name() -> None:
-    from goboom_env.cli.serve import allowed_hosts
+@pytest.mark.parametrize("host, base", [("0.0.0.0", "http://127.0.0.1:8000"), ("::", "http://[::1]:8000"),
+                                        ("192.0.2.7", "http://192.0.2.7:8000")])
+def test_goboom_serve_on_any_address_answers_only_to_local_names_its_address_and_allowed_ones(host: str,
+                                                                                           base: str) -> None:
+    from goboom_env.cli.options import parse
+    from goboom_env.cli.serve import ServeArgs, server_settings
 
-    assert allowed_hosts("0.0.0.0") is None and allowed_hosts("192.0.2.7") is None and allowed_hosts("::") is None
+    for allowed in ([], ["--allow-host", "MyBox.lan.", "--allow-host", "[2001:db8::7]"]):
+        args = parse(ServeArgs, ["--host", host, "--records", "None", *allowed], "goboom serve")
+        args.validate()
+        with TestClient(create_app(server_settings(args)), base_url=base) as client:
+            for name in ("localhost:8000", "127.0.0.1", "[::1]:8000", host if ":" not in host else f"[{host}]"):
+                assert client.get("/api/options", headers={"Host": name}).status_code == 200, name
+            for name in ("rebind.evil.example", "rebind.evil.example:8000", "192.0.2.99:8000", "mybox.lan.evil"):
+                refused = client.get("/api/options", headers={"Host": name})
+                assert refused.status_code == 400, name
+                assert "start it with --allow-host NAME" in refused.json()["error"]
+            refused = client.post("/api/games", json=CLASSIC, headers={"Host": "rebind.evil.example"})
+            assert refused.status_code == 400 and len(client.app.state.store) == 0  # no game made
+            for name in ("mybox.lan:8000", "MYBOX.LAN", "[2001:db8::7]:8000"):
+                assert client.get("/api/options", headers={"Host": name}).status_code == (200 if allowed else 400)
+
+
+@pytest.mark.parametrize("name", ["http://mybox.lan", "mybox.lan:8000", "mybox.lan/x", "*", "my box", "my_box.lan", ""])
+def test_goboom_serve_refuses_an_allowed_host_that_is_not_a_name(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from goboom_env.cli import main
+
+    assert main(["serve", "--allow-host", name, "--records", "None"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("goboom serve: error: --allow-host") and "without http:// or a port" in err
 
 
 @pytest.mark.parametrize("host, base", [("::1", "http://[::1]:8000"), ("127.1", "http://127.0.0.1:8000"),
@@ -318,25 +362,98 @@ def test_a_failing_agent_on_the_websocket_sends_the_end_and_closes(broken_client
         assert again.receive_json()["status"] == 410
 
 
-def test_a_damaged_model_file_is_refused_without_its_path(tmp_path: Path) -> None:
-    folder = tmp_path / "secret-folder"
-    folder.mkdir()
+SECRET_FOLDERS = ["secret-folder", "My Secret (models) ü/run 7, final", "a b/c;d/[e]"]
+"""Folder names a page must never learn: one word, and names with spaces, punctuation and brackets (which a
+filter of paths in words does not see as one path)."""
+
+
+def secret_words(folder: str) -> list[str]:
+    """The words of a folder name: none may reach the page."""
+    return [word for word in re.split(r"[\s/(),;\[\]]+", folder) if len(word) > 1]
+
+
+@pytest.mark.parametrize("secret", SECRET_FOLDERS)
+def test_a_damaged_model_file_is_refused_naming_its_choice_not_its_folder(tmp_path: Path, secret: str) -> None:
+    folder = tmp_path / secret
+    folder.mkdir(parents=True)
     with zipfile.ZipFile(model_path("classic-4p-hands")) as source, zipfile.ZipFile(folder / "bad.zip", "w") as damaged:
         for info in source.infolist():  # the metadata intact, the network not
             damaged.writestr(info, source.read(info) if "meta" in info.filename else b"garbage")
     with TestClient(create_app(ServerSettings(catalog=Catalog([folder])))) as client:
         response = client.post("/api/games", json=CLASSIC | {"opponents": ["model:bad"]})
-        assert response.status_code == 400 and "bad.zip is damaged" in response.json()["error"]
-        assert "secret-folder" not in response.text and str(tmp_path) not in response.text
+        assert response.status_code == 400 and "model:bad is damaged" in response.json()["error"]
+        assert str(tmp_path) not in response.text
+        assert not [word for word in secret_words(secret) if word in response.text], response.text
+
+
+@pytest.fixture
+def refusing_loader(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """``ppo:`` models load through a loader that refuses every file with a ValueError naming its path, as the
+    loaders refuse a crafted file (an array header of 4 TiB); yields the paths it was asked for."""
+    asked: list[str] = []
+
+    def refuse(config: GameConfig, seed: int | None = None, path: str = "") -> Any:
+        asked.append(path)
+        raise ValueError(f"{path}: member goboom_actor.npz declares an array of shape (1048576, 1048576), "
+                         f"over the bound of the model's metadata ({path})")
+
+    register_agent("ppo", refuse, replace=True)  # a registered name hides the entry point of the same name
+    try:
+        yield asked
+    finally:
+        unregister_agent("ppo")
+
+
+@pytest.mark.parametrize("secret", SECRET_FOLDERS)
+def test_a_model_the_loader_refuses_is_a_4xx_naming_its_choice(tmp_path: Path, secret: str,
+                                                               refusing_loader: list[str]) -> None:
+    folder = tmp_path / secret
+    folder.mkdir(parents=True)
+    shutil.copyfile(model_path("classic-4p-hands"), folder / "crafted.zip")
+    with TestClient(create_app(ServerSettings(catalog=Catalog([folder]))), raise_server_exceptions=False) as client:
+        response = client.post("/api/games", json=CLASSIC | {"opponents": ["model:crafted"]})
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error.startswith("opponent P1 (model:crafted) cannot play: model:crafted: member goboom_actor.npz")
+        assert error.endswith("over the bound of the model's metadata (model:crafted)")
+        assert not [word for word in secret_words(secret) if word in error] and str(tmp_path) not in error, error
+        assert refusing_loader == [str(folder / "crafted.zip")] and len(client.app.state.store) == 0
+
+
+def test_a_model_that_fails_mid_game_is_named_by_its_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / SECRET_FOLDERS[1]
+    folder.mkdir(parents=True)
+    shutil.copyfile(model_path("classic-4p-hands"), folder / "mine.zip")
+
+    class Refusing(Agent):
+        name = "refusing"
+
+        def __init__(self, config: GameConfig, path: str) -> None:
+            super().__init__(config)
+            self.path = path
+
+        def act(self, observation: Any, view: Any = None) -> int:
+            raise ValueError(f"{self.path}: the network's output is not finite")
+
+    register_agent("ppo", lambda config, seed=None, path="": Refusing(config, path), replace=True)
+    try:
+        with TestClient(create_app(ServerSettings(catalog=Catalog([folder])))) as client:
+            game, token, _ = new_game(client, CLASSIC | {"seat": 3, "opponents": ["model:mine"]})
+            response = client.post(f"/api/games/{game}/advance", headers=token)
+    finally:
+        unregister_agent("ppo")
+    error = response.json()["frames"][-1]["error"]
+    assert "(model:mine) failed (ValueError: model:mine: the network's output is not finite)" in error
+    assert not [word for word in secret_words(SECRET_FOLDERS[1]) if word in response.text], error
 
 
 def test_an_internal_error_shows_no_traceback_and_no_path(monkeypatch: pytest.MonkeyPatch) -> None:
     from goboom_env.web import replay
 
-    def broken(text: str, game: int = 0) -> Any:
+    def broken(*args: Any) -> Any:
         raise RuntimeError("/srv/secret/file.py went wrong")
 
-    monkeypatch.setattr(replay, "replay_of_text", broken)
+    monkeypatch.setattr(replay, "replay_page", broken)
     with TestClient(create_app(ServerSettings()), raise_server_exceptions=False) as client:
         response = client.post("/api/replay", content=record_line(), headers=JSON_LINES)
         assert response.status_code == 500

@@ -391,20 +391,24 @@ function onKey(event) {
 
 // -- replay ---------------------------------------------------------------------------------------------
 
+// A replay arrives in pages of at most page_size frames (a long match has many): the page that holds a step is
+// fetched when it is first needed, the next one while the current one is shown, and only those near the step kept.
+
 async function loadReplay(text, game = 0, source = null) {
   showError("");
   try {
-    const data = source ? await api("GET", `/api/records/${encodeURIComponent(source)}?game=${game}`)
-      : await api("POST", `/api/replay?game=${game}`, text);
+    const data = await fetchReplay(text, game, source, 0);
     if (state.socket) { state.socket.close(); state.socket = null; }
-    state.replay = { ...data, index: 0, timer: null, source, text };
+    state.replay = { games: data.games, game, total: data.total, pageSize: data.page_size,
+                     handStarts: data.hand_starts, pages: new Map([[0, Promise.resolve(data.frames)]]),
+                     index: -1, wanted: 0, timer: null, source, text };  // -1: nothing drawn yet
     const pick = $("#game-pick");
     pick.replaceChildren(...data.games.map((g, i) => el("option", { value: String(i), selected: i === game,
       text: `game ${i + 1}: ${g.config.variant} ${g.config.num_players}p, ${g.hands} hand(s), ` +
             `winner(s) ${g.winners.map((w) => "P" + w).join(",")} (${g.seats.join(", ")})` })));
     $("#game-pick-label").hidden = data.games.length < 2;
-    const hands = [...new Set(data.frames.map((f) => f.hand_number))];
-    $("#rp-hand").replaceChildren(...hands.map((h) => el("option", { value: String(h), text: `hand ${h}` })));
+    $("#rp-hand").replaceChildren(...data.hand_starts.map((_, i) => el("option", { value: String(i + 1),
+                                                                                  text: `hand ${i + 1}` })));
     const players = data.frames[0].players;
     $("#rp-view").replaceChildren(el("option", { value: "", text: "all hands face up" }),
       ...players.map((p) => el("option", { value: String(p.seat), text: `as P${p.seat} (${p.name})` })));
@@ -413,10 +417,36 @@ async function loadReplay(text, game = 0, source = null) {
     $("#replay-controls").hidden = false;
     show("#table");
     if (data.games.length > 1) $("#replay").hidden = false;
-    replayGo(0);
+    await replayGo(0);
   } catch (err) {
     showError(err.message);
   }
+}
+
+function fetchReplay(text, game, source, start) {
+  const query = `game=${game}&start=${start}`;
+  return source ? api("GET", `/api/records/${encodeURIComponent(source)}?${query}`)
+    : api("POST", `/api/replay?${query}`, text);
+}
+
+function replayFrame(index) {
+  // The frame of step `index` (a promise): from the page that holds it, fetched if it is not here yet.
+  const rp = state.replay;
+  const start = index - (index % rp.pageSize);
+  if (!rp.pages.has(start)) {
+    const page = fetchReplay(rp.text, rp.game, rp.source, start).then((data) => data.frames);
+    page.catch(() => rp.pages.delete(start));  // asked again next time
+    rp.pages.set(start, page);
+  }
+  return rp.pages.get(start).then((frames) => frames[index - start]);
+}
+
+function replayKeep(index) {
+  // Keep the pages next to step `index`, drop the others, and start fetching the next page.
+  const rp = state.replay;
+  const start = index - (index % rp.pageSize);
+  for (const key of rp.pages.keys()) if (Math.abs(key - start) > rp.pageSize) rp.pages.delete(key);
+  if (start + rp.pageSize < rp.total) replayFrame(start + rp.pageSize).catch(() => {});
 }
 
 function replayView() {
@@ -424,28 +454,39 @@ function replayView() {
   return value === "" ? null : Number(value);
 }
 
-function replayGo(index) {
+async function replayGo(index) {
   const rp = state.replay;
   if (!rp) return;
-  index = Math.max(0, Math.min(index, rp.frames.length - 1));
-  if (index !== rp.index + 1) {  // a jump: rebuild the log up to there
-    $("#log").replaceChildren();
-    state.logHand = null;
-    for (let i = 0; i < index; i++) drawLog(rp.frames[i]);
+  index = Math.max(0, Math.min(index, rp.total - 1));
+  rp.wanted = index;
+  try {
+    const frame = await replayFrame(index);
+    const jump = index !== rp.index + 1;  // then the log is that of the step's hand up to the step
+    const first = jump ? rp.handStarts[frame.hand_number - 1] : index;
+    const before = await Promise.all(Array.from({ length: index - first }, (_, i) => replayFrame(first + i)));
+    if (state.replay !== rp || rp.wanted !== index) return;  // another step was asked for meanwhile
+    if (jump) {
+      $("#log").replaceChildren();
+      state.logHand = null;
+      for (const earlier of before) drawLog(earlier);
+    }
+    rp.index = index;
+    drawFrame(frame, replayView());
+    $("#rp-hand").value = String(frame.hand_number);
+    $("#rp-pos").textContent = `step ${index + 1} / ${rp.total}`;
+    if (index === rp.total - 1) replayPause();
+    replayKeep(index);
+  } catch (err) {
+    replayPause();
+    showError(err.message);
   }
-  rp.index = index;
-  const frame = rp.frames[index];
-  drawFrame(frame, replayView());
-  $("#rp-hand").value = String(frame.hand_number);
-  $("#rp-pos").textContent = `step ${index + 1} / ${rp.frames.length}`;
-  if (index === rp.frames.length - 1) replayPause();
 }
 
 function replayPlay() {
   const rp = state.replay;
   if (!rp) return;
   if (rp.timer) { replayPause(); return; }
-  if (rp.index >= rp.frames.length - 1) replayGo(0);
+  if (rp.index >= rp.total - 1) replayGo(0);
   $("#rp-play").textContent = "Pause";
   const tick = () => {
     replayGo(rp.index + 1);
@@ -462,7 +503,7 @@ function replayPause() {
 
 function replayKey(event) {
   const actions = { ArrowRight: () => replayGo(state.replay.index + 1), ArrowLeft: () => replayGo(state.replay.index - 1),
-                    " ": replayPlay, Home: () => replayGo(0), End: () => replayGo(state.replay.frames.length - 1) };
+                    " ": replayPlay, Home: () => replayGo(0), End: () => replayGo(state.replay.total - 1) };
   if (actions[event.key]) { event.preventDefault(); actions[event.key](); }
 }
 
@@ -504,13 +545,10 @@ function wire() {
   $("#rp-start").onclick = () => replayGo(0);
   $("#rp-back").onclick = () => replayGo(state.replay.index - 1);
   $("#rp-step").onclick = () => replayGo(state.replay.index + 1);
-  $("#rp-end").onclick = () => replayGo(state.replay.frames.length - 1);
+  $("#rp-end").onclick = () => replayGo(state.replay.total - 1);
   $("#rp-play").onclick = replayPlay;
-  $("#rp-view").onchange = () => drawFrame(state.replay.frames[state.replay.index], replayView());
-  $("#rp-hand").onchange = (event) => {
-    const target = state.replay.frames.findIndex((f) => f.hand_number === Number(event.target.value));
-    replayGo(target);
-  };
+  $("#rp-view").onchange = async () => drawFrame(await replayFrame(state.replay.index), replayView());
+  $("#rp-hand").onchange = (event) => replayGo(state.replay.handStarts[Number(event.target.value) - 1]);
   document.addEventListener("keydown", onKey);
   window.addEventListener("pagehide", () => leaveGame({ onlyFinished: true }));
 }
