@@ -146,7 +146,7 @@ def test_both_self_play_trainers_check_pool_warm_start_and_evaluation(trainer: s
     (["evaluate", "--bogus", "1"], "goboom evaluate: error: Unrecognized options: --bogus"),
     (["play", "--preset", "nope"], "goboom play: error: unknown preset 'nope'; choose one of ["),
     (["play", "--players", "13"], "goboom play: error: num_players must be an integer in 2..12, got 13"),
-    (["train-rllib", "--hidden", "32"], "goboom train-rllib: error: --hidden is now --net-arch"),
+    (["train-rllib", "--hidden", "32"], "goboom train-rllib: error: Unrecognized options: --hidden"),
     (["leaderboard", "--preset", "classic", "results"], "goboom leaderboard: error: Unrecognized options: --preset"),
     (["replay", "--preset", "classic", "games.jsonl"], "goboom replay: error: Unrecognized options: --preset"),
 ])
