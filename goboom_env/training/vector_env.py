@@ -95,7 +95,7 @@ class AgentOpponent:
             raise ValueError(f"opponent {spec!r}: the batched env plays 'random' and the heuristics ('heuristic', "
                              f"{', '.join(repr(name) for name in HEURISTIC_AGENTS)}); for another agent use "
                              f"vectorization_mode='sync'")
-        self.rule = agent if isinstance(agent, HeuristicAgent) else None
+        self.heuristic = agent if isinstance(agent, HeuristicAgent) else None
         self.decoder = TablesDecoder(config)
         self.streams, self.stride, self.offset = streams, stride, offset
 
@@ -103,12 +103,12 @@ class AgentOpponent:
         """The action of the seat to move in each of ``games`` (its observations and legal masks)."""
         legal = mask.astype(bool)
         rows = games * self.stride + self.offset
-        if self.rule is None:  # RandomAgent: rng.choice(legal)
+        if self.heuristic is None:  # RandomAgent: rng.choice(legal)
             return self.streams.best(legal, 0.0, rows)
         actions = legal.argmax(1)  # a forced move (one legal action) is played without a draw
         choosing = np.flatnonzero(legal.sum(1) > 1)
         if len(choosing):
-            choice = self.rule.choice(self.decoder.decode(obs[choosing], mask[choosing]))
+            choice = self.heuristic.choice(self.decoder.decode(obs[choosing], mask[choosing]))
             best = self.streams.best(choice.pool, choice.score, rows[choosing])
             actions[choosing] = np.where(best < 0, DRAW_OR_PASS, best)
         return actions
