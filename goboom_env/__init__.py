@@ -46,11 +46,14 @@ GYM_ID = "goboom_env/GoBoom-v0"
 def _register_gymnasium() -> None:
     """Register the single-agent view with Gymnasium as :data:`GYM_ID`. Gymnasium (1.x) loads no plugins, so,
     as with PettingZoo, ``import goboom_env`` registers it; the env is built by the training package's
-    :func:`~goboom_env.training.sb3.selfplay.single_agent_env`, imported only when the id is made."""
+    :func:`~goboom_env.training.sb3.selfplay.single_agent_env`, and ``gymnasium.make_vec``'s batched form (the
+    ``vector_entry_point``) by :func:`~goboom_env.training.vector_env.single_agent_vector_env`, each imported only
+    when the id is made."""
     from gymnasium.envs.registration import register, registry
 
     if GYM_ID not in registry:
-        register(id=GYM_ID, entry_point="goboom_env.training.sb3.selfplay:single_agent_env")
+        register(id=GYM_ID, entry_point="goboom_env.training.sb3.selfplay:single_agent_env",
+                 vector_entry_point="goboom_env.training.vector_env:single_agent_vector_env")
 
 
 _register_gymnasium()

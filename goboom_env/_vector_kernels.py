@@ -19,6 +19,7 @@ from typing import get_args
 
 import numpy as np
 
+from goboom_env._pcg64 import below, interval
 from goboom_env.cards import DRAW_OR_PASS as DRAW
 from goboom_env.cards import JOKER, NUM_FACES
 from goboom_env.config import Scoring
@@ -52,7 +53,9 @@ G_FINISHED = 16
 """1 once a game is over and waits for :meth:`VectorGame.reset` (``autoreset=False``)."""
 G_MOVES = 17
 """History layout: the moves of the hand in the window (at most its size)."""
-G_FIELDS = 18
+G_WINNERS = 18
+"""The winners of the game's last finished episode, one bit per seat (``EpisodeResult.winners``)."""
+G_FIELDS = 19
 
 STATE = ("g", "counts", "hmask", "sizes", "drawn", "trick", "scores", "seen", "deck", "stock", "legal", "rng",
          "played", "void", "since", "window")
@@ -95,41 +98,21 @@ PLAIN = np.uint64((1 << 52) - 1)
 """Every non-joker face."""
 
 _ONE = np.uint64(1)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_INV_2_53 = 1.0 / 9007199254740992.0
 
 
-# -- randomness: one splitmix64 stream per game ------------------------------------------------------
-
-
-@njit(cache=True)
-def _next_u64(rng, b):
-    """Advance game ``b``'s splitmix64 state and return the next 64 random bits."""
-    z = rng[b] + _GOLDEN
-    rng[b] = z
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True)
-def _below(rng, b, k):
-    """A uniform integer in ``0..k-1`` from game ``b``'s stream (53-bit float, bias < k / 2**53)."""
-    u = np.float64(_next_u64(rng, b) >> np.uint64(11)) * _INV_2_53
-    return int(u * k)
+# -- randomness: one NumPy generator per game (goboom_env._pcg64) -------------------------------------
 
 
 @njit(cache=True)
 def _shuffle_deck(rng, b, deck, base):
-    """Fisher-Yates shuffle of the deck multiset ``base`` into ``deck[b]`` (index 0 = top)."""
+    """The deck multiset ``base`` shuffled into ``deck[b]`` (index 0 = top) by game ``b``'s generator, as
+    ``Match`` deals: ``rng.permutation`` of the sorted multiset, whose Fisher-Yates swaps these are."""
     size = base.shape[0]
     row = deck[b]
     for i in range(size):
         row[i] = base[i]
     for i in range(size - 1, 0, -1):
-        j = _below(rng, b, i + 1)
+        j = interval(rng, b, i)
         tmp = row[i]
         row[i] = row[j]
         row[j] = tmp
@@ -203,7 +186,7 @@ def _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, sto
 def _new_game(b, dealer, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng):
     """Start a fresh match in game ``b``: zero scores, dealer (random when ``dealer < 0``), shuffled deck."""
     if dealer < 0:
-        dealer = _below(rng, b, cfg[C_N])
+        dealer = below(rng, b, cfg[C_N])
     _shuffle_deck(rng, b, deck, base)
     _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock)
 
@@ -419,9 +402,9 @@ def _win_rewards(n, is_winner, rewards, b):
         return
     for s in range(n):
         if is_winner[s]:
-            rewards[b, s] = np.float32((n / k - 1.0) / (n - 1))
+            rewards[b, s] = (n / k - 1.0) / (n - 1)
         else:
-            rewards[b, s] = np.float32(-1.0 / (n - 1))
+            rewards[b, s] = -1.0 / (n - 1)
 
 
 @njit(cache=True)
@@ -452,7 +435,7 @@ def _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
             total += sign * deltas[s]
         mean = total / n
         for s in range(n):
-            rewards[b, s] = np.float32((sign * deltas[s] - mean) / 100.0)
+            rewards[b, s] = (sign * deltas[s] - mean) / 100.0
     if not cfg[C_MATCH_EPISODE]:
         if winner >= 0:
             for s in range(n):
@@ -686,19 +669,21 @@ def _encode_history(b, seat, cfg, off, scale, g, played, void, since, window, ro
 
 
 @njit(cache=True)
-def reset_games(decks, dealers, cfg, base, match_masks, boom, off, scale,
+def reset_games(games, decks, dealers, cfg, base, match_masks, boom, off, scale,
                 g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
                 played, void, since, window, obs, mask, seat_out):
-    """Start every game: ``decks`` [B, D] (or an empty [0, 0] array: shuffle) and ``dealers`` [B]
-    (``-1`` = random) fix each first deal."""
+    """Start the games marked in ``games`` [B] (the others are left as they are): ``decks`` [B, D] (or an empty
+    [0, 0] array: shuffle) and ``dealers`` [B] (``-1`` = random) fix each first deal."""
     batch = g.shape[0]
     given = decks.shape[0] > 0
     n = cfg[C_N]
     for b in range(batch):
+        if not games[b]:
+            continue
         if given:
             for i in range(decks.shape[1]):
                 deck[b, i] = decks[b, i]
-            dealer = dealers[b] if dealers[b] >= 0 else _below(rng, b, n)
+            dealer = dealers[b] if dealers[b] >= 0 else below(rng, b, n)
             _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock)
         else:
             _new_game(b, dealers[b], cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck,
@@ -712,10 +697,10 @@ def reset_games(decks, dealers, cfg, base, match_masks, boom, off, scale,
 
 
 @njit(cache=True)
-def first_illegal(actions, g, legal, check_legal):
-    """Index of the first live game whose action is out of 0..53 or (``check_legal``) not legal, or -1."""
+def first_illegal(actions, moving, g, legal, check_legal):
+    """Index of the first live moving game whose action is out of 0..53 or (``check_legal``) not legal, or -1."""
     for b in range(actions.shape[0]):
-        if g[b, G_FINISHED]:
+        if g[b, G_FINISHED] or not moving[b]:
             continue
         a = actions[b]
         if a < 0 or a > DRAW or (check_legal and not (legal[b] >> np.uint64(a)) & _ONE):
@@ -724,12 +709,13 @@ def first_illegal(actions, g, legal, check_legal):
 
 
 @njit(cache=True)
-def step_games(actions, cfg, base, match_masks, boom, points, off, scale,
+def step_games(actions, moving, cfg, base, match_masks, boom, points, off, scale,
                g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
                played, void, since, window, obs, mask, seat_out, rewards, done):
-    """Apply one action in every game, end hands and matches, re-deal, and write all outputs. With the history
-    layout (``cfg[C_HISTORY]``) each move also updates the facts of its hand (a new hand starts with none) and
-    the observation gets the history blocks; the snapshot layout never reads the history arrays."""
+    """Apply one action in every game marked in ``moving`` (the others are held: state and outputs kept, no
+    reward, not done), end hands and matches, re-deal, and write all outputs. With the history layout
+    (``cfg[C_HISTORY]``) each move also updates the facts of its hand (a new hand starts with none) and the
+    observation gets the history blocks; the snapshot layout never reads the history arrays."""
     batch = g.shape[0]
     n = cfg[C_N]
     history = cfg[C_HISTORY]
@@ -738,6 +724,8 @@ def step_games(actions, cfg, base, match_masks, boom, points, off, scale,
         for s in range(n):
             rewards[b, s] = 0.0
         done[b] = False
+        if not moving[b]:
+            continue
         if g[b, G_FINISHED]:
             done[b] = True
         else:
@@ -772,6 +760,10 @@ def _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, sc
     n = cfg[C_N]
     if _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
         done[b] = True
+        winners = 0
+        for s in range(n):
+            winners |= work[2, s] << s
+        g[b, G_WINNERS] = winners
         if cfg[C_AUTORESET]:
             _new_game(b, -1, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng)
         else:
@@ -779,6 +771,17 @@ def _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, sc
     else:  # the match goes on: the deal passes to the left (R1.2, R2.2)
         _shuffle_deck(rng, b, deck, base)
         _deal(b, (g[b, G_DEALER] + 1) % n, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, stock)
+
+
+@njit(cache=True)
+def observe_seats(games, seats, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen,
+                  played, void, since, window, out):
+    """``out[i]``: game ``games[i]`` seen from seat ``seats[i]``, whoever is to move (raw_env.observe)."""
+    for i in range(games.shape[0]):
+        b = games[i]
+        _encode(b, seats[i], cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, out[i])
+        if cfg[C_HISTORY]:
+            _encode_history(b, seats[i], cfg, off, scale, g, played, void, since, window, out[i])
 
 
 @njit(cache=True)

@@ -6,7 +6,7 @@ of jokers, aces mode, ``after_joker``; hand and match episodes; win and points r
 for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the same action ids
 (RULES.md R3.1), the same ``float32`` observation vector bit for bit
 (:class:`goboom_env.observation.ObservationEncoder`; with ``observation="history"``,
-:class:`goboom_env.history.HistoryEncoder`), the same action mask, the same rewards.
+:class:`goboom_env.history.HistoryEncoder`), the same action mask, the same float64 rewards.
 ``tests/rules/test_vector.py`` proves it move by move against ``raw_env``.
 
     >>> import numpy as np
@@ -19,7 +19,7 @@ for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the s
     >>> rng = np.random.default_rng(0)
     >>> obs, mask, seat, rewards, done = vg.step(random_legal_actions(mask, rng))
     >>> rewards.shape, rewards.dtype, done.dtype
-    ((8, 4), dtype('float32'), dtype('bool'))
+    ((8, 4), dtype('float64'), dtype('bool'))
 
 **Buffers are reused**: ``reset`` and ``step`` return views of arrays owned by the
 ``VectorGame`` and overwritten by the next call; copy what you keep (a rollout buffer usually does).
@@ -28,11 +28,11 @@ for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the s
 exactly as they are (for loops where games wait for different seats, such as the opponents' turns
 before the learner's).
 
-**Randomness**: each game has its own splitmix64 stream seeded from ``seed`` via
-``numpy.random.SeedSequence``; it draws the dealer of every new game and the deck of every deal that
-``reset(decks=...)`` does not fix (the next hands of a match, autoreset games). It is not
-``raw_env``'s numpy stream: to replay a game in ``raw_env``, read :attr:`VectorGame.decks` and
-:attr:`VectorGame.dealers` after the deal and give them to the env (the differential test does).
+**Randomness**: each game has its own NumPy generator (:class:`Streams`, ``np.random.default_rng``'s PCG64 stepped
+in compiled code), seeded from ``seed`` via ``numpy.random.SeedSequence``; it draws the dealer of every new game
+and the deck of every deal that ``reset(decks=...)`` does not fix (the next hands of a match, autoreset games),
+with the very draws of ``raw_env``'s generator. So after ``vg.streams.seed([s], rows=[b])`` game ``b`` deals what
+``raw_env.reset(seed=s)`` deals, hand after hand and game after game.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from goboom_env import _pcg64
 from goboom_env import _vector_kernels as _k  # without numba: the 'vector' extra's error (goboom_env.hints)
 from goboom_env.cards import (
     CLASSIC_POINTS,
@@ -73,7 +74,7 @@ from goboom_env.observation import (
     padded_index,
 )
 
-__all__ = ["MixedVectorGame", "VectorGame", "compile_pending", "random_legal_actions"]
+__all__ = ["MixedVectorGame", "Streams", "VectorGame", "compile_pending", "random_legal_actions"]
 
 _SCORING_CODES = {"standard": _k.STANDARD, "reverse": _k.REVERSE, "penalty": _k.PENALTY}
 
@@ -84,7 +85,7 @@ class VectorGame:
     Args:
         config: the rules of every game.
         num_envs: ``B``, the number of games (>= 1).
-        seed: seeds each game's own random stream (dealers, later decks).
+        seed: seeds each game's own generator (dealers, later decks: :attr:`streams`).
         episode: ``"hand"`` or ``"match"``, as ``raw_env``'s ``episode``.
         reward: ``"win"`` or ``"points"``, as ``raw_env``'s ``reward``.
         autoreset: ``True``: a finished game is dealt anew in the same :meth:`step` (``done`` marks
@@ -135,7 +136,8 @@ class VectorGame:
         self._off = np.array([sl.start for sl in (history_layout(n) if history else layout(n)).values()], np.int64)
         self._scale = _observation_scale(config, history)
         self._copies_scale = (1.0 / face_copies(config)).astype(np.float32)
-        words = np.random.SeedSequence(seed).generate_state(batch, np.uint64)
+        self.streams = Streams(batch, seed)
+        """Each game's generator (row ``b``: game ``b``): seed a row to deal what ``raw_env`` seeded alike deals."""
         self._state = {
             "g": np.zeros((batch, _k.G_FIELDS), np.int32),
             "counts": np.zeros((batch, n, NUM_FACES), np.uint8),
@@ -148,7 +150,7 @@ class VectorGame:
             "deck": np.zeros((batch, size), np.uint8),
             "stock": np.zeros((batch, size), np.uint8),
             "legal": np.zeros(batch, np.uint64),
-            "rng": words,
+            "rng": self.streams.state,
             # the facts of the history layout (goboom_env.history), with no seats in the snapshot layout
             "played": np.zeros((batch, n if history else 0, NUM_FACES), np.uint8),
             "void": np.zeros((batch, n if history else 0), np.uint64),
@@ -157,6 +159,7 @@ class VectorGame:
         }
         self._args = tuple(self._state[name] for name in _k.STATE)
         self._obs, self._mask, self._seat, self._rewards, self._done = _output_arrays(batch, self.observation_size, n)
+        self._everyone = np.ones(batch, np.bool_)
         self._ready = False
 
     def __repr__(self) -> str:
@@ -167,21 +170,26 @@ class VectorGame:
     # -- the API ----------------------------------------------------------------------------------
 
     def reset(
-        self, decks: np.ndarray | None = None, dealers: np.ndarray | None = None
+        self, decks: np.ndarray | None = None, dealers: np.ndarray | None = None, games: Any = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start a new game (match) in every slot; returns ``obs [B, D]`` float32, ``mask [B, 54]``
         int8 and ``seat [B]`` int64 of the seat to move.
 
         ``decks`` ``[B, deck_size]`` (card faces, index 0 = top) and ``dealers`` ``[B]`` fix each
         game's first deal exactly as ``raw_env.reset(options={"deck": ..., "dealer": ...})``; what is
-        not given is drawn from each game's stream.
+        not given is drawn from each game's stream. ``games [B]`` (bool), after a first full reset: start
+        only the marked games (their rows of ``decks`` and ``dealers`` are read); the others go on untouched.
         """
+        everyone = games is None
+        moving = self._check_games(games)
+        if not everyone and not self._ready:
+            raise RuntimeError("call reset() without games first: every game needs a first deal")
         deck_arg = self._check_decks(decks)
         dealer_arg = self._check_dealers(dealers)
-        _k.reset_games(deck_arg, dealer_arg, self._cfg, self._base, self._match_masks, self._boom, self._off,
-                       self._scale, *self._args, self._obs, self._mask, self._seat)
-        self._rewards[:] = 0.0
-        self._done[:] = False
+        _k.reset_games(moving, deck_arg, dealer_arg, self._cfg, self._base, self._match_masks, self._boom,
+                       self._off, self._scale, *self._args, self._obs, self._mask, self._seat)
+        self._rewards[moving] = 0.0
+        self._done[moving] = False
         self._ready = True
         return self._obs, self._mask, self._seat
 
@@ -189,15 +197,10 @@ class VectorGame:
         """Play ``actions[b]`` (0..53, R3.1) in each game for its seat to move.
 
         Returns ``obs``, ``mask``, ``seat`` (after the move; of the new game where one was dealt),
-        ``rewards [B, n]`` float32 (what seat ``s`` of game ``b`` receives on this step) and
-        ``done [B]`` bool (the episode ended on this step; with ``autoreset=False`` it stays set).
+        ``rewards [B, n]`` float64 (what seat ``s`` of game ``b`` receives on this step: ``raw_env``'s
+        rewards) and ``done [B]`` bool (the episode ended on this step; with ``autoreset=False`` it stays set).
         """
-        if not self._ready:
-            raise RuntimeError("call reset() before step()")
-        acts = self._check_actions(actions)
-        _k.step_games(acts, self._cfg, self._base, self._match_masks, self._boom, self._points, self._off,
-                      self._scale, *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
-        return self._obs, self._mask, self._seat, self._rewards, self._done
+        return self._step(actions, self._everyone)
 
     def step_some(self, actions: Any, games: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Like :meth:`step`, but only the games where ``games [B]`` (bool) is True move; the others are held.
@@ -207,23 +210,35 @@ class VectorGame:
         the games wait for different players: e.g. play the opponents' seats until the learner is to move
         in every game, holding the games where it already is.
         """
+        return self._step(actions, self._check_games(games))
+
+    def observe(self, seats: Any, games: Any = None) -> np.ndarray:
+        """``[len(games), D]`` float32, a new array: each of ``games`` (indices; all games when None) seen from
+        ``seats[i]``, whoever is to move: ``raw_env.observe(f"player_{seat}")["observation"]``. What a seat sees of
+        a finished game (``autoreset=False``), or of a game where another seat is to move."""
         if not self._ready:
-            raise RuntimeError("call reset() before step_some()")
-        moving = np.asarray(games)
-        if moving.dtype != np.bool_ or moving.shape != (self.num_envs,):
-            raise ValueError(f"games must be a bool array of shape ({self.num_envs},), got {moving.dtype} "
-                             f"{moving.shape}")
-        held = np.flatnonzero(~moving)
-        arrays = (*self._args, self._obs, self._mask, self._seat)
-        saved = [array[held].copy() for array in arrays]
-        acts = np.array(actions, copy=True)
-        if acts.shape == (self.num_envs,) and np.issubdtype(acts.dtype, np.integer):
-            acts[held] = np.argmax(self._mask[held], axis=1)  # a legal move, undone below
-        self.step(acts)
-        for array, rows in zip(arrays, saved):
-            array[held] = rows
-        self._rewards[held] = 0.0
-        self._done[held] = False
+            raise RuntimeError("call reset() before observe()")
+        rows = np.arange(self.num_envs) if games is None else np.asarray(games, np.int64).reshape(-1)
+        who = np.asarray(seats, np.int64).reshape(-1)
+        if who.shape != rows.shape or ((rows < 0) | (rows >= self.num_envs)).any():
+            raise ValueError(f"observe needs one seat per game and games in 0..{self.num_envs - 1}, got "
+                             f"{len(who)} seat(s) for {len(rows)} game(s)")
+        if ((who < 0) | (who >= self.num_players)).any():
+            raise ValueError(f"seats must be in 0..{self.num_players - 1}, got {who.tolist()}")
+        st = self._state
+        out = np.empty((len(rows), self.observation_size), np.float32)
+        _k.observe_seats(rows, who, self._cfg, self._off, self._scale, st["g"], st["counts"], st["sizes"],
+                         st["drawn"], st["trick"], st["scores"], st["seen"], st["played"], st["void"], st["since"],
+                         st["window"], out)
+        return out
+
+    def _step(self, actions: Any, moving: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Move the ``moving`` games (:meth:`step`, :meth:`step_some`)."""
+        if not self._ready:
+            raise RuntimeError("call reset() before step()")
+        acts = self._check_actions(actions, moving=moving)
+        _k.step_games(acts, moving, self._cfg, self._base, self._match_masks, self._boom, self._points, self._off,
+                      self._scale, *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
         return self._obs, self._mask, self._seat, self._rewards, self._done
 
     # -- read-only views of the state -----------------------------------------------------------------
@@ -274,21 +289,39 @@ class VectorGame:
         return out
 
     @property
+    def winners(self) -> np.ndarray:
+        """``[B, n]`` bool: the winners of each game's last finished episode (``raw_env``'s ``infos[...]["winners"]``;
+        all False before the first end). Read it when ``done`` says the episode ended: an autoreset keeps it."""
+        bits = self._state["g"][:, _k.G_WINNERS]
+        return ((bits[:, None] >> np.arange(self.num_players)) & 1).astype(bool)
+
+    @property
     def finished(self) -> np.ndarray:
         """``[B]`` bool: games that are over and wait for :meth:`reset` (``autoreset=False`` only)."""
         return self._state["g"][:, _k.G_FINISHED] != 0
 
     # -- argument checks ------------------------------------------------------------------------------
 
-    def _check_actions(self, actions: Any, first: int = 0) -> np.ndarray:
-        """``actions`` as int64, or ValueError naming the first bad game (numbered from ``first``)."""
+    def _check_games(self, games: Any) -> np.ndarray:
+        """``games`` as a ``[B]`` bool mask (every game when None), or ValueError."""
+        if games is None:
+            return self._everyone
+        moving = np.asarray(games)
+        if moving.dtype != np.bool_ or moving.shape != (self.num_envs,):
+            raise ValueError(f"games must be a bool array of shape ({self.num_envs},), got {moving.dtype} "
+                             f"{moving.shape}")
+        return moving
+
+    def _check_actions(self, actions: Any, first: int = 0, moving: np.ndarray | None = None) -> np.ndarray:
+        """``actions`` as int64, or ValueError naming the first bad moving game (numbered from ``first``)."""
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},) (one per game), got {acts.shape}")
         if acts.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers in 0..{DRAW_OR_PASS}, got dtype {acts.dtype}")
         acts = acts.astype(np.int64, copy=False)
-        bad = _k.first_illegal(acts, self._state["g"], self._state["legal"], self.check)
+        bad = _k.first_illegal(acts, self._everyone if moving is None else moving, self._state["g"],
+                               self._state["legal"], self.check)
         if bad >= 0 and self.check:
             legal = np.flatnonzero(self._mask[bad]).tolist()
             raise ValueError(f"game {first + bad}: action {int(acts[bad])} is not legal for seat "
@@ -436,9 +469,9 @@ class MixedVectorGame:
 
 def _output_arrays(batch: int, width: int, players: int) -> tuple[np.ndarray, ...]:
     """The arrays that reset and step return, written in place every call: ``obs [B, width]`` float32,
-    ``mask [B, 54]`` int8, ``seat [B]`` int64, ``rewards [B, players]`` float32 and ``done [B]`` bool."""
+    ``mask [B, 54]`` int8, ``seat [B]`` int64, ``rewards [B, players]`` float64 and ``done [B]`` bool."""
     return (np.zeros((batch, width), np.float32), np.zeros((batch, NUM_ACTIONS), np.int8), np.zeros(batch, np.int64),
-            np.zeros((batch, players), np.float32), np.zeros(batch, np.bool_))
+            np.zeros((batch, players), np.float64), np.zeros(batch, np.bool_))
 
 
 def _check_config_and_seed(config: Any, seed: Any) -> None:
@@ -482,7 +515,7 @@ def _split_games(num_envs: int, parts: int, weights: Any) -> list[int]:
     return [int(x) + 1 for x in sizes]
 
 
-ENTRY_KERNELS = ("reset_games", "step_games", "first_illegal")
+ENTRY_KERNELS = (_k.reset_games, _k.step_games, _k.first_illegal, _pcg64.seed_rows)
 """The compiled functions every :class:`VectorGame` calls (compiling them is most of the first run's wait)."""
 
 
@@ -491,8 +524,7 @@ def compile_pending() -> bool:
     it from numba's cache (``goboom_env/__pycache__``, or ``NUMBA_CACHE_DIR``): no kernel of :data:`ENTRY_KERNELS`
     is compiled in this process yet and the cache holds none for the current source (a fresh installation, an
     upgrade, a cleared cache). A cheap look at the cache's index files; when numba's cache cannot be read, True."""
-    for name in ENTRY_KERNELS:
-        kernel = getattr(_k, name)
+    for kernel in ENTRY_KERNELS:
         if kernel.overloads:  # compiled or loaded in this process already
             continue
         try:
@@ -502,6 +534,84 @@ def compile_pending() -> bool:
         if not cached:
             return True
     return False
+
+
+class Streams:
+    """One NumPy generator per row, drawn in compiled code: row ``r`` draws exactly what a ``np.random.Generator``
+    (``default_rng``'s PCG64) in the same state draws, call for call, for the calls below.
+
+    The batched engine deals from one row per game (:attr:`VectorGame.streams`); the batched single-agent env keeps
+    rows for what each scalar env draws (learner seats, opponents, their tie-breaks), so that each of its games
+    follows the scalar env seeded alike. ``seed`` seeds the rows via ``numpy.random.SeedSequence`` (entropy when
+    None); :meth:`seed` restarts chosen rows as ``np.random.default_rng(seed)`` would start.
+    """
+
+    def __init__(self, rows: int, seed: int | None = None) -> None:
+        self.state = np.zeros((rows, _pcg64.STREAM_WORDS), np.uint64)
+        """``[rows, 6]`` uint64: each row's generator state (``PCG64.state``'s fields, see ``goboom_env._pcg64``)."""
+        words = np.random.SeedSequence(seed).generate_state(4 * rows, np.uint64).reshape(rows, 4)
+        _pcg64.seed_rows(self.state, np.arange(rows), words)
+
+    def __len__(self) -> int:
+        return len(self.state)
+
+    def seed(self, seeds: Any, rows: Any = None) -> None:
+        """Restart row ``rows[i]`` (every row when None) as ``np.random.default_rng(seeds[i])``: an int, a sequence of
+        ints (``default_rng([seed, 1])``) or None (fresh entropy)."""
+        index = self._rows(rows)
+        seeds = list(seeds)
+        if len(seeds) != len(index):
+            raise ValueError(f"seed needs one seed per row: {len(index)} row(s), got {len(seeds)} seed(s)")
+        words = np.stack([np.random.SeedSequence(s).generate_state(4, np.uint64) for s in seeds]) if seeds else \
+            np.zeros((0, 4), np.uint64)
+        _pcg64.seed_rows(self.state, index, words)
+
+    def integers(self, highs: Any, rows: Any = None) -> np.ndarray:
+        """``[len(rows)]`` int64: row ``rows[i]``'s ``integers(highs[i])`` (``1 <= highs[i] <= 2**32``)."""
+        index = self._rows(rows)
+        bounds = np.broadcast_to(np.asarray(highs, np.int64), index.shape)
+        if ((bounds < 1) | (bounds > 2**32)).any():
+            raise ValueError(f"integers needs highs in 1..2**32, got {bounds.min()}..{bounds.max()}")
+        out = np.empty(len(index), np.int64)
+        _pcg64.below_rows(self.state, index, bounds, out)
+        return out
+
+    def random(self, rows: Any = None) -> np.ndarray:
+        """``[len(rows)]`` float64: row ``rows[i]``'s ``random()``."""
+        index = self._rows(rows)
+        out = np.empty(len(index), np.float64)
+        _pcg64.uniform_rows(self.state, index, out)
+        return out
+
+    def best(self, candidates: np.ndarray, scores: np.ndarray, rows: Any = None) -> np.ndarray:
+        """``[len(rows)]`` int64: per row ``i``, the column of a highest of ``scores[i]`` among ``candidates[i]``
+        (bool), a tie drawn as a scalar agent draws it: ``top[rng.integers(len(top))]`` over the tied columns in
+        order, no draw without a tie; -1 where there is no candidate. ``rng.choice(legal)`` is the case of equal
+        scores."""
+        index = self._rows(rows)
+        pool = np.ascontiguousarray(candidates, np.bool_)
+        values = np.ascontiguousarray(np.broadcast_to(scores, pool.shape), np.float64)
+        if pool.ndim != 2 or pool.shape[0] != len(index):
+            raise ValueError(f"best needs candidates of shape ({len(index)}, K), got {pool.shape}")
+        out = np.empty(len(index), np.int64)
+        _pcg64.best_rows(self.state, index, pool, values, out)
+        return out
+
+    def generator(self, row: int) -> np.random.Generator:
+        """A ``np.random.Generator`` in row ``row``'s state (a copy: drawing from it leaves the row as it is)."""
+        w = [int(x) for x in self.state[row]]
+        bit_generator = np.random.PCG64()
+        bit_generator.state = {"bit_generator": "PCG64", "has_uint32": w[4], "uinteger": w[5],
+                               "state": {"state": w[0] << 64 | w[1], "inc": w[2] << 64 | w[3]}}
+        return np.random.Generator(bit_generator)
+
+    def _rows(self, rows: Any) -> np.ndarray:
+        if rows is None:
+            return np.arange(len(self.state))
+        index = np.asarray(rows, np.int64).reshape(-1)
+        if ((index < 0) | (index >= len(self.state))).any():
+            raise ValueError(f"rows must be in 0..{len(self.state) - 1}")
+        return index
 
 
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -13,10 +13,10 @@ rule                 played by                                              idea
 :func:`jokers_boom`  ``jokers-boom``, :class:`JokersBoomOpponent`           also boom a player about to go out
 ===================  =====================================================  ====================================
 
-The scalar agents (:mod:`goboom_env.agents.heuristics`) break ties with their seeded generator; the batched
-opponents (:func:`batched_heuristic`: the fast trainer's, ``goboom exploit``'s, the SB3 ``VecEnv``'s) with a
-millionth of noise. The search rollouts (:mod:`goboom_env.agents.rollout`) apply the same rules to the engine's
-bitmasks. Numpy only.
+The scalar agents (:mod:`goboom_env.agents.heuristics`) break ties with their seeded generator (and so does the
+batched single-agent env, with each game's copy of it); the batched opponents (:func:`batched_heuristic`: the fast
+trainer's, ``goboom exploit``'s) with a millionth of noise. The search rollouts (:mod:`goboom_env.agents.rollout`)
+apply the same rules to the engine's bitmasks. Numpy only.
 """
 
 from __future__ import annotations

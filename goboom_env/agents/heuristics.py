@@ -124,8 +124,13 @@ class HeuristicAgent(Agent):
         return {a: 1.0 / len(ties) for a in ties}
 
     @abc.abstractmethod
+    def choice(self, t: Tables) -> Choice:
+        """The heuristic's rule on decoded rows: per row the cards it chooses among and their scores. On a batch of
+        one it is this agent's move (:meth:`choose`); on many rows, what the batched single-agent env plays."""
+
     def choose(self, table: Table) -> int:
-        """Pick among two or more legal actions (each heuristic's own rule)."""
+        """Pick among two or more legal actions: a best-scored card of the rule's :meth:`choice`, ties at random."""
+        return self.pick(self.choice(table.rows()))
 
     def pick(self, choice: Choice) -> int:
         """The best-scored card of a one-row :class:`~goboom_env.agents.batched.Choice`, DRAW_OR_PASS when its
@@ -158,8 +163,8 @@ class ClassicCoverAgent(HeuristicAgent):
     rule = staticmethod(batched.classic_cover)
     """The rule of :mod:`goboom_env.agents.batched` that the agent applies."""
 
-    def choose(self, t: Table) -> int:
-        return self.pick(self.rule(t.rows()))
+    def choice(self, t: Tables) -> Choice:
+        return self.rule(t)
 
 
 class ClassicTricksAgent(ClassicCoverAgent):
@@ -214,9 +219,11 @@ class JokersShedAgent(HeuristicAgent):
         per unseen card matching it (:func:`~goboom_env.agents.batched.jokers_scores`)."""
         return batched.jokers_scores(t.rows(), self.boom, self.follow, self.scarcity)[0, cards]
 
-    def choose(self, t: Table) -> int:
-        cards = np.flatnonzero(batched.jokers_pool(t.rows(), self.boom, self.boom_first)[0]).tolist()
-        return self.shed(t, cards) if cards else DRAW_OR_PASS
+    def choice(self, t: Tables) -> Choice:
+        """The matching plain cards (else the boom cards, :func:`~goboom_env.agents.batched.jokers_pool`) scored by
+        :func:`~goboom_env.agents.batched.jokers_scores` with this agent's weights."""
+        return Choice(pool=batched.jokers_pool(t, self.boom, self.boom_first),
+                      score=batched.jokers_scores(t, self.boom, self.follow, self.scarcity))
 
 
 class JokersBoomAgent(JokersShedAgent):

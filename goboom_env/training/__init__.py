@@ -15,6 +15,8 @@ shared by the trainers
                       last snapshots; ``OpponentPool``: with one agent per name, for ``SelfPlayEnv``)
 ``seats``             ``LearnerSeats``: the learner's seats, their rewards since the last move, the
                       illegal-action rule and the autoreset draw, shared by every learner-seat view
+``vector_env``        ``SelfPlayVectorEnv``: the single-agent view on the batched engine, a Gymnasium
+                      ``VectorEnv`` (``gymnasium.make_vec``); the SB3 ``VecEnv`` adapts it
 ``imitation``         the warm start: behaviour cloning of a teacher agent
 ``privileged``        the privileged critic (it also sees the hidden cards while training)
 ``shaping``           the hand-size potential of ``--shaping``
@@ -22,7 +24,7 @@ shared by the trainers
 ---------------------------------------------------------------------------------------------------
 ``sb3``               the run (``loop``), model and envs (``model``), callbacks, the ``ppo:`` agent;
                       ``selfplay`` (``SelfPlayEnv``), ``vecenv`` (``VectorGameVecEnv``: the
-                      batched engine as an SB3 ``VecEnv``)
+                      batched single-agent env as an SB3 ``VecEnv``)
 ``goboom train-fast`` (PyTorch PPO on the batched engine): ``fast/``
 ---------------------------------------------------------------------------------------------------
 ``fast``              ``ppo`` (``train`` and the ``Trainer``), ``rollout`` (seats, pool, per-seat GAE),

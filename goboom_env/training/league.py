@@ -32,6 +32,37 @@ SELF = SNAPSHOTS
 Snapshot = TypeVar("Snapshot")
 
 
+def opponent_entries(opponents: str | Sequence[str] | dict[str, float]) -> list[tuple[str, float]]:
+    """The pool entries of a single-agent env's ``opponents``: an agent spec or a list of them (equal weights), or a
+    ``{spec: weight}`` dict; ValueError for anything else."""
+    if isinstance(opponents, str):
+        opponents = [opponents]
+    entries = list(opponents.items()) if isinstance(opponents, dict) else [(spec, 1.0) for spec in opponents]
+    if not entries or not all(isinstance(spec, str) for spec, _ in entries):
+        raise ValueError(f"opponents must be a non-empty list of agent specs or a {{spec: weight}} dict, "
+                         f"got {opponents!r}")
+    return entries
+
+
+@dataclass(frozen=True)
+class SelfPlaySeeds:
+    """Where each generator of a single-agent episode restarts when the env is reset with ``seed``: the learner's
+    seat draw, the deal, the opponent draw and the pool's agents (agent ``k``, in entry order, from ``agents + k``).
+
+    ``SelfPlayEnv.reset(seed=...)`` restarts its generators here, and the batched env restarts each game's alike, so
+    that its game ``i`` reset with ``seed + i`` plays what ``SelfPlayEnv`` reset with that seed plays."""
+
+    seat: int
+    deal: int
+    pool: tuple[int, int]
+    agents: int
+
+    @classmethod
+    def of(cls, seed: int) -> SelfPlaySeeds:
+        return cls(seat=seed, deal=seed + 7, pool=(seed, 1),
+                   agents=int(np.random.default_rng([seed, 2]).integers(2**31)))
+
+
 @dataclass
 class PoolEntry:
     """One opponent choice: an agent spec (or :data:`SELF`) and its sampling weight."""
@@ -120,10 +151,10 @@ class OpponentPool(League[FrozenMlp]):
     def reseed(self, seed: int) -> None:
         """Restart the draws and every agent's generator from ``seed``, so that a seeded episode is played
         the same way again (Gymnasium's ``reset(seed=...)`` contract)."""
-        self.rng = np.random.default_rng([seed, 1])
-        base = int(np.random.default_rng([seed, 2]).integers(2**31))
+        seeds = SelfPlaySeeds.of(seed)
+        self.rng = np.random.default_rng(seeds.pool)
         for i, agent in enumerate(self._agents.values()):
-            agent.reseed(base + i)
+            agent.reseed(seeds.agents + i)
 
     def agent(self, name: str) -> Policy:
         """The policy object of a sampled name."""

@@ -4,8 +4,8 @@ A :class:`BatchOpponent` plays the seats to move of a batch of games from their 
 ``random``, a frozen snapshot of the learner (:class:`SnapshotOpponent`, the numpy actor that ``ppo:`` plays), or the
 variant's best heuristic (``classic-tricks`` or ``jokers-boom``: :func:`batched_heuristic`, from
 :mod:`goboom_env.agents.batched`, the one implementation of the heuristics); :class:`PaddedOpponent` serves a
-generalist's padded observations. The fast trainer (``goboom train-fast``), ``goboom exploit`` and the SB3 ``VecEnv``
-of the batched engine play them. Numpy only.
+generalist's padded observations. The fast trainer (``goboom train-fast``) and ``goboom exploit`` play them (the
+batched single-agent env plays the scalar heuristics' rules instead, with each game's tie-breaks). Numpy only.
 """
 
 from __future__ import annotations

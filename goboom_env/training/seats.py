@@ -11,9 +11,10 @@ once, with the two other rules every such view shares:
 * autoreset: when a game ends, :meth:`~LearnerSeats.redraw` draws its learner seats for the next episode and
   starts its rewards again.
 
-The views are ``goboom train``'s Gymnasium env (one game, one learner seat), the SB3 ``VecEnv`` of the batched
-engine (one learner seat per game), the RLlib env (one game, every seat a learner seat) and the fast trainer's seat
-plan (a learner seat per game, or every seat). Numpy only.
+The views are ``goboom train``'s Gymnasium env (one game, one learner seat), the batched single-agent env
+(``goboom_env.training.vector_env``, one learner seat per game; also the SB3 ``VecEnv`` of the batched engine), the
+RLlib env (one game, every seat a learner seat) and the fast trainer's seat plan (a learner seat per game, or every
+seat). Numpy only.
 """
 
 from __future__ import annotations

@@ -97,6 +97,27 @@ def test_throughput_script_measures_the_reference_envs(tmp_path: Path) -> None:
     assert [q["target"] for q in external if q["target"] is not None] == [0.5, 1.0, 2.0]
 
 
+def test_vector_env_script_compares_both_modes_on_each_row(tmp_path: Path) -> None:
+    """``benchmarks/vector_env.py`` end to end on 4 games: both modes per preset and opponent, the ratios computed from
+    the rows, no verdict away from the target's 1,024 games; bad options refused."""
+    out = tmp_path / "vec.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "vector_env.py"), "--num-envs", "4",
+                           "--preset", "jokers-aces", "--seconds", "0.05", "--repeat", "2", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    rates = {(r["mode"], r["opponent"]): r["steps_per_s"] for r in data["rows"]}
+    assert set(rates) == {(m, o) for m in ("vector_entry_point", "sync") for o in ("random", "heuristic")}
+    assert all(len(r["runs"]) == 2 and r["steps_per_s"] == max(r["runs"]) for r in data["rows"])
+    for q in data["ratios"]:
+        assert q["ratio"] == pytest.approx(rates["vector_entry_point", q["opponent"]] / rates["sync", q["opponent"]])
+        assert (q["target"], q["met"]) == (20.0, None)
+    assert "vector_entry_point / sync" in proc.stdout
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "vector_env.py"), "--num-envs", "0"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--num-envs must be >= 1" in bad.stderr
+
+
 def test_throughput_script_rejects_bad_options() -> None:
     bad = subprocess.run([sys.executable, str(SCRIPT), "--seconds", "0"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--seconds must be > 0" in bad.stderr

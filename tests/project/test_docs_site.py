@@ -28,7 +28,9 @@ API_PAGES = {
     "agents": ["goboom_env.agents.make_agent", "goboom_env.agents.register_agent"],
     "tournament": ["goboom_env.evaluation.tournament.run_tournament",
                    "goboom_env.evaluation.tournament.TournamentResult"],
-    "vector": ["goboom_env.vector.VectorGame", "goboom_env.vector.MixedVectorGame"],
+    "vector": ["goboom_env.vector.VectorGame", "goboom_env.vector.MixedVectorGame", "goboom_env.vector.Streams"],
+    "training-vector-env": ["goboom_env.training.vector_env.SelfPlayVectorEnv",
+                            "goboom_env.training.vector_env.single_agent_vector_env"],
     "training-settings": ["goboom_env.training.settings.TrainArgs", "goboom_env.training.settings.GameArgs"],
     "records": ["goboom_env.records.GameRecord", "goboom_env.records.replay"],
 }

@@ -1,10 +1,10 @@
 """VectorGame against the scalar env: a differential test over the configuration matrix, the golden
 hands of tests/data/hands.json, autoreset semantics and argument errors.
 
-The differential test drives ``VectorGame`` and one ``raw_env`` per game with the same decks, dealers
-and random legal actions, and compares seat, action mask, observation bytes, rewards and done after
-every step. Later hands of a match (and autoreset games) are dealt by VectorGame from its own
-streams; the env is handed the same decks through a stand-in for its generator (:class:`DeckFeed`).
+The differential test drives ``VectorGame`` and one ``raw_env`` per game, each game's generator seeded as its env's
+(``VectorGame.streams``), with the same random legal actions, and compares seat, action mask, observation bytes,
+rewards, done and winners after every step: every deal (first hands, later hands of a match, autoreset games) comes
+from the two generators, which must agree draw for draw.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from helpers import DATA, soak, soak_count
 
 import goboom_env
 from goboom_env import GameConfig
-from goboom_env.cards import deck_faces, faces_of_codes
+from goboom_env.cards import faces_of_codes
 from goboom_env.engine import win_rewards
 from goboom_env.observation import layout
 
@@ -69,34 +69,14 @@ def config_id(config: GameConfig) -> str:
     return name
 
 
-class DeckFeed:
-    """Stands in for ``raw_env``'s numpy Generator: :class:`goboom_env.engine.Match` shuffles a later
-    hand with ``rng.permutation``, and this answers with the permutation that yields the deck
-    VectorGame dealt to game ``b`` (VectorGame is stepped first, so its deck is already there)."""
-
-    def __init__(self, vg: VectorGame, b: int) -> None:
-        self.vg, self.b = vg, b
-
-    def permutation(self, size: int) -> np.ndarray:
-        deck = self.vg.decks[self.b]
-        assert deck.shape == (size,)
-        order = np.argsort(deck, kind="stable")  # deck[order] is the sorted multiset Match permutes
-        perm = np.empty(size, np.int64)
-        perm[order] = np.arange(size)
-        return perm
-
-    def integers(self, *args: object, **kwargs: object) -> int:
-        raise AssertionError("the differential test always fixes the dealer of a new game")
-
-
-def make_env(config: GameConfig, episode: str, reward: str, vg: VectorGame, b: int) -> goboom_env.raw_env:
-    env = goboom_env.raw_env(config=config, episode=episode, reward=reward, observation=vg.observation)
-    env._rng = DeckFeed(vg, b)  # the env has no public hook for its generator; see DeckFeed
-    return env
-
-
-def deal_env(env: goboom_env.raw_env, vg: VectorGame, b: int) -> None:
-    env.reset(options={"deck": vg.decks[b].tolist(), "dealer": int(vg.dealers[b])})
+def seeded_envs(config: GameConfig, episode: str, reward: str, observation: str, seeds: list[int]) -> list:
+    """One ``raw_env`` per seed, reset with it."""
+    envs = []
+    for seed in seeds:
+        env = goboom_env.raw_env(config=config, episode=episode, reward=reward, observation=observation)
+        env.reset(seed=seed)
+        envs.append(env)
+    return envs
 
 
 def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
@@ -141,17 +121,16 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
     checks together)."""
     batch = min(batch, games)
     rng = np.random.default_rng(seed)
-    base = np.array(deck_faces(config.num_decks, config.num_jokers))
-    decks = np.stack([rng.permutation(base) for _ in range(batch)])
-    dealers = rng.integers(config.num_players, size=batch)
-    vgs = [VectorGame(config, num_envs=batch, seed=seed, episode=episode, reward=r, observation=observation)
+    seeds = [seed * 1000 + b for b in range(batch)]
+    vgs = [VectorGame(config, num_envs=batch, seed=None, episode=episode, reward=r, observation=observation)
            for r in rewards]
-    views = [vg.reset(decks=decks, dealers=dealers) for vg in vgs]
+    for vg in vgs:
+        vg.streams.seed(seeds)
+    views = [vg.reset() for vg in vgs]
     obs, mask, seat = views[0]
-    envs = [[make_env(config, episode, r, vgs[0], b) for b in range(batch)] for r in rewards]
+    envs = [seeded_envs(config, episode, r, observation, seeds) for r in rewards]
     for games_of_mode in envs:
         for b, env in enumerate(games_of_mode):
-            env.reset(options={"deck": decks[b].tolist(), "dealer": int(dealers[b])})
             assert_same_view(env, b, obs, mask, seat, f"game {b} after reset", vgs[0].hidden())
     agents = envs[0][0].possible_agents
     name = f"{config_id(config)} {episode}"
@@ -178,12 +157,14 @@ def run_differential(config: GameConfig, episode: str, rewards: tuple[str, ...],
                 # (otherwise both sides are all zeros)
                 if dones[k][b] != over or over or paying[k][b] or any(env.rewards.values()):
                     paid = outs[k][3][b]
-                    expected = np.array([env.rewards[a] for a in agents], np.float32)
+                    expected = np.array([env.rewards[a] for a in agents], np.float64)
                     if dones[k][b] != over or not np.array_equal(paid, expected):
                         raise AssertionError(f"{name}/{rewards[k]} step {step} game {b}: rewards {paid} vs "
                                              f"{expected}, done {dones[k][b]} vs {over}")
                 if over:
-                    deal_env(env, vgs[0], b)
+                    winners = np.flatnonzero(vgs[k].winners[b]).tolist()
+                    assert winners == env.infos[agents[0]]["winners"], f"{name} step {step} game {b}: winners"
+                    env.reset()  # the next game from the env's generator: VectorGame's autoreset drew the same
                 if k:
                     assert env.agent_selection == envs[0][b].agent_selection, f"step {step} game {b}: seat"
             decisions += 1
@@ -244,8 +225,8 @@ def test_vector_replays_golden_hand(index: int) -> None:
     assert done[0]
     result = golden["result"]
     winners = [result["winner"]] if result["winner"] is not None else _blocked_winners(result["hand_points"])
-    assert np.array_equal(rewards[0], np.array(win_rewards(config.num_players, winners), np.float32))
-    assert np.array_equal(rewards[0], np.array(result["win_rewards"], np.float32))
+    assert np.array_equal(rewards[0], np.array(win_rewards(config.num_players, winners), np.float64))
+    assert np.array_equal(rewards[0], np.array(result["win_rewards"], np.float64))
 
 
 def _blocked_winners(points: list[int]) -> list[int]:
@@ -260,10 +241,9 @@ def test_autoreset_false_keeps_finished_games_until_reset(observation: str) -> N
     config = GameConfig(variant="jokers", num_players=3)
     batch = 16
     vg = VectorGame(config, num_envs=batch, seed=3, autoreset=False, observation=observation)
-    envs = [make_env(config, "hand", "win", vg, b) for b in range(batch)]
+    vg.streams.seed(range(batch))
+    envs = seeded_envs(config, "hand", "win", observation, list(range(batch)))
     obs, mask, seat = vg.reset()
-    for b, env in enumerate(envs):
-        deal_env(env, vg, b)
     rng = np.random.default_rng(0)
     final: dict[int, tuple[bytes, int]] = {}
     while len(final) < batch:
@@ -276,7 +256,7 @@ def test_autoreset_false_keeps_finished_games_until_reset(observation: str) -> N
                 assert (obs[b].tobytes(), int(seat[b])) == final[b]
                 continue
             env.step(int(actions[b]))
-            assert np.array_equal(rewards[b], np.array(list(env.rewards.values()), np.float32))
+            assert np.array_equal(rewards[b], np.array(list(env.rewards.values()), np.float64))
             assert done[b] == all(env.terminations.values())
             assert_same_view(env, b, obs, mask, seat, f"game {b}")  # the final view: zero mask, no to_move
             if done[b]:
@@ -284,6 +264,53 @@ def test_autoreset_false_keeps_finished_games_until_reset(observation: str) -> N
     assert vg.finished.all()
     obs, mask, seat = vg.reset()
     assert not vg.finished.any() and mask.any(axis=1).all()
+
+
+@pytest.mark.parametrize("observation", ["snapshot", "history"])
+def test_observe_shows_any_seat_what_raw_env_shows_it(observation: str) -> None:
+    """Every seat of every game, to move or not, playing or finished (``autoreset=False``), as ``raw_env.observe``."""
+    config = GameConfig(variant="classic", num_players=3, hand_size=3)
+    batch = 6
+    vg = VectorGame(config, num_envs=batch, autoreset=False, observation=observation)
+    vg.streams.seed(range(batch))
+    envs = seeded_envs(config, "hand", "win", observation, list(range(batch)))
+    _obs, mask, _seat = vg.reset()
+    rng = np.random.default_rng(5)
+    while not vg.finished.all():
+        for s in range(config.num_players):
+            seen = vg.observe(np.full(batch, s))
+            for b, env in enumerate(envs):
+                assert seen[b].tobytes() == env.observe(f"player_{s}")["observation"].tobytes(), (b, s)
+        some = np.array([1, 4])
+        np.testing.assert_array_equal(vg.observe([2, 0], games=some), vg.observe(np.array([0, 2, 0, 0, 0, 0]))[some])
+        actions = random_legal_actions(mask, rng)
+        actions[vg.finished] = 0
+        _obs, mask, _seat, _rewards, _done = vg.step(actions)
+        for b, env in enumerate(envs):
+            if not all(env.terminations.values()):
+                env.step(int(actions[b]))
+    with pytest.raises(ValueError, match=r"seats must be in 0..2"):
+        vg.observe(np.full(batch, 3))
+
+
+def test_reset_of_some_games_deals_those_and_leaves_the_others() -> None:
+    config = GameConfig(variant="jokers", num_players=4)
+    vg = VectorGame(config, num_envs=5, seed=2)
+    with pytest.raises(RuntimeError, match="without games first"):
+        vg.reset(games=np.ones(5, bool))
+    obs, mask, seat = (a.copy() for a in vg.reset())
+    obs, mask, seat, *_ = (a.copy() for a in vg.step(random_legal_actions(mask, np.random.default_rng(0))))
+    decks = vg.decks
+    chosen = np.array([False, True, False, False, True])
+    vg.streams.seed([40, 41], rows=[1, 4])
+    after = [a.copy() for a in vg.reset(games=chosen)]
+    for before, now in zip((obs, mask, seat), after):
+        np.testing.assert_array_equal(now[~chosen], before[~chosen])
+    np.testing.assert_array_equal(vg.decks[~chosen], decks[~chosen])
+    for b, seed in ((1, 40), (4, 41)):
+        env = goboom_env.raw_env(config=config)
+        env.reset(seed=seed)
+        assert_same_view(env, b, *after, f"game {b}")
 
 
 def test_mixed_history_games_are_the_padded_history_of_each_count() -> None:
@@ -306,7 +333,7 @@ def test_autoreset_deals_a_new_game_in_the_same_step() -> None:
     first = vg.decks
     obs, mask, _seat, rewards, done = vg.step(random_legal_actions(mask, np.random.default_rng(0)))
     assert done.all()
-    assert np.array_equal(rewards.sum(axis=1), np.zeros(4, np.float32))
+    assert np.array_equal(rewards.sum(axis=1), np.zeros(4))
     assert sorted(rewards[0].tolist()) == [-1.0, 1.0]
     assert (vg.decks != first).any(axis=1).all()  # fresh decks from each game's stream
     assert mask.any(axis=1).all() and (obs[:, :53].sum(axis=1) == 1).all()  # the new game's one-card hand

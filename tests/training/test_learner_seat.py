@@ -15,7 +15,7 @@ import pytest
 
 from goboom_env import GameConfig, IllegalActionError
 from goboom_env.agents import Agent, register_agent, unregister_agent
-from goboom_env.cards import NUM_ACTIONS, code_of, deck_faces, face_of
+from goboom_env.cards import NUM_ACTIONS, code_of, deck_faces
 from goboom_env.training.seats import ILLEGAL_REWARD, LearnerSeats
 
 CLASSIC = GameConfig(num_players=4, hand_size=2)
@@ -166,16 +166,14 @@ def scripted_vecenv(num_envs: int) -> Any:
     from goboom_env.training.sb3.vecenv import VectorGameVecEnv
 
     venv = VectorGameVecEnv(CLASSIC, num_envs=num_envs, opponent=LowestLegal(), seed=2)
-    deck = np.array([[face_of(c) for c in scripted_deck()]] * num_envs)
-    reset = venv.game.reset
-    venv.game.reset = lambda: reset(deck, np.full(num_envs, DEALER))
+    venv.set_options({"deck": scripted_deck(), "dealer": DEALER})
     return venv
 
 
 def test_vecenv_credits_every_seat_and_starts_a_finished_game_again() -> None:
     venv = scripted_vecenv(24)
     venv.reset()
-    learner = venv.seats.seat.copy()
+    learner = venv.learner_seat.copy()
     assert set(learner.tolist()) == {0, 1, 2, 3}
     # the scripted hand ends on seat 1's second move: the winner's second action, the losers' first
     _, reward, done, _ = venv.step(lowest_legal(venv.action_masks()))
@@ -186,7 +184,7 @@ def test_vecenv_credits_every_seat_and_starts_a_finished_game_again() -> None:
     assert done_again[learner == WINNER].all()
     # the losers' games were dealt anew: their rewards start from zero (none of the last hand's loss again)
     assert not again[(learner != WINNER) & ~done_again].any()
-    assert (venv.game._seat == venv.seats.seat).all()  # the learner is to move in every game
+    assert venv.action_masks().any(axis=1).all()  # the learner is to move in every game
 
 
 def test_vecenv_refuses_an_illegal_action() -> None:
@@ -194,7 +192,7 @@ def test_vecenv_refuses_an_illegal_action() -> None:
     venv.reset()
     actions = lowest_legal(venv.action_masks())
     actions[1] = int(np.flatnonzero(~venv.action_masks()[1])[0])
-    with pytest.raises(IllegalActionError, match=rf"game 1, seat {venv.seats.seat[1]}: action {actions[1]} .*R3\.2"):
+    with pytest.raises(IllegalActionError, match=rf"game 1, seat {venv.learner_seat[1]}: action {actions[1]} .*R3\.2"):
         venv.step(actions)
 
 

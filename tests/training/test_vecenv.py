@@ -47,16 +47,15 @@ def test_vecenv_api_shapes_rewards_and_episode_infos(config: GameConfig) -> None
 
 def test_learner_moves_in_every_game_after_each_step() -> None:
     venv = VectorGameVecEnv(GameConfig(num_players=5), num_envs=12, opponent="random", seed=1)
+    from goboom_env.observation import layout
+
     venv.reset()
     rng = np.random.default_rng(1)
     for _ in range(60):
-        venv.step(random_legal(venv.action_masks(), rng))
-        np.testing.assert_array_equal(venv.game._seat, venv.learner_seat)
+        obs, _, _, _ = venv.step(random_legal(venv.action_masks(), rng))
         # the observation says it is the observer's turn: relative seat 0 of the to_move block
-        from goboom_env.observation import layout
-
-        to_move = venv._obs[:, layout(5)["to_move"]]
-        assert (to_move[:, 0] == 1).all()
+        assert (obs[:, layout(5)["to_move"]][:, 0] == 1).all()
+        assert venv.action_masks().any(axis=1).all()
 
 
 def test_step_some_moves_only_the_chosen_games_and_holds_the_others_exactly() -> None:
@@ -93,7 +92,7 @@ def test_step_some_moves_only_the_chosen_games_and_holds_the_others_exactly() ->
 
 
 def test_unknown_opponent_is_refused() -> None:
-    with pytest.raises(ValueError, match="opponent must be one of"):
+    with pytest.raises(ValueError, match="opponent 'mc': the batched env plays 'random' and the heuristics"):
         VectorGameVecEnv(GameConfig(), num_envs=2, opponent="mc")
 
 

@@ -29,7 +29,7 @@ from goboom_env.agents import Policy
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.env import make_config, raw_env
-from goboom_env.training.league import OpponentPool
+from goboom_env.training.league import OpponentPool, SelfPlaySeeds, opponent_entries
 from goboom_env.training.privileged import critic_encoder
 from goboom_env.training.seats import ILLEGAL_REWARD, LearnerSeats
 from goboom_env.training.shaping import hand_size_potential
@@ -106,13 +106,14 @@ class SelfPlayEnv(gym.Env):
             seed = self._seed
             self.pool.rng = np.random.default_rng([seed, 1])
         self._needs_reseed = False
-        if seed is not None:
-            self.seats.rng = np.random.default_rng(seed)
+        seeds = None if seed is None else SelfPlaySeeds.of(seed)
+        if seeds is not None:
+            self.seats.rng = np.random.default_rng(seeds.seat)
         options = dict(options or {})
         self._choose_seat(options.pop("seat", None))
         self.opponent = options.pop("opponent", None) or self.pool.sample()
         self._opponent_agent = self.pool.agent(self.opponent)  # kept even if the pool drops it mid-episode
-        self.aec.reset(seed=None if seed is None else seed + 7, options=options or None)
+        self.aec.reset(seed=None if seeds is None else seeds.deal, options=options or None)
         self._over = False
         self._play_opponents()
         self.seats.take(0, self.seat)  # what came before the learner's first move is no step's reward
@@ -240,11 +241,5 @@ def single_agent_env(opponents: Sequence[str] | dict[str, float] = ("random",), 
     ``"random"`` (a seat drawn per episode) or ``"rotate"``. The rules come from ``config``, ``preset`` or
     the :class:`GameConfig` fields (``variant``, ``num_players``, ...), as ``goboom_env.env()`` takes them;
     ``episode`` and ``reward`` are the AEC env's. Seed with ``reset(seed=...)``."""
-    if isinstance(opponents, str):
-        opponents = [opponents]
-    entries = list(opponents.items()) if isinstance(opponents, dict) else [(spec, 1.0) for spec in opponents]
-    if not entries or not all(isinstance(spec, str) for spec, _ in entries):
-        raise ValueError(f"opponents must be a non-empty list of agent specs or a {{spec: weight}} dict, "
-                         f"got {opponents!r}")
-    return SelfPlayEnv(make_config(config, preset, **fields), entries, seat=seat, episode=episode, reward=reward,
-                       render_mode=render_mode)
+    return SelfPlayEnv(make_config(config, preset, **fields), opponent_entries(opponents), seat=seat,
+                       episode=episode, reward=reward, render_mode=render_mode)
