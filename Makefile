@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e ".[train,rllib,openspiel,bench,web,docs,dev]"
+	$(PIP) install -q -e ".[train,rllib,torchrl,tianshou,openspiel,bench,web,docs,dev]"
 	touch $(STAMP)
 
 install: venv

@@ -23,14 +23,17 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "vector": ("numba",),
     "train": ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "threadpoolctl"),
     "rllib": ("ray",),
+    "torchrl": ("torchrl", "tensordict"),
+    "tianshou": ("tianshou",),
     "openspiel": ("pyspiel", "open_spiel"),
     "web": ("starlette", "uvicorn", "websockets"),
 }
 """The optional modules, by the extra that installs them (``train`` also installs ``eval`` and ``vector``,
-``rllib`` also ``train``: the smallest extra that brings a module is the one named)."""
+``rllib``, ``torchrl`` and ``tianshou`` also ``train``: the smallest extra that brings a module is the one named)."""
 
 
-INCLUDES: dict[str, tuple[str, ...]] = {"train": ("eval", "vector"), "rllib": ("train",)}
+INCLUDES: dict[str, tuple[str, ...]] = {"train": ("eval", "vector"), "rllib": ("train",), "torchrl": ("train",),
+                                        "tianshou": ("train",)}
 """The extras an extra installs besides its own modules (``goboom-env[...]`` in its requirements)."""
 
 

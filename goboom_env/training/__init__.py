@@ -34,6 +34,11 @@ shared by the trainers
 ``rllib``             ``train`` (PPO configuration and run), ``league``, ``run`` (run folder and
                       logs), ``env`` (``MultiAgentEnv``), ``policy`` (masked RLModule, ``rllib:``
                       agent), ``cluster`` (the ``--address`` probe)
+other RL libraries: ``interop/``
+---------------------------------------------------------------------------------------------------
+``interop``           what another library needs of us, one module per library: ``tianshou``
+                      (the legal actions in ``GoBoom-v0``'s observation, a masked actor); the recipes
+                      are ``training/train_tianshou.py`` and ``training/train_torchrl.py``
 built on the trainers
 ---------------------------------------------------------------------------------------------------
 ``exploit``           ``goboom exploit``: a best response to a frozen agent (fast trainer or sb3)
@@ -60,7 +65,7 @@ from goboom_env.training.artifacts.model_files import export_policy
 
 
 def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, observation: str = "snapshot",
-                 deterministic: bool = True) -> Path:
+                 deterministic: bool = True, args: Any | None = None, timesteps: int | None = None) -> Path:
     """A model file that every tool plays as ``ppo:dst`` (``goboom evaluate``, ``make_agent``, ``goboom serve``;
     numpy only), of a policy trained elsewhere: the metadata from ``config`` and the actor as numpy arrays.
 
@@ -71,14 +76,16 @@ def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, obse
     logits out), or a goboom model file (copied play-only, :func:`export_policy`). ``config``: the game it was
     trained on (a :class:`~goboom_env.GameConfig`, e.g. ``env.unwrapped.config``, or a preset name);
     ``observation``: the layout it reads (``"snapshot"``, the Gymnasium view's, or ``"history"``);
-    ``deterministic``: greedy (default) or sampling play. ValueError naming what the numpy actor cannot play (a CNN,
-    a recurrent or shared-trunk network, another activation) or a network that does not read this game's
-    observations. See :func:`goboom_env.training.artifacts.model_files.export_model`."""
+    ``deterministic``: greedy (default) or sampling play; ``args`` and ``timesteps``: the training run's settings
+    dataclass and steps, recorded in the metadata as a trainer records its own (a network only). ValueError naming
+    what the numpy actor cannot play (a CNN, a recurrent or shared-trunk network, another activation) or a network
+    that does not read this game's observations. See :func:`goboom_env.training.artifacts.model_files.export_model`."""
     if isinstance(source, (str, Path)) and _model_files.is_sb3_zip(source):
         from goboom_env.training.artifacts.run_folder import load_tensors  # torch: the train extra
 
         source = _model_files.read_sb3_zip(source, load_tensors)
-    return _model_files.export_model(source, config, dst, observation=observation, deterministic=deterministic)
+    return _model_files.export_model(source, config, dst, observation=observation, deterministic=deterministic,
+                                     args=args, timesteps=timesteps)
 
 
 __all__ = ["export_model", "export_policy"]

@@ -8,7 +8,8 @@
   are translated into Stable-Baselines3's and RLlib's own parameter names.
 * :class:`SelfPlayArgs` adds the snapshot pool, warm start and evaluation of the two PPO self-play trainers.
 * One class per command adds what only it needs: :class:`TrainArgs` (``goboom train``), :class:`VectorArgs`
-  (``goboom train-fast``), :class:`RLlibArgs` (``goboom train-rllib``) and :class:`ExploitArgs` (``goboom exploit``).
+  (``goboom train-fast``), :class:`RLlibArgs` (``goboom train-rllib``) and :class:`ExploitArgs` (``goboom exploit``);
+  :class:`RecipeArgs` is that of the recipes that train with TorchRL and Tianshou (``training/``).
 
 Values come in layers, later ones winning: the defaults below, a ``--config`` file (TOML, or JSON for a
 ``.json`` file; keys = field names, e.g. ``num_players = 3``), a ``--preset`` and the command line
@@ -525,6 +526,41 @@ class ExploitArgs(PPOArgs):
         check_bounds(self, ">= 0", "time_limit", "eval_every")
         check_choice("precision", self.precision, PRECISIONS)
         check_bounds(self, "> 0", "max_grad_norm")
+        check_output_folder(self.out)
+        check_run_folder_rule(Path(self.out), resume=False, force=self.force, can_resume=False)
+
+
+@dataclass
+class RecipeArgs(PPOArgs):
+    """The settings of the recipes that train with another RL library (``training/train_torchrl.py``,
+    ``training/train_tianshou.py``): the game and PPO settings of every trainer (same names and units), then the
+    run's own. ``snapshot_every`` and ``checkpoint_every`` are not used: a recipe keeps no league and writes its
+    model once, at the end."""
+
+    timesteps: int = 50_000
+    """Learner decisions to train for (rounded up to whole rollouts)."""
+    num_envs: int = 8
+    """Environments stepped together."""
+    num_steps: int = 128
+    """Steps per environment per rollout: a rollout holds num_envs x num_steps learner decisions."""
+    seed: int = 0
+    """Seed of the networks, the deals and the action sampling."""
+    threads: int = 1
+    """CPU threads of torch and of numpy's BLAS."""
+    out: str = "runs/recipe"
+    """Run folder: the model is written there as model.zip."""
+    force: bool = False
+    """Write into an existing non-empty --out (its model.zip is replaced; nothing else is touched)."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        self.validate_ppo()
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
+        rollout = self.num_envs * self.num_steps
+        if self.minibatch_size > rollout:
+            raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= num_envs x num_steps ({rollout}), "
+                             "the learner decisions of one rollout")
         check_output_folder(self.out)
         check_run_folder_rule(Path(self.out), resume=False, force=self.force, can_resume=False)
 

@@ -45,6 +45,10 @@ EXCLUDED_COMMANDS = {
 EXCLUDED_BLOCKS = {
     "goboom serve": "starts a web server that runs until it is stopped (tests/web/test_web_api.py starts and stops it)",
     "ray start --head": "a multi-node Ray cluster: needs several machines, and `ray start` leaves daemons running",
+    "training/train_torchrl.py --timesteps": "tests/training/test_recipes.py runs this recipe on a tiny budget and "
+                                             "plays its model with goboom evaluate (once, not twice in CI)",
+    "training/train_tianshou.py --timesteps": "tests/training/test_recipes.py runs this recipe on a tiny budget and "
+                                              "plays its model with goboom evaluate (once, not twice in CI)",
 }
 """Shell blocks the test does not run (any block containing the key), and why."""
 

@@ -419,7 +419,7 @@ def read_sb3_zip(path: str | Path, load_tensors: Callable[[IO[bytes], str], Any]
 
 
 def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, observation: str = "snapshot",
-                 deterministic: bool = True) -> Path:
+                 deterministic: bool = True, args: Any | None = None, timesteps: int | None = None) -> Path:
     """A model file of a policy trained elsewhere, that every tool plays as ``ppo:dst`` (numpy only): its
     metadata (from ``config``) and its actor as a :class:`~goboom_env.training.artifacts.numpy_actor.FrozenMlp`.
     :func:`goboom_env.training.export_model` is this function that also reads the path of a saved SB3 zip (with
@@ -436,9 +436,12 @@ def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, obse
     ``config`` is the game the policy was trained on (a :class:`GameConfig`, e.g. ``env.unwrapped.config``, or a
     preset name); ``observation`` the layout it reads (``"snapshot"``, the Gymnasium view's, or ``"history"``; a
     goboom model file's metadata says its own); ``deterministic`` how ``ppo:dst`` plays by default (greedy, or
-    sampling from the masked policy). ValueError when the network is not an MLP the numpy actor can play (a CNN or
-    other features extractor with weights, a recurrent or shared-trunk network, another activation, layers that
-    are not Linear) or does not read this game's observations."""
+    sampling from the masked policy). A network's training run may be recorded as a trainer records its own:
+    ``args``, its settings dataclass (``train_args``, among them the ``episode`` unit), and ``timesteps``, the
+    steps it trained for (default: what an SB3 model says, else 0). ValueError when the network is not an MLP the
+    numpy actor can play (a CNN or other features extractor with weights, a recurrent or shared-trunk network,
+    another activation, layers that are not Linear) or does not read this game's observations, or when ``args``
+    or ``timesteps`` is given with a goboom model file (which keeps its own)."""
     if isinstance(config, str):
         config = GameConfig.preset(config)
     if not isinstance(config, GameConfig):
@@ -449,9 +452,11 @@ def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, obse
         if is_sb3_zip(source):
             raise ValueError(f"{source} is a stable-baselines3 zip: export it with goboom_env.training.export_model, "
                              "which reads its weights with torch")
+        if args is not None or timesteps is not None:
+            raise ValueError(f"{source} is a goboom model file: it keeps the args and timesteps of its own metadata")
         check_compatible(read_metadata(source), config, source, layouts=tuple(OBSERVATION_LAYOUTS))  # its own
         return export_policy(source, dst, deterministic)
-    layers, activation, timesteps, origin = _foreign_actor(source)
+    layers, activation, trained, origin = _foreign_actor(source)
     try:
         actor = FrozenMlp(layers, activation)
     except ValueError as exc:
@@ -463,7 +468,7 @@ def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, obse
         raise ValueError(f"cannot export {origin}: its network reads {actor.input_size} inputs, but the {observation} "
                          f"observations of {config.variant} Go Boom at {config.num_players} players have {size}; "
                          "give the game (config) and the observation layout it was trained on")
-    meta = {**model_metadata(config, None, timesteps, observation=observation),
+    meta = {**model_metadata(config, args, trained if timesteps is None else timesteps, observation=observation),
             "deterministic": bool(deterministic), "exported_from": origin}
     buf = io.BytesIO()
     save_snapshot(buf, actor.state())
