@@ -234,3 +234,22 @@ def test_a_goboom_model_file_is_checked_then_copied_play_only(tmp_path: Path) ->
     assert meta["config"] == read_metadata(shipped)["config"]
     with pytest.raises(ValueError, match="trained for a different game configuration"):
         export_model(shipped, GameConfig(variant="jokers", num_players=4), tmp_path / "other.zip")
+
+
+def test_a_network_records_its_training_run(tmp_path: Path) -> None:
+    from goboom_env.cli.evaluate import episode_note
+    from goboom_env.training.artifacts.model_files import trained_episode
+    from goboom_env.training.settings import RecipeArgs
+
+    net = torch.nn.Linear(OBS, NUM_ACTIONS)
+    args = RecipeArgs(episode="match", net_arch=[16], out=str(tmp_path / "run"))
+    out = export_model(net, CLASSIC4, tmp_path / "run.zip", args=args, timesteps=4096)
+    meta = read_metadata(out)
+    assert meta["timesteps"] == 4096 and meta["train_args"]["net_arch"] == [16] and trained_episode(meta) == "match"
+    assert episode_note([f"ppo:{out}"], "match") is None  # goboom evaluate knows the unit it was trained on
+    assert "was trained on whole matches" in episode_note([f"ppo:{out}"], "hand")
+    plain = read_metadata(export_model(net, CLASSIC4, tmp_path / "plain.zip"))
+    assert plain["timesteps"] == 0 and plain["train_args"] is None and trained_episode(plain) == "hand"
+    with pytest.raises(ValueError, match="is a goboom model file: it keeps the args and timesteps of its own"):
+        export_model(out, CLASSIC4, tmp_path / "copy.zip", timesteps=1)
+    assert not (tmp_path / "copy.zip").exists()

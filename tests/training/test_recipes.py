@@ -79,6 +79,30 @@ def test_the_critic_reads_the_observation_vector() -> None:
     torch.testing.assert_close(ObservationCritic(net)(obs), net(torch.ones(2, 5)))
 
 
+@pytest.mark.slow  # imports TorchRL
+def test_the_recipes_networks_export_as_they_compute(tmp_path: Path) -> None:
+    """TorchRL's ``MLP`` and Tianshou's ``MLP`` (its ``model``), the recipes' actors, play in numpy as in torch."""
+    pytest.importorskip("torchrl")
+    import tianshou.utils.net.common
+    import torchrl.modules
+
+    from goboom_env.observation import observation_size
+    from goboom_env.training import export_model
+    from goboom_env.training.artifacts.model_files import load_actor
+
+    size, tanh = observation_size(4), torch.nn.Tanh
+    torch.manual_seed(0)
+    nets = {"torchrl": torchrl.modules.MLP(in_features=size, out_features=54, num_cells=[32, 16],
+                                           activation_class=tanh),
+            "tianshou": tianshou.utils.net.common.MLP(input_dim=size, output_dim=54, hidden_sizes=[32, 16],
+                                                      activation=tanh).model}
+    obs = np.random.default_rng(0).uniform(0, 1, (8, size)).astype(np.float32)
+    for name, net in nets.items():
+        actor = load_actor(export_model(net, "classic", tmp_path / f"{name}.zip"))
+        with torch.no_grad():
+            np.testing.assert_allclose(actor.logits(obs), net(torch.as_tensor(obs)).numpy(), atol=1e-5)
+
+
 # -- the reward credit each recipe relies on ---------------------------------------------------------------------
 
 
