@@ -7,7 +7,7 @@ into the observation, where Tianshou's networks read them (``goboom_env.training
 the goboom tools play it::
 
     python training/train_tianshou.py --timesteps 50000 --out runs/tianshou
-    goboom evaluate --agents ppo:runs/tianshou/model.zip random --games 400
+    goboom evaluate --agents ppo:runs/tianshou/model.zip random --episode hand --games 400
     python training/train_tianshou.py --help     # the game options of every goboom command work here too
 
 Why not Tianshou's ``PettingZooEnv`` with ``MultiAgentPolicy``: docs/libraries.md.

@@ -6,7 +6,7 @@ which the actor reads through a ``MaskedCategorical``. ``ClipPPOLoss`` with GAE 
 with ``goboom_env.training.export_model``, so the goboom tools play it::
 
     python training/train_torchrl.py --timesteps 50000 --out runs/torchrl
-    goboom evaluate --agents ppo:runs/torchrl/model.zip random --games 400
+    goboom evaluate --agents ppo:runs/torchrl/model.zip random --episode hand --games 400
     python training/train_torchrl.py --help      # the game options of every goboom command work here too
 
 Each step of the env is one seat's move, and each seat's rewards arrive on the step that caused them (a loss on
