@@ -241,15 +241,14 @@ def test_every_block_is_run_or_excluded_for_a_stated_reason() -> None:
 
 def test_budget_rewriting() -> None:
     assert shrink("goboom evaluate --agents heuristic random --games 5000 --out results/  # note") == (
-        "goboom evaluate --agents heuristic random --games 10 --out results/ --no-progress"
-        " --fit-hands 100")
-    assert shrink("goboom evaluate --agents heuristic random").endswith("--games 8 --no-progress --fit-hands 100")
+        "goboom evaluate --agents heuristic random --games 10 --out results/ --no-progress")
+    assert shrink("goboom evaluate --agents heuristic random").endswith("--games 8 --no-progress")
     first, resumed = (shrink(f"goboom train --timesteps {n} --out runs/a") for n in (4_000_000, 6_000_000))
     assert "--timesteps 400 " in first and "--timesteps 600 " in resumed
     assert shrink("printf 'draw\\n' | goboom play --seed 3") == "printf 'draw\\n' | goboom play --seed 3"
     assert LEARN_CALL.sub(".learn(8", "model.learn(200_000)") == "model.learn(8)"
     assert shrink("goboom evaluate --games 5000 | head -2") == (
-        "goboom evaluate --games 10 --no-progress --fit-hands 100 | head -2")
+        "goboom evaluate --games 10 --no-progress | head -2")
     assert shrink("python training/train_sb3.py --timesteps 20000 --out runs/s").startswith(
         f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --n-envs 2")
     assert shrink("python other.py --timesteps 20000") == "python other.py --timesteps 20000"
