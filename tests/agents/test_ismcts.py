@@ -8,8 +8,8 @@ import itertools
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,6 +17,7 @@ from helpers import MATRIX, config_id, hidden_twins, make_hand, play, random_mov
 
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, Table, make_agent
+from goboom_env.agents import ismcts as ismcts_module
 from goboom_env.agents.determinize import Determinizer, hidden_constraints
 from goboom_env.agents.ismcts import ACTION_BITS, MOVER_SHIFT, ISMCTSAgent
 from goboom_env.agents.rollout import HEURISTIC_MOVES, play_out, seen_mask
@@ -307,14 +308,17 @@ def test_spec_options_and_name() -> None:
     assert timed.name == "ismcts:ms=20" and timed.ms == 20.0
 
 
-def test_time_budget_stops_the_search() -> None:
+def test_time_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a scripted clock that moves 10 ms per reading (the first one sets the deadline 30 ms on): the first
+    iteration runs unchecked, the readings at 10 and 20 ms let one more run each, the one at 30 ms stops the search,
+    whatever the machine's speed."""
     config = GameConfig(variant="classic", num_players=4)
     (hand,) = [h for h in random_states(config, 1, seed=61) if len(h.legal_actions()) > 1][:1]
     agent = make_agent("ismcts:ms=30", config, 0)
-    start = time.perf_counter()
+    readings = itertools.count(0.0, 0.010)
+    monkeypatch.setattr(ismcts_module, "time", SimpleNamespace(perf_counter=lambda: next(readings)))
     root = agent.search(PlayerView.of(hand, hand.current))
-    assert time.perf_counter() - start < 1.0
-    assert 1 <= sum(child.visits for child in root.children.values()) < 1_000_000
+    assert sum(child.visits for child in root.children.values()) == 3
 
 
 @pytest.mark.parametrize(("spec", "message"), [

@@ -385,10 +385,9 @@ def test_a_slow_agent_holds_up_only_its_own_game() -> None:
                                                                   headers=slow_headers), done.set()))
             thread.start()
             assert SlowAgent.thinking.wait(timeout=5)
-            started = time.monotonic()
             game, headers, _ = new_game(client)
             play_to_end(client, game, headers)  # served while the slow agent thinks on its worker thread
-            assert not done.is_set() and time.monotonic() - started < 5
+            assert not done.is_set()
             SlowAgent.release.set()
             thread.join(timeout=10)
             assert done.is_set()
