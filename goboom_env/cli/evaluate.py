@@ -43,7 +43,7 @@ from goboom_env.cli.options import command_line, parse, with_model_game
 from goboom_env.config import GameConfig, check_int
 from goboom_env.evaluation.interrupt import WorkerLostError
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
-from goboom_env.training.settings import GameArgs, check_choice
+from goboom_env.training.settings import GameArgs, check_choice, spec_inputs
 
 if TYPE_CHECKING:
     from goboom_env.evaluation.luck import LuckAdjustment
@@ -84,7 +84,7 @@ class EvaluateArgs(GameArgs):
     """Output folder, created; an existing non-empty one is refused unless --force; None = a new
     results/eval-<date>-<time>."""
     force: bool = False
-    """Replace an existing non-empty --out folder."""
+    """Replace an existing --out folder that goboom wrote (a folder goboom did not write is never replaced)."""
     progress: bool = True
     """Show the progress bar, on a terminal only (not in a log piped to a file)."""
     save_games: int = 0
@@ -104,6 +104,8 @@ class EvaluateArgs(GameArgs):
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (``episode`` may also be ``both``)."""
         check_choice("episode", self.episode, EPISODE_CHOICES)
+        check_int("--games", self.games, 1)
+        check_int("--processes", self.processes, 1)
         check_int("--save-games", self.save_games, 0)
         check_int("--rollouts", self.rollouts, 1)
         if self.luck_adjusted and self.episode != "hand":
@@ -111,6 +113,10 @@ class EvaluateArgs(GameArgs):
         if self.luck_adjusted and self.pairwise:
             raise ValueError("--luck-adjusted adjusts one tournament, not --pairwise runs")
         replace(self, episode="hand").validate_game()
+
+    def inputs(self) -> list[tuple[str, str]]:
+        """What the evaluation reads, as ``(option, path)``: the agents' files (its --out may not hold them)."""
+        return spec_inputs("--agents", self.agents)
 
     def episodes(self) -> tuple[str, ...]:
         """The episode units to play: ``("match", "hand")`` for ``both``, else the one chosen."""
@@ -140,10 +146,11 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
             from goboom_env.evaluation.tournament import check_replayable
 
             check_replayable(config, args.agents or [])
-        note = episode_note(args.agents, args.episode)
-        if note:
-            print(note, file=sys.stderr)
-        staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force)
+        staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force,
+                              inputs=args.inputs())
+        for note in (episode_note(args.agents, args.episode), processes_note(args.processes, args.games)):
+            if note:
+                print(note, file=sys.stderr)
         with staged as folder:
             runs = {episode: _play(replace(args, episode=episode), config) for episode in args.episodes()}
             luck = _luck(args, runs)
@@ -167,6 +174,18 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
         print_side_by_side(runs, Console())
     print(f"report written to {staged.out / report.name}")
     return 0
+
+
+def processes_note(processes: int, games: int) -> str | None:
+    """The one-line note when ``--processes`` is more than a tournament of ``games`` games uses (at most one worker
+    per game and per CPU: :func:`~goboom_env.evaluation.tournament.worker_count`); None otherwise."""
+    from goboom_env.evaluation.tournament import available_cpus, worker_count
+
+    used = worker_count(processes, games)
+    if used == processes:
+        return None
+    return (f"note: --processes {processes} lowered to {used}: at most one worker per game ({games}) and per CPU "
+            f"({available_cpus()})")
 
 
 EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "matches")}

@@ -15,7 +15,8 @@ does (before the command's module and its heavy libraries are imported).
   the line is printed and the process exits with the same status. Every command thus ends within about
   two seconds of a Ctrl-C, whatever it was doing.
 * Processes forked while it is in force (multiprocessing workers) ignore SIGINT, since Ctrl-C reaches the
-  whole process group but only the parent decides, and die of SIGTERM as by default.
+  whole process group but only the parent decides, and die of SIGTERM as by default. A worker that calls
+  :func:`end_with` ends when its parent does, however the parent ends (SIGKILL and a forced exit included).
 
 While the ``goboom`` process imports the package, before :func:`handled` runs, :mod:`goboom_env._startup` ends
 it on either signal with the same line and status; only the interpreter's own start before that and its final
@@ -238,6 +239,50 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+PR_SET_PDEATHSIG = 1
+"""Linux ``prctl`` option: the signal this process gets when the thread that forked it ends."""
+PARENT_POLL_S = 0.5
+"""How often a worker without Linux's parent-death signal checks that its parent still runs."""
+
+
+def end_with(parent: int) -> None:
+    """In a worker process of ``parent``: end this process when ``parent`` ends, however it ends, so that no worker
+    outlives the command that started it. On Linux, when ``parent`` forked it, the kernel sends SIGKILL at the
+    parent's end (checked once more after setting it: the parent may have ended already); otherwise (a parent
+    that ended before this call, a fork server, another system) a daemon thread checks every
+    :data:`PARENT_POLL_S` seconds."""
+    if sys.platform.startswith("linux") and os.getppid() == parent:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == parent:
+            return
+    threading.Thread(target=_watch_parent, args=(parent,), name="goboom-parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit this process once ``parent`` no longer runs."""
+    while _running(parent):
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended (a zombie, ended but not yet reaped, has)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return True  # no /proc here: existing is all that can be known
+    return stat[stat.rindex(b")") + 2:][:1] != b"Z"
 
 
 def _watchdog(handling: Handling) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import json
 import multiprocessing
+import os
 import signal
 import time
 from collections import defaultdict
@@ -37,7 +38,7 @@ from goboom_env.cards import code_of, deck_faces
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Match, blamed_on
 from goboom_env.episode import check_episode
-from goboom_env.evaluation.interrupt import WorkerLostError, uninterrupted
+from goboom_env.evaluation.interrupt import WorkerLostError, end_with, uninterrupted
 from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.game_loop import Decision, DecisionHook, play_episode
@@ -300,11 +301,26 @@ def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) 
     return _play_range(GameConfig.from_dict(config_dict), agents, seed, duplicate, episode, range(start, stop))
 
 
-def _worker_signals() -> None:
+def _worker_start(parent: int) -> None:
     """Worker initializer: Ctrl-C reaches the whole process group, but only the parent acts on it (it stops
-    the workers); SIGTERM, which the parent sends them, ends a worker at once."""
+    the workers); SIGTERM, which the parent sends them, ends a worker at once; and a worker ends with its parent
+    (:func:`~goboom_env.evaluation.interrupt.end_with`), even one killed while its workers were starting."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    end_with(parent)
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def worker_count(processes: int, games: int) -> int:
+    """The worker processes a tournament of ``games`` games asked to use ``processes`` starts: at most one per game
+    and one per CPU (more would only wait for each other, and their start-up alone can take minutes)."""
+    return max(1, min(processes, games, available_cpus()))
 
 
 def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: bool, episode: str, total: int,
@@ -321,7 +337,8 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
     try:
         with uninterrupted():
             before = set(multiprocessing.active_children())
-            pool = multiprocessing.Pool(processes, initializer=_worker_signals)  # the platform's start method
+            pool = multiprocessing.Pool(processes, initializer=_worker_start,  # the platform's start method
+                                        initargs=(os.getpid(),))
             workers = [p for p in multiprocessing.active_children() if p not in before]
         chunks = pool.imap_unordered(_chunk_job, jobs)
         for _ in jobs:
@@ -385,6 +402,7 @@ def run_tournament(
     :func:`goboom_env.evaluation.interrupt.handled`), stops every worker at once and is raised here (the games
     played so far are dropped)."""
     games, seed, processes = _check_args(config, agents, games, seed, processes, episode)
+    processes = worker_count(processes, games)
     n = config.num_players
     total = -(-games // n) * n if duplicate else games
     agents = seat_agents(agents, n)
