@@ -46,7 +46,7 @@ def main(args: EvaluateArgs) -> None:
     config = args.game_config()
     options = {"seed": args.seed, "duplicate": args.duplicate, "processes": args.processes, "progress": args.progress}
     runs = {}  # episode -> (tournament, pairwise runs)
-    staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force)
+    staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force, inputs=args.inputs())
     with staged as folder:  # the report appears in --out only once complete
         for episode in args.episodes():  # "both": the match run, then the hand run on the same seeds and deals
             if args.pairwise:  # every agent 1-vs-(n-1) against every other

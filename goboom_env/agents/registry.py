@@ -115,6 +115,18 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
+def spec_files(spec: str) -> list[str]:
+    """The files (or folders) ``spec`` reads, as written in it: its Python file, its ``path``; none for a spec that
+    cannot be parsed (making the agent reports that)."""
+    try:
+        _, params = parse_spec(spec)
+    except ValueError:
+        return []
+    file_spec = _FILE_SPEC.fullmatch(spec.strip())
+    found = [file_spec["file"]] if file_spec else []
+    return found + ([str(params["path"])] if "path" in params else [])
+
+
 def is_file_spec(spec: object) -> bool:
     """True for a spec that names a Python file (``path/to/file.py:Class...``): making it runs that file."""
     return isinstance(spec, str) and _FILE_SPEC.fullmatch(spec.strip()) is not None

@@ -22,7 +22,9 @@ from typing import Annotated
 import tyro
 
 from goboom_env.cli.options import parse, run_command
+from goboom_env.evaluation.outdir import check_output_file
 from goboom_env.observation import OBSERVATION_LAYOUTS
+from goboom_env.training.artifacts.model_files import is_model_file
 from goboom_env.training.settings import GameArgs
 
 
@@ -33,7 +35,9 @@ class ExportOptions(GameArgs):
     model: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL")] = ""
     """The zip saved by a stable-baselines3 model (model.save), or a goboom model file."""
     out: str = ""
-    """The model file to write (play it as ppo:OUT)."""
+    """The model file to write (play it as ppo:OUT); an existing file is refused unless --force."""
+    force: bool = False
+    """Replace an existing --out that is a goboom model file (never MODEL itself, never another kind of file)."""
     observation: str = "snapshot"
     """The observation layout the model reads: snapshot (the Gymnasium view's) or history."""
     deterministic: bool = True
@@ -47,6 +51,8 @@ class ExportOptions(GameArgs):
             raise ValueError("give the model to export: goboom export MODEL --out FILE")
         if not self.out:
             raise ValueError("give the file to write: --out FILE")
+        check_output_file(self.out, force=self.force, ours=is_model_file, what="a goboom model file",
+                          inputs=[("MODEL", self.model)])
         if self.observation not in OBSERVATION_LAYOUTS:
             raise ValueError(f"--observation must be one of {sorted(OBSERVATION_LAYOUTS)}, got {self.observation!r}")
 

@@ -42,7 +42,7 @@ class LeaderboardArgs:
     """Output folder, created; an existing non-empty one is refused unless --force; None = a new
     results/leaderboard-<date>-<time>."""
     force: bool = False
-    """Replace an existing non-empty --out folder."""
+    """Replace an existing --out folder that goboom wrote (a folder goboom did not write is never replaced)."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
@@ -70,7 +70,8 @@ def run(args: LeaderboardArgs, command: str = "goboom leaderboard") -> int:
     from goboom_env.evaluation.leaderboard import leaderboard, rich_tables, write_leaderboard
 
     groups = leaderboard(args.folders, args.outcome)
-    staged = StagedFolder(args.out or fresh_folder(Path("results"), "leaderboard"), force=args.force)
+    staged = StagedFolder(args.out or fresh_folder(Path("results"), "leaderboard"), force=args.force,
+                          inputs=[("DIR", folder) for folder in args.folders])
     try:
         with staged as folder:
             try:

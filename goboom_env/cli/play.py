@@ -32,7 +32,7 @@ from goboom_env.evaluation.tournament import seat_agents
 from goboom_env.events import drawn_cards
 from goboom_env.game_loop import play_hand
 from goboom_env.player_view import PlayerView
-from goboom_env.records import GameRecord, Recorder, write
+from goboom_env.records import GameRecord, Recorder, loads_record, write
 from goboom_env.render import describe_event, move_text, parse_move, render_text, rules_summary, scores_text
 from goboom_env.training.settings import GameArgs
 
@@ -57,7 +57,8 @@ class PlayArgs(GameArgs):
     auto_forced: bool = True
     """Play your forced moves (a single legal move) for you."""
     save: Path | None = None
-    """Append the record of the game to this JSON Lines file when it ends (goboom replay FILE shows it)."""
+    """Append the record of the game to this JSON Lines file when it ends (goboom replay FILE shows it): a new
+    file, or one of game records (any other file is refused)."""
 
 
 def main(argv: Sequence[str], prog: str = "goboom play") -> int:
@@ -84,12 +85,36 @@ def main(argv: Sequence[str], prog: str = "goboom play") -> int:
     return code
 
 
+MAX_RECORD_LINE = 64 * 1024 * 1024
+"""The longest first line of an existing ``--save`` file read to see whether it is a game record."""
+
+
 def _check_save(path: Path) -> None:
-    """Refuse a ``--save`` file that could not be written, before the game rather than after it."""
+    """Refuse a ``--save`` file that could not be written, or that is not a file of game records (the game is
+    appended to it: a file of anything else is not goboom's to change), before the game rather than after it."""
     if path.is_dir():
         raise ValueError(f"--save {path} is a folder; give a file, e.g. {path / 'games.jsonl'}")
     if not path.parent.is_dir():
         raise ValueError(f"--save {path}: the folder {path.parent} does not exist")
+    if path.exists() and not _holds_records(path):
+        raise ValueError(f"--save {path} is not a file of game records (its first line is not one), so no game is "
+                         "appended to it; choose another --save")
+
+
+def _holds_records(path: Path) -> bool:
+    """Whether ``path`` is empty or starts with a game record line (what ``--save`` and ``--save-games`` write)."""
+    try:
+        with path.open("rb") as fh:
+            line = fh.readline(MAX_RECORD_LINE)
+    except OSError as exc:
+        raise ValueError(f"--save {path}: cannot read it ({exc.strerror or exc})") from exc
+    if not line:
+        return True
+    try:
+        loads_record(line)
+    except ValueError:
+        return False
+    return True
 
 
 def _save(game: TerminalGame, path: Path, prog: str) -> int:

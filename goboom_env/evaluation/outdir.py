@@ -1,12 +1,20 @@
-"""Output folders that appear only when complete: files are written into a hidden sibling folder,
-which is renamed to the requested name once everything is in it.
+"""Where the commands write: one rule for every output folder and file, and folders that appear only when complete.
 
-A run that fails or is interrupted removes its hidden folder and leaves an earlier folder of the same
-name untouched; only a killed process (SIGKILL, power loss) can leave a ``.NAME.*.partial`` folder
-behind, whose name says it is incomplete.
+The rule, checked before any work (:func:`check_output_folder`, :func:`check_output_file`):
 
-One rule for every command that writes a folder: an existing non-empty folder is refused unless
-``force`` is given, and then it is replaced as a whole (never merged with the new files).
+* never the current folder, a folder above it, the home folder or ``/``;
+* an existing non-empty folder, or an existing file, is refused unless ``--force`` is given;
+* ``--force`` replaces only what goboom wrote: a folder holding the :data:`MARKER` file that goboom puts in every
+  output folder it creates, or a file the command recognises as its own (a goboom model file); otherwise the error
+  names what would be removed, and nothing is;
+* a command never replaces what it reads: ``--out`` holding one of its inputs (a model it plays, a result folder it
+  rates, the file it exports) is refused;
+* an existing folder is never merged with new files: it is replaced as a whole, and only once the new one is ready.
+
+:class:`StagedFolder` does the writing: the files go into a hidden sibling folder, which is renamed to the requested
+name once everything is in it. A run that fails or is interrupted removes its hidden folder and leaves an earlier
+folder of the same name untouched; only a killed process (SIGKILL, power loss) can leave a ``.NAME.*.partial``
+folder behind, whose name says it is incomplete.
 """
 
 from __future__ import annotations
@@ -15,40 +23,147 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
 from goboom_env.evaluation import interrupt
+
+MARKER = ".goboom-output"
+"""The file goboom writes in every output folder it creates: ``--force`` replaces only a folder that holds it."""
+MARKER_TEXT = "This folder was written by goboom; `--force` may replace it as a whole.\n"
+"""The marker's content (a file of that name with other content is not goboom's)."""
+SHOWN_ENTRIES = 5
+"""How many of a refused folder's entries its error names."""
+
+Inputs = Iterable[tuple[str, str | Path]]
+"""What a command reads, as ``(option, path)`` pairs: its ``--out`` may not hold any of them."""
 
 
 class OutputError(Exception):
     """The results could not be written (disk full, folder removed, ...); the message says where and why."""
 
 
-def check_output_folder(out: Path, *, force: bool, option: str = "--out") -> Path:
-    """The absolute folder ``out`` after checks that need no writing; ValueError naming the problem.
+def check_output_folder(out: str | Path, *, force: bool, option: str = "--out", inputs: Inputs = (),
+                        resume: bool = False, resumable: bool = False) -> Path:
+    """The absolute folder ``out`` once the rule of the module docstring allows writing it; ValueError naming the
+    problem otherwise. Nothing is written or removed here.
 
-    Refused: an existing file, a path under a file, the current folder or one above it, a folder that is
-    not writable, and an existing non-empty folder unless ``force``."""
-    out = Path(os.path.abspath(out))
+    ``resume``: the command continues the run already in ``out`` (``--resume``), which is then neither refused as
+    not empty nor replaced; ``resumable``: the command has ``--resume``, which the refusal of a non-empty folder
+    then offers too."""
+    if resume and force:
+        raise ValueError("--force starts the run over and --resume continues it: give one of them")
+    out = Path(os.path.abspath(Path(out).expanduser()))
     if out.is_symlink():  # replace the folder it points to, keep the link
         out = out.resolve()
+    _refuse_protected(out, option)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{option} {out} is a file, not a folder")
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ValueError(f"{option} {out} lies under {parent}, which is a file")
-            break
-    cwd = Path.cwd()
-    if out == cwd or out in cwd.parents:
-        raise ValueError(f"{option} {out} is the current folder or above it; name a folder to create")
+    _check_parent(out, option)
     if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
         raise ValueError(f"{option} {out} is not writable")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise ValueError(f"{option} {out} already exists and is not empty; pass --force to replace it "
-                         f"or choose another {option}")
+    entries = _entries(out)
+    if resume or not entries:
+        return out
+    if not force:
+        hint = "--resume to continue its run, --force to replace it," if resumable else "--force to replace it"
+        raise ValueError(f"{option} {out} already exists and is not empty; pass {hint} or choose another {option}")
+    if not is_marked(out):
+        raise ValueError(f"{option} {out} was not written by goboom (it has no {MARKER} file), so --force does not "
+                         f"replace it: it would remove {_listing(entries)}; choose another {option}")
+    _refuse_inputs(out, inputs, option)
     return out
+
+
+def check_output_file(out: str | Path, *, force: bool, ours: Callable[[Path], bool], what: str,
+                      option: str = "--out", inputs: Inputs = ()) -> Path:
+    """The absolute file ``out`` once the rule of the module docstring allows writing it; ValueError naming the
+    problem otherwise. An existing file is replaced only with ``force`` and only when ``ours(out)`` (the
+    command's own kind of file, described by ``what``, e.g. ``a goboom model file``); never when it is one of
+    ``inputs``."""
+    out = Path(os.path.abspath(Path(out).expanduser()))
+    if out.is_dir():
+        raise ValueError(f"{option} {out} is a folder; give the name of the file to write")
+    _check_parent(out, option)
+    if not out.exists():
+        return out
+    _refuse_inputs(out, inputs, option)
+    if not force:
+        raise ValueError(f"{option} {out} already exists; pass --force to replace it or choose another {option}")
+    if not out.is_file() or not ours(out):
+        raise ValueError(f"{option} {out} is not {what}, so --force does not replace it; choose another {option}")
+    return out
+
+
+def is_marked(folder: Path) -> bool:
+    """Whether ``folder`` holds goboom's :data:`MARKER` (a regular file with its text): goboom wrote the folder."""
+    marker = folder / MARKER
+    if marker.is_symlink() or not marker.is_file():
+        return False
+    try:
+        with marker.open("rb") as fh:
+            return fh.read(len(MARKER_TEXT) + 1) == MARKER_TEXT.encode()
+    except OSError:
+        return False
+
+
+def mark(folder: Path) -> None:
+    """Write the :data:`MARKER` into ``folder``, an output folder goboom created (``--force`` may replace it)."""
+    (folder / MARKER).write_text(MARKER_TEXT)
+
+
+def _refuse_protected(out: Path, option: str) -> None:
+    """ValueError when ``out`` is the current folder or above it, the home folder or the root: folders no command
+    may replace or fill with its files."""
+    real = Path(os.path.realpath(out))
+    cwd = Path(os.path.realpath(Path.cwd()))
+    if real == cwd or real in cwd.parents:
+        raise ValueError(f"{option} {out} is the current folder or a folder above it; name a new folder")
+    home = os.path.expanduser("~")
+    if home != "~" and real == Path(os.path.realpath(home)):
+        raise ValueError(f"{option} {out} is your home folder; name a new folder")
+    if real == Path(real.anchor):
+        raise ValueError(f"{option} {out} is the root folder; name a new folder")
+
+
+def _check_parent(out: Path, option: str) -> None:
+    """ValueError when ``out`` cannot be created beside its siblings: its nearest existing parent is a file or not
+    writable (a folder is staged beside ``out`` and a file written beside it, then renamed)."""
+    existing = out.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{option} {out} lies under {existing}, which is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {out} is not writable: no write permission in {existing}")
+
+
+def _entries(folder: Path) -> list[str]:
+    """The names in ``folder`` (folders with a trailing ``/``), sorted; none when it is not a folder."""
+    if not folder.is_dir():
+        return []
+    with os.scandir(folder) as found:
+        return sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in found)
+
+
+def _listing(entries: list[str]) -> str:
+    """``a.txt, src/ and 3 more`` (at most :data:`SHOWN_ENTRIES` names)."""
+    shown, rest = entries[:SHOWN_ENTRIES], len(entries) - SHOWN_ENTRIES
+    if rest > 0:
+        return ", ".join(shown) + f" and {rest} more"
+    return ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else shown[0]
+
+
+def _refuse_inputs(out: Path, inputs: Inputs, option: str) -> None:
+    """ValueError when ``out`` is, or holds, one of the ``(option, path)`` inputs the command reads."""
+    real_out = Path(os.path.realpath(out))
+    for flag, path in inputs:
+        real = Path(os.path.realpath(Path(path).expanduser()))
+        if real.exists() and (real == real_out or real_out in real.parents):
+            what = "is" if real == real_out else "holds"
+            raise ValueError(f"{option} {out} {what} {path}, which this command reads ({flag}); "
+                             f"choose another {option}")
 
 
 def fresh_folder(base: Path, stem: str) -> Path:
@@ -65,12 +180,16 @@ class StagedFolder:
     without an exception, ``tmp`` replaces ``out``; on an exception (Ctrl-C included) it is removed, and so
     it is by the forced exit of :mod:`goboom_env.evaluation.interrupt` (a second Ctrl-C).
 
-    The constructor checks ``out`` (:func:`check_output_folder`) and entering creates the hidden sibling,
-    so an unwritable place fails with ValueError before any work is done."""
+    The constructor checks ``out`` (:func:`check_output_folder`, with the command's ``inputs``) and entering
+    creates the hidden sibling with goboom's :data:`MARKER` in it, so an unwritable place fails with ValueError
+    before any work is done. ``kept`` names what the folder holds once in place, for the line of an interruption
+    that comes later (None: nothing worth naming yet, e.g. a run folder that training fills next)."""
 
-    def __init__(self, out: Path, *, force: bool, option: str = "--out") -> None:
-        self.out = check_output_folder(out, force=force, option=option)
+    def __init__(self, out: str | Path, *, force: bool, option: str = "--out", inputs: Inputs = (),
+                 kept: str | None = "the complete results") -> None:
+        self.out = check_output_folder(out, force=force, option=option, inputs=inputs)
         self.option = option
+        self.kept = kept
         self.tmp: Path | None = None
         self.created = [p for p in self.out.parents if not p.exists()]
         """Parent folders this run creates, innermost first (removed again if the run fails)."""
@@ -82,6 +201,7 @@ class StagedFolder:
             tmp.mkdir()  # the permissions of any new folder (umask), unlike tempfile.mkdtemp's 0700
             self.tmp = tmp
             interrupt.staging(tmp)  # removed by a forced exit too
+            mark(tmp)
         except OSError as exc:
             self._discard()
             raise ValueError(f"cannot write {self.option} {self.out}: {exc.strerror or exc}") from exc
@@ -96,7 +216,8 @@ class StagedFolder:
             with interrupt.uninterrupted():  # a signal meanwhile takes effect once the results are in place
                 self._replace()
                 interrupt.staging(self.tmp, done=True)
-                interrupt.kept(f"the complete results in {self.out}")
+                if self.kept:
+                    interrupt.kept(f"{self.kept} in {self.out}")
         except OSError as error:
             self._discard()
             raise OutputError(f"cannot write the results to {self.out}: {error.strerror or error}") from error
@@ -114,11 +235,17 @@ class StagedFolder:
                     break
 
     def _replace(self) -> None:
-        """Rename the staged folder to ``out``; an existing ``out`` is moved aside first, then deleted."""
+        """Rename the staged folder to ``out``; an existing ``out`` is moved aside first, then deleted. An ``out``
+        that something else filled meanwhile (not empty, not goboom's) is left alone, and so are the staged files
+        (the error names them)."""
         assert self.tmp is not None
         if not self.out.exists():
             os.rename(self.tmp, self.out)
             return
+        if not self.out.is_dir() or (_entries(self.out) and not is_marked(self.out)):
+            interrupt.staging(self.tmp, done=True)
+            raise OutputError(f"{self.option} {self.out} was filled by something else while this command ran, so it "
+                              f"was not replaced; the new files are in {self.tmp}")
         old = self.tmp.with_suffix(".old")
         os.rename(self.out, old)
         os.rename(self.tmp, self.out)

@@ -40,7 +40,7 @@ class DemoArgs(GameArgs):
     games: int = 4000
     """Evaluation games per baseline, rounded up to whole duplicate deals."""
     out: str | None = None
-    """Run folder, never an existing one; None = runs/demo-<date>-<time>."""
+    """Run folder, new or empty (the output rule of every command); None = runs/demo-<date>-<time>."""
     seed: int = 0
     """Seed of training and evaluation."""
     progress: bool = True
@@ -54,20 +54,18 @@ class DemoArgs(GameArgs):
 
 
 def run_demo(args: DemoArgs) -> Path:
-    """Train, evaluate, print the table; returns the path of ``report.md``. ValueError on bad settings or an
-    existing run folder (checked before any work)."""
+    """Train, evaluate, print the table; returns the path of ``report.md``. ValueError on bad settings or a run
+    folder the output rule refuses (a non-empty one: the demo never replaces one), checked before any work."""
     args.validate()
     config = args.game_config()
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
-    if out.exists():
-        raise ValueError(f"{out} already exists; choose another --out")
-    from goboom_env.training.fast.ppo import train
-
     opponents = DEMO_OPPONENTS if config.variant == "classic" else ["learner=1"]  # the batched heuristic is classic
     train_args = VectorArgs(**{f: getattr(args, f) for f in GAME_FIELDS}, timesteps=args.timesteps,
                             bc_games=args.bc_games, seed=args.seed, opponents=list(opponents),
                             checkpoint_every=250_000, eval_every=-1, out=str(out), progress=args.progress)
     train_args.validate()
+    from goboom_env.training.fast.ppo import train
+
     print(f"Training PPO (fast self-play trainer) on {config.variant} Go Boom, {config.num_players} players, "
           f"for {args.timesteps} steps -> {out}")
     started = time.perf_counter()

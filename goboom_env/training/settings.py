@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,8 +30,8 @@ from typing import Any
 
 from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
 from goboom_env.env import EPISODES, REWARDS
+from goboom_env.evaluation.outdir import check_output_folder
 from goboom_env.hints import needs_extra
-from goboom_env.training.artifacts.run_folder import check_run_folder_rule
 
 VEC_ENVS = ("dummy", "subproc")
 """Choices of ``goboom train --vec-env``."""
@@ -188,10 +187,15 @@ class SelfPlayArgs(PPOArgs):
     resume: bool = False
     """Continue the run in --out from its latest checkpoint (same arguments)."""
     force: bool = False
-    """Replace an existing non-empty --out: its old files are deleted when the new run starts. Without it
-    (or --resume) such a folder is refused."""
+    """Replace an existing --out that goboom wrote (an earlier run), as a whole, once the new run has started. A
+    folder goboom did not write is never replaced; without --force (or --resume) a non-empty one is refused."""
     progress: bool = True
     """Show progress bars, on a terminal only (a log piped to a file gets the one-line messages alone)."""
+
+    def inputs(self) -> list[tuple[str, str]]:
+        """What the run reads, as ``(option, path)``: the files of the warm-start teacher and the evaluation
+        baselines (its --out may not hold them)."""
+        return spec_inputs("--bc-teacher", [self.bc_teacher]) + spec_inputs("--eval-opponents", self.eval_opponents)
 
     def validate_self_play(self) -> None:
         """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
@@ -239,7 +243,12 @@ class TrainArgs(SelfPlayArgs):
         parse_opponents(self.opponents)
         self.validate_self_play()
         self.check_agent_specs()
-        check_output_folder(self.out)
+        check_output_folder(self.out, force=self.force, resume=self.resume, resumable=True, inputs=self.inputs())
+
+    def inputs(self) -> list[tuple[str, str]]:
+        """What the run reads, as ``(option, path)``: the files of its opponents too."""
+        specs = [spec for spec, _ in parse_opponents(self.opponents) if spec != "self"]
+        return super().inputs() + spec_inputs("--opponents", specs)
 
     def check_agent_specs(self) -> None:
         """Build every agent the run will need (league opponents, the warm-start teacher, the evaluation
@@ -320,7 +329,7 @@ class VectorArgs(SelfPlayArgs):
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         self.validate_player_counts()
-        check_output_folder(self.out)
+        check_output_folder(self.out, force=self.force, resume=self.resume, resumable=True, inputs=self.inputs())
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         self.validate_self_play()
@@ -340,6 +349,10 @@ class VectorArgs(SelfPlayArgs):
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
         parse_pool(self.opponents)  # names a bad entry before the run folder is made
+
+    def inputs(self) -> list[tuple[str, str]]:
+        """What the run reads, as ``(option, path)``: the model of --init-actor too."""
+        return super().inputs() + ([("--init-actor", self.init_actor)] if self.init_actor else [])
 
     def validate_observation(self) -> None:
         """Raise ValueError when ``observation`` names no layout or a history run asks for what it lacks."""
@@ -442,6 +455,9 @@ class RLlibArgs(PPOArgs):
     """Run folder: checkpoints/, policy/, goboom.json, progress.csv, tensorboard/."""
     resume: bool = False
     """Continue the run in --out from its latest checkpoint (same arguments)."""
+    force: bool = False
+    """Replace an existing --out that goboom wrote (an earlier run), as a whole, once the new run has started. A
+    folder goboom did not write is never replaced; without --force (or --resume) a non-empty one is refused."""
     address: str | None = None
     """Ray cluster to join (e.g. auto or HOST:6379); default: start a local Ray instance."""
     num_cpus: int | None = None
@@ -468,6 +484,7 @@ class RLlibArgs(PPOArgs):
             check_bounds(self, ">= 1", "num_cpus")
         if self.address is not None:
             cluster_endpoint(self.address)
+        check_output_folder(self.out, force=self.force, resume=self.resume, resumable=True)
 
 
 @dataclass
@@ -511,7 +528,8 @@ class ExploitArgs(PPOArgs):
     out: str = "runs/exploit"
     """Run folder: model.zip, curve.csv, curve.png, exploit.json, args.json, checkpoints/."""
     force: bool = False
-    """Replace an existing non-empty --out (its files are deleted when the run starts)."""
+    """Replace an existing --out that goboom wrote (an earlier run), as a whole, once the new run has started. A
+    folder goboom did not write is never replaced; without --force a non-empty one is refused."""
     progress: bool = True
     """Show progress bars, on a terminal only (a log piped to a file gets the one-line messages alone)."""
 
@@ -526,8 +544,11 @@ class ExploitArgs(PPOArgs):
         check_bounds(self, ">= 0", "time_limit", "eval_every")
         check_choice("precision", self.precision, PRECISIONS)
         check_bounds(self, "> 0", "max_grad_norm")
-        check_output_folder(self.out)
-        check_run_folder_rule(Path(self.out), resume=False, force=self.force, can_resume=False)
+        check_output_folder(self.out, force=self.force, inputs=self.inputs())
+
+    def inputs(self) -> list[tuple[str, str]]:
+        """What the run reads, as ``(option, path)``: the files of the agent exploited (its --out may not hold them)."""
+        return spec_inputs("agent", [self.agent])
 
 
 @dataclass
@@ -627,19 +648,12 @@ def _typed(kind: str, value: Any) -> tuple[bool, Any]:
     return True, value  # another annotation: left to the field's own validation
 
 
-def check_output_folder(out: str | Path, flag: str = "--out") -> None:
-    """Raise ValueError, before any work, when the run folder cannot be created or written: ``out`` is a file,
-    lies under a file, or its nearest existing folder is not writable."""
-    path = Path(out)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{flag} {path} is a file, not a folder")
-    existing = path
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(f"{flag} {path} cannot be created: {existing} is a file")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"{flag} {path} is not writable: no write permission in {existing}")
+def spec_inputs(option: str, specs: Sequence[str]) -> list[tuple[str, str]]:
+    """The files the agent ``specs`` of ``option`` read (a model's path, an agent's Python file), as ``(option,
+    path)``: what a run's --out may not hold."""
+    from goboom_env.agents.registry import spec_files
+
+    return [(option, path) for spec in specs for path in spec_files(spec)]
 
 
 def parse_opponents(items: list[str]) -> list[tuple[str, float]]:

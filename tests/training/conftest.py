@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from goboom_env import GameConfig
+from goboom_env.evaluation.outdir import mark
 
 
 @pytest.fixture
@@ -35,8 +36,9 @@ def untrained_model() -> Iterator[Callable[[Any, GameConfig], tuple[Any, Any]]]:
 
 @pytest.fixture
 def used_run_folder(tmp_path: Path) -> Path:
-    """``tmp_path/run``, a run folder that already holds an earlier run's file, ``notes.txt``."""
+    """``tmp_path/run``, the folder of an earlier run (goboom's marker in it) that holds a file, ``notes.txt``."""
     out = tmp_path / "run"
     out.mkdir()
+    mark(out)
     (out / "notes.txt").write_text("an earlier run's file")
     return out

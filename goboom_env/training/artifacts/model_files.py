@@ -101,11 +101,16 @@ def write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path
 
 
 def write_atomically(path: Path, data: bytes) -> Path:
-    """Write ``data`` to a hidden file beside ``path``, then rename it to ``path``."""
+    """Write ``data`` to a hidden file beside ``path``, then rename it to ``path``; a write or rename that fails
+    removes the hidden file again."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -133,6 +138,16 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     if is_sb3_zip(path):
         raise ValueError(sb3_zip_hint(path))
     return parse_metadata(read_member(path, META_NAME), f"{path} is damaged: {META_NAME}")
+
+
+def is_model_file(path: str | Path) -> bool:
+    """Whether ``path`` is a goboom model file (a zip with valid goboom metadata, as every trainer and ``goboom
+    export`` write): what ``goboom export --force`` may replace."""
+    try:
+        read_metadata(path)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:

@@ -11,7 +11,6 @@ import csv
 import dataclasses
 import json
 import re
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from goboom_env.evaluation.outdir import Inputs, OutputError, StagedFolder, is_marked, mark
 from goboom_env.hints import needs_extra
 
 CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
@@ -57,39 +57,39 @@ def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def start_run_folder(args: Any, files: RunFiles, command: str | None) -> None:
-    """Create the run folder (emptied first with ``args.force``) and write ``args.json`` (``args`` is the run's
-    argument dataclass) and the ``commands.txt`` line."""
+def start_run_folder(args: Any, files: RunFiles, command: str | None, *, resume: bool,
+                     inputs: Inputs = ()) -> None:
+    """Start the run folder once the run is ready to begin: ``args.json`` (``args`` is the run's argument dataclass)
+    and the ``commands.txt`` line.
+
+    A fresh run's folder is staged beside ``--out`` with goboom's marker and renamed into place
+    (:class:`~goboom_env.evaluation.outdir.StagedFolder`): with ``args.force`` an earlier run there is replaced only
+    now, and a folder goboom did not write never is (the output rule, checked again, ``inputs`` included).
+    ``resume``: the run continues in its folder, which is marked as goboom's if an earlier version left it
+    unmarked. ValueError when the folder cannot be written."""
+    line = f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n" if command else ""
+    settings = json.dumps(dataclasses.asdict(args), indent=1)
     try:
-        if args.force and files.root.is_dir():
-            shutil.rmtree(files.root)
-        files.root.mkdir(parents=True, exist_ok=True)
-        files.args.write_text(json.dumps(dataclasses.asdict(args), indent=1))
-        if command:
+        if resume:
+            files.args.write_text(settings)
             with (files.root / "commands.txt").open("a") as fh:
-                fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n")
-    except OSError as exc:
-        raise ValueError(f"cannot write the run folder {files.root}: {exc.strerror or exc}") from exc
+                fh.write(line)
+            if not is_marked(files.root):
+                mark(files.root)
+            return
+        with StagedFolder(files.root, force=args.force, inputs=inputs, kept=None) as staged:
+            (staged / files.args.name).write_text(settings)
+            (staged / "commands.txt").write_text(line)
+    except (OSError, OutputError) as exc:
+        raise ValueError(f"cannot write the run folder {files.root}: {getattr(exc, 'strerror', None) or exc}") from exc
 
 
-def check_run_folder_rule(root: Path, *, resume: bool, force: bool, can_resume: bool = True) -> None:
-    """The output-folder rule of every training command: a non-empty ``root`` needs ``--resume`` (continue)
-    or ``--force`` (replace), never both; ValueError otherwise. ``can_resume`` False: the command has no
-    ``--resume``, so the error offers only ``--force``."""
-    if resume and force:
-        raise ValueError("--force starts the run over and --resume continues it: give one of them")
-    if not resume and not force and root.is_dir() and any(root.iterdir()):
-        hint = "--resume to continue its run, --force to replace it" if can_resume else "--force to replace it"
-        raise ValueError(f"--out {root} already exists and is not empty; pass {hint}, or choose another --out")
-
-
-def checkpoint_to_resume(args: Any, root: Path, latest: Callable[[], Path | None], name: str, folder: Path,
+def checkpoint_to_resume(args: Any, latest: Callable[[], Path | None], name: str, folder: Path,
                          train_args: Callable[[Path], dict[str, Any]]) -> Path | None:
-    """The output-folder rule (:func:`check_run_folder_rule`), then with ``args.resume`` the newest checkpoint
-    (``latest()``), whose network must be the run's (:func:`check_same_network` on ``train_args(checkpoint)``, the
-    settings it was trained with); ValueError naming the checkpoint ``name`` pattern and ``folder`` when there is
-    none."""
-    check_run_folder_rule(root, resume=args.resume, force=args.force)
+    """With ``args.resume`` the newest checkpoint (``latest()``), whose network must be the run's
+    (:func:`check_same_network` on ``train_args(checkpoint)``, the settings it was trained with); ValueError naming
+    the checkpoint ``name`` pattern and ``folder`` when there is none. None for a fresh run (``args.validate()``
+    checked its folder)."""
     if not args.resume:
         return None
     checkpoint = latest()

@@ -79,8 +79,6 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     paths = RunPaths(args.out)
     files = paths.files
     state_path = check_run_folder(args, config, paths)
-    start_run_folder(args, files, command)
-    files.checkpoints.mkdir(parents=True, exist_ok=True)
     state = load_checkpoint(state_path) if state_path else None
     if state is not None:
         check_compatible(state["meta"], config, state_path, layouts=(args.observation,))
@@ -89,6 +87,9 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     trainer = Trainer(args, config, seed_offset=state["steps"] if state else 0)
     if state is not None:
         trainer.load_state_dict(state)
+    start_run_folder(args, files, command, resume=state is not None, inputs=args.inputs())
+    files.checkpoints.mkdir(parents=True, exist_ok=True)
+    if state is not None:
         for log in (files.progress, files.eval):
             truncate_csv(log, trainer.steps)
     elif args.init_actor:

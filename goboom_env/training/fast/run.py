@@ -61,8 +61,8 @@ class RunPaths:
 
 
 def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
-    """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or change the network."""
-    return checkpoint_to_resume(args, paths.root, paths.latest_state, "state_*.pt", paths.files.checkpoints,
+    """The checkpoint to resume from (None for a fresh run); refuses to change the network."""
+    return checkpoint_to_resume(args, paths.latest_state, "state_*.pt", paths.files.checkpoints,
                                 lambda path: load_checkpoint(path)["meta"].get("train_args") or {})
 
 

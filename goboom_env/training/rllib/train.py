@@ -24,6 +24,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from goboom_env.evaluation.outdir import OutputError, StagedFolder, is_marked, mark
 from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import check_compatible
 from goboom_env.training.rllib.cluster import probe
@@ -132,12 +133,8 @@ def init_ray(args: RLlibArgs) -> bool:
 
 def train(args: RLlibArgs) -> Path:
     """Run the self-play training described by ``args``; returns the run folder."""
-    args.validate()
+    args.validate()  # the output-folder rule for --out included
     run = run_folder(args.out)
-    if run.exists() and not run.is_dir():
-        raise ValueError(f"--out {str(run)!r} is a file, not a run folder")
-    if run.exists() and any(run.iterdir()) and not args.resume:
-        raise ValueError(f"run folder {str(run)!r} is not empty; pass --resume to continue it or choose another --out")
     if args.resume and (run / METADATA_FILE).is_file():  # the run goes on with the game it was started with
         check_compatible(read_metadata_file(run / METADATA_FILE), args.game_config(), f"--resume: the run {str(run)!r}")
     started_ray = init_ray(args)
@@ -146,7 +143,7 @@ def train(args: RLlibArgs) -> Path:
             stack.callback(ray.shutdown)
         algo = build_config(args).build_algo()
         stack.callback(algo.stop)
-        stack.enter_context(_removed_without_checkpoint(run))
+        stack.enter_context(_run_folder_started(run, args))
         log = ProgressLog(run, args.timesteps, args.progress)
         stack.callback(log.close)
         slots = league_ids(args.league_size)
@@ -170,19 +167,29 @@ def train(args: RLlibArgs) -> Path:
 
 
 @contextmanager
-def _removed_without_checkpoint(run: Path) -> Iterator[None]:
-    """Create the run folder; if the body fails before a checkpoint was saved in a folder that was
-    new or empty, empty it again, so the rerun is not refused as "not empty" (nothing resumable
-    would be lost)."""
-    created = not run.exists()
-    empty = created or not any(run.iterdir())
-    run.mkdir(parents=True, exist_ok=True)
+def _run_folder_started(run: Path, args: RLlibArgs) -> Iterator[None]:
+    """Start the run folder once the algorithm is built: a run continued with ``--resume`` keeps its folder; a fresh
+    run's is staged with goboom's marker and renamed into place (with ``--force`` an earlier run there is replaced
+    only now; :class:`~goboom_env.evaluation.outdir.StagedFolder`). If the body fails before a checkpoint was saved
+    in the folder this run started, that folder is removed again (an empty one given by the user is left empty), so
+    that the rerun is not refused as "not empty" (nothing resumable would be lost)."""
+    continued = args.resume and run.is_dir() and any(run.iterdir())
+    existed = run.is_dir()
+    if continued:
+        if not is_marked(run):  # a run of an earlier version
+            mark(run)
+    else:
+        try:
+            with StagedFolder(run, force=args.force, kept=None):
+                pass
+        except OutputError as exc:
+            raise ValueError(str(exc)) from exc
     try:
         yield
     except BaseException:
-        if empty and latest_checkpoint(run) is None:
+        if not continued and latest_checkpoint(run) is None:
             shutil.rmtree(run, ignore_errors=True)
-            if not created:
+            if existed:
                 run.mkdir(exist_ok=True)
         raise
 

@@ -63,7 +63,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     try:
         model = _resume(args, files, checkpoint, vec_env, device) if checkpoint else build_model(
             args, vec_env, str(files.tensorboard), device)
-        start_run_folder(args, files, command)
+        start_run_folder(args, files, command, resume=checkpoint is not None, inputs=args.inputs())
         if not checkpoint and args.bc_games > 0:
             warm_start(model, args, config, files)
         remaining = args.timesteps - model.num_timesteps
@@ -116,8 +116,8 @@ def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: Ru
 
 
 def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
-    """The checkpoint to resume from (None for a fresh run); refuses to overwrite a run or mix configs."""
-    return checkpoint_to_resume(args, files.root, files.latest_checkpoint, "model_STEPS.zip", files.checkpoints,
+    """The checkpoint to resume from (None for a fresh run); refuses to mix configs."""
+    return checkpoint_to_resume(args, files.latest_checkpoint, "model_STEPS.zip", files.checkpoints,
                                 lambda checkpoint: _resumable_train_args(checkpoint, config))
 
 
