@@ -18,7 +18,6 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from goboom_env.agents import make_agent
 from goboom_env.cli.options import run_script
@@ -89,12 +88,14 @@ def main(args: TianshouArgs) -> None:
 
     import goboom_env  # registers goboom_env/GoBoom-v0
     from goboom_env.cards import NUM_ACTIONS
+    from goboom_env.evaluation.outdir import StagedFolder
     from goboom_env.observation import observation_size
     from goboom_env.training import export_model
     from goboom_env.training.interop.tianshou import MaskedActor, MaskInObservation, ObservationCritic
     from goboom_env.training.settings import set_threads
 
     set_threads(args.threads)
+    staged = StagedFolder(args.out, force=args.force)  # --out checked now, written at the end
     torch.manual_seed(args.seed)
     config = args.game_config()
     opponents = dict(parse_opponents(args.opponents))
@@ -130,9 +131,10 @@ def main(args: TianshouArgs) -> None:
               f"{len(returns)} episodes, {steps / (time.perf_counter() - start):.0f} steps/s", flush=True)
     envs.close()
 
-    model = export_model(actor.net.model, config, Path(args.out) / "model.zip", args=args,  # the MLP's nn.Sequential
-                         timesteps=steps)
-    print(f"model: {model}")
+    with staged as folder:  # --out appears only once the model is in it
+        export_model(actor.net.model, config, folder / "model.zip", args=args,  # the MLP's nn.Sequential
+                     timesteps=steps)
+    print(f"model: {staged.out / 'model.zip'}")
 
 
 if __name__ == "__main__":

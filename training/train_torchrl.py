@@ -19,7 +19,6 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-from pathlib import Path
 
 from goboom_env.cli.options import run_script
 from goboom_env.training.settings import RecipeArgs
@@ -66,10 +65,12 @@ def main(args: RecipeArgs) -> None:
 
     import goboom_env
     from goboom_env.cards import NUM_ACTIONS
+    from goboom_env.evaluation.outdir import StagedFolder
     from goboom_env.training import export_model
     from goboom_env.training.settings import set_threads
 
     set_threads(args.threads)
+    staged = StagedFolder(args.out, force=args.force)  # --out checked now, written at the end
     torch.manual_seed(args.seed)
     config = args.game_config()
     # TorchRL warns for any PettingZoo but the one it was tested with; this recipe is tested with goboom-env's own
@@ -128,8 +129,9 @@ def main(args: RecipeArgs) -> None:
               f"{steps / (time.perf_counter() - start):.0f} steps/s", flush=True)
     collector.shutdown()
 
-    model = export_model(actor_net, config, Path(args.out) / "model.zip", args=args, timesteps=steps)  # nn.Sequential
-    print(f"model: {model}")
+    with staged as folder:  # --out appears only once the model is in it
+        export_model(actor_net, config, folder / "model.zip", args=args, timesteps=steps)  # nn.Sequential
+    print(f"model: {staged.out / 'model.zip'}")
 
 
 if __name__ == "__main__":

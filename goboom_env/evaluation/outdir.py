@@ -67,8 +67,8 @@ def check_output_folder(out: str | Path, *, force: bool, option: str = "--out", 
     if resume or not entries:
         return out
     if not force:
-        hint = "--resume to continue its run, --force to replace it," if resumable else "--force to replace it"
-        raise ValueError(f"{option} {out} already exists and is not empty; pass {hint} or choose another {option}")
+        hint = "--resume to continue its run, --force to replace it" if resumable else "--force to replace it"
+        raise ValueError(f"{option} {out} already exists and is not empty; pass {hint}, or choose another {option}")
     if not is_marked(out):
         raise ValueError(f"{option} {out} was not written by goboom (it has no {MARKER} file), so --force does not "
                          f"replace it: it would remove {_listing(entries)}; choose another {option}")
@@ -90,7 +90,7 @@ def check_output_file(out: str | Path, *, force: bool, ours: Callable[[Path], bo
         return out
     _refuse_inputs(out, inputs, option)
     if not force:
-        raise ValueError(f"{option} {out} already exists; pass --force to replace it or choose another {option}")
+        raise ValueError(f"{option} {out} already exists; pass --force to replace it, or choose another {option}")
     if not out.is_file() or not ours(out):
         raise ValueError(f"{option} {out} is not {what}, so --force does not replace it; choose another {option}")
     return out

@@ -571,7 +571,8 @@ class RecipeArgs(PPOArgs):
     out: str = "runs/recipe"
     """Run folder: the model is written there as model.zip."""
     force: bool = False
-    """Write into an existing non-empty --out (its model.zip is replaced; nothing else is touched)."""
+    """Replace an existing --out that goboom wrote (an earlier run), as a whole, once the model is written. A folder
+    goboom did not write is never replaced; without --force a non-empty one is refused."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
@@ -582,8 +583,7 @@ class RecipeArgs(PPOArgs):
         if self.minibatch_size > rollout:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= num_envs x num_steps ({rollout}), "
                              "the learner decisions of one rollout")
-        check_output_folder(self.out)
-        check_run_folder_rule(Path(self.out), resume=False, force=self.force, can_resume=False)
+        check_output_folder(self.out, force=self.force)
 
 
 # -- checks shared by every settings class ---------------------------------------------------------------

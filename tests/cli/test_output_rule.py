@@ -225,7 +225,7 @@ def test_export_never_replaces_a_file_without_force(tmp_path: Path, capsys: pyte
     out = tmp_path / "notes.zip"
     out.write_text("my notes")
     err = refused(capsys, ["export", str(model_path("classic-4p-hands")), "--out", str(out)])
-    assert f"--out {out} already exists; pass --force to replace it or choose another --out" in err
+    assert f"--out {out} already exists; pass --force to replace it, or choose another --out" in err
     err = refused(capsys, ["export", str(model_path("classic-4p-hands")), "--out", str(out), "--force"])
     assert f"--out {out} is not a goboom model file, so --force does not replace it" in err
     assert out.read_text() == "my notes" and sorted(p.name for p in tmp_path.iterdir()) == ["notes.zip"]

@@ -17,6 +17,7 @@ import pytest
 from helpers import ROOT, goboom_evaluate
 
 import goboom_env
+from goboom_env.evaluation.outdir import mark
 from goboom_env.training.artifacts.model_files import read_metadata
 
 pytest.importorskip("tianshou")
@@ -217,4 +218,7 @@ def test_a_recipe_refuses_a_bad_setting(name: str, tmp_path: Path) -> None:
         with pytest.raises(ValueError) as caught:
             dataclasses.replace(settings, **change).validate()
         assert str(caught.value).startswith(error), change
+    with pytest.raises(ValueError, match=r"was not written by goboom .* it would remove model\.zip"):
+        dataclasses.replace(settings, out=str(tmp_path / "run"), force=True).validate()  # a user's own model
+    mark(tmp_path / "run")  # an earlier run's folder: --force replaces it
     dataclasses.replace(settings, out=str(tmp_path / "run"), force=True).validate()
