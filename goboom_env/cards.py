@@ -65,7 +65,7 @@ def face_of(code: str) -> int:
     (0, 51, 52)
     """
     if not isinstance(code, str):
-        raise ValueError(f"card code must be a string like '7D', got {code!r}")
+        raise ValueError(f"card code must be a string like '7D', got {type(code).__name__}")
     up = code.strip().upper()
     if up == "JK":
         return JOKER
@@ -73,7 +73,8 @@ def face_of(code: str) -> int:
         up = "T" + up[2]
     if len(up) != 2 or up[0] not in RANKS or up[1] not in SUITS:
         raise ValueError(
-            f"invalid card code {code!r}: expected rank {RANKS} then suit {SUITS} (e.g. '7D'), or 'JK'"
+            f"invalid card code {code[:8]!r}{'...' if len(code) > 8 else ''}: expected rank {RANKS} then suit "
+            f"{SUITS} (e.g. '7D'), or 'JK'"
         )
     return SUITS.index(up[1]) * 13 + RANKS.index(up[0])
 

@@ -28,10 +28,11 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask, code_of, pretty
+from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask, code_of, face_of, pretty
 from goboom_env.config import GameConfig
+from goboom_env.untrusted import Fields, shown
 
 
 class EventKind(enum.StrEnum):
@@ -120,6 +121,40 @@ def event_to_json(event: tuple) -> list:
     ``tests/data/hands.json``)."""
     kind = EventKind(event[0])
     return [kind.value, *(code_of(v) if name == "face" else v for name, v in zip(fields_of(kind), event[1:]))]
+
+
+CLASSIC_EVENTS = frozenset({EventKind.PLAY, EventKind.DRAW, EventKind.PASS, EventKind.TRICK, EventKind.OUT})
+JOKERS_EVENTS = frozenset({EventKind.UPCARD, EventKind.BURY, EventKind.PLAY, EventKind.DRAW, EventKind.PASS,
+                           EventKind.BOOM, EventKind.OUT, EventKind.BLOCKED})
+"""The event kinds each variant's engine writes."""
+
+
+def event_from_json(fields: Fields, name: str, raw: Any, config: GameConfig) -> Event:
+    """The event that :func:`event_to_json` wrote as ``raw`` (field ``name`` of ``fields``), checked against the
+    variant's event kinds, the seats and the draw counts (one card in jokers, R2.7; a classic draw takes at least
+    one, R1.6); ValueError naming the field."""
+    if not isinstance(raw, (list, tuple)) or not raw:
+        raise fields.error(name, f"an event must be a list like ['play', 0, '7S'], got {shown(raw)}")
+    kinds = CLASSIC_EVENTS if config.is_classic else JOKERS_EVENTS
+    if not isinstance(raw[0], str) or raw[0] not in kinds:
+        raise fields.error(name, f"unknown event kind {shown(raw[0])}; the kinds of {config.variant} Go Boom: "
+                                 f"{sorted(kinds)}")
+    kind = EventKind(raw[0])
+    names = fields_of(kind)
+    if len(raw) != 1 + len(names):
+        raise fields.error(name, f"a {kind.value!r} event has fields {list(names)}, got {shown(raw)}")
+    values = []
+    for field, value in zip(names, raw[1:]):
+        if field == "seat":
+            values.append(fields.seat(name, config.num_players, raw=value))
+        elif field == "face":
+            try:
+                values.append(face_of(value))
+            except ValueError as exc:
+                raise fields.error(name, str(exc)) from None
+        else:
+            values.append(fields.integer(name, 1, config.deck_size if config.is_classic else 1, raw=value))
+    return make_event(kind, *values)
 
 
 def event_text(event: tuple) -> str:

@@ -25,6 +25,7 @@ from goboom_env.config import PRESETS, GameConfig
 from goboom_env.engine import Hand
 from goboom_env.env import EPISODES, REWARDS, raw_env
 from goboom_env.events import event_text
+from goboom_env.untrusted import parse_json, shown
 
 
 def parse_config(text: str) -> GameConfig:
@@ -32,11 +33,11 @@ def parse_config(text: str) -> GameConfig:
     text = text.strip()
     if text.startswith("{"):
         try:
-            fields = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"--config is not valid JSON: {exc}") from exc
+            fields = parse_json(text)
+        except ValueError as exc:
+            raise ValueError(f"--config is not JSON we read: {exc}") from None
         if not isinstance(fields, dict):
-            raise ValueError(f"--config JSON must be an object of GameConfig fields, got {text!r}")
+            raise ValueError(f"--config JSON must be an object of GameConfig fields, got {shown(text)}")
         return GameConfig.from_dict(fields)
     return GameConfig.preset(text)
 

@@ -56,8 +56,9 @@ The functions:
 * :func:`read` reads a file back (:func:`loads_records` the text of one) and checks every field: a bad
   line raises ValueError naming the file, the line number and the field
   (``games.jsonl line 3: hands[0].moves[5].action: ...``). A record is data only: every line goes
-  through :func:`parse_json`, which refuses NaN and Infinity, integers of more than 20 digits, nesting
-  deeper than 32 levels and repeated keys, and a record's numbers must be numbers (a bool is not one).
+  through :func:`goboom_env.untrusted.parse_json`, which refuses NaN and Infinity, integers of more than 20
+  digits, nesting deeper than 32 levels and repeated keys, and a record's numbers must be numbers (a bool is
+  not one).
 * :func:`replay` rebuilds the game on the engine, yielding one :class:`ReplayStep` per deal and per move
   (the hand after it, the running scores); it raises ValueError naming the hand and move when a recorded
   move is not legal, an event or a result differs from what the engine gives. :func:`verify` runs it to
@@ -78,7 +79,6 @@ The functions:
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from collections.abc import Generator, Iterable, Iterator, Sequence
@@ -93,9 +93,10 @@ from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, face_of
 from goboom_env.config import GameConfig, as_int, check_choice, errors_prefixed
 from goboom_env.engine import Hand, IllegalActionError, Match
 from goboom_env.episode import EPISODES, EpisodeResult, end_hand
-from goboom_env.events import Event, EventKind, event_to_json, fields_of, make_event
+from goboom_env.events import Event, EventKind, event_from_json, event_to_json
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.scoring import score_deltas, win_rewards
+from goboom_env.untrusted import Fields, parse_json, shown
 
 FORMAT = "goboom-record"
 """The ``format`` field of every record."""
@@ -331,119 +332,6 @@ def loads_record(line: str | bytes) -> GameRecord:
     return from_dict(parse_json(line))
 
 
-# -- JSON data only -----------------------------------------------------------------------------------
-
-
-MAX_DEPTH = 32
-"""The deepest nesting of JSON arrays and objects :func:`parse_json` reads (a record needs 7 levels)."""
-MAX_INT_DIGITS = 20
-"""The most digits of a JSON integer :func:`parse_json` reads (enough for any 64-bit seed)."""
-_TOO_DEEP = f"not JSON we read: nested more than {MAX_DEPTH} levels deep"
-
-
-class _Refused:
-    """Stands in, while parsing, for a JSON value :func:`parse_json` refuses; found later with its path."""
-
-    __slots__ = ("problem",)
-
-    def __init__(self, problem: str) -> None:
-        self.problem = problem
-
-
-def _constant(name: str) -> _Refused:
-    return _Refused(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
-
-
-def _integer(text: str) -> int | _Refused:
-    digits = len(text) - text.startswith("-")
-    if digits > MAX_INT_DIGITS:
-        return _Refused(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
-    return int(text)
-
-
-def _float(text: str) -> float | _Refused:
-    value = float(text)
-    return value if math.isfinite(value) else _Refused(f"{text[:40]} is not a finite number")
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Refused:
-    data = dict(pairs)
-    if len(data) == len(pairs):
-        return data
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            return _Refused(f"the key {_shown(key)} appears twice")
-        seen.add(key)
-    raise AssertionError("unreachable: a shorter dict has a repeated key")
-
-
-def parse_json(text: str | bytes) -> Any:
-    """JSON data from ``text``, refusing what a record (or any JSON we read from outside) never holds:
-    NaN and Infinity (Python's json reads them, JSON has none), numbers too large to be finite, integers
-    of more than :data:`MAX_INT_DIGITS` digits, nesting deeper than :data:`MAX_DEPTH` and keys given
-    twice. ValueError names the problem and where it is (``result.rewards[0]: NaN is not ...``): the
-    one JSON reader of every record, so that any caller gets the same checks and the same messages."""
-    try:
-        data = json.loads(text, parse_constant=_constant, parse_int=_integer, parse_float=_float,
-                          object_pairs_hook=_object)
-    except RecursionError:
-        raise ValueError(_TOO_DEEP) from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        _check_tree(data, 1)
-    except _RefusedError as exc:
-        raise ValueError(str(exc)) from None
-    return data
-
-
-class _RefusedError(ValueError):
-    """A refused value deep in the data; its path is filled in on the way out of :func:`_check_tree`."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__(problem)
-        self.problem, self.keys = problem, []
-
-    def __str__(self) -> str:
-        path = "".join(f"[{k}]" if isinstance(k, int) else f".{_key_text(k)}" for k in self.keys).lstrip(".")
-        return f"{path}: {self.problem}" if path else self.problem
-
-
-def _key_text(key: str) -> str:
-    """A field name as an error message shows it: as is when it is a name, else quoted (one line, short)."""
-    return key if key.isidentifier() else _shown(key)
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters: an error message stays one short line."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit - 3]}..."
-
-
-def _check_tree(value: Any, depth: int) -> None:
-    """Raise :class:`_RefusedError` at the first refused value (in text order), ValueError at a container
-    nested deeper than :data:`MAX_DEPTH` (``depth`` counts the containers around ``value``, itself included)."""
-    if isinstance(value, _Refused):
-        raise _RefusedError(value.problem)
-    if isinstance(value, dict):
-        children: Iterable[tuple[str | int, Any]] = value.items()
-    elif isinstance(value, list):
-        children = enumerate(value)
-    else:
-        return
-    if depth > MAX_DEPTH:
-        raise ValueError(_TOO_DEEP)
-    for key, child in children:
-        try:
-            _check_tree(child, depth + 1)
-        except _RefusedError as exc:
-            exc.keys.insert(0, key)
-            raise
-
-
 def write(path: str | Path, records: Iterable[GameRecord], *, append: bool = True) -> int:
     """Write records to ``path``, one line each; returns how many.
 
@@ -506,92 +394,22 @@ def loads_records(lines: Iterable[str]) -> list[GameRecord]:
 # -- checked reading ----------------------------------------------------------------------------------
 
 
-class _Fields:
-    """Reads one JSON object, every error naming the field's path (``hands[0].moves[3].seat``)."""
-
-    def __init__(self, data: Any, where: str, names: Sequence[str], optional: Sequence[str] = ()) -> None:
-        self.where = where
-        if not isinstance(data, dict):
-            raise self.error("", f"must be a JSON object, got {type(data).__name__}")
-        missing = [n for n in names if n not in data]
-        if missing:
-            raise self.error(missing[0], "missing")
-        unknown = sorted(set(data) - set(names) - set(optional))
-        if unknown:
-            raise self.error(unknown[0], f"unknown field (known: {', '.join(names)})")
-        self.data = data
-
-    def path(self, name: str | int) -> str:
-        if isinstance(name, int):
-            sub = f"[{name}]"
-        else:
-            sub = _key_text(name) if name else ""
-            sub = f".{sub}" if self.where and sub else sub
-        return f"{self.where}{sub}" if sub else self.where or "record"
-
-    def error(self, name: str | int, problem: str) -> ValueError:
-        return ValueError(f"{self.path(name)}: {problem}")
-
-    def integer(self, name: str, lo: int, hi: int) -> int:
-        value = as_int(self.data[name])
-        if value is None or not lo <= value <= hi:
-            raise self.error(name, f"must be an integer in {lo}..{hi}, got {_shown(self.data[name])}")
-        return value
-
-    def items(self, name: str, length: int | None = None) -> list:
-        value = self.data[name]
-        if not isinstance(value, list):
-            raise self.error(name, f"must be a list, got {type(value).__name__}")
-        if length is not None and len(value) != length:
-            raise self.error(name, f"must have {length} entries, got {len(value)}")
-        return value
-
-    def ints(self, name: str, length: int, lo: int = -(10**9), hi: int = 10**9) -> tuple[int, ...]:
-        out = []
-        for i, raw in enumerate(self.items(name, length)):
-            value = as_int(raw)
-            if value is None or not lo <= value <= hi:
-                raise ValueError(f"{self.path(name)}[{i}]: must be an integer in {lo}..{hi}, got {_shown(raw)}")
-            out.append(value)
-        return tuple(out)
-
-    def numbers(self, name: str, length: int) -> tuple[float, ...]:
-        """A list of finite numbers (an int or a float; a bool is not a number)."""
-        out = []
-        for i, raw in enumerate(self.items(name, length)):
-            if type(raw) not in (int, float) or not math.isfinite(raw):
-                raise ValueError(f"{self.path(name)}[{i}]: must be a finite number, got {_shown(raw)}")
-            out.append(float(raw))
-        return tuple(out)
-
-    def seats(self, name: str, n: int) -> tuple[int, ...]:
-        seats = []
-        for i, raw in enumerate(self.items(name)):
-            value = as_int(raw)
-            if value is None or not 0 <= value < n:
-                raise ValueError(f"{self.path(name)}[{i}]: must be a seat in 0..{n - 1}, got {_shown(raw)}")
-            seats.append(value)
-        return tuple(seats)
-
-
 def from_dict(data: Any) -> GameRecord:
     """A :class:`GameRecord` from the JSON data of one line; every field is checked (type, range, cards,
     consistent lengths), and ValueError names the first bad field."""
-    top = _Fields(data, "", ("format", "version", "config", "episode", "seats", "hands", "result"), ("meta",))
+    top = Fields(data, ("format", "version", "config", "episode", "seats", "hands", "result"), ("meta",))
     if data["format"] != FORMAT:
-        raise top.error("format", f"must be {FORMAT!r}, got {_shown(data['format'])}")
+        raise top.error("format", f"must be {FORMAT!r}, got {shown(data['format'])}")
     if as_int(data["version"]) != VERSION:
-        raise top.error("version", f"this reader knows version {VERSION}, got {_shown(data['version'])}")
+        raise top.error("version", f"this reader knows version {VERSION}, got {shown(data['version'])}")
     try:
         config = GameConfig.from_dict(data["config"])
     except (TypeError, ValueError) as exc:
         raise top.error("config", str(exc)) from None
     n = config.num_players
     if data["episode"] not in EPISODES:
-        raise top.error("episode", f"must be one of {list(EPISODES)}, got {_shown(data['episode'])}")
-    seats = top.items("seats", n)
-    if not all(isinstance(s, str) for s in seats):
-        raise top.error("seats", "must be a list of agent specs (strings)")
+        raise top.error("episode", f"must be one of {list(EPISODES)}, got {shown(data['episode'])}")
+    seats = tuple(top.text(f"seats[{i}]", raw=spec) for i, spec in enumerate(top.items("seats", n)))
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise top.error("meta", f"must be a JSON object, got {type(meta).__name__}")
@@ -600,76 +418,54 @@ def from_dict(data: Any) -> GameRecord:
         raise top.error("hands", "must hold at least one hand")
     if data["episode"] == "hand" and len(hands) != 1:
         raise top.error("hands", f"a one-hand episode holds exactly one hand, got {len(hands)}")
-    hand_records = tuple(_read_hand(raw, f"hands[{i}]", config) for i, raw in enumerate(hands))
-    result = _read_result(data["result"], config, data["episode"])
-    return GameRecord(config, data["episode"], tuple(seats), hand_records, result, meta)
+    hand_records = tuple(_read_hand(top.child(f"hands[{i}]", _HAND_FIELDS, raw=raw), config)
+                         for i, raw in enumerate(hands))
+    result = _read_result(top.child("result", _RESULT_FIELDS), config, data["episode"])
+    return GameRecord(config, data["episode"], seats, hand_records, result, meta)
 
 
-def _read_hand(data: Any, where: str, config: GameConfig) -> HandRecord:
+_HAND_FIELDS = ("dealer", "deck", "deal_events", "moves", "winners", "hand_points", "score_deltas", "scores")
+_MOVE_FIELDS = ("seat", "action", "card", "events")
+_RESULT_FIELDS = ("episode", "winners", "points", "hands", "hand_points", "last_hand_winners", "standing", "rewards")
+
+
+def _read_hand(r: Fields, config: GameConfig) -> HandRecord:
     n = config.num_players
-    r = _Fields(data, where, ("dealer", "deck", "deal_events", "moves", "winners", "hand_points",
-                              "score_deltas", "scores"))
     dealer = r.integer("dealer", 0, n - 1)
     deck = []
     for i, code in enumerate(r.items("deck", config.deck_size)):
-        with errors_prefixed(f"{r.path('deck')}[{i}]"):
+        try:
             deck.append(face_of(code))
+        except ValueError as exc:
+            raise r.error(f"deck[{i}]", str(exc)) from None
     try:
         Hand(config, deck, dealer)
     except ValueError as exc:
         raise r.error("deck", str(exc)) from None
-    deal_events = tuple(_read_event(raw, f"{r.path('deal_events')}[{i}]", n)
+    deal_events = tuple(event_from_json(r, f"deal_events[{i}]", raw, config)
                         for i, raw in enumerate(r.items("deal_events")))
-    moves = tuple(_read_move(raw, f"{r.path('moves')}[{i}]", n) for i, raw in enumerate(r.items("moves")))
+    moves = tuple(_read_move(r.child(f"moves[{i}]", _MOVE_FIELDS, raw=raw), config)
+                  for i, raw in enumerate(r.items("moves")))
     if not moves:
         raise r.error("moves", "a hand has at least one move")
     return HandRecord(dealer, tuple(deck), deal_events, moves, r.seats("winners", n), r.ints("hand_points", n, 0),
                       r.ints("score_deltas", n), r.ints("scores", n))
 
 
-def _read_move(data: Any, where: str, n: int) -> Move:
-    r = _Fields(data, where, ("seat", "action", "card", "events"))
-    seat = r.integer("seat", 0, n - 1)
+def _read_move(r: Fields, config: GameConfig) -> Move:
+    seat = r.integer("seat", 0, config.num_players - 1)
     action = r.integer("action", 0, NUM_ACTIONS - 1)
     expected = DRAW_WORD if action == DRAW_OR_PASS else code_of(action)
-    if data["card"] != expected:
-        raise r.error("card", f"action {action} is {expected!r}, got {_shown(data['card'])}")
-    events = tuple(_read_event(raw, f"{r.path('events')}[{i}]", n) for i, raw in enumerate(r.items("events")))
+    if r.data["card"] != expected:
+        raise r.error("card", f"action {action} is {expected!r}, got {shown(r.data['card'])}")
+    events = tuple(event_from_json(r, f"events[{i}]", raw, config) for i, raw in enumerate(r.items("events")))
     return Move(seat, action, events)
 
 
-def _read_event(raw: Any, where: str, n: int) -> Event:
-    if not isinstance(raw, list) or not raw:
-        raise ValueError(f"{where}: an event must be a list like ['play', 0, '7S'], got {_shown(raw)}")
-    try:
-        kind = EventKind(raw[0])
-    except ValueError:
-        kinds = [k.value for k in EventKind]
-        raise ValueError(f"{where}: unknown event kind {_shown(raw[0])}; kinds: {kinds}") from None
-    names = fields_of(kind)
-    if len(raw) != 1 + len(names):
-        raise ValueError(f"{where}: a {kind.value!r} event has fields {list(names)}, got {_shown(raw)}")
-    values = []
-    for name, value in zip(names, raw[1:]):
-        if name == "face":
-            with errors_prefixed(where):
-                values.append(face_of(value))
-            continue
-        number = as_int(value)
-        hi = n - 1 if name == "seat" else 10**6
-        lo = 0 if name == "seat" else 1
-        if number is None or not lo <= number <= hi:
-            raise ValueError(f"{where}: {name} must be an integer in {lo}..{hi}, got {_shown(value)}")
-        values.append(number)
-    return make_event(kind, *values)
-
-
-def _read_result(data: Any, config: GameConfig, episode: str) -> EpisodeResult:
+def _read_result(r: Fields, config: GameConfig, episode: str) -> EpisodeResult:
     n = config.num_players
-    r = _Fields(data, "result", ("episode", "winners", "points", "hands", "hand_points", "last_hand_winners",
-                                 "standing", "rewards"))
-    if data["episode"] != episode:
-        raise r.error("episode", f"must equal the record's episode {episode!r}, got {_shown(data['episode'])}")
+    if r.data["episode"] != episode:
+        raise r.error("episode", f"must equal the record's episode {episode!r}, got {shown(r.data['episode'])}")
     result = EpisodeResult(episode, r.seats("winners", n), r.ints("points", n), r.integer("hands", 1, 10**6),
                            r.ints("hand_points", n, 0), r.seats("last_hand_winners", n), r.ints("standing", n))
     rewards = r.numbers("rewards", n)
@@ -794,7 +590,7 @@ def verify(record: GameRecord) -> EpisodeResult:
 
 
 __all__ = [
-    "DRAW_WORD", "FORMAT", "MAX_DEPTH", "MAX_INT_DIGITS", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder",
+    "DRAW_WORD", "FORMAT", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder",
     "ReplayStep", "check_recordable", "deck_of", "dumps_record", "from_dict", "loads_record", "loads_records",
-    "parse_json", "read", "record_episode", "replay", "verify", "write",
+    "read", "record_episode", "replay", "verify", "write",
 ]

@@ -11,7 +11,6 @@ about 400 lines because every rule a saved state must obey has its own check and
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,9 +27,10 @@ from goboom_env.cards import (
     face_of,
 )
 from goboom_env.config import GameConfig, as_int
-from goboom_env.events import Event, EventKind, fields_of, make_event
+from goboom_env.events import event_from_json
 from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, check_deck
 from goboom_env.scoring import HandResult, match_winners, score_deltas
+from goboom_env.untrusted import Fields, shown
 
 _LEAD, _FOLLOW, _DISCARD, _OVER = Phase
 
@@ -40,117 +40,38 @@ _HAND_FIELDS = (
 )
 _MATCH_FIELDS = ("config", "scores", "results", "over", "winners", "hand", "rng")
 _RESULT_FIELDS = ("winner", "blocked", "winners", "hand_points", "score_deltas", "dealer")
-_CLASSIC_EVENTS = frozenset({"play", "draw", "pass", "trick", "out"})
-_JOKERS_EVENTS = frozenset({"upcard", "bury", "play", "draw", "pass", "boom", "out", "blocked"})
-"""The event kinds each variant's engine writes (see :mod:`goboom_env.events`)."""
 
 
-_MISSING: Any = object()
-"""Default of the :class:`_Reader` methods' ``raw`` argument: read the value from the dict."""
+def _face(r: Fields, field: str, raw: Any, optional: bool = False) -> int:
+    """A card code (``"7D"``, ``"JK"``) as a face; ``None`` is -1 where ``optional``."""
+    if raw is None and optional:
+        return -1
+    if not isinstance(raw, str):
+        expected = "a card code like '7D' or null" if optional else "a card code like '7D'"
+        raise r.error(field, f"must be {expected}, got {shown(raw)}")
+    try:
+        return face_of(raw)
+    except ValueError as exc:
+        raise r.error(field, f"is not a card: {exc}") from None
 
 
-class _Reader:
-    """Typed reads of one saved-state dict; every error is a ValueError naming the field."""
-
-    def __init__(self, data: Any, what: str, fields: Sequence[str]) -> None:
-        self.what = what
-        if not isinstance(data, dict):
-            raise ValueError(f"malformed {what}: expected a dict with keys {list(fields)}, got {type(data).__name__}")
-        missing = [f for f in fields if f not in data]
-        unknown = sorted(repr(k) for k in data if k not in fields)
-        if missing or unknown:
-            problems = [f"missing fields {missing}"] if missing else []
-            problems += [f"unknown fields [{', '.join(unknown)}]"] if unknown else []
-            raise ValueError(f"malformed {what}: {' and '.join(problems)}")
-        self.data = data
-
-    def error(self, field: str, problem: str) -> ValueError:
-        return ValueError(f"malformed {self.what}: {field} {problem}")
-
-    def integer(self, field: str, lo: int, hi: int, raw: Any = _MISSING) -> int:
-        """An integer in ``lo..hi`` (bools and floats are not integers)."""
-        raw = self.data[field] if raw is _MISSING else raw
-        value = as_int(raw)
-        if value is None or not lo <= value <= hi:
-            raise self.error(field, f"must be an integer in {lo}..{hi}, got {raw!r}")
-        return value
-
-    def seat(self, field: str, n: int, unset: Any = _MISSING, raw: Any = _MISSING) -> Any:
-        """A seat in ``0..n-1``, or ``unset`` (``None`` or ``-1``) where the field may be empty."""
-        raw = self.data[field] if raw is _MISSING else raw
-        if unset is not _MISSING and (raw is unset if unset is None else as_int(raw) == unset):
-            return unset
-        value = as_int(raw)
-        if value is None or not 0 <= value < n:
-            allowed = "a seat" if unset is _MISSING else f"{'null' if unset is None else unset} or a seat"
-            raise self.error(field, f"must be {allowed} in 0..{n - 1}, got {raw!r}")
-        return value
-
-    def flag(self, field: str, raw: Any = _MISSING) -> bool:
-        raw = self.data[field] if raw is _MISSING else raw
-        if not isinstance(raw, (bool, np.bool_)):
-            raise self.error(field, f"must be true or false, got {raw!r}")
-        return bool(raw)
-
-    def items(self, field: str, length: int | None = None, raw: Any = _MISSING) -> list:
-        raw = self.data[field] if raw is _MISSING else raw
-        if not isinstance(raw, (list, tuple)):
-            raise self.error(field, f"must be a list, got {type(raw).__name__}")
-        if length is not None and len(raw) != length:
-            raise self.error(field, f"must have {length} entries (one per seat), got {len(raw)}")
-        return list(raw)
-
-    def face(self, field: str, raw: Any = _MISSING, optional: bool = False) -> int:
-        """A card code (``"7D"``, ``"JK"``) as a face; ``None`` is -1 where ``optional``."""
-        raw = self.data[field] if raw is _MISSING else raw
-        if raw is None and optional:
-            return -1
-        if not isinstance(raw, str):
-            expected = "a card code like '7D' or null" if optional else "a card code like '7D'"
-            raise self.error(field, f"must be {expected}, got {raw!r}")
-        try:
-            return face_of(raw)
-        except ValueError as exc:
-            raise self.error(field, f"is not a card: {exc}") from None
-
-    def faces(self, field: str, raw: Any = _MISSING) -> list[int]:
-        return [self.face(f"{field}[{i}]", code) for i, code in enumerate(self.items(field, raw=raw))]
-
-    def config(self) -> GameConfig:
-        try:
-            return GameConfig.from_dict(self.data["config"])
-        except ValueError as exc:
-            raise self.error("config", f"is not a valid GameConfig: {exc}") from None
+def _faces(r: Fields, field: str, raw: Any) -> list[int]:
+    return [_face(r, f"{field}[{i}]", code) for i, code in enumerate(r.items(field, raw=raw))]
 
 
-def _read_event(r: _Reader, field: str, raw: Any, config: GameConfig) -> Event:
-    """One event of the log, checked against the variant's event kinds and the seats."""
-    kinds = _CLASSIC_EVENTS if config.is_classic else _JOKERS_EVENTS
-    items = r.items(field, raw=raw)
-    if not items or not isinstance(items[0], str) or items[0] not in kinds:
-        raise r.error(field, f"must be [kind, ...] with kind one of {sorted(kinds)} for variant "
-                             f"{config.variant!r}, got {raw!r}")
-    kind, args = EventKind(items[0]), items[1:]
-    names = fields_of(kind)
-    if len(args) != len(names):
-        raise r.error(field, f"must be [{', '.join([repr(kind.value), *names])}], got {raw!r}")
-    values: list[Any] = []
-    for name, arg in zip(names, args):
-        if name == "seat":
-            values.append(r.seat(field, config.num_players, raw=arg))
-        elif name == "face":
-            values.append(r.face(field, arg))
-        else:  # a draw's card count: one in jokers (R2.7), at least one in classic (R1.6)
-            values.append(r.integer(field, 1, 1 if not config.is_classic else config.deck_size, arg))
-    return make_event(kind, *values)
+def _config(r: Fields) -> GameConfig:
+    try:
+        return GameConfig.from_dict(r.data["config"])
+    except ValueError as exc:
+        raise r.error("config", f"is not a valid GameConfig: {exc}") from None
 
 
-def _read_trick_entry(r: _Reader, field: str, raw: Any) -> int:
+def _read_trick_entry(r: Fields, field: str, raw: Any) -> int:
     if isinstance(raw, str):
-        return r.face(field, raw)
+        return _face(r, field, raw)
     if as_int(raw) in (NOT_PLAYED, PASSED):
         return as_int(raw)
-    raise r.error(field, f"must be a card code, {NOT_PLAYED} (not played yet) or {PASSED} (passed), got {raw!r}")
+    raise r.error(field, f"must be a card code, {NOT_PLAYED} (not played yet) or {PASSED} (passed), got {shown(raw)}")
 
 
 def read_hand(data: Any) -> dict[str, Any]:
@@ -171,33 +92,33 @@ def _hand_points(state: dict[str, Any]) -> tuple[int, ...]:
 
 def _read_hand(data: Any) -> dict[str, Any]:
     """The fields of a saved hand, typed and range-checked, then checked to hold together."""
-    r = _Reader(data, "hand state", _HAND_FIELDS)
-    config = r.config()
+    r = Fields(data, _HAND_FIELDS, prefix="malformed hand state")
+    config = _config(r)
     n, classic = config.num_players, config.is_classic
     hands = r.items("hands", n)
     phases = (Phase.LEAD, Phase.FOLLOW, Phase.OVER) if classic else (Phase.DISCARD, Phase.OVER)
     phase = data["phase"]
     if phase not in [p.name for p in phases]:
         names = [p.name for p in phases]
-        raise r.error("phase", f"must be one of {names} for variant {config.variant!r}, got {phase!r}")
+        raise r.error("phase", f"must be one of {names} for variant {config.variant!r}, got {shown(phase)}")
     state = {
         "config": config,
         "dealer": r.seat("dealer", n),
-        "hands": [r.faces(f"hands[{seat}]", h) for seat, h in enumerate(hands)],
-        "stock": r.faces("stock"),  # top first, as saved and as Hand.from_state takes it
-        "seen": r.faces("seen"),
+        "hands": [_faces(r, f"hands[{seat}]", h) for seat, h in enumerate(hands)],
+        "stock": _faces(r, "stock", data["stock"]),  # top first, as saved and as Hand.from_state takes it
+        "seen": _faces(r, "seen", data["seen"]),
         "drawn": [r.integer(f"drawn[{seat}]", 0, config.deck_size, d) for seat, d in enumerate(r.items("drawn", n))],
-        "events": [_read_event(r, f"events[{i}]", e, config) for i, e in enumerate(r.items("events"))],
+        "events": [event_from_json(r, f"events[{i}]", e, config) for i, e in enumerate(r.items("events"))],
         "current": r.seat("current", n),
         "phase": Phase[phase],
         "trick": [_read_trick_entry(r, f"trick[{seat}]", t) for seat, t in enumerate(r.items("trick", n))],
         "leader": r.seat("leader", n, unset=-1),
-        "led": r.face("led", optional=True),
-        "best_face": r.face("best_face", optional=True),
+        "led": _face(r, "led", data["led"], optional=True),
+        "best_face": _face(r, "best_face", data["best_face"], optional=True),
         "best_seat": r.seat("best_seat", n, unset=-1),
         "turns": r.integer("turns", 0, n - 1),
-        "top": r.face("top", optional=True),
-        "match_face": r.face("match_face", optional=True),
+        "top": _face(r, "top", data["top"], optional=True),
+        "match_face": _face(r, "match_face", data["match_face"], optional=True),
         "passes": r.integer("passes", 0, n),
         "winner": r.seat("winner", n, unset=None),
         "blocked": r.flag("blocked"),
@@ -211,7 +132,7 @@ def _read_hand(data: Any) -> dict[str, Any]:
     return state
 
 
-def _check_cards(r: _Reader, state: dict[str, Any]) -> None:
+def _check_cards(r: Fields, state: dict[str, Any]) -> None:
     """Every card of the deck exactly once across the hands, the stock and the cards out of play;
     the stock and the draw counters fit the deck."""
     config = state["config"]
@@ -219,13 +140,13 @@ def _check_cards(r: _Reader, state: dict[str, Any]) -> None:
     try:
         check_deck(config, cards)
     except ValueError as exc:
-        raise r.error("hands + stock + seen cards", f"do not make up the deck: {exc}") from None
+        raise r.error("hands, stock, seen", f"do not make up the deck: {exc}") from None
     if sum(state["drawn"]) + len(state["stock"]) > config.deck_size:
-        raise r.error("drawn", f"counts cards drawn from the stock: drawn {state['drawn']} plus the "
+        raise r.error("drawn", f"counts cards drawn from the stock: {state['drawn']} plus the "
                                f"{len(state['stock'])} cards left cannot exceed the deck's {config.deck_size}")
 
 
-def _check_progress(r: _Reader, state: dict[str, Any]) -> None:
+def _check_progress(r: Fields, state: dict[str, Any]) -> None:
     """Who holds cards, who won, and the pass count fit the phase."""
     n, phase, winner, blocked = state["config"].num_players, state["phase"], state["winner"], state["blocked"]
     if blocked and state["config"].is_classic:
@@ -233,7 +154,7 @@ def _check_progress(r: _Reader, state: dict[str, Any]) -> None:
     if phase == _OVER and (winner is None) == (not blocked):
         raise r.error("phase", "OVER needs either a winner or a blocked round (not both)")
     if phase != _OVER and (winner is not None or blocked):
-        raise r.error("winner", f"and blocked must be null and false while the hand runs (phase {phase.name})")
+        raise r.error("winner, blocked", f"must be null and false while the hand runs (phase {phase.name})")
     for seat, hand in enumerate(state["hands"]):
         if (seat == winner) != (not hand):
             problem = f"is empty but the winner is {winner}" if not hand else "holds cards but it is the winner's"
@@ -241,13 +162,13 @@ def _check_progress(r: _Reader, state: dict[str, Any]) -> None:
     if winner is not None and state["current"] != winner:
         raise r.error("current", f"must be the winner {winner} once the hand is over (the seat that went out)")
     if blocked != (state["passes"] == n):
-        raise r.error("passes", f"reaches {n} (num_players) exactly when the round is blocked (R2.10), "
+        raise r.error("passes", f"must reach {n} (num_players) exactly when the round is blocked (R2.10), "
                                 f"got {state['passes']} with blocked={blocked}")
     if state["passes"] and state["stock"]:
-        raise r.error("passes", "counts passes on an empty stock (R2.7), but the stock still holds cards")
+        raise r.error("passes", "must be 0 while the stock holds cards (passes happen on an empty stock, R2.7)")
 
 
-def _check_classic_trick(r: _Reader, state: dict[str, Any]) -> None:
+def _check_classic_trick(r: Fields, state: dict[str, Any]) -> None:
     """Classic: the trick in progress is played in seat order from its leader, each card follows the
     led card (R1.5), and the best card and seat are the ones R1.7 picks."""
     n, trick, phase = state["config"].num_players, state["trick"], state["phase"]
@@ -261,7 +182,7 @@ def _check_classic_trick(r: _Reader, state: dict[str, Any]) -> None:
         return
     leader, led = state["leader"], state["led"]
     if leader < 0 or led < 0 or trick[leader] != led:
-        raise r.error("leader", f"and led must name the seat that led this trick and its card (trick[leader]) "
+        raise r.error("leader, led", f"must name the seat that led this trick and its card (trick[leader]) "
                                 f"in phase {phase.name}; got leader {leader}, led {code_or_none(led)}")
     _check_out_of_play(r, state, [t for t in trick if t >= 0], "trick")  # so no joker in classic
     acted = 0
@@ -271,10 +192,10 @@ def _check_classic_trick(r: _Reader, state: dict[str, Any]) -> None:
         raise r.error("trick", f"must be filled in seat order from the leader {leader}, got {trick}")
     last = (leader + acted - 1) % n
     if phase == _FOLLOW and not (acted < n and state["turns"] == acted and state["current"] == (leader + acted) % n):
-        raise r.error("turns", f"must count the {acted} seat(s) that acted in this trick, and current be the next "
+        raise r.error("turns, current", f"must count the {acted} seat(s) that acted in this trick, and be the next "
                                f"seat {(leader + acted) % n}; got turns {state['turns']}, current {state['current']}")
     if phase == _OVER and not (state["turns"] == acted - 1 and state["winner"] == last and trick[last] >= 0):
-        raise r.error("turns", f"must be {acted - 1} and the winner the last seat that played ({last}) when a "
+        raise r.error("turns, winner", f"must be {acted - 1} and the last seat that played ({last}) when a "
                                f"player went out in this trick; got turns {state['turns']}, winner {state['winner']}")
     best_face, best_seat = led, leader
     for k in range(1, acted):
@@ -288,7 +209,7 @@ def _check_classic_trick(r: _Reader, state: dict[str, Any]) -> None:
             best_face, best_seat = face, seat
     if (state["best_face"], state["best_seat"]) != (best_face, best_seat):
         got = f"{card_text(state['best_face'])} of seat {state['best_seat']}"
-        raise r.error("best_seat", f"and best_face must be the winning card so far, {code_of(best_face)} of seat "
+        raise r.error("best_seat, best_face", f"must be the winning card so far, {code_of(best_face)} of seat "
                                    f"{best_seat} (R1.7), got {got}")
 
 
@@ -296,23 +217,23 @@ _NO_TRICK = {"leader": -1, "led": None, "best_face": None, "best_seat": -1, "tur
 """The trick fields while no trick is under way, as saved (faces as card codes or null)."""
 
 
-def _check_no_trick(r: _Reader, state: dict[str, Any], when: str) -> None:
+def _check_no_trick(r: Fields, state: dict[str, Any], when: str) -> None:
     """No trick under way: no card in it, no leader, led or best card, no turns."""
     if any(t != NOT_PLAYED for t in state["trick"]):
         raise r.error("trick", f"must be {NOT_PLAYED} (not played) for every seat {when}, got {state['trick']}")
     for name, empty in _NO_TRICK.items():
         value = code_or_none(state[name]) if name in ("led", "best_face") else state[name]
         if value != empty:
-            raise r.error(name, f"must be {'null' if empty is None else empty} {when}, got {value!r}")
+            raise r.error(name, f"must be {'null' if empty is None else empty} {when}, got {shown(value)}")
 
 
-def _check_discard_pile(r: _Reader, state: dict[str, Any]) -> None:
+def _check_discard_pile(r: Fields, state: dict[str, Any]) -> None:
     """Jokers: no trick; the top card and the match card are on the pile, and the match card is
     the top card unless a joker covers it (R2.5, R2.6, R2.8)."""
     _check_no_trick(r, state, "in jokers Go Boom (it has no tricks)")
     top, match = state["top"], state["match_face"]
     if top < 0 or match < 0:
-        raise r.error("match_face", "and top must be cards: jokers needs a top and a match card")
+        raise r.error("match_face, top", "must be cards: jokers needs a top and a match card")
     if match == JOKER:
         raise r.error("match_face", "cannot be a joker: it is the topmost non-joker of the pile (R2.5)")
     if top != match and top != JOKER:
@@ -321,7 +242,7 @@ def _check_discard_pile(r: _Reader, state: dict[str, Any]) -> None:
     _check_out_of_play(r, state, [top, match] if top != match else [top], "top")
 
 
-def _check_out_of_play(r: _Reader, state: dict[str, Any], faces: list[int], field: str) -> None:
+def _check_out_of_play(r: Fields, state: dict[str, Any], faces: list[int], field: str) -> None:
     seen = Counter(state["seen"])
     missing = Counter(faces) - seen
     if missing:
@@ -329,10 +250,10 @@ def _check_out_of_play(r: _Reader, state: dict[str, Any], faces: list[int], fiel
                              "the seen cards (the cards out of play)")
 
 
-def _read_result(r: _Reader, field: str, raw: Any, config: GameConfig) -> HandResult:
+def _read_result(r: Fields, field: str, raw: Any, config: GameConfig) -> HandResult:
     """One finished hand of a match, checked against the scoring rules."""
     n = config.num_players
-    res = _Reader(raw, f"{r.what} ({field})", _RESULT_FIELDS)
+    res = r.child(field, _RESULT_FIELDS, raw=raw)
     winner = res.seat("winner", n, unset=None)
     blocked = res.flag("blocked")
     most = config.deck_size * max(JOKERS_POINTS)
@@ -341,7 +262,7 @@ def _read_result(r: _Reader, field: str, raw: Any, config: GameConfig) -> HandRe
         raise res.error("blocked", f"must be true exactly when there is no winner, and only in jokers; got "
                                    f"winner {winner}, blocked {blocked}")
     if winner is not None and points[winner]:
-        raise res.error("hand_points", f"of the winner {winner} must be 0 (an empty hand), got {points[winner]}")
+        raise res.error("hand_points", f"must be 0 for the winner {winner} (an empty hand), got {points[winner]}")
     expected = [winner] if winner is not None else [s for s, p in enumerate(points) if p == min(points)]
     winners = [res.seat(f"winners[{i}]", n, raw=w) for i, w in enumerate(res.items("winners"))]
     if winners != expected:
@@ -354,7 +275,7 @@ def _read_result(r: _Reader, field: str, raw: Any, config: GameConfig) -> HandRe
                       res.seat("dealer", n))
 
 
-def _read_rng(r: _Reader, raw: Any) -> np.random.Generator:
+def _read_rng(r: Fields, raw: Any) -> np.random.Generator:
     """A generator in the saved state ``raw`` (``bit_generator.state``: a dict of names and ints)."""
     rng = np.random.default_rng()
     kind = type(rng.bit_generator).__name__
@@ -377,8 +298,8 @@ def _ints_and_names(value: Any) -> bool:
 def read_match(data: Any) -> dict[str, Any]:
     """The attributes of the match saved in ``data`` (see :meth:`Match.from_dict`), typed, then checked
     against the hands it records; ``"hand"`` holds the arguments of :meth:`Hand.from_state`."""
-    r = _Reader(data, "match state", _MATCH_FIELDS)
-    config = r.config()
+    r = Fields(data, _MATCH_FIELDS, prefix="malformed match state")
+    config = _config(r)
     n = config.num_players
     rng = _read_rng(r, data["rng"])
     results = [_read_result(r, f"results[{i}]", x, config) for i, x in enumerate(r.items("results"))]
@@ -393,13 +314,13 @@ def read_match(data: Any) -> dict[str, Any]:
         if match_winners(config, totals, i):
             raise r.error("results", f"go on after the match ended (after hand {i}, R1.11, R1.12, R2.2)")
         if result.dealer != (results[0].dealer + i) % n:
-            raise r.error(f"results[{i}]", "dealer must move one seat left each hand (R1.2, R2.2)")
+            raise r.error(f"results[{i}].dealer", "must move one seat left each hand (R1.2, R2.2)")
         totals = [t + d for t, d in zip(totals, result.score_deltas)]
     if scores != totals:
         raise r.error("scores", f"must be the sums of the hands' score deltas, {totals}, got {scores}")
     expected = match_winners(config, scores, len(results))
     if winners != expected or over != bool(expected):
-        raise r.error("winners", f"and over must be {expected} and {bool(expected)} for these scores and "
+        raise r.error("winners, over", f"must be {expected} and {bool(expected)} for these scores and "
                                  f"{len(results)} hand(s), got {winners} and {over}")
     if over:
         last = results[-1]
@@ -407,7 +328,7 @@ def read_match(data: Any) -> dict[str, Any]:
                 last.dealer, last.winner, last.blocked, last.hand_points):
             raise r.error("hand", "must be the last finished hand once the match is over")
     elif results and hand["dealer"] != (results[-1].dealer + 1) % n:
-        raise r.error("hand", f"dealer must be {(results[-1].dealer + 1) % n}, one left of the last hand's (R1.2)")
+        raise r.error("hand.dealer", f"must be {(results[-1].dealer + 1) % n}, one left of the last hand's (R1.2)")
     return {"config": config, "rng": rng, "scores": scores, "results": results, "over": over,
             "winners": winners, "hand": hand}
 

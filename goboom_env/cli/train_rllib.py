@@ -21,6 +21,7 @@ from pathlib import Path
 from goboom_env.cli.options import parse, run_command
 from goboom_env.training.rllib.cluster import probe
 from goboom_env.training.settings import RLlibArgs, cluster_endpoint
+from goboom_env.untrusted import read_json
 
 
 @dataclass
@@ -58,7 +59,7 @@ def _train_or_measure(argv: Sequence[str], prog: str) -> int:
 
 
 def _print_eval(run_dir: Path) -> None:
-    data = json.loads((run_dir / "eval.json").read_text())
+    data = read_json(run_dir / "eval.json")
     for opponent, rows in data.items():
         for row in rows:
             print(f"vs {opponent}: {row['agent']:>24}  win rate {row['win_rate']:.3f} "

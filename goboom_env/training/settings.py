@@ -21,7 +21,6 @@ library, so a command checks its options before the slow imports.
 from __future__ import annotations
 
 import dataclasses
-import json
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
 from goboom_env.env import EPISODES, REWARDS
 from goboom_env.evaluation.outdir import check_output_folder
 from goboom_env.hints import needs_extra
+from goboom_env.untrusted import parse_json, read_limited, shown
 
 VEC_ENVS = ("dummy", "subproc")
 """Choices of ``goboom train --vec-env``."""
@@ -41,6 +41,8 @@ PRECISIONS = ("auto", "fp32", "bf16")
 """Choices of ``--precision`` (``goboom train-fast``, ``goboom exploit``)."""
 TRAINERS = ("auto", "fast", "sb3")
 """Choices of ``goboom exploit --trainer``: auto = the fast trainer where the agent plays without a view, else sb3."""
+MAX_SETTINGS_BYTES = 2**20
+"""The largest ``--config`` file read (settings files are a few hundred bytes)."""
 
 # the entries of goboom train-fast --opponents
 LEARNER = "learner"
@@ -611,7 +613,7 @@ def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[st
         kind = kinds[name].replace(" ", "")
         ok, value = _typed(kind, value)
         if not ok:
-            raise ValueError(f"{name} in {source} must be {_KIND_WORDS.get(kind, kind)}, got {value!r}")
+            raise ValueError(f"{name} in {source} must be {_KIND_WORDS.get(kind, kind)}, got {shown(value)}")
         out[name] = value
     return out
 
@@ -724,19 +726,22 @@ def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
     if not path.is_file():
         raise ValueError(f"config file {path} does not exist")
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read config file {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+        with path.open("rb") as fh:
+            raw = read_limited(fh, MAX_SETTINGS_BYTES, f"config file {path}")
+    except OSError as exc:
+        raise ValueError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text) if kind == "JSON" else tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"config file {path} is not valid {kind}: {exc}") from exc
+        data = parse_json(raw) if kind == "JSON" else tomllib.loads(raw.decode())
+    except (UnicodeDecodeError, RecursionError, ValueError) as exc:  # TOMLDecodeError is a ValueError
+        problem = "nested too deep" if isinstance(exc, RecursionError) else exc
+        raise ValueError(f"config file {path} is not valid {kind}: {problem}") from None
     if not isinstance(data, dict):
         raise ValueError(f"config file {path} must hold a table of settings, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ValueError(f"unknown keys {unknown} in {path}; allowed: {sorted(names)}")
+        listed = ", ".join(shown(key) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise ValueError(f"unknown keys [{listed}] in {path}; allowed: {sorted(names)}")
     return check_field_types(data, cls, str(path))
 
 

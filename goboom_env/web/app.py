@@ -46,7 +46,8 @@ from typing import Any
 from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_choice, check_int
 from goboom_env.episode import EPISODES
 from goboom_env.hints import needs_extra
-from goboom_env.records import GameRecord, parse_json
+from goboom_env.records import GameRecord
+from goboom_env.untrusted import parse_json
 from goboom_env.web import replay
 from goboom_env.web.catalog import Catalog
 from goboom_env.web.guard import AllowedHosts, NoFraming, SameOrigin
@@ -438,7 +439,7 @@ async def _json_object(request: Request) -> dict[str, Any]:
 
 
 def _parse_json(text: str | bytes) -> Any:
-    """JSON data within the bounds of :func:`~goboom_env.records.parse_json`; GameError 400 naming the problem."""
+    """JSON data within the bounds of :func:`~goboom_env.untrusted.parse_json`; GameError 400 naming the problem."""
     with refused_as_bad_request():
         return parse_json(text)
 

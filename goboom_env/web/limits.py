@@ -1,6 +1,6 @@
 """Bounds on what the server says back: short excerpts, no server paths.
 
-(What it reads is bounded by :func:`goboom_env.records.parse_json`, the one reader of outside JSON: no deep
+(What it reads is bounded by :func:`goboom_env.untrusted.parse_json`, the one reader of outside JSON: no deep
 nesting, huge integers or NaN.) Messages the page is shown go through :func:`public`: a value echoed from the
 input is cut to a short excerpt, and a file path of the server is reduced to its file name (the full error goes
 to the server's log).

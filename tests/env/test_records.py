@@ -24,13 +24,13 @@ from goboom_env.records import (
     dumps_record,
     from_dict,
     loads_record,
-    parse_json,
     read,
     record_episode,
     replay,
     verify,
     write,
 )
+from goboom_env.untrusted import parse_json
 
 RULE_SYSTEMS = {
     "classic-standard": GameConfig(variant="classic", num_players=4, target_score=40),

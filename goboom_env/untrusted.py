@@ -1,0 +1,320 @@
+"""Data from outside the process: the one bounded JSON reader, checked reads of its fields, and safe text to show.
+
+Every JSON file or message the package reads goes through :func:`parse_json` (text) or :func:`read_json` (a file,
+read with a size limit): both refuse what no file of ours holds (NaN and Infinity, integers of more than
+:data:`MAX_INT_DIGITS` digits, nesting deeper than :data:`MAX_DEPTH`, keys given twice), so a crafted file costs
+bounded work and answers with a ValueError, never a RecursionError or a 5,000-digit number. :class:`Fields` reads
+the fields of one JSON object with their types and ranges; every error names the field by its path from the
+document's root (``hands[0].moves[3].seat: must be an integer in 0..3, got 7``), after the file or the document.
+
+A string read from a file is shown to people through :func:`safe_text` (control characters escaped: no escape
+sequence of a crafted file reaches the terminal) and echoed in an error message through :func:`shown` (a short
+``repr``); :func:`one_line` makes a whole error message safe and short.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import reprlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from goboom_env.config import as_int
+
+MAX_DEPTH = 32
+"""The deepest nesting of JSON arrays and objects :func:`parse_json` reads (a game record needs 7 levels)."""
+MAX_INT_DIGITS = 20
+"""The most digits of a JSON integer :func:`parse_json` reads (enough for any 64-bit seed)."""
+MAX_JSON_BYTES = 256 * 2**20
+"""The largest JSON file :func:`read_json` reads by default (a tournament's ``results.json`` of a million games)."""
+EXCERPT = 60
+"""The most characters of a value :func:`shown` echoes."""
+MAX_MESSAGE = 2000
+"""The longest error message :func:`one_line` keeps (its middle is cut)."""
+
+_TOO_DEEP = f"not JSON we read: nested more than {MAX_DEPTH} levels deep"
+
+
+# -- text made safe to show ------------------------------------------------------------------------------
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal acts on rather than shows: C0 and C1 controls (ESC starts every escape sequence, CSI and
+OSC among them), DEL, and the marks that reorder or break the text (bidirectional overrides, line separators)."""
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every control character written out as an escape (``\\x1b``, ``\\r``, ``\\x07`` as ``\\x07``):
+    a string from a file shown in a terminal can then neither move the cursor, clear the screen, set the window
+    title, write the clipboard, hide a hyperlink nor start a new line."""
+    return _CONTROL.sub(_escaped, str(text))
+
+
+def shown(value: Any, limit: int = EXCERPT) -> str:
+    """``repr(value)`` cut to about ``limit`` characters (``...`` where it was cut): a value echoed in an error
+    message stays short however large it is, and its control characters are escaped."""
+    try:
+        text = _REPR.repr(value)
+    except ValueError:  # an integer too long for Python to write out
+        text = f"<an integer of about {int(value.bit_length() * math.log10(2))} digits>"
+    text = safe_text(text)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = EXCERPT
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxlevel = 3
+
+
+def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
+    """An error message as it may be printed: control characters escaped (:func:`safe_text`, a newline included)
+    and at most about ``limit`` characters, its middle cut."""
+    text = str(message)
+    if len(text) > limit:
+        keep = limit // 2
+        text = f"{text[:keep]} ... ({len(text) - 2 * keep:,} characters left out) ... {text[-keep:]}"
+    return safe_text(text)
+
+
+# -- the bounded JSON reader -----------------------------------------------------------------------------
+
+
+class _Refused:
+    """Stands in, while parsing, for a JSON value :func:`parse_json` refuses; found later with its path."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _constant(name: str) -> _Refused:
+    return _Refused(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
+
+
+def _integer(text: str) -> int | _Refused:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        return _Refused(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float | _Refused:
+    value = float(text)
+    return value if math.isfinite(value) else _Refused(f"{text[:40]} is not a finite number")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Refused:
+    data = dict(pairs)
+    if len(data) == len(pairs):
+        return data
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return _Refused(f"the key {shown(key)} appears twice")
+        seen.add(key)
+    raise AssertionError("unreachable: a shorter dict has a repeated key")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """JSON data from ``text``, refusing what no file we read holds: NaN and Infinity (Python's json reads them,
+    JSON has none), numbers too large to be finite, integers of more than :data:`MAX_INT_DIGITS` digits, nesting
+    deeper than :data:`MAX_DEPTH` and keys given twice. ValueError names the problem and where it is
+    (``result.rewards[0]: NaN is not ...``)."""
+    try:
+        data = json.loads(text, parse_constant=_constant, parse_int=_integer, parse_float=_float,
+                          object_pairs_hook=_object)
+    except RecursionError:
+        raise ValueError(_TOO_DEEP) from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        _check_tree(data, 1)
+    except _RefusedError as exc:
+        raise ValueError(str(exc)) from None
+    return data
+
+
+def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """The JSON data of the file at ``path`` (:func:`parse_json`), read with a size limit; ValueError starting
+    with the file's name when it cannot be read, is larger than ``max_bytes`` or is not JSON we read."""
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            raw = read_limited(fh, max_bytes, str(path))
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return parse_json(raw)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def read_limited(fh: IO[bytes], max_bytes: int, name: str) -> bytes:
+    """At most ``max_bytes`` bytes of the stream ``fh``, all of it; ValueError naming ``name`` when it holds more
+    (a file that grows without end, such as ``/dev/zero``, costs ``max_bytes`` to refuse)."""
+    data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"{name} is larger than {_size(max_bytes)}, more than any file goboom-env writes; "
+                         "refused, not read")
+    return data
+
+
+def _size(count: int) -> str:
+    return f"{count // 2**20} MiB" if count >= 2**20 else f"{count:,} bytes"
+
+
+class _RefusedError(ValueError):
+    """A refused value deep in the data; its path is filled in on the way out of :func:`_check_tree`."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem, self.keys = problem, []
+
+    def __str__(self) -> str:
+        path = "".join(f"[{k}]" if isinstance(k, int) else f".{key_text(k)}" for k in self.keys).lstrip(".")
+        return f"{path}: {self.problem}" if path else self.problem
+
+
+def key_text(key: str) -> str:
+    """A field name as an error message shows it: as is when it is a name, else quoted (one line, short)."""
+    return key if key.isidentifier() else shown(key)
+
+
+def _check_tree(value: Any, depth: int) -> None:
+    """Raise :class:`_RefusedError` at the first refused value (in text order), ValueError at a container
+    nested deeper than :data:`MAX_DEPTH` (``depth`` counts the containers around ``value``, itself included)."""
+    if isinstance(value, _Refused):
+        raise _RefusedError(value.problem)
+    if isinstance(value, dict):
+        children: Iterable[tuple[str | int, Any]] = value.items()
+    elif isinstance(value, list):
+        children = enumerate(value)
+    else:
+        return
+    if depth > MAX_DEPTH:
+        raise ValueError(_TOO_DEEP)
+    for key, child in children:
+        try:
+            _check_tree(child, depth + 1)
+        except _RefusedError as exc:
+            exc.keys.insert(0, key)
+            raise
+
+
+# -- checked fields ----------------------------------------------------------------------------------------
+
+
+_MISSING: Any = object()
+"""Default of the ``raw`` argument of the :class:`Fields` readers: read the value from the object."""
+
+
+class Fields:
+    """Typed reads of one JSON object (or a dict of the same shape); every error is a ValueError
+    ``"<prefix>: <path>: <problem>"``: ``prefix`` names the document (``malformed hand state``, a file), ``path``
+    the field from the document's root (``hands[0].moves[3].seat``).
+
+    ``names`` must all be present and nothing else but ``optional`` may be. The readers take the field's name and,
+    for an item of a list, its value as ``raw`` (``integer("drawn[2]", 0, 9, raw=item)``)."""
+
+    def __init__(self, data: Any, names: Sequence[str], optional: Sequence[str] = (), *, path: str = "",
+                 prefix: str = "") -> None:
+        self.where, self.prefix = path, prefix
+        if not isinstance(data, dict):
+            raise self.error("", f"must be a JSON object, got {type(data).__name__}")
+        missing = [n for n in names if n not in data]
+        if missing:
+            raise self.error(missing[0], "missing")
+        unknown = sorted((k for k in data if k not in names and k not in optional), key=str)
+        if unknown:
+            raise self.error(key_text(str(unknown[0])), f"unknown field (known: {', '.join([*names, *optional])})")
+        self.data = data
+
+    def path(self, name: str) -> str:
+        """The path of field ``name`` (``name`` may end in ``[i]``, an item of a list)."""
+        if not name:
+            return self.where
+        return f"{self.where}.{name}" if self.where else name
+
+    def error(self, name: str, problem: str) -> ValueError:
+        """The ValueError of a bad field ``name`` ("" = the object itself)."""
+        return ValueError(": ".join(part for part in (self.prefix, self.path(name), problem) if part))
+
+    def child(self, name: str, names: Sequence[str], optional: Sequence[str] = (), raw: Any = _MISSING) -> Fields:
+        """The object in field ``name`` (or ``raw``), read with the same prefix and its path."""
+        return Fields(self.data[name] if raw is _MISSING else raw, names, optional, path=self.path(name),
+                      prefix=self.prefix)
+
+    def integer(self, name: str, lo: int, hi: int, raw: Any = _MISSING) -> int:
+        """An integer in ``lo..hi`` (bools and floats are not integers)."""
+        raw = self.data[name] if raw is _MISSING else raw
+        value = as_int(raw)
+        if value is None or not lo <= value <= hi:
+            raise self.error(name, f"must be an integer in {lo}..{hi}, got {shown(raw)}")
+        return value
+
+    def seat(self, name: str, n: int, unset: Any = _MISSING, raw: Any = _MISSING) -> Any:
+        """A seat in ``0..n-1``, or ``unset`` (``None`` or ``-1``) where the field may be empty."""
+        raw = self.data[name] if raw is _MISSING else raw
+        if unset is not _MISSING and (raw is unset if unset is None else as_int(raw) == unset):
+            return unset
+        value = as_int(raw)
+        if value is None or not 0 <= value < n:
+            allowed = "a seat" if unset is _MISSING else f"{'null' if unset is None else unset} or a seat"
+            raise self.error(name, f"must be {allowed} in 0..{n - 1}, got {shown(raw)}")
+        return value
+
+    def flag(self, name: str, raw: Any = _MISSING) -> bool:
+        """True or false (numpy's bool too)."""
+        raw = self.data[name] if raw is _MISSING else raw
+        if not isinstance(raw, bool) and type(raw).__name__ != "bool_":
+            raise self.error(name, f"must be true or false, got {shown(raw)}")
+        return bool(raw)
+
+    def text(self, name: str, raw: Any = _MISSING) -> str:
+        """A string."""
+        raw = self.data[name] if raw is _MISSING else raw
+        if not isinstance(raw, str):
+            raise self.error(name, f"must be a string, got {shown(raw)}")
+        return raw
+
+    def items(self, name: str, length: int | None = None, raw: Any = _MISSING) -> list:
+        """A list (a tuple too), of ``length`` entries when given."""
+        raw = self.data[name] if raw is _MISSING else raw
+        if not isinstance(raw, (list, tuple)):
+            raise self.error(name, f"must be a list, got {type(raw).__name__}")
+        if length is not None and len(raw) != length:
+            raise self.error(name, f"must have {length} entries, got {len(raw)}")
+        return list(raw)
+
+    def ints(self, name: str, length: int | None, lo: int = -(10**9), hi: int = 10**9) -> tuple[int, ...]:
+        """A list of integers in ``lo..hi``."""
+        return tuple(self.integer(f"{name}[{i}]", lo, hi, raw) for i, raw in enumerate(self.items(name, length)))
+
+    def seats(self, name: str, n: int) -> tuple[int, ...]:
+        """A list of seats in ``0..n-1``."""
+        return tuple(self.seat(f"{name}[{i}]", n, raw=raw) for i, raw in enumerate(self.items(name)))
+
+    def numbers(self, name: str, length: int) -> tuple[float, ...]:
+        """A list of finite numbers (an int or a float; a bool is not a number)."""
+        out = []
+        for i, raw in enumerate(self.items(name, length)):
+            if type(raw) not in (int, float) or not math.isfinite(raw):
+                raise self.error(f"{name}[{i}]", f"must be a finite number, got {shown(raw)}")
+            out.append(float(raw))
+        return tuple(out)
+
+
+__all__ = ["EXCERPT", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "MAX_MESSAGE", "Fields", "key_text",
+           "one_line", "parse_json", "read_json", "read_limited", "safe_text", "shown"]
