@@ -32,6 +32,7 @@ from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
 from goboom_env.evaluation.report import config_title, markdown_table, rich_table
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
+from goboom_env.untrusted import one_line, read_json, shown
 
 RESULTS_FILE = "results.json"
 EPISODE_FOLDERS = ("match", "hand")
@@ -115,11 +116,9 @@ def load_folder(folder: str | Path) -> list[Tournament]:
 def read_results(path: Path) -> list[TournamentResult]:
     """The tournaments of a ``results.json``: one, or one per ordered pair of a pairwise run."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {path}: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc}): not a result of goboom evaluate") from exc
+        data = read_json(path)
+    except ValueError as exc:
+        raise ValueError(f"{exc}: not a result of goboom evaluate") from None
     if not isinstance(data, dict) or not isinstance(data.get("summary"), dict) or "games" not in data:
         raise ValueError(f"{path} is not a result of goboom evaluate: it needs 'summary' and 'games'")
     summary = data["summary"]
@@ -127,7 +126,7 @@ def read_results(path: Path) -> list[TournamentResult]:
         config = GameConfig.from_dict(summary["config"])
         episode, seed, duplicate = str(summary["episode"]), int(summary["seed"]), bool(summary["duplicate"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: bad or missing summary field: {exc}") from exc
+        raise ValueError(f"{path}: bad or missing summary field: {one_line(str(exc), 300)}") from None
     aliases = _aliases(data.get("provenance"))
     games = data["games"]
     if isinstance(games, list):
@@ -138,7 +137,7 @@ def read_results(path: Path) -> list[TournamentResult]:
         raise ValueError(f"{path}: 'games' must be a list (tournament) or an object of lists (pairwise)")
     out = []
     for name, records in groups.items():
-        where = f"{path}" + (f", pair {name!r}" if name else "")
+        where = f"{path}" + (f", pair {shown(name)}" if name else "")
         if not isinstance(records, list) or not records:
             raise ValueError(f"{where}: no game records")
         parsed = [_record(r, config.num_players, f"{where}, game {i}", aliases) for i, r in enumerate(records)]
@@ -239,19 +238,22 @@ def _record(raw: Any, n: int, where: str, aliases: Mapping[str, str]) -> GameOut
 
 def _check_record(record: GameOutcome, n: int, where: str) -> None:
     """ValueError naming the field of ``record`` that a rating or a report of an ``n``-seat game cannot use."""
+    for name in ("seats", "winners", "placing"):
+        if not isinstance(getattr(record, name), tuple):
+            raise ValueError(f"{where}: {name} must be a list, got {shown(getattr(record, name))}")
     if len(record.seats) != n or len(record.placing) != n or not all(isinstance(s, str) for s in record.seats):
         raise ValueError(f"{where}: seats and placing must list the {n} seats of the game's configuration")
     if not record.winners or not all(_is_int(w, 0, n - 1) for w in record.winners):
-        raise ValueError(f"{where}: winners must be seats 0..{n - 1}, got {list(record.winners)}")
+        raise ValueError(f"{where}: winners must be seats 0..{n - 1}, got {shown(list(record.winners))}")
     if not all(_is_int(p, 1, n) for p in record.placing):
-        raise ValueError(f"{where}: placing must be places 1..{n}, got {list(record.placing)}")
+        raise ValueError(f"{where}: placing must be places 1..{n}, got {shown(list(record.placing))}")
     if not isinstance(record.points, tuple) or len(record.points) != n or not all(_is_int(p) for p in record.points):
-        raise ValueError(f"{where}: points must list {n} integers, got {record.points!r}")
+        raise ValueError(f"{where}: points must list {n} integers, got {shown(record.points)}")
     for name, lo in (("index", 0), ("deal", 0), ("hands", 1), ("decisions", 0)):
         if not _is_int(getattr(record, name), lo):
-            raise ValueError(f"{where}: {name} must be an integer >= {lo}, got {getattr(record, name)!r}")
+            raise ValueError(f"{where}: {name} must be an integer >= {lo}, got {shown(getattr(record, name))}")
     if not _is_int(record.dealer, 0, n - 1):
-        raise ValueError(f"{where}: dealer must be a seat 0..{n - 1}, got {record.dealer!r}")
+        raise ValueError(f"{where}: dealer must be a seat 0..{n - 1}, got {shown(record.dealer)}")
 
 
 def _is_int(value: Any, lo: int | None = None, hi: int | None = None) -> bool:

@@ -99,7 +99,7 @@ def _damaged(base: Path, text: str) -> Path:
         (lambda f, t: [t / "missing"], "does not exist"),
         (lambda f, t: [f["a"] / "results.csv"], "is a file, not a result folder"),
         (lambda f, t: [t], "is not a result folder of goboom evaluate: it has no results.json"),
-        (lambda f, t: [_damaged(t, "{not json")], "is not valid JSON"),
+        (lambda f, t: [_damaged(t, "{not json")], "results.json: not JSON"),
         (lambda f, t: [_damaged(t, '{"table": []}')], "it needs 'summary' and 'games'"),
         (lambda f, t: [_damaged(t, '{"summary": {"config": {"variant": "poker"}}, "games": []}')],
          "bad or missing summary field"),

@@ -39,7 +39,8 @@ import goboom_env
 from goboom_env.config import GameConfig
 from goboom_env.episode import EPISODES
 from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp, load_snapshot, save_snapshot
+from goboom_env.training.artifacts.numpy_actor import MAX_PARAMETERS, FrozenMlp, load_snapshot, save_snapshot
+from goboom_env.untrusted import parse_json, read_limited, shown
 
 META_NAME = "goboom_meta.json"
 """The metadata member of a model zip."""
@@ -114,21 +115,47 @@ def write_atomically(path: Path, data: bytes) -> Path:
     return path
 
 
+MEMBER_LIMITS = {META_NAME: 2**22, "data": 2**24, ACTOR_NAME: 4 * MAX_PARAMETERS + 2**16}
+"""The largest size, in bytes, of each member of a model zip that is read (the JSON metadata, SB3's JSON ``data``,
+the numpy actor); any other member (the weights and the optimizer state of a checkpoint): :data:`MAX_MEMBER`."""
+MAX_MEMBER = 2**30
+
+
 def read_member(path: Path, name: str) -> bytes:
-    """One member of a model zip; ValueError naming the file and what is wrong with it."""
-    if path.is_dir():
-        raise ValueError(f"{path} is a folder, not a model file (a .zip saved by `goboom train`)")
-    if not path.is_file():
-        raise ValueError(f"model file {path} does not exist")
+    """One member of a model zip, refused past its size limit (:data:`MEMBER_LIMITS`: by the size the zip declares,
+    then by the bytes it really inflates to); ValueError naming the file and what is wrong with it."""
+    limit = MEMBER_LIMITS.get(name, MAX_MEMBER)
     try:
-        with zipfile.ZipFile(path) as zf:
-            return zf.read(name)
+        with open_zip(path) as zf:
+            info = zf.getinfo(name)
+            if info.file_size > limit:
+                raise ValueError(f"{path} is damaged or not a goboom-env model: its {name} declares "
+                                 f"{info.file_size:,} bytes, more than the {limit:,} such a member may have")
+            with zf.open(info) as fh:
+                return read_limited(fh, limit, f"{path} ({name})")
     except KeyError:
         raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): it has no "
                          f"{name} member") from None
     # NotImplementedError: zipfile's answer to a compression method it cannot read
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
-        raise ValueError(f"{path} is damaged or not a goboom-env model: cannot read {name} ({exc})") from exc
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise ValueError(f"{path} is damaged or not a goboom-env model: cannot read {name} ({exc})") from None
+
+
+def open_zip(path: str | Path) -> zipfile.ZipFile:
+    """The zip file at ``path``, opened for reading; ValueError unless it is a regular file (a folder, or a device
+    such as ``/dev/zero``, which zipfile would read without end)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a model file (a .zip saved by `goboom train`)")
+    if not path.exists():
+        raise ValueError(f"model file {path} does not exist")
+    if not path.is_file():
+        raise ValueError(f"{path} is not a regular file: a model file is a .zip saved by `goboom train`")
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): "
+                         f"{exc}") from None
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -154,9 +181,9 @@ def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
     """Metadata JSON checked against the schema (:func:`metadata_problem`); ValueError starting with ``source``
     (what it was read from) when it is not valid JSON or not the schema."""
     try:
-        meta = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{source} is not valid JSON ({exc})") from exc
+        meta = parse_json(raw)
+    except ValueError as exc:
+        raise ValueError(f"{source} is not JSON we read ({exc})") from None
     problem = metadata_problem(meta)
     if problem:
         raise ValueError(f"{source} {problem}")
@@ -176,11 +203,11 @@ def metadata_problem(meta: Any) -> str | None:
         return f"has an invalid game configuration: {exc}"
     for key in ("observation_version", "timesteps"):
         if isinstance(meta.get(key), bool) or not isinstance(meta.get(key), int) or meta[key] < 0:
-            return f"needs a non-negative integer {key!r}, got {meta.get(key)!r}"
+            return f"needs a non-negative integer {key!r}, got {shown(meta.get(key))}"
     if not isinstance(meta.get("deterministic", True), bool):
-        return f"has a non-boolean 'deterministic': {meta['deterministic']!r}"
+        return f"has a non-boolean 'deterministic': {shown(meta['deterministic'])}"
     if not isinstance(meta.get("train_args") or {}, dict):
-        return f"has 'train_args' that are not an object: {meta['train_args']!r}"
+        return f"has 'train_args' that are not an object: {shown(meta['train_args'])}"
     if "player_configs" in meta:
         return _generalist_problem(meta)
     return None
@@ -196,9 +223,9 @@ def _generalist_problem(meta: dict[str, Any]) -> str | None:
     except (ValueError, TypeError) as exc:
         return f"has an invalid game configuration in 'player_configs': {exc}"
     if counts != [g.num_players for g in games]:
-        return f"has 'player_counts' {counts!r} that do not match its 'player_configs'"
+        return f"has 'player_counts' {shown(counts)} that do not match its 'player_configs'"
     if meta.get("observation_size") != PADDED_SIZE:
-        return f"has 'observation_size' {meta.get('observation_size')!r}, not the padded {PADDED_SIZE}"
+        return f"has 'observation_size' {shown(meta.get('observation_size'))}, not the padded {PADDED_SIZE}"
     if GameConfig.from_dict(meta["config"]) not in games:  # the game it plays when a command names none
         return "has a 'config' that is none of its 'player_configs'"
     return None
@@ -374,9 +401,9 @@ def is_sb3_zip(path: str | Path) -> bool:
     """Whether ``path`` is a zip saved by stable-baselines3 (``model.save``) that holds no goboom metadata: what
     :func:`export_model` turns into a model file."""
     try:
-        with zipfile.ZipFile(path) as zf:
+        with open_zip(path) as zf:
             names = set(zf.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except ValueError:
         return False
     return set(SB3_MEMBERS) <= names and META_NAME not in names
 
@@ -408,10 +435,11 @@ def read_sb3_zip(path: str | Path, load_tensors: Callable[[IO[bytes], str], Any]
     policy is not an MlpPolicy with Tanh or ReLU."""
     path = Path(path)
     origin = f"the stable-baselines3 model {path}"
+    raw = read_member(path, "data")
     try:
-        data = json.loads(read_member(path, "data"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is damaged: its data member is not valid JSON ({exc})") from None
+        data = parse_json(raw)
+    except ValueError as exc:
+        raise ValueError(f"{path} is damaged: its data member is not JSON we read ({exc})") from None
     data = data if isinstance(data, dict) else {}
     kwargs = data.get("policy_kwargs") if isinstance(data.get("policy_kwargs"), dict) else {}
     extractor = str(kwargs.get("features_extractor_class", "FlattenExtractor"))

@@ -7,11 +7,12 @@ torch, so league opponents never slow the learner and a saved model plays (``ppo
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -138,15 +139,52 @@ def save_snapshot(path: Path | io.BytesIO, state: dict[str, Any]) -> None:
 
 def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
     """Inverse of :func:`save_snapshot`; ValueError when the data is not such a file (pickled objects are
-    refused, never loaded)."""
+    refused, never loaded; arrays larger than a network of :data:`MAX_PARAMETERS` weights are refused before they
+    are allocated)."""
+    data = read_npz(path, 4 * MAX_PARAMETERS + 2**16)
+    count = sum(1 for k in data if k.startswith("w"))
     try:
-        with np.load(path, allow_pickle=False) as data:
-            count = sum(1 for k in data.files if k.startswith("w"))
-            return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)],
-                    "activation": str(data["activation"])}
+        return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)],
+                "activation": str(data["activation"])}
     except KeyError as exc:
         raise ValueError(f"a snapshot array is missing: {exc}") from None
+
+
+MAX_PARAMETERS = 2**25
+"""The most weights a network may have (33.5 million, 128 MiB as float32; the shipped models have about 100,000):
+the bound on the networks a trainer builds (``--net-arch``) and on the arrays a model file may declare."""
+
+
+def read_npz(source: Path | IO[bytes], max_bytes: int) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` file or buffer, each header read and checked before its array is allocated: no
+    pickled object, and at most ``max_bytes`` of array data in all (a header may declare any shape: a
+    ``(2**20, 2**20)`` array would be 4 TiB). ValueError naming what is wrong."""
+    try:
+        with zipfile.ZipFile(source) as zf:
+            budget = max_bytes
+            for info in zf.infolist():
+                with zf.open(info) as fh:
+                    shape, dtype = _npy_header(fh, info.filename)
+                size = math.prod(shape) * dtype.itemsize
+                if size > budget or info.file_size > max_bytes + 2**16:
+                    raise ValueError(f"array {info.filename} declares {shape} of {dtype}: more than the "
+                                     f"{max_bytes:,} bytes a network's weights may take")
+                budget -= size
+        if isinstance(source, io.IOBase):
+            source.seek(0)
+        with np.load(source, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
     except ValueError as exc:
-        raise ValueError(f"not a weights .npz file: {exc}") from exc
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
-        raise ValueError(f"damaged weights .npz file: {exc}") from exc
+        raise ValueError(f"not a weights .npz file: {exc}") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise ValueError(f"damaged weights .npz file: {exc}") from None
+
+
+def _npy_header(fh: IO[bytes], name: str) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype an ``.npy`` member declares (its array is not read); ValueError for a pickled one."""
+    version = np.lib.format.read_magic(fh)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read(fh)
+    if dtype.hasobject:
+        raise ValueError(f"array {name} holds Python objects (a pickle); refused, not loaded")
+    return shape, dtype

@@ -14,12 +14,13 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
 from goboom_env.evaluation.outdir import Inputs, OutputError, StagedFolder, is_marked, mark
 from goboom_env.hints import needs_extra
+from goboom_env.untrusted import shown
 
 CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
 SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
@@ -41,15 +42,15 @@ class RunFiles:
 
     def latest_checkpoint(self) -> Path | None:
         """The checkpoint with the most steps, if any (other files in the folder are ignored)."""
-        found = _numbered(self.checkpoints, CHECKPOINT_NAME)
+        found = numbered_files(self.checkpoints, CHECKPOINT_NAME)
         return found[-1][1] if found else None
 
     def snapshot_files(self) -> list[tuple[int, Path]]:
         """``(step, path)`` of the saved league snapshots, oldest first (other files are ignored)."""
-        return _numbered(self.snapshots, SNAPSHOT_NAME)
+        return numbered_files(self.snapshots, SNAPSHOT_NAME)
 
 
-def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
+def numbered_files(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
     """``(step, path)`` of the files in ``folder`` whose whole name matches ``pattern``, by step."""
     if not folder.is_dir():
         return []
@@ -114,18 +115,58 @@ def check_same_network(args: Any, saved: dict[str, Any]) -> None:
                          f"{saved.get('player_counts') or []}")
 
 
+class Log(NamedTuple):
+    """A CSV log of a run folder (``progress.csv``, ``eval.csv``) as :func:`read_log` reads it."""
+
+    columns: list[str]
+    rows: list[dict[str, str]]
+    """Each with its ``timesteps`` a non-negative integer."""
+
+
+def read_log(path: Path) -> Log:
+    """The columns and rows of a CSV log of the run folder (no rows when the file does not exist); ValueError naming
+    the file, and the line, when it is no such log: unreadable, without a ``timesteps`` column, or a row whose
+    ``timesteps`` is not a non-negative integer."""
+    if not path.exists():
+        return Log([], [])
+    try:
+        with path.open(newline="") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            columns = list(reader.fieldnames or [])
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"cannot read the log {path}: {exc}") from None
+    if columns and "timesteps" not in columns:
+        raise ValueError(f"the log {path} has no timesteps column (its columns: {shown(columns, 200)}): not a log "
+                         "of this run folder")
+    for line, row in enumerate(rows, 2):
+        if not (row.get("timesteps") or "").isdigit():
+            raise ValueError(f"the log {path}, line {line}: timesteps must be a non-negative integer, got "
+                             f"{shown(row.get('timesteps'))}")
+    return Log(columns, rows)
+
+
+def log_number(path: Path, row: dict[str, str], column: str) -> float | None:
+    """The number in ``column`` of a row of the log at ``path`` (None for an empty cell); ValueError naming the
+    file and the column when it is not a number."""
+    cell = row.get(column)
+    if not cell:
+        return None
+    try:
+        return float(cell)
+    except ValueError:
+        raise ValueError(f"the log {path}: {column} must be a number, got {shown(cell)}") from None
+
+
 def best_win_rate(path: Path, baseline: str) -> float:
     """The best ``win_rate/BASELINE`` in the ``eval.csv`` at ``path`` so far (-1 when there is none)."""
-    if not path.exists():
-        return -1.0
-    rows = list(csv.DictReader(path.open()))
-    key = f"win_rate/{baseline}"
-    return max((float(r[key]) for r in rows if r.get(key)), default=-1.0)
+    values = [log_number(path, r, f"win_rate/{baseline}") for r in read_log(path).rows]
+    return max((v for v in values if v is not None), default=-1.0)
 
 
 def last_evaluated(files: RunFiles) -> int | None:
     """The step count of the last row of ``eval.csv``, or None when nothing was evaluated yet."""
-    rows = list(csv.DictReader(files.eval.open())) if files.eval.exists() else []
+    rows = read_log(files.eval).rows
     return int(rows[-1]["timesteps"]) if rows else None
 
 
@@ -133,20 +174,13 @@ def last_evaluation(files: RunFiles) -> tuple[int, list[dict[str, Any]]] | None:
     """The last row of ``eval.csv`` as ``(steps, rows)``, one row per baseline column (``B`` of ``win_rate/B``, a
     generalist's ``B@4p`` and ``B@mean`` too) with its ``win_rate``, ``ci_low`` and ``ci_high`` (None where the log
     has none); None when nothing was evaluated."""
-    if not files.eval.exists():
-        return None
-    with files.eval.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_log(files.eval).rows
     if not rows:
         return None
     last = rows[-1]
-
-    def number(key: str) -> float | None:
-        return float(last[key]) if last.get(key) else None
-
-    baselines = [key.partition("/")[2] for key in last if key.startswith("win_rate/")]
-    return int(last["timesteps"]), [{"baseline": b, "win_rate": number(f"win_rate/{b}"),
-                                     "ci_low": number(f"ci_low/{b}"), "ci_high": number(f"ci_high/{b}")}
+    baselines = [key.partition("/")[2] for key in last if key and key.startswith("win_rate/")]
+    return int(last["timesteps"]), [{"baseline": b, **{name: log_number(files.eval, last, f"{name}/{b}")
+                                                      for name in ("win_rate", "ci_low", "ci_high")}}
                                     for b in baselines]
 
 
@@ -213,13 +247,11 @@ def truncate_csv(path: Path, timesteps: int) -> None:
     """Drop the rows of a log written after ``timesteps`` (the checkpoint a resumed run restarts from)."""
     if not path.exists():
         return
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        columns, rows = reader.fieldnames or [], [r for r in reader if int(r["timesteps"]) <= timesteps]
+    columns, rows = read_log(path)
     with path.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(r for r in rows if int(r["timesteps"]) <= timesteps)
 
 
 def append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:

@@ -66,6 +66,7 @@ from goboom_env.training.imitation import cloned_line
 from goboom_env.training.opponents import RandomOpponent, batched_heuristic
 from goboom_env.training.settings import HEURISTIC, LEARNER, RANDOM, SNAPSHOTS, VectorArgs, parse_pool, set_threads
 from goboom_env.training.shaping import hand_size_potential
+from goboom_env.untrusted import one_line
 
 
 def train(args: VectorArgs, command: str | None = None) -> Path:
@@ -86,7 +87,11 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     _announce_engine()
     trainer = Trainer(args, config, seed_offset=state["steps"] if state else 0)
     if state is not None:
-        trainer.load_state_dict(state)
+        try:
+            trainer.load_state_dict(state)
+        except (RuntimeError, KeyError, TypeError, ValueError, IndexError) as exc:  # torch's answers to a misfit
+            raise ValueError(f"--resume: {state_path} does not fit the run's network: "
+                             f"{one_line(str(exc), 300)}") from None
     start_run_folder(args, files, command, resume=state is not None, inputs=args.inputs())
     files.checkpoints.mkdir(parents=True, exist_ok=True)
     if state is not None:

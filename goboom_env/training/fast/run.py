@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.evaluation.progress import say
 from goboom_env.hints import needs_extra
-from goboom_env.training.artifacts.model_files import write_atomically, write_play_only
+from goboom_env.training.artifacts.model_files import metadata_problem, write_atomically, write_play_only
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
@@ -29,12 +30,16 @@ from goboom_env.training.artifacts.run_folder import (
     checkpoint_to_resume,
     load_tensors,
     mean_or_blank,
+    numbered_files,
 )
 from goboom_env.training.settings import VectorArgs
+from goboom_env.untrusted import shown
 
 if TYPE_CHECKING:
     from goboom_env.training.fast.policy import ActorCritic
 
+STATE_NAME = re.compile(r"state_(\d+)\.pt")
+"""The name of a resumable checkpoint (other files in ``checkpoints/`` are ignored)."""
 PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", "policy_loss", "value_loss",
                     "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean"]
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
@@ -56,8 +61,8 @@ class RunPaths:
         return self.files.checkpoints / f"model_{steps}.zip"
 
     def latest_state(self) -> Path | None:
-        found = sorted(self.files.checkpoints.glob("state_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
-        return found[-1] if found else None
+        found = numbered_files(self.files.checkpoints, STATE_NAME)
+        return found[-1][1] if found else None
 
 
 def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
@@ -89,18 +94,56 @@ def save_checkpoint(state: dict[str, Any], path: Path) -> Path:
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """A ``state_N.pt`` checkpoint, read by ``torch.load`` with ``weights_only``: tensors and plain data only, so
-    that a crafted file cannot run code. ValueError naming the file for anything else."""
+    that a crafted file cannot run code; every field the trainer reads is checked (:func:`checkpoint_problem`).
+    ValueError naming the file and the field for anything else."""
     try:
         state = load_tensors(path, path)
     except ValueError as exc:
         raise ValueError(f"--resume: {exc}") from None
-    missing = [k for k in ("net", "optimizer", "steps", "episodes", "train_s", "snapshots", "meta")
-               if not isinstance(state, dict) or k not in state]
+    missing = [k for k in CHECKPOINT_FIELDS if not isinstance(state, dict) or k not in state]
     if missing:
         raise ValueError(f"--resume: {path} is not a goboom train-fast checkpoint (no {', '.join(missing)})")
-    if not isinstance(state["meta"], dict):
-        raise ValueError(f"--resume: {path} is damaged: its 'meta' is not a mapping")
+    problem = checkpoint_problem(state)
+    if problem:
+        raise ValueError(f"--resume: {path} is damaged: {problem}")
     return state
+
+
+CHECKPOINT_FIELDS = ("net", "optimizer", "steps", "episodes", "train_s", "snapshots", "meta")
+"""The fields of a ``state_N.pt`` checkpoint (``anchor`` may be there too)."""
+
+
+def checkpoint_problem(state: dict[str, Any]) -> str | None:
+    """What is wrong with the fields of a checkpoint (each named), or None: the metadata's schema, the counters,
+    the state dicts of the network and the optimizer, and each league snapshot's layers."""
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        import torch
+
+    problem = metadata_problem(state["meta"])
+    if problem:
+        return f"its meta {problem}"
+    for key in ("steps", "episodes"):
+        if type(state[key]) is not int or state[key] < 0:
+            return f"{key} must be a non-negative integer, got {shown(state[key])}"
+    if type(state["train_s"]) not in (int, float) or not 0 <= state["train_s"] < math.inf:
+        return f"train_s must be a non-negative number, got {shown(state['train_s'])}"
+    for key in ("net", "optimizer", "anchor"):
+        value = state.get(key)
+        if not (value is None and key == "anchor") and not (
+                isinstance(value, dict) and all(isinstance(k, str) for k in value)):
+            return f"{key} must be a state dict (a mapping of names), got {type(value).__name__}"
+    if not all(torch.is_tensor(v) for v in state["net"].values()):
+        return "net must map each name to a tensor"
+    if not isinstance(state["snapshots"], (list, tuple)):
+        return f"snapshots must be a list, got {type(state['snapshots']).__name__}"
+    for i, entry in enumerate(state["snapshots"]):
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], dict) and isinstance(entry[1].get("activation"), str)
+                and isinstance(entry[1].get("layers"), (list, tuple))
+                and all(isinstance(layer, (list, tuple)) and len(layer) == 2 and all(map(torch.is_tensor, layer))
+                        for layer in entry[1]["layers"])):
+            return f"snapshots[{i}] must be [name, {{'layers': [[weight, bias], ...], 'activation': name}}]"
+    return None
 
 
 def evaluate(trainer: Any, model: Path, files: Any, writer: Any, best: float, meta: dict[str, Any]) -> float:

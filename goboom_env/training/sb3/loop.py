@@ -12,8 +12,6 @@ import io
 import json
 import sys
 import time
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,8 @@ from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import (
     check_compatible,
     model_metadata,
+    open_zip,
+    read_member,
     read_metadata,
     write_atomically,
 )
@@ -40,6 +40,7 @@ from goboom_env.training.artifacts.run_folder import (
 )
 from goboom_env.training.sb3.model import build_model, evaluate_model, make_vec_env, resolve_device, save_model
 from goboom_env.training.settings import TrainArgs, set_threads
+from goboom_env.untrusted import one_line, parse_json
 
 
 def train(args: TrainArgs, command: str | None = None) -> Path:
@@ -126,7 +127,7 @@ def _resumable_train_args(checkpoint: Path, config: GameConfig) -> dict[str, Any
     the state to continue from."""
     meta = read_metadata(checkpoint)
     check_compatible(meta, config, checkpoint)
-    with zipfile.ZipFile(checkpoint) as zf:
+    with open_zip(checkpoint) as zf:
         members = set(zf.namelist())
     if not {"data", "policy.pth"} <= members:
         raise ValueError(f"--resume: {checkpoint} is a play-only model (just the metadata and the actor, as "
@@ -145,8 +146,9 @@ def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, de
     params, counters = read_checkpoint(checkpoint, device)
     try:
         model.set_parameters(params, exact_match=True, device=device)
-    except (KeyError, RuntimeError, ValueError) as exc:
-        raise ValueError(f"--resume: the checkpoint {checkpoint} does not fit the run's network: {exc}") from None
+    except (KeyError, RuntimeError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        raise ValueError(f"--resume: the checkpoint {checkpoint} does not fit the run's network: "
+                         f"{one_line(str(exc), 300)}") from None
     model.num_timesteps, model._n_updates = counters["num_timesteps"], counters["_n_updates"]
     kept = [(step, path) for step, path in files.snapshot_files() if step <= model.num_timesteps][-args.pool_size:]
     states = []
@@ -174,16 +176,20 @@ def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], di
     """The state dicts of :data:`CHECKPOINT_TENSORS` and the counters of :data:`CHECKPOINT_COUNTERS` of a
     ``goboom train`` checkpoint, read as tensors and JSON only: ValueError naming the file for anything else
     (a pickled object, a missing member, a damaged zip)."""
-    try:
-        with zipfile.ZipFile(path) as zf:
-            data = json.loads(zf.read("data"))
-            params = {name: load_tensors(io.BytesIO(zf.read(f"{name}.pth")), f"{path} ({name}.pth)", device)
-                      for name in CHECKPOINT_TENSORS}
-    except (zipfile.BadZipFile, zlib.error, KeyError, EOFError, OSError, UnicodeDecodeError,
-            json.JSONDecodeError) as exc:
-        raise ValueError(f"--resume: cannot read the checkpoint {path}: {exc}") from None
-    except ValueError as exc:  # from load_tensors, naming the member
+    try:  # read_member and load_tensors name the file and the member
+        raw = read_member(path, "data")
+        params = {name: load_tensors(io.BytesIO(read_member(path, f"{name}.pth")), f"{path} ({name}.pth)", device)
+                  for name in CHECKPOINT_TENSORS}
+    except ValueError as exc:
         raise ValueError(f"--resume: {exc}") from None
+    try:
+        data = parse_json(raw)
+    except ValueError as exc:
+        raise ValueError(f"--resume: the checkpoint {path} is damaged: its data member is not JSON we read "
+                         f"({exc})") from None
+    for name, value in params.items():
+        if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+            raise ValueError(f"--resume: the checkpoint {path} is damaged: {name}.pth holds no state dict")
     counters = {key: data.get(key) if isinstance(data, dict) else None for key in CHECKPOINT_COUNTERS}
     for key, value in counters.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
