@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from goboom_env.hints import did_you_mean
+from goboom_env.hints import did_you_mean, shown
 
 Variant = Literal["classic", "jokers"]
 Scoring = Literal["standard", "reverse", "penalty"]
@@ -90,11 +90,13 @@ class GameConfig:
         else:
             self._check_jokers()
         if self.extra:
-            raise ValueError(f"unknown configuration fields: {sorted(self.extra)}")
+            names = ", ".join(shown(k) for k in sorted(self.extra, key=str)[:5])
+            more = f" and {len(self.extra) - 5} more" if len(self.extra) > 5 else ""
+            raise ValueError(f"unknown configuration fields: [{names}]{more}")
 
     def _check_classic(self) -> None:
         if as_int(self.num_jokers) != 0:
-            raise ValueError(f"num_jokers must be 0 in classic Go Boom (R1.1), got {self.num_jokers!r}")
+            raise ValueError(f"num_jokers must be 0 in classic Go Boom (R1.1), got {shown(self.num_jokers)}")
         object.__setattr__(self, "num_jokers", 0)
         check_choice("scoring", self.scoring, ("standard", "reverse"), "for variant='classic'")
         if self.rounds is not None:
@@ -195,7 +197,8 @@ class GameConfig:
     def preset(cls, name: str, **overrides: Any) -> GameConfig:
         """A named preset from :data:`PRESETS`, optionally with fields overridden."""
         if name not in PRESETS:
-            raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}{did_you_mean(name, PRESETS)}")
+            raise ValueError(f"unknown preset {shown(name)}; choose one of {sorted(PRESETS)}"
+                             f"{did_you_mean(name, PRESETS)}")
         return cls.from_dict({**PRESETS[name], **overrides})
 
 
@@ -245,7 +248,7 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
     """
     number = as_int(value)
     if number is None or number < lo or (hi is not None and number > hi):
-        raise ValueError(f"{name} must be {_integer_range(lo, hi)}, got {value!r}")
+        raise ValueError(f"{name} must be {_integer_range(lo, hi)}, got {shown(value)}")
     return number
 
 
@@ -257,10 +260,10 @@ def check_number(name: str, value: Any, *, allow_zero: bool = False) -> float:
     (2.0, 0.0)
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
+        raise ValueError(f"{name} must be a number, got {shown(value)}")
     number = float(value)
     if not np.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
+        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {shown(value)}")
     return number
 
 
@@ -289,4 +292,4 @@ def check_choice(name: str, value: Any, allowed: tuple[str, ...], where: str = "
     """ValueError naming ``name``, the choices and ``where`` they apply, unless ``value`` is one of ``allowed``."""
     if value not in allowed:
         suffix = f" {where}" if where else ""
-        raise ValueError(f"{name} must be one of {list(allowed)}{suffix}, got {value!r}")
+        raise ValueError(f"{name} must be one of {list(allowed)}{suffix}, got {shown(value)}")

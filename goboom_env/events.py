@@ -32,7 +32,8 @@ from typing import Any, NamedTuple
 
 from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask, code_of, face_of, pretty
 from goboom_env.config import GameConfig
-from goboom_env.untrusted import Fields, shown
+from goboom_env.hints import shown
+from goboom_env.untrusted import Fields
 
 
 class EventKind(enum.StrEnum):

@@ -1,5 +1,5 @@
-"""What error messages suggest: the extra that installs a missing optional module, and the name the user
-probably meant.
+"""What error messages say: the extra that installs a missing optional module, the name the user probably meant,
+and the text of a file or an option made safe to show.
 
 * :func:`needs_extra` wraps the import of an optional dependency (scipy, torch, pyspiel, starlette...): a
   missing one raises :class:`MissingExtraError` (a :class:`ModuleNotFoundError`, its ``name`` kept) saying
@@ -7,6 +7,9 @@ probably meant.
   of the library goes through it (tests/project/test_extras.py checks the sources).
 * :func:`did_you_mean` turns a misspelt name and the valid ones into ``" (did you mean 'iters'?)"``
   (difflib's close matches), for unknown agents, presets, spec options and command-line options.
+* :func:`safe_text` escapes the control characters of a string read from a file (no escape sequence of a crafted
+  file reaches the terminal: ``goboom replay``, the tables, the error lines); :func:`shown` echoes a value in an
+  error message (a short ``repr``); :func:`one_line` makes a whole error message safe and short.
 
 This module imports nothing of the package, so every layer may use it.
 """
@@ -14,8 +17,12 @@ This module imports nothing of the package, so every layer may use it.
 from __future__ import annotations
 
 import difflib
+import math
+import re
+import reprlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     # extra of pyproject.toml [project.optional-dependencies]: the top-level modules it installs itself
@@ -114,10 +121,60 @@ def did_you_mean(word: object, choices: Iterable[str], quote: bool = True) -> st
 
     best = max(map(ratio, found))
     close = sorted((m for m in found if ratio(m) >= best - TIE), key=lambda m: (-ratio(m), m))
-    shown = [repr(m) if quote else m for m in close]
-    names = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    quoted = [repr(m) if quote else m for m in close]
+    names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
     return f" (did you mean {names}?)"
 
 
 TIE = 0.02
 """Choices whose closeness is within this of the closest one's are suggested with it."""
+
+
+EXCERPT = 60
+"""The most characters of a value :func:`shown` echoes."""
+MAX_MESSAGE = 2000
+"""The longest error message :func:`one_line` keeps (its middle is cut)."""
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal acts on rather than shows: C0 and C1 controls (ESC starts every escape sequence, CSI and
+OSC among them), DEL, and the marks that reorder or break the text (bidirectional overrides, line separators)."""
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every control character written out as an escape (``\\x1b``, ``\\r``, ``\\x07`` as ``\\x07``):
+    a string from a file shown in a terminal can then neither move the cursor, clear the screen, set the window
+    title, write the clipboard, hide a hyperlink nor start a new line."""
+    return _CONTROL.sub(_escaped, str(text))
+
+
+_REPR = reprlib.Repr()  # the repr of shown(): a few items of a list, the ends of a long string
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = EXCERPT
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+_REPR.maxlevel = 3
+
+
+def shown(value: Any, limit: int = EXCERPT) -> str:
+    """``repr(value)`` cut to about ``limit`` characters (``...`` where it was cut): a value echoed in an error
+    message stays short however large it is, and its control characters are escaped."""
+    try:
+        text = _REPR.repr(value)
+    except ValueError:  # an integer too long for Python to write out
+        text = f"<an integer of about {int(value.bit_length() * math.log10(2))} digits>"
+    text = safe_text(text)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
+def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
+    """An error message as it may be printed: control characters escaped (:func:`safe_text`, a newline included)
+    and at most about ``limit`` characters, its middle cut."""
+    text = str(message)
+    if len(text) > limit:
+        keep = limit // 2
+        text = f"{text[:keep]} ... ({len(text) - 2 * keep:,} characters left out) ... {text[-keep:]}"
+    return safe_text(text)

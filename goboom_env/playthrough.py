@@ -25,7 +25,8 @@ from goboom_env.config import PRESETS, GameConfig
 from goboom_env.engine import Hand
 from goboom_env.env import EPISODES, REWARDS, raw_env
 from goboom_env.events import event_text
-from goboom_env.untrusted import parse_json, shown
+from goboom_env.hints import shown
+from goboom_env.untrusted import parse_json
 
 
 def parse_config(text: str) -> GameConfig:

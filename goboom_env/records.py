@@ -84,7 +84,7 @@ import tempfile
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 
@@ -95,8 +95,9 @@ from goboom_env.engine import Hand, IllegalActionError, Match
 from goboom_env.episode import EPISODES, EpisodeResult, end_hand
 from goboom_env.events import Event, EventKind, event_from_json, event_to_json
 from goboom_env.game_loop import Decision, play_episode
+from goboom_env.hints import shown
 from goboom_env.scoring import score_deltas, win_rewards
-from goboom_env.untrusted import Fields, parse_json, shown
+from goboom_env.untrusted import Fields, parse_json
 
 FORMAT = "goboom-record"
 """The ``format`` field of every record."""
@@ -372,11 +373,25 @@ def read(path: str | Path) -> list[GameRecord]:
     path = Path(path)
     with path.open(encoding="utf-8") as fh:
         try:
-            return loads_records(fh)
+            return loads_records(_bounded_lines(fh))
         except UnicodeDecodeError as exc:
             raise ValueError(f"{path} is not a text file of game records (not UTF-8: {exc.reason})") from None
         except ValueError as exc:
             raise ValueError(f"{path} {exc}") from None
+
+
+MAX_LINE = 64 * 2**20
+"""The longest record line :func:`read` reads, in characters (a long 12-seat match takes about 8 MB)."""
+
+
+def _bounded_lines(fh: TextIO) -> Iterator[str]:
+    """The lines of the text file ``fh``, each read with a length limit (:data:`MAX_LINE`)."""
+    number = 0
+    while line := fh.readline(MAX_LINE + 1):
+        number += 1
+        if len(line) > MAX_LINE:
+            raise ValueError(f"line {number}: longer than {MAX_LINE:,} characters, more than any game record")
+        yield line
 
 
 def loads_records(lines: Iterable[str]) -> list[GameRecord]:

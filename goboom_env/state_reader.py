@@ -29,8 +29,9 @@ from goboom_env.cards import (
 from goboom_env.config import GameConfig, as_int
 from goboom_env.events import event_from_json
 from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, check_deck
+from goboom_env.hints import shown
 from goboom_env.scoring import HandResult, match_winners, score_deltas
-from goboom_env.untrusted import Fields, shown
+from goboom_env.untrusted import Fields
 
 _LEAD, _FOLLOW, _DISCARD, _OVER = Phase
 

@@ -1,28 +1,24 @@
-"""Data from outside the process: the one bounded JSON reader, checked reads of its fields, and safe text to show.
+"""Data from outside the process: the one bounded JSON reader and checked reads of its fields.
 
 Every JSON file or message the package reads goes through :func:`parse_json` (text) or :func:`read_json` (a file,
 read with a size limit): both refuse what no file of ours holds (NaN and Infinity, integers of more than
 :data:`MAX_INT_DIGITS` digits, nesting deeper than :data:`MAX_DEPTH`, keys given twice), so a crafted file costs
 bounded work and answers with a ValueError, never a RecursionError or a 5,000-digit number. :class:`Fields` reads
 the fields of one JSON object with their types and ranges; every error names the field by its path from the
-document's root (``hands[0].moves[3].seat: must be an integer in 0..3, got 7``), after the file or the document.
-
-A string read from a file is shown to people through :func:`safe_text` (control characters escaped: no escape
-sequence of a crafted file reaches the terminal) and echoed in an error message through :func:`shown` (a short
-``repr``); :func:`one_line` makes a whole error message safe and short.
+document's root (``hands[0].moves[3].seat: must be an integer in 0..3, got 7``), after the file or the document,
+and echoes a bad value short and safe (:func:`goboom_env.hints.shown`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
-import reprlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from goboom_env.config import as_int
+from goboom_env.hints import shown
 
 MAX_DEPTH = 32
 """The deepest nesting of JSON arrays and objects :func:`parse_json` reads (a game record needs 7 levels)."""
@@ -30,59 +26,8 @@ MAX_INT_DIGITS = 20
 """The most digits of a JSON integer :func:`parse_json` reads (enough for any 64-bit seed)."""
 MAX_JSON_BYTES = 256 * 2**20
 """The largest JSON file :func:`read_json` reads by default (a tournament's ``results.json`` of a million games)."""
-EXCERPT = 60
-"""The most characters of a value :func:`shown` echoes."""
-MAX_MESSAGE = 2000
-"""The longest error message :func:`one_line` keeps (its middle is cut)."""
 
 _TOO_DEEP = f"not JSON we read: nested more than {MAX_DEPTH} levels deep"
-
-
-# -- text made safe to show ------------------------------------------------------------------------------
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-"""Characters a terminal acts on rather than shows: C0 and C1 controls (ESC starts every escape sequence, CSI and
-OSC among them), DEL, and the marks that reorder or break the text (bidirectional overrides, line separators)."""
-
-
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match[0])
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def safe_text(text: str) -> str:
-    """``text`` with every control character written out as an escape (``\\x1b``, ``\\r``, ``\\x07`` as ``\\x07``):
-    a string from a file shown in a terminal can then neither move the cursor, clear the screen, set the window
-    title, write the clipboard, hide a hyperlink nor start a new line."""
-    return _CONTROL.sub(_escaped, str(text))
-
-
-def shown(value: Any, limit: int = EXCERPT) -> str:
-    """``repr(value)`` cut to about ``limit`` characters (``...`` where it was cut): a value echoed in an error
-    message stays short however large it is, and its control characters are escaped."""
-    try:
-        text = _REPR.repr(value)
-    except ValueError:  # an integer too long for Python to write out
-        text = f"<an integer of about {int(value.bit_length() * math.log10(2))} digits>"
-    text = safe_text(text)
-    return text if len(text) <= limit else f"{text[:limit - 3]}..."
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = _REPR.maxlong = EXCERPT
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
-_REPR.maxlevel = 3
-
-
-def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
-    """An error message as it may be printed: control characters escaped (:func:`safe_text`, a newline included)
-    and at most about ``limit`` characters, its middle cut."""
-    text = str(message)
-    if len(text) > limit:
-        keep = limit // 2
-        text = f"{text[:keep]} ... ({len(text) - 2 * keep:,} characters left out) ... {text[-keep:]}"
-    return safe_text(text)
 
 
 # -- the bounded JSON reader -----------------------------------------------------------------------------
@@ -316,5 +261,5 @@ class Fields:
         return tuple(out)
 
 
-__all__ = ["EXCERPT", "MAX_DEPTH", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "MAX_MESSAGE", "Fields", "key_text",
-           "one_line", "parse_json", "read_json", "read_limited", "safe_text", "shown"]
+__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "Fields", "key_text", "parse_json", "read_json",
+           "read_limited"]

@@ -9,11 +9,14 @@ A spec whose name ends in ``.py`` names a file instead: ``my_agents.py:Greedy,de
 ``my_agents.py`` (relative to the working directory) as a module of its own and calls its ``Greedy`` as a
 registered factory is called, ``Greedy(config, seed, depth=2)``. The file is run when the first agent is made
 from it (in each process: a tournament's workers load it again from the same path), so a file spec is code
-the user chose to run: the web server never accepts one from a request (:func:`is_file_spec`).
+the user chose to run: only a spec the caller names itself (the command line, the caller's Python code) may
+name a file. A spec read from elsewhere is made with its :class:`SpecSource` (a settings file, a game record, a
+web request), and one that names a Python file is refused (:func:`check_spec_source`).
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -33,7 +36,7 @@ from goboom_env.agents.ismcts import ISMCTSAgent
 from goboom_env.agents.montecarlo import MonteCarloAgent
 from goboom_env.agents.policy import POLICY_MEMBERS, Policy, RandomAgent, missing_members
 from goboom_env.config import GameConfig
-from goboom_env.hints import close_matches, did_you_mean
+from goboom_env.hints import close_matches, did_you_mean, shown
 
 ENTRY_POINT_GROUP = "goboom_env.agents"
 """The entry-point group in which installed distributions declare agent factories."""
@@ -132,6 +135,24 @@ def is_file_spec(spec: object) -> bool:
     return isinstance(spec, str) and _FILE_SPEC.fullmatch(spec.strip()) is not None
 
 
+class SpecSource(enum.Enum):
+    """Where an agent spec comes from. Only :attr:`CALLER`'s specs may name a Python file (making the agent runs it):
+    a spec read from a file or a request names what someone else chose."""
+
+    CALLER = "the command line or the caller's code"
+    SETTINGS_FILE = "a settings file"
+    RECORD = "a game record"
+    WEB = "a web request"
+
+
+def check_spec_source(spec: str, source: SpecSource, where: str = "") -> None:
+    """ValueError when ``spec`` names a Python file but comes from another ``source`` than the caller (``where``
+    names the file or the field it was read from)."""
+    if source is not SpecSource.CALLER and is_file_spec(spec):
+        raise ValueError(f"the agent spec {shown(spec)} from {where or source.value} names a Python file; a Python "
+                         "file runs only when the command line (or the caller's own code) names it")
+
+
 def _parse_file_spec(file: str, rest: str | None, spec: str) -> tuple[str, dict[str, Any]]:
     """``file.py:Class,key=value,...`` -> ``("file.py:Class", {key: value})``."""
     items = (rest or "").split(",")
@@ -159,8 +180,11 @@ def _options(items: list[str], name: str, spec: str) -> dict[str, Any]:
     return params
 
 
-def make_agent(spec: str, config: GameConfig, seed: int | None = None) -> Policy:
-    """Create an agent from a spec string (see :mod:`goboom_env.agents`)."""
+def make_agent(spec: str, config: GameConfig, seed: int | None = None, *,
+               source: SpecSource = SpecSource.CALLER) -> Policy:
+    """Create an agent from a spec string (see :mod:`goboom_env.agents`); ``source`` says where the spec comes from
+    (a spec read from a record or a request may not name a Python file: :func:`check_spec_source`)."""
+    check_spec_source(spec, source)
     name, params = parse_spec(spec)
     factory = _factory(name, spec)
     params = _booleans_checked(factory, params, spec)

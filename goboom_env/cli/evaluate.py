@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from goboom_env.agents import baselines
-from goboom_env.cli.options import command_line, parse, with_model_game
+from goboom_env.cli.options import command_line, parse, print_error, with_model_game
 from goboom_env.config import GameConfig, check_int
 from goboom_env.evaluation.interrupt import WorkerLostError
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
@@ -101,11 +101,16 @@ class EvaluateArgs(GameArgs):
     seat played by its own agent, a search's by the heuristic (about 0.07 s per classic 4p hand with 32 for
     heuristics, 0.2 s for a network; more: less noise in the adjustment, proportionally slower)."""
 
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """The agents of the tournament."""
+        return [("agents", spec) for spec in self.agents]
+
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (``episode`` may also be ``both``)."""
         check_choice("episode", self.episode, EPISODE_CHOICES)
         check_int("--games", self.games, 1)
         check_int("--processes", self.processes, 1)
+        check_int("--seed", self.seed, 0)
         check_int("--save-games", self.save_games, 0)
         check_int("--rollouts", self.rollouts, 1)
         if self.luck_adjusted and self.episode != "hand":
@@ -130,7 +135,7 @@ def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
         args = parse(EvaluateArgs, argv, prog, __doc__)
         args = with_model_game(args, argv, args.agents)
     except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        print_error(prog, exc)
         return 2
     return run(args, command_line(prog, argv))
 
@@ -159,10 +164,10 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
                 where = "" if len(runs) == 1 else episode  # both: each run's files in its own subfolder
                 _save_games(folder / where, staged.out / where, result, pairwise, args.save_games)
     except ValueError as exc:
-        print(f"goboom evaluate: error: {exc}", file=sys.stderr)
+        print_error("goboom evaluate", exc)
         return 2
     except (OutputError, WorkerLostError) as exc:
-        print(f"goboom evaluate: error: {exc}", file=sys.stderr)
+        print_error("goboom evaluate", exc)
         return 1
     from rich.console import Console
 

@@ -15,7 +15,6 @@ result folder, the same folder twice, or two folders holding the same tournament
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Annotated
 
 import tyro
 
-from goboom_env.cli.options import command_line, parse, run_command
+from goboom_env.cli.options import command_line, parse, print_error, run_command
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.evaluation.ratings import OUTCOMES
 from goboom_env.training.settings import check_choice
@@ -79,7 +78,7 @@ def run(args: LeaderboardArgs, command: str = "goboom leaderboard") -> int:
             except OSError as exc:
                 raise OutputError(f"cannot write the leaderboard to {staged.out}: {exc.strerror or exc}") from exc
     except OutputError as exc:
-        print(f"goboom leaderboard: error: {exc}", file=sys.stderr)
+        print_error("goboom leaderboard", exc)
         return 1
     console = Console()
     for table in rich_tables(groups, args.outcome):

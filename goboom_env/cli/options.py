@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from goboom_env.config import PRESETS, GameConfig, field_names
-from goboom_env.hints import did_you_mean
+from goboom_env.hints import did_you_mean, one_line
 from goboom_env.training.settings import GameArgs, build_args, load_config_file
+from goboom_env.untrusted import MAX_INT_DIGITS
 
 T = TypeVar("T")
 
@@ -69,12 +70,19 @@ def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None 
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:
-    """``body()``, with a ValueError (a bad option or setting) printed as ``PROG: error: ...`` and exit code 2."""
+    """``body()``, with a ValueError (a bad option or setting, a damaged file) printed as ``PROG: error: ...``
+    (:func:`print_error`) and exit code 2."""
     try:
         return body()
     except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        print_error(prog, exc)
         return 2
+
+
+def print_error(prog: str, error: Exception | str) -> None:
+    """The one error line of a command on stderr, ``PROG: error: ...``: its control characters escaped and its
+    length bounded (:func:`goboom_env.untrusted.one_line`), whatever value of a file or an option it echoes."""
+    print(f"{prog}: error: {one_line(str(error))}", file=sys.stderr)
 
 
 def run_script(body: Callable[[S], object], settings: S, description: str | None) -> int:
@@ -242,8 +250,24 @@ def _tyro_cli(wrapper: type, argv: Sequence[str], prog: str, description: str | 
     except SystemExit as exc:
         if exc.code in (0, None):
             raise
-        message = _first_line(captured.getvalue()) or "bad command line"
+        message = _plain(_first_line(captured.getvalue()) or "bad command line")
         raise UsageError(message + _flag_hints(message, wrapper)) from None
+
+
+_PARSE_ERROR = re.compile(r"Error parsing (--[\w-]+): (?:invalid literal for int\(\) with base 10: (.*)|(Exceeds the "
+                          r"limit .* for integer string.*)|could not convert string to float: (.*))", re.S)
+
+
+def _plain(message: str) -> str:
+    """tyro's message with Python's conversion errors said in words naming the option: ``--games must be an
+    integer, got 'abc'``, never Python's 4,300-digit limit."""
+    found = _PARSE_ERROR.fullmatch(message)
+    if found is None:
+        return message
+    flag, not_int, too_long, not_float = found.groups()
+    if too_long is not None:
+        return f"{flag} must be an integer of at most {MAX_INT_DIGITS} digits"
+    return f"{flag} must be {'an integer' if not_float is None else 'a number'}, got {not_int or not_float}"
 
 
 def _flag_hints(message: str, wrapper: type) -> str:

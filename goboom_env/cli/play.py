@@ -24,8 +24,8 @@ from typing import TextIO
 import numpy as np
 
 from goboom_env.agents import Observation, make_agent
-from goboom_env.cli.options import parse, with_model_game
-from goboom_env.config import GameConfig
+from goboom_env.cli.options import parse, print_error, with_model_game
+from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
 from goboom_env.evaluation.tournament import seat_agents
@@ -60,6 +60,19 @@ class PlayArgs(GameArgs):
     """Append the record of the game to this JSON Lines file when it ends (goboom replay FILE shows it): a new
     file, or one of game records (any other file is refused)."""
 
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """The opponents."""
+        return [("opponents", spec) for spec in self.opponents]
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad option."""
+        self.validate_game()
+        if self.seed is not None:
+            check_int("--seed", self.seed, 0)
+        config = self.game_config()
+        if not 0 <= self.seat < config.num_players:
+            raise ValueError(f"--seat must be in 0..{config.num_players - 1}, got {self.seat}")
+
 
 def main(argv: Sequence[str], prog: str = "goboom play") -> int:
     """Play a game on stdin/stdout: 0 when it ends or on quit, 1 when the input ends first (or the record
@@ -69,15 +82,13 @@ def main(argv: Sequence[str], prog: str = "goboom play") -> int:
         args = with_model_game(args, argv, args.opponents)
         args.validate()
         config = args.game_config()
-        if not 0 <= args.seat < config.num_players:
-            raise ValueError(f"--seat must be in 0..{config.num_players - 1}, got {args.seat}")
         if args.save is not None:
             _check_save(args.save)
         specs = seat_agents(args.opponents, config.num_players - 1)
         seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
         game = TerminalGame(config, args.seat, specs, seed, args.episode, args.auto_forced)
     except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        print_error(prog, exc)
         return 2
     code = game.play(sys.stdin, sys.stdout)
     if args.save is not None:

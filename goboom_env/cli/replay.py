@@ -26,9 +26,10 @@ from typing import Annotated, TextIO
 
 import tyro
 
-from goboom_env.cli.options import parse
+from goboom_env.cli.options import parse, print_error
 from goboom_env.engine import Hand
 from goboom_env.events import drawn_cards
+from goboom_env.hints import one_line, safe_text
 from goboom_env.records import GameRecord, ReplayStep, read, replay
 from goboom_env.render import count_text, describe_event, move_text, render_text, scores_text
 
@@ -69,13 +70,13 @@ def main(argv: Sequence[str], prog: str = "goboom replay") -> int:
         if args.seat is not None and not 0 <= args.seat < record.config.num_players:
             raise ValueError(f"--seat must be in 0..{record.config.num_players - 1}, got {args.seat}")
     except ValueError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        print_error(prog, exc)
         return 2
     show = Show(record, args.seat, sys.stdout, sys.stdin if args.wait else None)
     try:
         show.run(f"game {args.game} of {args.file}")
     except ValueError as exc:
-        print(f"{prog}: error: the record does not replay: {exc}", file=sys.stderr)
+        print_error(prog, f"the record does not replay: {exc}")
         return 1
     return 0
 
@@ -100,6 +101,8 @@ class Show:
 
     def __init__(self, record: GameRecord, seat: int | None, out: TextIO, pause: TextIO | None = None) -> None:
         self.record, self.seat, self.out, self.pause = record, seat, out, pause
+        self.names = [safe_text(name) for name in record.seats]
+        """The seats' agent specs as the terminal may show them (a record's strings: control characters escaped)."""
         self.before: Hand | None = None
 
     def say(self, text: str) -> None:
@@ -109,11 +112,11 @@ class Show:
         """Replay the whole record; returns early when the viewer stops it with q."""
         record, n = self.record, self.record.config.num_players
         config = record.config
-        seats = "  ".join(f"P{s}={name}" for s, name in enumerate(record.seats))
+        seats = "  ".join(f"P{s}={name}" for s, name in enumerate(self.names))
         what = "one hand" if record.episode == "hand" else "a match"
-        self.say(f"{title}: {config.variant} Go Boom, {n} players, {what}; {seats}")
+        self.say(f"{safe_text(title)}: {config.variant} Go Boom, {n} players, {what}; {seats}")
         if record.meta:
-            self.say("  " + ", ".join(f"{k}: {v}" for k, v in record.meta.items()))
+            self.say("  " + one_line(", ".join(f"{k}: {v}" for k, v in record.meta.items()), 500))
         self.say("view: every hand face up" if self.seat is None
                  else f"view: P{self.seat}'s (the others' cards hidden)")
         for step in replay(record):
@@ -126,7 +129,7 @@ class Show:
                 elif not self._go_on():
                     return
         result = record.result
-        winners = ", ".join(f"P{w} ({record.seats[w]})" for w in result.winners) or "nobody"
+        winners = ", ".join(f"P{w} ({self.names[w]})" for w in result.winners) or "nobody"
         self.say(f"the {record.episode} is won by {winners}; rewards "
                  + "  ".join(f"P{s}={r:+.3f}" for s, r in enumerate(record.rewards)))
 
@@ -141,7 +144,7 @@ class Show:
 
     def _move(self, step: ReplayStep) -> None:
         assert step.move is not None and self.before is not None
-        seat, name = step.move.seat, self.record.seats[step.move.seat]
+        seat, name = step.move.seat, self.names[step.move.seat]
         holding = (f"[{' '.join(move_text(f) for f in self.before.hand_faces(seat))}]"
                    if self._visible(seat) else f"({count_text(self.before.sizes[seat], 'card')})")
         self.say(f"P{seat} {name} {holding}: {move_text(step.move.action)}")

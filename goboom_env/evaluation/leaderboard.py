@@ -32,7 +32,8 @@ from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
 from goboom_env.evaluation.report import config_title, markdown_table, rich_table
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
-from goboom_env.untrusted import one_line, read_json, shown
+from goboom_env.hints import one_line, shown
+from goboom_env.untrusted import read_json
 
 RESULTS_FILE = "results.json"
 EPISODE_FOLDERS = ("match", "hand")

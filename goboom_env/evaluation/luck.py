@@ -55,7 +55,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from tqdm import tqdm
 
-from goboom_env.agents import Observation, Policy, make_agent
+from goboom_env.agents import Observation, Policy, SpecSource, check_spec_source, make_agent
 from goboom_env.agents.rollout import AGENT_MOVES, HEURISTIC_MOVES, Move, play_out
 from goboom_env.cards import DRAW_OR_PASS, NUM_FACES, boom_mask
 from goboom_env.config import GameConfig, check_int
@@ -420,14 +420,16 @@ def known_policies(config: GameConfig, specs: Iterable[str]) -> dict[str, KnownP
 
 
 def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAULT_ROLLOUTS,
-                        corrected: Sequence[str] | None = None, progress: bool = True) -> LuckAdjustment:
+                        corrected: Sequence[str] | None = None, progress: bool = True,
+                        source: SpecSource = SpecSource.RECORD) -> LuckAdjustment:
     """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``), valued by
     ``rollouts`` playouts a value, each seat played by its own agent where it can be (:func:`playout_moves`).
 
     ``corrected``: the specs whose decisions are corrected (default: every spec whose agent exposes
     ``action_distribution``, the evaluated one included). The playout seeds come from each record's ``meta`` (``seed``,
     ``game``), as :func:`goboom_env.evaluation.tournament.record_games` writes them, so a saved tournament gives the
-    same figures as :func:`luck_adjust`."""
+    same figures as :func:`luck_adjust`. The agents are made from the records' seats: ``source`` says where they come
+    from (a seat of a record read from a file may not name a Python file; :func:`luck_adjust` plays its own)."""
     if not records:
         raise ValueError("no games to adjust")
     rollouts = check_int("rollouts", rollouts, 1)
@@ -439,6 +441,8 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
         if record.config != config:
             raise ValueError(f"game {i}: all games must share one configuration")
     specs = list(dict.fromkeys(s for r in records for s in r.seats))
+    for spec in specs:
+        check_spec_source(spec, source, "a seat of the records")
     if corrected is None:
         corrected = [s for s in specs if _is_known(config, s)]
     corrected = list(dict.fromkeys(corrected))
@@ -471,7 +475,8 @@ def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS, c
         raise ValueError(f"luck adjustment values single hands: the tournament plays episode={result.episode!r}; "
                          "play it with episode='hand' (--episode hand)")
     records = record_games(result, len(result.games))
-    return luck_adjust_records(records, rollouts=rollouts, corrected=corrected, progress=progress)
+    return luck_adjust_records(records, rollouts=rollouts, corrected=corrected, progress=progress,
+                               source=SpecSource.CALLER)
 
 
 def _is_known(config: GameConfig, spec: str) -> bool:

@@ -31,6 +31,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from goboom_env.evaluation.breakdown import (
     dealer_rows,
@@ -45,6 +46,7 @@ from goboom_env.evaluation.plots import plot_distributions, plot_pairwise, plot_
 from goboom_env.evaluation.provenance import provenance
 from goboom_env.evaluation.ratings import rating_table
 from goboom_env.evaluation.tournament import TournamentResult
+from goboom_env.hints import safe_text
 
 PAIR_KEYS = ("agent", "opponent", "games", "win_rate", "ci_low", "ci_high", "beats", "mean_points",
              "p_t", "elapsed_s")
@@ -183,13 +185,20 @@ def rich_table(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str
     :func:`format_cell` writes them. Nothing is cut: a cell too long for its column, a long agent name first (the
     widest column narrows first), goes on over the next lines (``overflow="fold"``) instead of ending in an
     ellipsis (``ppo:runs/class…``, ``classic-t…``)."""
-    table = Table(title=title, caption=caption)
+    table = Table(title=shown_text(title), caption=None if caption is None else shown_text(caption))
     keys = list(keys or (rows[0] if rows else []))
     for key in keys:
         table.add_column(key, justify="left" if key in NAME_COLUMNS else "right", overflow="fold")
     for row in rows:
-        table.add_row(*(format_cell(row[k], k) for k in keys))
+        table.add_row(*(shown_text(format_cell(row[k], k)) for k in keys))
     return table
+
+
+def shown_text(text: str) -> Text:
+    """``text`` as rich shows it verbatim: a plain :class:`~rich.text.Text` (no ``[link=...]`` markup is read) with
+    its control characters escaped (:func:`goboom_env.untrusted.safe_text`): an agent name or a folder read from a
+    result file cannot write to the terminal."""
+    return Text(safe_text(text))
 
 
 def _with_ci(row: Mapping[str, Any], episode: str) -> str:

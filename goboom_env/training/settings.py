@@ -27,11 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goboom_env.agents.registry import SpecSource, check_spec_source
+from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
 from goboom_env.env import EPISODES, REWARDS
 from goboom_env.evaluation.outdir import check_output_folder
-from goboom_env.hints import needs_extra
-from goboom_env.untrusted import parse_json, read_limited, shown
+from goboom_env.hints import needs_extra, shown
+from goboom_env.training.artifacts.numpy_actor import MAX_PARAMETERS, network_size
+from goboom_env.untrusted import parse_json, read_limited
 
 VEC_ENVS = ("dummy", "subproc")
 """Choices of ``goboom train --vec-env``."""
@@ -97,6 +100,10 @@ class GameArgs:
         """Raise ValueError naming the first bad field (subclasses check their own fields too)."""
         self.validate_game()
 
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """``(field, spec)`` of every agent spec these settings name (a command that plays agents adds its own)."""
+        return []
+
 
 @dataclass
 class PPOArgs(GameArgs):
@@ -135,7 +142,17 @@ class PPOArgs(GameArgs):
         check_bounds(self, "in (0, 1]", "gamma", "gae_lambda")
         check_bounds(self, ">= 0", "ent_coef", "vf_coef")
         if not self.net_arch or any(h < 1 for h in self.net_arch):
-            raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {self.net_arch}")
+            raise ValueError(f"net_arch must be a non-empty list of positive sizes, got {shown(self.net_arch)}")
+        weights = network_size([self.observation_width(), *self.net_arch, NUM_ACTIONS])
+        if weights > MAX_PARAMETERS:
+            raise ValueError(f"net_arch {shown(self.net_arch)} makes a network of {weights:,} weights, more than the "
+                             f"{MAX_PARAMETERS:,} a network may have")
+
+    def observation_width(self) -> int:
+        """The entries of one observation the networks read."""
+        from goboom_env.observation import observation_size
+
+        return observation_size(self.num_players)
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
@@ -199,6 +216,10 @@ class SelfPlayArgs(PPOArgs):
         baselines (its --out may not hold them)."""
         return spec_inputs("--bc-teacher", [self.bc_teacher]) + spec_inputs("--eval-opponents", self.eval_opponents)
 
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """The warm-start teacher and the evaluation baselines."""
+        return [("bc_teacher", self.bc_teacher), *(("eval_opponents", spec) for spec in self.eval_opponents)]
+
     def validate_self_play(self) -> None:
         """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
         check_bounds(self, ">= 1", "pool_size", "eval_games")
@@ -241,7 +262,8 @@ class TrainArgs(SelfPlayArgs):
         self.validate_ppo()
         check_choice("vec_env", self.vec_env, VEC_ENVS)
         check_choice("seat", self.seat, SEAT_MODES)
-        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps")
+        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps", "threads")
+        check_bounds(self, ">= 0", "seed")
         parse_opponents(self.opponents)
         self.validate_self_play()
         self.check_agent_specs()
@@ -252,16 +274,22 @@ class TrainArgs(SelfPlayArgs):
         specs = [spec for spec, _ in parse_opponents(self.opponents) if spec != "self"]
         return super().inputs() + spec_inputs("--opponents", specs)
 
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """The league opponents (not ``self``, the snapshots), the warm-start teacher and the evaluation baselines."""
+        league = [("opponents", spec) for spec, _ in parse_opponents(self.opponents) if spec != SNAPSHOTS]
+        return league + super().agent_specs()
+
     def check_agent_specs(self) -> None:
         """Build every agent the run will need (league opponents, the warm-start teacher, the evaluation
         baselines) once, so that a bad spec fails now, not after hours of training."""
         from goboom_env.agents import make_agent
 
         config = self.game_config()
-        uses = [("opponents", spec) for spec, _ in parse_opponents(self.opponents) if spec != "self"]
-        uses += [("bc_teacher", self.bc_teacher)] if self.bc_games > 0 else []
-        uses += [("eval_opponents", spec) for spec in self.eval_opponents] if self.eval_every >= 0 else []
-        for option, spec in uses:
+        unused = {name for name, off in (("bc_teacher", self.bc_games <= 0), ("eval_opponents", self.eval_every < 0))
+                  if off}
+        for option, spec in self.agent_specs():
+            if option in unused:
+                continue
             try:
                 make_agent(spec, config, 0)
             except ValueError as exc:
@@ -334,6 +362,7 @@ class VectorArgs(SelfPlayArgs):
         check_output_folder(self.out, force=self.force, resume=self.resume, resumable=True, inputs=self.inputs())
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
+        check_bounds(self, ">= 0", "seed")
         self.validate_self_play()
         check_bounds(self, ">= 0", "time_limit", "critic_warmup")
         self.validate_observation()
@@ -476,7 +505,7 @@ class RLlibArgs(PPOArgs):
         self.validate_game()
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "train_batch_size", "league_size", "num_envs_per_env_runner")
-        check_bounds(self, ">= 0", "num_env_runners", "eval_games")
+        check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed")
         if self.minibatch_size > self.train_batch_size:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
                              f"({self.train_batch_size})")
@@ -535,6 +564,10 @@ class ExploitArgs(PPOArgs):
     progress: bool = True
     """Show progress bars, on a terminal only (a log piped to a file gets the one-line messages alone)."""
 
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """The agent to exploit."""
+        return [("agent", self.agent)] if self.agent else []
+
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (the agent spec is checked when the run loads it)."""
         self.validate_game()
@@ -543,7 +576,7 @@ class ExploitArgs(PPOArgs):
             raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic-4p-hands --variant classic")
         check_choice("trainer", self.trainer, TRAINERS)
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads", "eval_games")
-        check_bounds(self, ">= 0", "time_limit", "eval_every")
+        check_bounds(self, ">= 0", "time_limit", "eval_every", "seed")
         check_choice("precision", self.precision, PRECISIONS)
         check_bounds(self, "> 0", "max_grad_norm")
         check_output_folder(self.out, force=self.force, inputs=self.inputs())
@@ -712,7 +745,7 @@ def check_bounds(args: object, rule: str, *names: str) -> None:
     for name in names:
         value = getattr(args, name)
         if not BOUNDS[rule](value):
-            raise ValueError(f"{name} must be {rule}, got {value}")
+            raise ValueError(f"{name} must be {rule}, got {shown(value)}")
 
 
 # -- settings files and presets ----------------------------------------------------------------------------
@@ -738,11 +771,16 @@ def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"config file {path} must hold a table of settings, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
+    unknown = sorted(set(data) - names, key=str)
     if unknown:
         listed = ", ".join(shown(key) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         raise ValueError(f"unknown keys [{listed}] in {path}; allowed: {sorted(names)}")
-    return check_field_types(data, cls, str(path))
+    values = check_field_types(data, cls, str(path))
+    if issubclass(cls, GameArgs):  # the agents a settings file names: never a Python file
+        for option, spec in cls(**values).agent_specs():
+            if option in values:
+                check_spec_source(spec, SpecSource.SETTINGS_FILE, f"{option} in {path}")
+    return values
 
 
 def preset_fields(name: str) -> dict[str, Any]:

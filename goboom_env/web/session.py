@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from goboom_env.agents import Observation, Policy, make_agent
+from goboom_env.agents import Observation, Policy, SpecSource, make_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, pretty
 from goboom_env.config import GameConfig
 from goboom_env.engine import PASSED, Hand, Match
@@ -127,7 +127,7 @@ class GameSession:
         """The agent of ``seat``; GameError 400 naming it by its choice when it cannot be made (a model file that
         the loader refuses, or that is gone)."""
         try:
-            return make_agent(spec, self.config, None if seed is None else seed + 1 + seat)
+            return make_agent(spec, self.config, None if seed is None else seed + 1 + seat, source=SpecSource.WEB)
         except (ValueError, OSError) as exc:
             print(f"goboom serve: the agent {spec} cannot be made: {exc}", file=sys.stderr)
             raise GameError(400, f"opponent P{seat} ({self.names[seat]}) cannot play: {self.redact(str(exc))}") \

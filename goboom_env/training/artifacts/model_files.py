@@ -38,9 +38,10 @@ import numpy as np
 import goboom_env
 from goboom_env.config import GameConfig
 from goboom_env.episode import EPISODES
+from goboom_env.hints import shown
 from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE
 from goboom_env.training.artifacts.numpy_actor import MAX_PARAMETERS, FrozenMlp, load_snapshot, save_snapshot
-from goboom_env.untrusted import parse_json, read_limited, shown
+from goboom_env.untrusted import parse_json, read_limited
 
 META_NAME = "goboom_meta.json"
 """The metadata member of a model zip."""

@@ -7,6 +7,7 @@ torch, so league opponents never slow the learner and a saved model plays (``ppo
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import zipfile
 import zlib
@@ -153,6 +154,11 @@ def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
 MAX_PARAMETERS = 2**25
 """The most weights a network may have (33.5 million, 128 MiB as float32; the shipped models have about 100,000):
 the bound on the networks a trainer builds (``--net-arch``) and on the arrays a model file may declare."""
+
+
+def network_size(sizes: Sequence[int]) -> int:
+    """The weights and biases of an MLP whose layers have ``sizes`` units (input first, output last)."""
+    return sum((a + 1) * b for a, b in itertools.pairwise(sizes))
 
 
 def read_npz(source: Path | IO[bytes], max_bytes: int) -> dict[str, np.ndarray]:

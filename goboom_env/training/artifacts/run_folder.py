@@ -19,8 +19,7 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 from goboom_env.evaluation.outdir import Inputs, OutputError, StagedFolder, is_marked, mark
-from goboom_env.hints import needs_extra
-from goboom_env.untrusted import shown
+from goboom_env.hints import needs_extra, shown
 
 CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
 SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")

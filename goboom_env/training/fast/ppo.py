@@ -28,7 +28,7 @@ import numpy as np
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.evaluation import interrupt
 from goboom_env.evaluation.progress import say
-from goboom_env.hints import needs_extra
+from goboom_env.hints import needs_extra, one_line
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, write_atomically
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp
@@ -66,7 +66,6 @@ from goboom_env.training.imitation import cloned_line
 from goboom_env.training.opponents import RandomOpponent, batched_heuristic
 from goboom_env.training.settings import HEURISTIC, LEARNER, RANDOM, SNAPSHOTS, VectorArgs, parse_pool, set_threads
 from goboom_env.training.shaping import hand_size_potential
-from goboom_env.untrusted import one_line
 
 
 def train(args: VectorArgs, command: str | None = None) -> Path:

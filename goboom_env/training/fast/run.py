@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.evaluation.progress import say
-from goboom_env.hints import needs_extra
+from goboom_env.hints import needs_extra, shown
 from goboom_env.training.artifacts.model_files import metadata_problem, write_atomically, write_play_only
 from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import (
@@ -33,7 +33,6 @@ from goboom_env.training.artifacts.run_folder import (
     numbered_files,
 )
 from goboom_env.training.settings import VectorArgs
-from goboom_env.untrusted import shown
 
 if TYPE_CHECKING:
     from goboom_env.training.fast.policy import ActorCritic

@@ -28,11 +28,15 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from goboom_env.hints import needs_extra
-from goboom_env.training.artifacts.model_files import check_compatible, parse_metadata
+from goboom_env.hints import needs_extra, shown
+from goboom_env.observation import observation_size
+from goboom_env.training.artifacts.model_files import MEMBER_LIMITS, META_NAME, check_compatible, parse_metadata
+from goboom_env.training.artifacts.numpy_actor import MAX_PARAMETERS, network_size
 from goboom_env.training.artifacts.run_folder import load_tensors
 from goboom_env.training.rllib.env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
+from goboom_env.untrusted import read_limited
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     import torch
@@ -177,11 +181,14 @@ def load_module(folder: Path, config: GameConfig) -> RLModule:
     for key, value in settings.items():
         kind = MODULE_SETTINGS.get(key)
         if kind is None or not isinstance(value, kind):
-            raise ValueError(f"{file} is damaged: setting {key!r} is not one of {sorted(MODULE_SETTINGS)} "
+            raise ValueError(f"{file} is damaged: setting {shown(key)} is not one of {sorted(MODULE_SETTINGS)} "
                              "with its type")
-    if not all(isinstance(n, int) and 0 < n <= 65536 for n in settings.get("fcnet_hiddens", [1])):
-        raise ValueError(f"{file} is damaged: fcnet_hiddens must be positive layer widths")
     env = GoBoomMultiAgentEnv(make_env_config(config))
+    hidden = settings.get("fcnet_hiddens", [256, 256])  # DefaultModelConfig's own default
+    if not all(type(n) is int and n > 0 for n in hidden) or network_size(
+            [observation_size(config.num_players), *hidden, NUM_ACTIONS]) > MAX_PARAMETERS:
+        raise ValueError(f"{file} is damaged: fcnet_hiddens must be positive layer widths of a network of at most "
+                         f"{MAX_PARAMETERS:,} weights, got {shown(hidden)}")
     module = RLModuleSpec(module_class=MaskedPPOTorchRLModule, observation_space=env.observation_spaces[env.agents[0]],
                           action_space=env.action_spaces[env.agents[0]],
                           model_config=DefaultModelConfig(**settings)).build()
@@ -209,9 +216,10 @@ def read_policy_metadata(path: str | Path) -> dict[str, Any]:
 def read_metadata_file(file: Path) -> dict[str, Any]:
     """One ``goboom.json``, checked against the metadata schema; ValueError naming the file when it is damaged."""
     try:
-        raw = file.read_bytes()
+        with file.open("rb") as fh:
+            raw = read_limited(fh, MEMBER_LIMITS[META_NAME], str(file))
     except OSError as exc:
-        raise ValueError(f"cannot read {file}: {exc}") from exc
+        raise ValueError(f"cannot read {file}: {exc.strerror or exc}") from None
     return parse_metadata(raw, f"{file} is damaged or from an older goboom-env: it")
 
 

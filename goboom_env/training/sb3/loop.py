@@ -18,6 +18,7 @@ from typing import Any
 from goboom_env.config import GameConfig
 from goboom_env.evaluation import interrupt
 from goboom_env.evaluation.progress import say
+from goboom_env.hints import one_line
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import (
@@ -40,7 +41,7 @@ from goboom_env.training.artifacts.run_folder import (
 )
 from goboom_env.training.sb3.model import build_model, evaluate_model, make_vec_env, resolve_device, save_model
 from goboom_env.training.settings import TrainArgs, set_threads
-from goboom_env.untrusted import one_line, parse_json
+from goboom_env.untrusted import parse_json
 
 
 def train(args: TrainArgs, command: str | None = None) -> Path:
