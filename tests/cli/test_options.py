@@ -142,7 +142,7 @@ def test_both_self_play_trainers_check_pool_warm_start_and_evaluation(trainer: s
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["train", "--timesteps", "many"], "goboom train: error: Error parsing --timesteps: invalid literal"),
+    (["train", "--timesteps", "many"], "goboom train: error: --timesteps must be an integer, got 'many'"),
     (["evaluate", "--bogus", "1"], "goboom evaluate: error: Unrecognized options: --bogus"),
     (["play", "--preset", "nope"], "goboom play: error: unknown preset 'nope'; choose one of ["),
     (["play", "--players", "13"], "goboom play: error: num_players must be an integer in 2..12, got 13"),

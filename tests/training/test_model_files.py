@@ -143,7 +143,7 @@ DAMAGES: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
                        "invalid game configuration"),
     "timesteps-not-int": (metadata_changed(lambda meta: {**meta, "timesteps": "many"}),
                           "non-negative integer 'timesteps'"),
-    "pickled-object-data": (actor_edited(_object_activation), "allow_pickle=False"),
+    "pickled-object-data": (actor_edited(_object_activation), "holds Python objects (a pickle); refused, not loaded"),
     "nan-weights": (actor_edited(_set_nan), "NaN or infinite weights"),
     "missing-array": (actor_edited(_drop_bias), "array is missing"),
     "shapes-do-not-chain": (actor_edited(_bad_chain), "reads 3 inputs but layer 0 gives 16"),
@@ -238,3 +238,50 @@ def test_an_overflowing_network_is_an_error_naming_the_agent() -> None:
             agent.act(observation)
     with pytest.raises(ValueError, match=r"agent ppo:huge\.zip: the action mask has no legal action"):
         agent.act({**observation, "action_mask": np.zeros(54, np.int8)})
+
+
+def _npz_declaring(shape: tuple[int, ...], arrays: dict[str, np.ndarray]) -> bytes:
+    """An actor .npz holding ``arrays`` and a ``w0`` whose header declares ``shape`` (float32) over 64 bytes of data."""
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": shape})
+    with zipfile.ZipFile(buf, "a") as zf:
+        zf.writestr("w0.npy", header.getvalue() + bytes(64))
+    return buf.getvalue()
+
+
+def test_a_model_member_past_its_size_limit_is_refused_before_it_is_read(model_file: Path, tmp_path: Path) -> None:
+    """Metadata that inflates to more than its 4 MiB limit (a few KiB compressed: a zip bomb's shape) is refused by
+    the size its zip declares, before a byte of it is inflated; so is an actor array whose header declares 4 TiB."""
+    padded = json.dumps({**meta_of(model_file), "pad": " " * (5 * 2**20)}).encode()
+    bomb = rewrite(model_file, tmp_path / "bomb.zip", {META_NAME: padded}, zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(ValueError, match=rf"bomb\.zip is damaged or not a goboom-env model: its {META_NAME} declares "
+                                         r"5,24\d,\d\d\d bytes, more than the 4,194,304"):
+        load_ppo_agent(CLASSIC, 0, str(bomb))
+    with np.load(io.BytesIO(members(model_file)[ACTOR_NAME])) as data:
+        arrays = {k: data[k] for k in data.files if k != "w0"}
+    huge = rewrite(model_file, tmp_path / "huge.zip", {ACTOR_NAME: _npz_declaring((2**20, 2**20), arrays)})
+    with pytest.raises(ValueError, match=r"huge\.zip is damaged: goboom_actor\.npz is not a usable actor network "
+                                         r"\(not a weights \.npz file: array w0\.npy declares \(1048576, 1048576\)"):
+        load_ppo_agent(CLASSIC, 0, str(huge))
+    done = goboom("evaluate", "--agents", f"ppo:{huge}", "random", "--games", "2", "--episode", "hand", "--out",
+                  str(tmp_path / "r"), "--no-progress")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "declares (1048576, 1048576)" in done.stderr
+
+
+def test_deeply_nested_metadata_is_one_error_line(model_file: Path, tmp_path: Path) -> None:
+    deep = rewrite(model_file, tmp_path / "deep.zip", {META_NAME: b"[" * 100_000 + b"]" * 100_000})
+    with pytest.raises(ValueError, match=rf"deep\.zip is damaged: {META_NAME} is not valid JSON \(not JSON we "
+                                         r"read: nested more than 32 levels deep\)"):
+        load_ppo_agent(CLASSIC, 0, str(deep))
+
+
+def test_a_device_or_folder_given_as_a_model_is_refused_without_reading_it(tmp_path: Path) -> None:
+    """``ppo:/dev/zero`` would be read without end by zipfile: it is refused as not a regular file."""
+    done = goboom("evaluate", "--agents", "ppo:/dev/zero", "random", "--games", "2", "--out", str(tmp_path / "r"),
+                  "--no-progress", timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "goboom evaluate: error: /dev/zero is not a regular file: a model file is a .zip saved by " \
+                          "`goboom train`\n"

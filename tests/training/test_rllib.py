@@ -330,6 +330,23 @@ def test_loader_never_unpickles_a_crafted_policy_folder(tmp_path):
     assert not marker.exists()
 
 
+def test_loader_bounds_a_crafted_module_and_its_metadata(tmp_path):
+    """A module file whose settings ask for layers of 65,536 units (17 GB a layer) is refused before any layer is
+    built; a ``goboom.json`` nested 100,000 levels deep is one error naming it."""
+    config = GameConfig(num_players=4)
+    save_policy(build_module(num_players=4), tmp_path / "policy", config)
+    module_file = tmp_path / "policy" / MODULE_FILE
+    saved = torch.load(module_file, weights_only=True)
+    torch.save({**saved, "settings": {"fcnet_hiddens": [65536, 65536]}}, module_file)
+    with pytest.raises(ValueError, match=rf"{module_file} is damaged: fcnet_hiddens must be positive layer widths of "
+                                         r"a network of at most 33,554,432 weights, got \[65536, 65536\]"):
+        make_agent(f"rllib:{tmp_path}", config, seed=0)
+    (tmp_path / "policy" / "goboom.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=r"goboom\.json is damaged or from an older goboom-env: it is not valid JSON "
+                                         r"\(not JSON we read: nested more than 32 levels deep\)"):
+        make_agent(f"rllib:{tmp_path}", config, seed=0)
+
+
 def test_loader_refuses_a_policy_trained_for_another_game(tmp_path):
     """The one compatibility check of ``ppo:`` and ``rllib:``: a classic 4-player policy does not load into a
     jokers 4-player game (same observation size), nor into 3 players, nor with another observation layout,

@@ -117,3 +117,68 @@ def test_fast_resume_refuses_a_pickled_payload(tmp_path: Path) -> None:
     latest.write_bytes(b"not a torch file")
     with pytest.raises(ValueError, match=f"--resume: {latest} is not tensors and plain data"):
         train(VectorArgs(**{**args, "timesteps": 600, "resume": True}))
+
+
+def test_sb3_resume_names_a_crafted_field_of_the_checkpoint(run_copy: Path) -> None:
+    """Deeply nested JSON in ``data``, a ``policy.pth`` that holds no state dict, a log without its column: each
+    one error naming the file, never a traceback."""
+    run = run_copy
+    checkpoint = run / "checkpoints" / "model_256.zip"
+    with zipfile.ZipFile(checkpoint) as zf:
+        original = {name: zf.read(name) for name in ("data", "policy.pth")}
+    rewrite_zip(checkpoint, "data", b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(ValueError, match=f"{checkpoint} is damaged: its data member is not JSON we read \\(not JSON "
+                                         "we read: nested more than 32 levels deep\\)"):
+        sb3_resume(run, 512)
+    rewrite_zip(checkpoint, "data", original["data"])
+    buf = io.BytesIO()
+    torch.save([1, 2, 3], buf)
+    rewrite_zip(checkpoint, "policy.pth", buf.getvalue())
+    with pytest.raises(ValueError, match=f"{checkpoint} is damaged: policy.pth holds no state dict"):
+        sb3_resume(run, 512)
+    rewrite_zip(checkpoint, "policy.pth", original["policy.pth"])
+    (run / "progress.csv").write_text("steps,loss\n10,0.5\n")
+    with pytest.raises(ValueError, match=r"the log .*progress\.csv has no timesteps column"):
+        sb3_resume(run, 512)
+
+
+FAST_ARGS = dict(timesteps=300, num_envs=8, num_steps=16, minibatch_size=64, eval_every=-1, checkpoint_every=250,
+                 snapshot_every=100, opponents=["learner=1", "self=1"], progress=False, net_arch=[16])
+
+
+@pytest.fixture(scope="module")
+def fast_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 300-step ``goboom train-fast`` run folder with its checkpoints."""
+    from goboom_env.training.fast.ppo import train
+    from goboom_env.training.settings import VectorArgs
+
+    out = tmp_path_factory.mktemp("fast") / "run"
+    train(VectorArgs(**FAST_ARGS, out=str(out)))
+    return out
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda s: s.pop("steps"), r"is not a goboom train-fast checkpoint \(no steps\)"),
+    (lambda s: s.update(steps="many"), "is damaged: steps must be a non-negative integer, got 'many'"),
+    (lambda s: s.update(train_s=[1]), "is damaged: train_s must be a non-negative number"),
+    (lambda s: s.update(net=[1, 2]), r"is damaged: net must be a state dict \(a mapping of names\), got list"),
+    (lambda s: s.update(net={"w": "x"}), "is damaged: net must map each name to a tensor"),
+    (lambda s: s.update(snapshots=[("s", {"layers": 5})]), r"is damaged: snapshots\[0\] must be \[name, "),
+    (lambda s: s.update(snapshots=7), "is damaged: snapshots must be a list, got int"),
+    (lambda s: s["meta"].pop("config"), r"is damaged: its meta has no game configuration"),
+    (lambda s: s.update(meta=[{"config": 1}] * 40), "is damaged: its meta must hold a JSON object, not a list"),
+], ids=["no-steps", "steps-text", "train-s-list", "net-list", "net-not-tensors", "snapshot-layers", "snapshots-int",
+        "meta-no-config", "meta-list"])
+def test_fast_resume_names_a_crafted_field_of_the_checkpoint(fast_run: Path, tmp_path: Path, change,
+                                                             message: str) -> None:
+    from goboom_env.training.fast.ppo import train
+    from goboom_env.training.settings import VectorArgs
+
+    out = tmp_path / "run"
+    shutil.copytree(fast_run, out)
+    latest = max((out / "checkpoints").glob("state_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+    state = torch.load(latest, weights_only=True)
+    change(state)
+    torch.save(state, latest)
+    with pytest.raises(ValueError, match=f"--resume: {latest} {message}"):
+        train(VectorArgs(**{**FAST_ARGS, "out": str(out), "timesteps": 600, "resume": True}))

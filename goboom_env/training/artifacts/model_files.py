@@ -184,7 +184,7 @@ def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
     try:
         meta = parse_json(raw)
     except ValueError as exc:
-        raise ValueError(f"{source} is not JSON we read ({exc})") from None
+        raise ValueError(f"{source} is not valid JSON ({exc})") from None
     problem = metadata_problem(meta)
     if problem:
         raise ValueError(f"{source} {problem}")
