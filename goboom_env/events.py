@@ -139,7 +139,7 @@ def event_from_json(fields: Fields, name: str, raw: Any, config: GameConfig) -> 
     kinds = CLASSIC_EVENTS if config.is_classic else JOKERS_EVENTS
     if not isinstance(raw[0], str) or raw[0] not in kinds:
         raise fields.error(name, f"unknown event kind {shown(raw[0])}; the kinds of {config.variant} Go Boom: "
-                                 f"{sorted(kinds)}")
+                                 f"{sorted(kind.value for kind in kinds)}")
     kind = EventKind(raw[0])
     names = fields_of(kind)
     if len(raw) != 1 + len(names):

@@ -142,12 +142,17 @@ OSC among them), DEL, and the marks that reorder or break the text (bidirectiona
 
 
 def _escaped(match: re.Match[str]) -> str:
-    code = ord(match[0])
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    char = match[0]
+    if char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def safe_text(text: str) -> str:
-    """``text`` with every control character written out as an escape (``\\x1b``, ``\\r``, ``\\x07`` as ``\\x07``):
+    """``text`` with every control character written out as an escape (ESC as ``\\x1b``, a newline as ``\\n``):
     a string from a file shown in a terminal can then neither move the cursor, clear the screen, set the window
     title, write the clipboard, hide a hyperlink nor start a new line."""
     return _CONTROL.sub(_escaped, str(text))

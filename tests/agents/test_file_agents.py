@@ -166,3 +166,71 @@ def test_goboom_evaluate_takes_a_file_spec(agent_file: Path) -> None:
                          cwd=agent_file.parent, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2
     assert "has no class 'Lowst'" in bad.stderr and "did you mean 'Lowest'?" in bad.stderr
+
+
+MARKING_FILE = '''
+from pathlib import Path
+Path("ran").write_text("the agent file ran")
+from goboom_env.agents import RandomAgent as Agent
+'''
+"""An agent file that leaves the file ``ran`` in the working directory when it runs."""
+
+
+@pytest.fixture
+def marking_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "evil.py"
+    path.write_text(MARKING_FILE)
+    return path
+
+
+@pytest.mark.parametrize(("argv", "settings"), [
+    (["evaluate", "--games", "2"], {"agents": ["evil.py:Agent", "random"]}),
+    (["play", "--seed", "1"], {"opponents": ["evil.py:Agent"]}),
+    (["train", "--timesteps", "64"], {"opponents": ["evil.py:Agent=1"]}),
+    (["train", "--timesteps", "64"], {"bc_teacher": "evil.py:Agent"}),
+    (["train-fast", "--timesteps", "64"], {"eval_opponents": ["random", "evil.py:Agent"]}),
+    (["exploit", "--timesteps", "64"], {"agent": "evil.py:Agent"}),
+], ids=["evaluate-agents", "play-opponents", "train-opponents", "train-teacher", "fast-eval", "exploit-agent"])
+def test_a_settings_file_never_runs_a_python_file(marking_file: Path, tmp_path: Path, argv: list[str],
+                                                   settings: dict, capsys: pytest.CaptureFixture) -> None:
+    """A spec naming a Python file is code: it runs when the command line names it, never when a settings file,
+    which a user may have been handed, does."""
+    from goboom_env.cli import main
+
+    if argv[0] in ("train", "train-fast", "exploit"):
+        pytest.importorskip("torch")
+    key, value = next(iter(settings.items()))
+    config = tmp_path / "settings.toml"
+    config.write_text(f"{key} = {value!r}\n".replace("'", '"'))
+    assert main([*argv, "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    spec = (value if isinstance(value, str) else next(v for v in value if "evil" in v)).removesuffix("=1")
+    assert err == (f"goboom {argv[0]}: error: the agent spec {spec!r} from {key} in {config} names a Python file; a "
+                   "Python file runs only when the command line (or the caller's own code) names it\n")
+    assert not (tmp_path / "ran").exists()
+
+
+def test_records_and_requests_never_run_a_python_file(marking_file: Path, tmp_path: Path) -> None:
+    """The seats of a game record and the agents of a web session come from files and requests: a spec among them
+    that names a Python file is refused; the caller's own code may still name one."""
+    from goboom_env.agents import SpecSource
+    from goboom_env.engine import Match
+    from goboom_env.evaluation.luck import luck_adjust_records
+    from goboom_env.records import read, record_episode, write
+
+    config = GameConfig(variant="classic", num_players=3)
+    _, record = record_episode(Match(config, np.random.default_rng(0)), [make_agent("random", config, s)
+                                                                         for s in range(3)], "hand",
+                               seats=["evil.py:Agent", "random", "random"])
+    write(tmp_path / "games.jsonl", [record])
+    records = read(tmp_path / "games.jsonl")
+    with pytest.raises(ValueError, match=r"the agent spec 'evil\.py:Agent' from a seat of the records names a Python "
+                                         "file"):
+        luck_adjust_records(records, rollouts=1, progress=False)
+    for source in (SpecSource.RECORD, SpecSource.WEB, SpecSource.SETTINGS_FILE):
+        with pytest.raises(ValueError, match=f"from {source.value} names a Python file"):
+            make_agent("evil.py:Agent", config, 0, source=source)
+    assert not (tmp_path / "ran").exists()
+    make_agent("evil.py:Agent", config, 0)  # the caller's own spec: the file runs
+    assert (tmp_path / "ran").exists()

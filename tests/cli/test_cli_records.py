@@ -154,3 +154,27 @@ def test_replay_of_an_empty_file_says_it_holds_no_games(tmp_path: Path, capsys: 
     empty.write_text("")
     assert replay_main([str(empty)]) == 2
     assert capsys.readouterr().err == f"goboom replay: error: {empty} holds no game records\n"
+
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;cHduZWQ=\x07\x1b]8;;https://example.com\x1b\\\r\x9b"
+"""A window title, a screen clear, a clipboard write, a hyperlink, a carriage return and a C1 CSI."""
+
+
+def test_replay_shows_the_strings_of_a_record_with_their_control_characters_escaped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import numpy as np
+
+    from goboom_env.agents import make_agent
+    from goboom_env.config import GameConfig
+    from goboom_env.engine import Match
+    from goboom_env.records import record_episode, write
+
+    config = GameConfig(variant="classic", num_players=3)
+    agents = [make_agent("random", config, s) for s in range(3)]
+    _, record = record_episode(Match(config, np.random.default_rng(0)), agents, "hand",
+                               seats=[f"random{HOSTILE}", "random", "random"], meta={"note": HOSTILE})
+    write(tmp_path / "games.jsonl", [record])
+    assert replay_main([str(tmp_path / "games.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out), "a control character reached the terminal"
+    assert "P0=random\\x1b]0;pwned\\x07\\x1b[2J" in out and "note: \\x1b]0;pwned" in out

@@ -101,6 +101,8 @@ def _damaged(base: Path, text: str) -> Path:
         (lambda f, t: [t], "is not a result folder of goboom evaluate: it has no results.json"),
         (lambda f, t: [_damaged(t, "{not json")], "results.json: not JSON"),
         (lambda f, t: [_damaged(t, '{"table": []}')], "it needs 'summary' and 'games'"),
+        (lambda f, t: [_damaged(t, "[" * 100_000 + "]" * 100_000)],
+         "results.json: not JSON we read: nested more than 32 levels deep"),
         (lambda f, t: [_damaged(t, '{"summary": {"config": {"variant": "poker"}}, "games": []}')],
          "bad or missing summary field"),
         (lambda f, t: [f["a"], f["a"]], "is given twice"),
@@ -137,6 +139,9 @@ def test_a_damaged_game_record_names_the_game(folders: dict[str, Path], tmp_path
     ("placing", [1, 2, 3, 9], "placing must be places 1..4"),
     ("points", None, "points must list 4 integers, got None"),
     ("dealer", 4, "dealer must be a seat 0..3, got 4"),
+    ("seats", 5, "seats must be a list, got 5"),
+    ("winners", 3, "winners must be a list, got 3"),
+    ("placing", None, "placing must be a list, got None"),
 ])
 def test_a_game_record_with_a_field_of_the_wrong_kind_names_it(folders: dict[str, Path], tmp_path: Path, field: str,
                                                               value: object, message: str,
@@ -152,3 +157,19 @@ def test_a_game_record_with_a_field_of_the_wrong_kind_names_it(folders: dict[str
 def test_a_bad_outcome_is_refused(folders: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
     assert main([str(folders["a"]), "--outcome", "points"]) == 2
     assert "outcome must be one of ['win', 'placing']" in capsys.readouterr().err
+
+
+def test_agent_names_of_a_result_file_reach_the_terminal_as_plain_text(folders: dict[str, Path], tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """rich markup (a hyperlink) and escape sequences in an agent name of a crafted results.json are shown as text."""
+    data = json.loads((folders["a"] / "results.json").read_text())
+    name = "random[link=https://example.com]x[/link]\x1b]0;pwned\x07"
+    for game in data["games"]:
+        game["seats"] = [name if seat == "random" else seat for seat in game["seats"]]
+    folder = _damaged(tmp_path, json.dumps(data))
+    monkeypatch.setenv("COLUMNS", "300")  # the table's width: the name on one line
+    assert main([str(folder), "--out", str(tmp_path / "board")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "random[link=https://example.com]x[/link]\\x1b]0;pwned\\x07" in out

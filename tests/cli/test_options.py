@@ -15,7 +15,7 @@ from goboom_env import __version__
 from goboom_env.cli import main
 from goboom_env.cli.demo import DemoArgs
 from goboom_env.cli.evaluate import EvaluateArgs
-from goboom_env.cli.options import parse
+from goboom_env.cli.options import parse, print_error
 from goboom_env.cli.play import PlayArgs
 from goboom_env.cli.train_rllib import RLlibCommand
 from goboom_env.config import GameConfig
@@ -149,6 +149,13 @@ def test_both_self_play_trainers_check_pool_warm_start_and_evaluation(trainer: s
     (["train-rllib", "--hidden", "32"], "goboom train-rllib: error: Unrecognized options: --hidden"),
     (["leaderboard", "--preset", "classic", "results"], "goboom leaderboard: error: Unrecognized options: --preset"),
     (["replay", "--preset", "classic", "games.jsonl"], "goboom replay: error: Unrecognized options: --preset"),
+    (["play", "--seed", "-5"], "goboom play: error: --seed must be a non-negative integer, got -5"),
+    (["evaluate", "--games", "9" * 5000], "goboom evaluate: error: --games must be an integer of at most 20 digits"),
+    (["evaluate", "--games", "0"], "goboom evaluate: error: --games must be a positive integer, got 0"),
+    (["train", "--threads", "0"], "goboom train: error: threads must be >= 1, got 0"),
+    (["train-fast", "--seed", "-3"], "goboom train-fast: error: seed must be >= 0, got -3"),
+    (["train-fast", "--net-arch", "100000", "100000"], "goboom train-fast: error: net_arch [100000, 100000] makes a "
+                                                       "network of 10,057,300,054 weights, more than the 33,554,432"),
 ])
 def test_a_bad_command_line_is_one_line_and_exit_code_2(argv: list[str], message: str, capsys) -> None:
     needs_extra_of(argv[0])
@@ -166,3 +173,20 @@ def test_version_and_help_list_every_command() -> None:
     for words in ("--config FILE", "--preset", "--num-players", "--learning-rate", "Adam learning rate",
                   "(default: 0.0005)", "--no-progress"):
         assert words in shown.stdout, words
+
+
+def test_an_error_line_echoes_a_value_short_and_never_a_control_character(tmp_path: Path, capsys) -> None:
+    """A 10 MB value of a settings file is echoed as an excerpt; an error message that carries control characters
+    (a key of a crafted checkpoint in torch's message) prints them escaped, on one line."""
+    config = tmp_path / "big.toml"
+    config.write_text(f'variant = "{"x" * 10_000_000}"\n')
+    assert main(["evaluate", "--config", str(config)]) == 2
+    assert capsys.readouterr().err == f"goboom evaluate: error: config file {config} is larger than 1 MiB, more than " \
+                                      "any file goboom-env writes; refused, not read\n"
+    config.write_text(f'variant = "{"x" * 900_000}"\n')
+    assert main(["evaluate", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("goboom evaluate: error: variant must be one of ['classic', 'jokers'], got 'xxx")
+    assert len(err) < 300 and err.count("\n") == 1
+    print_error("goboom x", ValueError("key \x1b]52;c;cHduZWQ=\x07 in\r\nstate_dict\x9b2J"))
+    assert capsys.readouterr().err == "goboom x: error: key \\x1b]52;c;cHduZWQ=\\x07 in\\r\\nstate_dict\\x9b2J\n"
