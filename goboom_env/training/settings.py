@@ -222,7 +222,7 @@ class SelfPlayArgs(PPOArgs):
 
     def validate_self_play(self) -> None:
         """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
-        check_bounds(self, ">= 1", "pool_size", "eval_games")
+        check_bounds(self, ">= 1", "pool_size", "eval_games", "bc_epochs")
         check_bounds(self, ">= 0", "bc_games", "shaping")
         check_bounds(self, ">= -1", "eval_every")
         if self.eval_every >= 0 and not self.eval_opponents:
@@ -262,7 +262,8 @@ class TrainArgs(SelfPlayArgs):
         self.validate_ppo()
         check_choice("vec_env", self.vec_env, VEC_ENVS)
         check_choice("seat", self.seat, SEAT_MODES)
-        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps", "threads")
+        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps")
+        check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "seed")
         parse_opponents(self.opponents)
         self.validate_self_play()
@@ -361,7 +362,8 @@ class VectorArgs(SelfPlayArgs):
         self.validate_player_counts()
         check_output_folder(self.out, force=self.force, resume=self.resume, resumable=True, inputs=self.inputs())
         self.validate_ppo()
-        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps")
+        check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "seed")
         self.validate_self_play()
         check_bounds(self, ">= 0", "time_limit", "critic_warmup")
@@ -575,7 +577,8 @@ class ExploitArgs(PPOArgs):
         if not self.agent:
             raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic-4p-hands --variant classic")
         check_choice("trainer", self.trainer, TRAINERS)
-        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads", "eval_games")
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "eval_games")
+        check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "time_limit", "eval_every", "seed")
         check_choice("precision", self.precision, PRECISIONS)
         check_bounds(self, "> 0", "max_grad_norm")
@@ -735,8 +738,13 @@ BOUNDS: dict[str, Callable[[Any], bool]] = {
     ">= -1": lambda v: v >= -1,
     "> 0": lambda v: v > 0,
     "in (0, 1]": lambda v: 0 < v <= 1,
+    "in 1..1024": lambda v: 1 <= v <= 1024,
 }
 """The numeric rules of the settings, keyed by the words their error message uses (NaN breaks every one)."""
+
+
+THREADS = "in 1..1024"
+"""The rule of ``threads``: torch and BLAS take at most this many (more is an overflow, not a faster run)."""
 
 
 def check_bounds(args: object, rule: str, *names: str) -> None:

@@ -152,7 +152,7 @@ def test_both_self_play_trainers_check_pool_warm_start_and_evaluation(trainer: s
     (["play", "--seed", "-5"], "goboom play: error: --seed must be a non-negative integer, got -5"),
     (["evaluate", "--games", "9" * 5000], "goboom evaluate: error: --games must be an integer of at most 20 digits"),
     (["evaluate", "--games", "0"], "goboom evaluate: error: --games must be a positive integer, got 0"),
-    (["train", "--threads", "0"], "goboom train: error: threads must be >= 1, got 0"),
+    (["train", "--threads", "0"], "goboom train: error: threads must be in 1..1024, got 0"),
     (["train-fast", "--seed", "-3"], "goboom train-fast: error: seed must be >= 0, got -3"),
     (["train-fast", "--net-arch", "100000", "100000"], "goboom train-fast: error: net_arch [100000, 100000] makes a "
                                                        "network of 10,057,300,054 weights, more than the 33,554,432"),
