@@ -19,7 +19,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from goboom_env.evaluation import interrupt  # noqa: E402
-from goboom_env.training.artifacts.model_files import read_metadata  # noqa: E402
+from goboom_env.config import GameConfig  # noqa: E402
+from goboom_env.training.artifacts.model_files import model_metadata, read_metadata  # noqa: E402
 from goboom_env.training.fast import ppo  # noqa: E402
 from goboom_env.training.fast.run import RunPaths, check_run_folder, load_checkpoint, save_checkpoint  # noqa: E402
 from goboom_env.training.settings import VectorArgs  # noqa: E402
@@ -30,7 +31,7 @@ REAL_SAVE = torch.save
 def state(steps: int) -> dict[str, Any]:
     """A minimal checkpoint, as :func:`load_checkpoint` requires it."""
     return {"net": {"weight": torch.full((4,), float(steps))}, "optimizer": {}, "steps": steps, "episodes": 1,
-            "train_s": 0.5, "snapshots": [], "meta": {"train_args": {}}}
+            "train_s": 0.5, "snapshots": [], "meta": model_metadata(GameConfig())}
 
 
 def cut_short(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
@@ -62,7 +63,7 @@ def test_a_checkpoint_cut_short_in_torch_save_leaves_no_file_and_the_previous_on
     assert load_checkpoint(paths.state(256))["steps"] == 256
 
 
-def test_a_checkpoint_cut_short_on_disk_leaves_only_a_hidden_partial_that_resume_ignores(
+def test_a_checkpoint_cut_short_on_disk_leaves_the_last_one_and_resume_ignores_a_killed_writes_partial(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = RunPaths(tmp_path / "run")
     save_checkpoint(state(256), paths.state(256))
@@ -76,7 +77,8 @@ def test_a_checkpoint_cut_short_on_disk_leaves_only_a_hidden_partial_that_resume
     with pytest.raises(KeyboardInterrupt):
         save_checkpoint(state(512), paths.state(512))
     monkeypatch.undo()
-    assert names(paths.files.checkpoints) == [".state_512.pt.partial", "state_256.pt"]
+    assert names(paths.files.checkpoints) == ["state_256.pt"]  # the half-written file is removed again
+    (paths.files.checkpoints / ".state_512.pt.partial").write_bytes(b"half")  # what a killed process leaves
     assert paths.latest_state() == paths.state(256)  # the glob state_*.pt skips the hidden file
     args = VectorArgs(out=str(paths.root), resume=True)
     assert check_run_folder(args, args.run_config(), paths) == paths.state(256)

@@ -126,10 +126,9 @@ def checkpoint_problem(state: dict[str, Any]) -> str | None:
             return f"{key} must be a non-negative integer, got {shown(state[key])}"
     if type(state["train_s"]) not in (int, float) or not 0 <= state["train_s"] < math.inf:
         return f"train_s must be a non-negative number, got {shown(state['train_s'])}"
-    for key in ("net", "optimizer", "anchor"):
-        value = state.get(key)
-        if not (value is None and key == "anchor") and not (
-                isinstance(value, dict) and all(isinstance(k, str) for k in value)):
+    for key in ("net", "optimizer"):
+        value = state[key]
+        if not (isinstance(value, dict) and all(isinstance(k, str) for k in value)):
             return f"{key} must be a state dict (a mapping of names), got {type(value).__name__}"
     if not all(torch.is_tensor(v) for v in state["net"].values()):
         return "net must map each name to a tensor"
