@@ -18,8 +18,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from goboom_env.evaluation import interrupt  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
+from goboom_env.evaluation import interrupt  # noqa: E402
 from goboom_env.training.artifacts.model_files import model_metadata, read_metadata  # noqa: E402
 from goboom_env.training.fast import ppo  # noqa: E402
 from goboom_env.training.fast.run import RunPaths, check_run_folder, load_checkpoint, save_checkpoint  # noqa: E402
