@@ -38,9 +38,9 @@ def main(args: EvaluateArgs) -> None:
     """Play the tournament the settings read over :data:`SETTINGS` describe, save and print the report."""
     from rich.console import Console
 
-    from goboom_env.evaluation.outdir import StagedFolder, fresh_folder
     from goboom_env.evaluation.report import print_side_by_side, print_tables, write_report, write_side_by_side
     from goboom_env.evaluation.tournament import record_games, run_pairwise, run_tournament
+    from goboom_env.outdir import StagedFolder, fresh_folder
     from goboom_env.records import write
 
     config = args.game_config()

@@ -1,6 +1,6 @@
 """goboom-env: the card game Go Boom as a pure rules engine and a PettingZoo AEC environment."""
 
-from goboom_env._startup import guard_startup
+from goboom_env.process import guard_startup
 
 guard_startup()  # the goboom command only: a Ctrl-C while the imports below run ends it with one line
 

@@ -88,8 +88,8 @@ def main(args: TianshouArgs) -> None:
 
     import goboom_env  # registers goboom_env/GoBoom-v0
     from goboom_env.cards import NUM_ACTIONS
-    from goboom_env.evaluation.outdir import StagedFolder
     from goboom_env.observation import observation_size
+    from goboom_env.outdir import StagedFolder
     from goboom_env.training import export_model
     from goboom_env.training.interop.tianshou import MaskedActor, MaskInObservation, ObservationCritic
     from goboom_env.training.settings import set_threads

@@ -65,7 +65,7 @@ def main(args: RecipeArgs) -> None:
 
     import goboom_env
     from goboom_env.cards import NUM_ACTIONS
-    from goboom_env.evaluation.outdir import StagedFolder
+    from goboom_env.outdir import StagedFolder
     from goboom_env.training import export_model
     from goboom_env.training.settings import set_threads
 

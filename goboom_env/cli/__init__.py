@@ -8,7 +8,7 @@ extra (torch, ray) is not installed. Before that import, the modules of the extr
 needs are looked up (not imported): a missing one is reported with the ``pip install`` line that
 adds it, exit code 2. Ctrl-C (SIGINT) or SIGTERM ends any sub-command within about two seconds, whatever it
 is doing, with one line on stderr and exit code 130 (143 for SIGTERM), its worker processes stopped
-(:mod:`goboom_env.evaluation.interrupt`, in force from the first line of :func:`main`); a closed output pipe
+(:mod:`goboom_env.process`, in force from the first line of :func:`main`); a closed output pipe
 (``goboom evaluate ... | head``) ends it quietly.
 """
 
@@ -21,8 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from goboom_env import __version__
-from goboom_env.evaluation import interrupt
+from goboom_env import __version__, process
 from goboom_env.hints import extra_modules, extra_of
 
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
@@ -77,9 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     entry = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else ""
-    handling = interrupt.Handling(f"goboom {command}" if command else "goboom", entry)  # until handled() gives its own
+    handling = process.Handling(f"goboom {command}" if command else "goboom", entry)  # until handled() gives its own
     try:
-        with interrupt.handled(handling.prog, entry=entry) as handling:
+        with process.handled(handling.prog, entry=entry) as handling:
             try:
                 return _run(command, argv)
             except BrokenPipeError:
@@ -87,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 1
     except KeyboardInterrupt:  # during the command, or as its handling ended (the command had just returned)
         if handling.signum:  # a real signal: no child process outlives the command
-            interrupt.stop_children()
+            process.stop_children()
         status = handling.report()
         handling.exit(status)  # the goboom process after a signal: no slow interpreter teardown
         return status

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING
 from goboom_env.agents import baselines
 from goboom_env.cli.options import command_line, parse, print_error, with_model_game
 from goboom_env.config import GameConfig, check_int
-from goboom_env.evaluation.interrupt import WorkerLostError
-from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
+from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
+from goboom_env.process import WorkerLostError
 from goboom_env.training.settings import GameArgs, check_choice, spec_inputs
 
 if TYPE_CHECKING:

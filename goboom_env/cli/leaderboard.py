@@ -23,8 +23,8 @@ from typing import Annotated
 import tyro
 
 from goboom_env.cli.options import command_line, parse, print_error, run_command
-from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.evaluation.ratings import OUTCOMES
+from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.training.settings import check_choice
 
 

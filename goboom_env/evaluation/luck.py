@@ -60,11 +60,11 @@ from goboom_env.agents.rollout import AGENT_MOVES, HEURISTIC_MOVES, Move, play_o
 from goboom_env.cards import DRAW_OR_PASS, NUM_FACES, boom_mask
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
-from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.stats import Z95, PairedTest, paired_test
 from goboom_env.evaluation.tournament import TournamentResult, record_games
 from goboom_env.events import EventKind
 from goboom_env.observation import observe
+from goboom_env.process import bars_shown
 from goboom_env.records import GameRecord
 
 DEFAULT_ROLLOUTS = 32

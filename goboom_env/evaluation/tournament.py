@@ -38,10 +38,9 @@ from goboom_env.cards import code_of, deck_faces
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Match, blamed_on
 from goboom_env.episode import check_episode
-from goboom_env.evaluation.interrupt import WorkerLostError, end_with, uninterrupted
-from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.game_loop import Decision, DecisionHook, play_episode
+from goboom_env.process import WorkerLostError, bars_shown, end_with, uninterrupted
 from goboom_env.records import GameRecord as SavedGame
 from goboom_env.records import Recorder
 
@@ -304,7 +303,7 @@ def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) 
 def _worker_start(parent: int) -> None:
     """Worker initializer: Ctrl-C reaches the whole process group, but only the parent acts on it (it stops
     the workers); SIGTERM, which the parent sends them, ends a worker at once; and a worker ends with its parent
-    (:func:`~goboom_env.evaluation.interrupt.end_with`), even one killed while its workers were starting."""
+    (:func:`~goboom_env.process.end_with`), even one killed while its workers were starting."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     end_with(parent)
@@ -399,7 +398,7 @@ def run_tournament(
     With ``processes > 1`` the games are played by worker processes started the platform's way (fork
     on Linux up to Python 3.13); where they are spawned, a script calling this at import level needs
     the usual ``if __name__ == "__main__":`` guard. An agent's error, or Ctrl-C (or SIGTERM under
-    :func:`goboom_env.evaluation.interrupt.handled`), stops every worker at once and is raised here (the games
+    :func:`goboom_env.process.handled`), stops every worker at once and is raised here (the games
     played so far are dropped)."""
     games, seed, processes = _check_args(config, agents, games, seed, processes, episode)
     processes = worker_count(processes, games)

@@ -20,10 +20,10 @@ import numpy as np
 from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
-from goboom_env.evaluation.progress import bar
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.global_state import StateEncoder
 from goboom_env.hints import needs_extra
+from goboom_env.process import bar
 from goboom_env.scoring import win_rewards
 
 

@@ -31,8 +31,8 @@ from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
 from goboom_env.env import EPISODES, REWARDS
-from goboom_env.evaluation.outdir import check_output_folder
 from goboom_env.hints import needs_extra, shown
+from goboom_env.outdir import check_output_folder
 from goboom_env.training.artifacts.numpy_actor import MAX_PARAMETERS, network_size
 from goboom_env.untrusted import parse_json, read_limited
 

@@ -1,10 +1,10 @@
 """Ctrl-C (SIGINT) and SIGTERM stop a ``goboom`` command at any moment of its run: start-up, the worker pool
 starting, the games, the results being written, and after they are in place. Each time the command ends with exit
 code 130 (143 for SIGTERM) and one line on stderr, no process it started is left, and a results folder is either
-complete or absent (goboom_env.evaluation.interrupt).
+complete or absent (goboom_env.process).
 
 What is checked is what happened, never how long it took: the command's own bound (1.5 s of clean-up before a
-forced exit, ``interrupt.GRACE_S``) is the mechanism's, and :data:`HANG_GUARD_S` only tells a hang from a slow
+forced exit, ``process.GRACE_S``) is the mechanism's, and :data:`HANG_GUARD_S` only tells a hang from a slow
 machine. The measured times are printed (``pytest -s``); unloaded they are about 0.1 s.
 """
 
@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from helpers import GOBOOM, ROOT, needs_extra_of
 
-from goboom_env.evaluation import interrupt
-from goboom_env.evaluation.outdir import mark
+from goboom_env import process
+from goboom_env.outdir import mark
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the processes from /proc")
 
@@ -141,7 +141,7 @@ class Command:
 
     def assert_stopped(self, err: str, signum: int = signal.SIGINT) -> None:
         """Stopped with the status of ``signum``, a single line on stderr, no process left."""
-        assert self.proc.returncode == interrupt.exit_status(signum), err
+        assert self.proc.returncode == process.exit_status(signum), err
         assert len(err.splitlines()) == 1 and "Traceback" not in err, err
         assert [pid for pid, started in self.seen.items() if _alive(pid, started)] == []
         assert _group(self.proc.pid) == []
@@ -170,7 +170,7 @@ def test_an_interrupt_at_start_up(tmp_path: Path, moment: str) -> None:
     command = Command(*EVALUATE, *LONG, "--out", str(out))
     if moment == "0.5 s after the start":
         time.sleep(max(0.0, command.started + 0.5 - time.monotonic()))
-    # "As soon as goboom runs": the first statement of the package (goboom_env._startup) handles the signals of the
+    # "As soon as goboom runs": the first statement of the package (goboom_env.process) handles the signals of the
     # goboom process while the imports run, before main's own handling; only the interpreter's start before it
     # (hundredths of a second) keeps Python's default, so the signal waits for the first handler.
     command.wait_until(lambda: _handlers_installed(command.proc.pid), "goboom handlers")
@@ -280,13 +280,13 @@ def test_train_fast_interrupted_while_it_starts(tmp_path: Path) -> None:
 STUCK_CLEAN_UP = """
 import subprocess, sys, time
 from pathlib import Path
-from goboom_env.evaluation import interrupt
+from goboom_env import process
 
-with interrupt.handled("goboom stuck", entry=True) as handling:
+with process.handled("goboom stuck", entry=True) as handling:
     staged = Path(sys.argv[1])
     staged.mkdir()
     (staged / "results.json").write_text("{")  # half written
-    interrupt.staging(staged)
+    process.staging(staged)
     child = subprocess.Popen(["sleep", "60"])
     try:
         print("ready", flush=True)
@@ -314,19 +314,19 @@ def test_a_clean_up_that_does_not_end_is_cut_short(tmp_path: Path) -> None:
 
 def test_sigterm_raises_an_interrupt_that_exits_143() -> None:
     before = signal.getsignal(signal.SIGTERM)
-    with interrupt.handled("goboom test") as handling:
+    with process.handled("goboom test") as handling:
         with pytest.raises(KeyboardInterrupt) as raised:
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(1)  # the handler runs at once
-        assert isinstance(raised.value, interrupt.Interrupted) and raised.value.signum == signal.SIGTERM
+        assert isinstance(raised.value, process.Interrupted) and raised.value.signum == signal.SIGTERM
         assert handling.message() == "goboom test: interrupted by SIGTERM" and handling.status() == 143
     assert signal.getsignal(signal.SIGTERM) is before
 
 
 def test_a_signal_inside_an_uninterrupted_block_takes_effect_when_it_ends() -> None:
     steps = []
-    with interrupt.handled("goboom test"), pytest.raises(interrupt.Interrupted):
-        with interrupt.uninterrupted():
+    with process.handled("goboom test"), pytest.raises(process.Interrupted):
+        with process.uninterrupted():
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(0.05)
             steps.append("the block ran to its end")
@@ -335,25 +335,23 @@ def test_a_signal_inside_an_uninterrupted_block_takes_effect_when_it_ends() -> N
 
 
 def test_what_was_kept_is_named() -> None:
-    with interrupt.handled("goboom test") as handling:
-        interrupt.kept("the results in out/")
+    with process.handled("goboom test") as handling:
+        process.kept("the results in out/")
         assert handling.message() == "goboom test: interrupted; kept the results in out/"
-    interrupt.kept("nothing: no command runs")  # outside handled(): ignored
+    process.kept("nothing: no command runs")  # outside handled(): ignored
 
 
 def test_the_start_up_guard_is_for_the_goboom_command_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """A script that imports the library keeps its own signal handling; the goboom process ends on a signal."""
-    from goboom_env import _startup
-
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         monkeypatch.setattr(sys, "argv", ["my_script.py", "evaluate"])
-        _startup.guard_startup()
+        process.guard_startup()
         assert {s: signal.getsignal(s) for s in before} == before
         monkeypatch.setattr(sys, "argv", ["/venv/bin/goboom", "evaluate", "--games", "4"])
-        _startup.guard_startup()
-        assert signal.getsignal(signal.SIGINT) is _startup._end and signal.getsignal(signal.SIGTERM) is _startup._end
-        assert _startup._prog() == "goboom evaluate"
+        process.guard_startup()
+        assert signal.getsignal(signal.SIGINT) is process._end and signal.getsignal(signal.SIGTERM) is process._end
+        assert process._prog() == "goboom evaluate"
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)

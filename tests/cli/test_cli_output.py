@@ -21,9 +21,9 @@ from rich.console import Console
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.leaderboard import Group
 from goboom_env.evaluation.leaderboard import rich_tables as leaderboard_tables
-from goboom_env.evaluation.progress import bars_shown
 from goboom_env.evaluation.report import format_cell, markdown_table, print_tables, rich_table, rich_tables
 from goboom_env.evaluation.tournament import run_tournament
+from goboom_env.process import bars_shown
 from goboom_env.training.artifacts.run_folder import step_bar
 
 

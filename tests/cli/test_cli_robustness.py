@@ -23,8 +23,8 @@ from helpers import GOBOOM, ROOT, needs_extra_of
 import goboom_env.evaluation.report
 import goboom_env.evaluation.tournament
 from goboom_env.cli import SUBCOMMANDS, main
-from goboom_env.evaluation.outdir import MARKER, mark
 from goboom_env.hints import EXTRAS, INCLUDES, extra_modules
+from goboom_env.outdir import MARKER, mark
 
 CHECKOUT = {**os.environ, "PYTHONPATH": str(ROOT)}
 """The environment of a command run outside the checkout: it still runs this checkout's code."""

@@ -1,4 +1,4 @@
-"""The one output rule of every command that writes (goboom_env.evaluation.outdir): never the current folder, a folder
+"""The one output rule of every command that writes (goboom_env.outdir): never the current folder, a folder
 above it, the home folder or ``/``; ``--force`` replaces only what goboom wrote (a folder with its marker, a goboom
 model file) and never a command's own input; nothing is removed before the new output is ready. Each case runs on a
 real folder of user files in a temporary directory and checks that every file survives, byte for byte."""
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from helpers import GOBOOM, ROOT
 
+from goboom_env import outdir
 from goboom_env.cli import main
-from goboom_env.evaluation import outdir
-from goboom_env.evaluation.outdir import MARKER, OutputError, StagedFolder, check_output_folder, mark
 from goboom_env.models import model_path
+from goboom_env.outdir import MARKER, OutputError, StagedFolder, check_output_folder, mark
 from goboom_env.training.settings import RLlibArgs
 
 QUICK_EVALUATE = ["--games", "2", "--episode", "hand", "--no-progress"]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from goboom_env import GameConfig
-from goboom_env.evaluation.outdir import mark
+from goboom_env.outdir import mark
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Training checkpoints are written whole or not at all, and an interrupted run names its checkpoint in the one line
-of the interruption (goboom_env.evaluation.interrupt).
+of the interruption (goboom_env.process).
 
 A ``state_N.pt`` is serialised in memory, written to the hidden ``.state_N.pt.partial`` beside it and renamed into
 place: a write cut short (Ctrl-C, a forced exit) leaves no ``state_*.pt`` of its own, and the checkpoint before it
@@ -18,8 +18,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from goboom_env import process  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
-from goboom_env.evaluation import interrupt  # noqa: E402
 from goboom_env.training.artifacts.model_files import model_metadata, read_metadata  # noqa: E402
 from goboom_env.training.fast import ppo  # noqa: E402
 from goboom_env.training.fast.run import RunPaths, check_run_folder, load_checkpoint, save_checkpoint  # noqa: E402
@@ -114,7 +114,7 @@ def test_an_interrupted_train_fast_names_its_checkpoint_and_the_resume_in_the_on
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "run"
     stop_at_iteration(monkeypatch, 3)
-    with interrupt.handled("goboom train-fast") as handling, pytest.raises(KeyboardInterrupt):
+    with process.handled("goboom train-fast") as handling, pytest.raises(KeyboardInterrupt):
         ppo.train(tiny(out, checkpoint_every=100_000_000))
     paths = RunPaths(out)
     checkpoint = paths.latest_state()
@@ -139,7 +139,7 @@ def test_resume_continues_from_the_checkpoint_before_a_write_cut_short(
         REAL_SAVE(obj, f, *args, **kwargs)
 
     monkeypatch.setattr(torch, "save", save)
-    with interrupt.handled("goboom train-fast") as handling, pytest.raises(KeyboardInterrupt):
+    with process.handled("goboom train-fast") as handling, pytest.raises(KeyboardInterrupt):
         ppo.train(tiny(out))
     monkeypatch.undo()
     paths = RunPaths(out)

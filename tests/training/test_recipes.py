@@ -17,7 +17,7 @@ import pytest
 from helpers import ROOT, goboom_evaluate
 
 import goboom_env
-from goboom_env.evaluation.outdir import mark
+from goboom_env.outdir import mark
 from goboom_env.training.artifacts.model_files import read_metadata
 
 pytest.importorskip("tianshou")

@@ -7,7 +7,7 @@ module              what it holds
                     zips, ``export_policy``, ``average_policies``; the actor of a saved model
 ``numpy_actor``     ``FrozenMlp``: the actor network in numpy (what ``ppo:`` plays and league snapshots are)
 ``run_folder``      the run folder of ``goboom train`` and ``train-fast``: its files, its start (staged by the
-                    output rule of ``goboom_env.evaluation.outdir``), CSV logs, checkpoints read as tensors only
+                    output rule of ``goboom_env.outdir``), CSV logs, checkpoints read as tensors only
 ``learning_curve``  ``learning_curve.png`` of a run folder
 ==================  ===========================================================================================
 

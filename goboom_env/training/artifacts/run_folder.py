@@ -18,8 +18,8 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from goboom_env.evaluation.outdir import Inputs, OutputError, StagedFolder, is_marked, mark
 from goboom_env.hints import needs_extra, shown
+from goboom_env.outdir import Inputs, OutputError, StagedFolder, is_marked, mark
 
 CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
 SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
@@ -63,7 +63,7 @@ def start_run_folder(args: Any, files: RunFiles, command: str | None, *, resume:
     and the ``commands.txt`` line.
 
     A fresh run's folder is staged beside ``--out`` with goboom's marker and renamed into place
-    (:class:`~goboom_env.evaluation.outdir.StagedFolder`): with ``args.force`` an earlier run there is replaced only
+    (:class:`~goboom_env.outdir.StagedFolder`): with ``args.force`` an earlier run there is replaced only
     now, and a folder goboom did not write never is (the output rule, checked again, ``inputs`` included).
     ``resume``: the run continues in its folder, which is marked as goboom's if an earlier version left it
     unmarked. ValueError when the folder cannot be written."""
@@ -189,7 +189,7 @@ def step_bar(total: int, desc: str, enabled: bool = True, start: int = 0) -> Ste
 
 
 class StepBar:
-    """A trainer's progress bar over learner steps (:func:`goboom_env.evaluation.progress.bar`: drawn on a terminal
+    """A trainer's progress bar over learner steps (:func:`goboom_env.process.bar`: drawn on a terminal
     only), resumed at ``start``.
 
     A trainer learns whole rollouts, so its last one may pass the budget: the bar never counts past its total
@@ -197,7 +197,7 @@ class StepBar:
     that a finished run's bar ends at ``N/N`` with ``N`` the steps it took."""
 
     def __init__(self, total: int, desc: str, enabled: bool = True, start: int = 0) -> None:
-        from goboom_env.evaluation.progress import bar
+        from goboom_env.process import bar
 
         self.total = total
         self.count = min(start, total)

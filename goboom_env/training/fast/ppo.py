@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from goboom_env import process
 from goboom_env.config import MAX_PLAYERS, GameConfig
-from goboom_env.evaluation import interrupt
-from goboom_env.evaluation.progress import say
 from goboom_env.hints import needs_extra, one_line
+from goboom_env.process import say
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, write_atomically
 from goboom_env.training.artifacts.numpy_actor import FrozenMlp
@@ -139,7 +139,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
                 next_eval = next_multiple(trainer.steps, args.eval_every)
     except KeyboardInterrupt:
         path = save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
-        interrupt.kept(f"the checkpoint {path}; continue with --resume --out {paths.root}")
+        process.kept(f"the checkpoint {path}; continue with --resume --out {paths.root}")
         raise
     else:
         bar.finish(trainer.steps)

@@ -16,8 +16,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from goboom_env.evaluation.progress import bars_shown
 from goboom_env.hints import needs_extra
+from goboom_env.process import bars_shown
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.rllib.policy import (
     MAIN_MODULE,

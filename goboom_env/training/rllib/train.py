@@ -24,8 +24,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from goboom_env.evaluation.outdir import OutputError, StagedFolder, is_marked, mark
 from goboom_env.hints import needs_extra
+from goboom_env.outdir import OutputError, StagedFolder, is_marked, mark
 from goboom_env.training.artifacts.model_files import check_compatible
 from goboom_env.training.rllib.cluster import probe
 from goboom_env.training.rllib.env import GoBoomMultiAgentEnv, make_env_config
@@ -170,7 +170,7 @@ def train(args: RLlibArgs) -> Path:
 def _run_folder_started(run: Path, args: RLlibArgs) -> Iterator[None]:
     """Start the run folder once the algorithm is built: a run continued with ``--resume`` keeps its folder; a fresh
     run's is staged with goboom's marker and renamed into place (with ``--force`` an earlier run there is replaced
-    only now; :class:`~goboom_env.evaluation.outdir.StagedFolder`). If the body fails before a checkpoint was saved
+    only now; :class:`~goboom_env.outdir.StagedFolder`). If the body fails before a checkpoint was saved
     in the folder this run started, that folder is removed again (an empty one given by the user is left empty), so
     that the rerun is not refused as "not empty" (nothing resumable would be lost)."""
     continued = args.resume and run.is_dir() and any(run.iterdir())

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from goboom_env import process
 from goboom_env.config import GameConfig
-from goboom_env.evaluation import interrupt
-from goboom_env.evaluation.progress import say
 from goboom_env.hints import one_line
+from goboom_env.process import say
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import (
@@ -109,12 +109,12 @@ def _close_envs(vec_env: Any, failing: bool) -> None:
 
 def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles, start: int) -> None:
     """After Ctrl-C: save a checkpoint of the steps learnt since ``start`` (atomically, as every model file) and
-    name it, with how to continue, in the interruption's line (:func:`goboom_env.evaluation.interrupt.kept`)."""
+    name it, with how to continue, in the interruption's line (:func:`goboom_env.process.kept`)."""
     steps = model.num_timesteps
     if steps <= start:
         return
     path = save_model(model, files.checkpoints / f"model_{steps}.zip", model_metadata(config, args, steps))
-    interrupt.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
+    process.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
 
 
 def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:

@@ -1,28 +1,16 @@
-"""Runs cut short: by Ctrl-C (SIGINT) or SIGTERM, or by a worker process that was killed.
+"""What every long command shares with the process it runs in: signals, worker processes and progress display.
 
-One mechanism serves every ``goboom`` command: :func:`handled`, the first thing :func:`goboom_env.cli.main`
-does (before the command's module and its heavy libraries are imported).
-
-* SIGINT and SIGTERM raise :class:`Interrupted`, a :class:`KeyboardInterrupt`, in the main thread: every
-  ``except KeyboardInterrupt`` clean-up (workers stopped, a staged results folder removed, a training
-  checkpoint saved) runs for either. The command then prints one line (:meth:`Handling.report`) and exits
-  128 + the signal: 130 for SIGINT, 143 for SIGTERM. SIGINT counts even when the process started with it
-  ignored (what a script's ``goboom ... &`` inherits), so that ``kill -INT`` always stops a run.
-* Inside :func:`uninterrupted` (a results folder renamed into place, workers being stopped) a signal waits
-  for the end of the block, so that no such step is left half done.
-* A second signal, or a clean-up still running :data:`GRACE_S` seconds after the first one, ends the process
-  at once: its child processes are killed, the staging folders it registered (:func:`staging`) are removed,
-  the line is printed and the process exits with the same status. Every command thus ends within about
-  two seconds of a Ctrl-C, whatever it was doing.
-* Processes forked while it is in force (multiprocessing workers) ignore SIGINT, since Ctrl-C reaches the
-  whole process group but only the parent decides, and die of SIGTERM as by default. A worker that calls
-  :func:`end_with` ends when its parent does, however the parent ends (SIGKILL and a forced exit included).
-
-While the ``goboom`` process imports the package, before :func:`handled` runs, :mod:`goboom_env._startup` ends
-it on either signal with the same line and status; only the interpreter's own start before that and its final
-teardown after a command has returned (hundredths of a second each, where Python restores the default handling:
-the process then ends by the signal, which a shell reports as 130 or 143 too, without the line) keep Python's
-default handling.
+* **Start-up** (:func:`guard_startup`): while the ``goboom`` command imports the package, Ctrl-C or SIGTERM end it
+  at once with the command's one line (130 or 143): nothing has started, so there is nothing to clean up.
+* **Interruptions** (:func:`handled`, the first thing :func:`goboom_env.cli.main` does): SIGINT and SIGTERM raise
+  :class:`Interrupted`, a :class:`KeyboardInterrupt`, in the main thread, so every ``except KeyboardInterrupt``
+  clean-up runs (workers stopped, a staged results folder removed, a checkpoint saved); the command prints one line
+  and exits 128 + the signal. Inside :func:`uninterrupted` a signal waits for the end of the block. A second signal,
+  or a clean-up still running :data:`GRACE_S` seconds later, ends the process at once: its children are killed and
+  the staging folders it registered (:func:`staging`) removed. Forked workers ignore SIGINT (only the parent
+  decides) and, with :func:`end_with`, end when their parent does, however it ends.
+* **Progress** (:func:`say`, :func:`bar`): one status line per phase and a tqdm bar over it, drawn only when the
+  command asks for bars and standard error is a terminal or a notebook (:func:`bars_shown`).
 """
 
 from __future__ import annotations
@@ -36,11 +24,35 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
+
+PROGRAM = "goboom"
+"""The console script's name (``[project.scripts]`` in pyproject.toml)."""
+
+
+def _prog() -> str:
+    """``goboom`` and its command (``goboom evaluate``), as the run's own line names it."""
+    argv = sys.argv
+    return f"{PROGRAM} {argv[1]}" if len(argv) > 1 and argv[1].isidentifier() else PROGRAM
+
+
+def _end(signum: int, _frame: FrameType | None) -> None:
+    """Print the one line and exit with 128 + the signal, as a shell reports a signal's end."""
+    how = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+    os.write(2, f"{_prog()}: interrupted{how}\n".encode())
+    os._exit(128 + signum)
+
+
+def guard_startup() -> None:
+    """In the ``goboom`` process only (its ``sys.argv[0]``), end the start-up at once on SIGINT or SIGTERM."""
+    if sys.argv and os.path.basename(sys.argv[0]) == PROGRAM and threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _end)
+
 
 GRACE_S = 1.5
 """Seconds the clean-up after a first signal may take before the process is ended at once (with the forced
@@ -365,3 +377,46 @@ def stop_children(timeout: float = 0.5) -> None:
 def _signal(pid: int, signum: int) -> None:
     with suppress(OSError):  # ended meanwhile
         os.kill(pid, signum)
+
+
+T = TypeVar("T")
+
+
+def bars_shown(enabled: bool = True) -> bool:
+    """Whether to draw progress bars: ``enabled`` (the command's ``--progress``) and standard error is a terminal
+    or a notebook's output."""
+    if not enabled:
+        return False
+    try:
+        return bool(sys.stderr.isatty()) or _in_notebook()
+    except (AttributeError, ValueError, OSError):  # no stderr, or a closed one
+        return False
+
+
+def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: str | None = None,
+        enabled: bool = True, **kwargs: Any) -> Any:
+    """A tqdm bar on standard error over ``iterable`` (or ``total`` items), drawn only where :func:`bars_shown`
+    says (an undrawn bar ignores its updates: keep a count elsewhere). ``kwargs`` go to tqdm (``unit``,
+    ``initial``, ``leave`` ...)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, disable=not bars_shown(enabled), dynamic_ncols=True,
+                file=sys.stderr, **kwargs)
+
+
+def say(message: str) -> None:
+    """One status line on standard error, printed above any bar being drawn (tqdm moves the bars below it)."""
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _in_notebook() -> bool:
+    """A Jupyter kernel runs this process (its stderr is no terminal but shows tqdm's notebook bars)."""
+    ipython = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
+        return shell is not None and "IPKernelApp" in shell.config
+    except (AttributeError, TypeError):
+        return False

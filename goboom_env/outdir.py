@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
-from goboom_env.evaluation import interrupt
+from goboom_env import process
 
 MARKER = ".goboom-output"
 """The file goboom writes in every output folder it creates: ``--force`` replaces only a folder that holds it."""
@@ -178,7 +178,7 @@ def fresh_folder(base: Path, stem: str) -> Path:
 class StagedFolder:
     """``with StagedFolder(out, force=...) as tmp:`` write every file into ``tmp``; when the block ends
     without an exception, ``tmp`` replaces ``out``; on an exception (Ctrl-C included) it is removed, and so
-    it is by the forced exit of :mod:`goboom_env.evaluation.interrupt` (a second Ctrl-C).
+    it is by the forced exit of :mod:`goboom_env.process` (a second Ctrl-C).
 
     The constructor checks ``out`` (:func:`check_output_folder`, with the command's ``inputs``) and entering
     creates the hidden sibling with goboom's :data:`MARKER` in it, so an unwritable place fails with ValueError
@@ -200,7 +200,7 @@ class StagedFolder:
             tmp = self.out.parent / f".{self.out.name}.{uuid.uuid4().hex[:12]}.partial"
             tmp.mkdir()  # the permissions of any new folder (umask), unlike tempfile.mkdtemp's 0700
             self.tmp = tmp
-            interrupt.staging(tmp)  # removed by a forced exit too
+            process.staging(tmp)  # removed by a forced exit too
             mark(tmp)
         except OSError as exc:
             self._discard()
@@ -213,21 +213,21 @@ class StagedFolder:
             self._discard()
             return
         try:
-            with interrupt.uninterrupted():  # a signal meanwhile takes effect once the results are in place
+            with process.uninterrupted():  # a signal meanwhile takes effect once the results are in place
                 self._replace()
-                interrupt.staging(self.tmp, done=True)
+                process.staging(self.tmp, done=True)
                 if self.kept:
-                    interrupt.kept(f"{self.kept} in {self.out}")
+                    process.kept(f"{self.kept} in {self.out}")
         except OSError as error:
             self._discard()
             raise OutputError(f"cannot write the results to {self.out}: {error.strerror or error}") from error
 
     def _discard(self) -> None:
         """Remove the staged folder and the parent folders made for it: a failed run leaves nothing."""
-        with interrupt.uninterrupted():
+        with process.uninterrupted():
             if self.tmp is not None:
                 shutil.rmtree(self.tmp, ignore_errors=True)
-                interrupt.staging(self.tmp, done=True)
+                process.staging(self.tmp, done=True)
             for parent in self.created:
                 try:
                     parent.rmdir()
@@ -243,7 +243,7 @@ class StagedFolder:
             os.rename(self.tmp, self.out)
             return
         if not self.out.is_dir() or (_entries(self.out) and not is_marked(self.out)):
-            interrupt.staging(self.tmp, done=True)
+            process.staging(self.tmp, done=True)
             raise OutputError(f"{self.option} {self.out} was filled by something else while this command ran, so it "
                               f"was not replaced; the new files are in {self.tmp}")
         old = self.tmp.with_suffix(".old")
