@@ -204,7 +204,7 @@ def episode_note(specs: Sequence[str], episode: str) -> str | None:
     whose model cannot be read gets no note (the tournament reports it)."""
     if episode not in EPISODE_WORDS:
         return None
-    from goboom_env.training.artifacts.model_files import spec_metadata, trained_episode
+    from goboom_env.agents.ppo import spec_metadata, trained_episode
 
     others = []
     for spec in dict.fromkeys(specs):

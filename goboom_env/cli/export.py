@@ -21,10 +21,10 @@ from typing import Annotated
 
 import tyro
 
+from goboom_env.agents.ppo import is_model_file
 from goboom_env.cli.options import parse, run_command
 from goboom_env.observation import OBSERVATION_LAYOUTS
 from goboom_env.outdir import check_output_file
-from goboom_env.training.artifacts.model_files import is_model_file
 from goboom_env.training.settings import GameArgs
 
 

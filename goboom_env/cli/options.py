@@ -168,7 +168,7 @@ def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
     trained for different games are a ValueError too (with them, every model must play the chosen game). A
     generalist's game is the one it plays by default (4 players when trained for them); game options may choose
     any other game it was trained for. Without a ``ppo:`` model, ``args`` is returned as it is."""
-    from goboom_env.training.artifacts.model_files import spec_config, spec_games
+    from goboom_env.agents.ppo import spec_config, spec_games
 
     trained = {spec: config for spec in dict.fromkeys(specs) if (config := spec_config(spec)) is not None}
     if not trained:

@@ -19,9 +19,9 @@ import numpy as np
 
 from goboom_env.agents.ismcts import GuidedISMCTSAgent
 from goboom_env.agents.policy import Observation
+from goboom_env.agents.ppo import PPOAgent, load_ppo_agent
 from goboom_env.config import GameConfig
 from goboom_env.player_view import PlayerView
-from goboom_env.training.sb3.agent import PPOAgent, load_ppo_agent
 
 DEFAULT_MS = 150.0
 """The time per decision when a spec gives no budget: within 200 ms on a 2-core machine with the model's passes."""

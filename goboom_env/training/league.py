@@ -22,8 +22,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from goboom_env.agents import Policy, make_agent
+from goboom_env.agents.ppo import FrozenMlp, SnapshotAgent
 from goboom_env.config import GameConfig, check_number
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp, SnapshotAgent
 from goboom_env.training.settings import SNAPSHOTS
 
 SELF = SNAPSHOTS

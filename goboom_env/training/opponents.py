@@ -19,7 +19,7 @@ from goboom_env.agents.batched import (
     PaddedOpponent,
     batched_heuristic,
 )
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp
+from goboom_env.agents.ppo import FrozenMlp
 
 __all__ = [
     "BatchOpponent",

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
 from goboom_env.env import EPISODES, REWARDS
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import check_output_folder
-from goboom_env.training.artifacts.numpy_actor import MAX_PARAMETERS, network_size
 from goboom_env.untrusted import parse_json, read_limited
 
 VEC_ENVS = ("dummy", "subproc")
@@ -448,7 +448,7 @@ class VectorArgs(SelfPlayArgs):
     def run_config(self) -> GameConfig:
         """The game the run's model plays by default: the game of the options, or a generalist's 4-player game
         (its first count when 4 is not among them)."""
-        from goboom_env.training.artifacts.model_files import default_player_count
+        from goboom_env.agents.ppo import default_player_count
 
         if self.player_counts:
             return self.player_config(default_player_count(self.player_counts))

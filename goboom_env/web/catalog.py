@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.agents import HEURISTICS, is_file_spec
+from goboom_env.agents.ppo import check_compatible, read_metadata, trained_games
 from goboom_env.config import GameConfig
 from goboom_env.models import model_path, shipped_models
-from goboom_env.training.artifacts.model_files import check_compatible, read_metadata, trained_games
 from goboom_env.web.limits import excerpt
 
 SEARCH_AGENTS = (("mc:budget=50", "Monte-Carlo search, 50 rollouts a move"),

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from goboom_env.agents.ppo import read_metadata
 from goboom_env.cli import evaluate
 from goboom_env.models import model_path
-from goboom_env.training.artifacts.model_files import read_metadata
 
 HAND_MODEL = "ppo:classic-4p-hands"  # the shipped model trained on single hands
 MATCH_MODEL = "ppo:classic-4p"  # the shipped model trained on whole matches
@@ -40,7 +40,7 @@ def test_a_match_model_scored_on_hands_gets_the_note_the_other_way(tmp_path: Pat
 
 
 def test_trained_episode_reads_the_metadata_and_falls_back_to_hands() -> None:
-    from goboom_env.training.artifacts.model_files import trained_episode
+    from goboom_env.agents.ppo import trained_episode
 
     assert trained_episode(read_metadata(model_path(HAND_MODEL.removeprefix("ppo:")))) == "hand"
     assert trained_episode(read_metadata(model_path(MATCH_MODEL.removeprefix("ppo:")))) == "match"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from goboom_env.agents.ppo import read_metadata, spec_config
 from goboom_env.evaluation.baselines import agent_rows, evaluate_vs_baselines
 from goboom_env.models import model_path, shipped_models
-from goboom_env.training.artifacts.model_files import read_metadata, spec_config
 
 pytestmark = pytest.mark.slow
 

@@ -73,7 +73,7 @@ def test_learned_agent_entry_points_name_an_existing_factory(name: str) -> None:
 
 LIGHT_TRAINING_MODULES = [
     "goboom_env.training.settings", "goboom_env.training.artifacts.model_files",
-    "goboom_env.training.artifacts.numpy_actor", "goboom_env.training.artifacts.run_folder",
+    "goboom_env.agents.ppo", "goboom_env.training.artifacts.run_folder",
     "goboom_env.training.artifacts.learning_curve", "goboom_env.training.opponents", "goboom_env.training.shaping",
     "goboom_env.training.fast", "goboom_env.training.fast.ppo", "goboom_env.training.sb3",
     "goboom_env.training.rllib", "goboom_env.training.rllib.cluster", "goboom_env.training.exploit",

@@ -19,6 +19,7 @@ import torch
 
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
+from goboom_env.agents.ppo import load_actor, read_metadata
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.cli import main
 from goboom_env.evaluation.tournament import run_tournament
@@ -26,7 +27,6 @@ from goboom_env.models import model_path
 from goboom_env.observation import observation_size
 from goboom_env.training import export_model
 from goboom_env.training.artifacts import model_files
-from goboom_env.training.artifacts.model_files import load_actor, read_metadata
 
 CLASSIC4 = GameConfig(variant="classic", num_players=4)
 OBS = observation_size(4)
@@ -76,7 +76,7 @@ def random_observations(rows: int = 16, size: int = OBS) -> np.ndarray:
 def test_the_saved_sb3_zip_is_refused_naming_the_export(trained: tuple[Any, Path]) -> None:
     _, saved = trained
     hint = (r"stable-baselines3 model without goboom metadata \(it has no goboom_meta\.json member\): export it with "
-            r"goboom_env\.training\.export_model")
+            r"`goboom export ")
     with pytest.raises(ValueError, match=hint):
         make_agent(f"ppo:{saved}", CLASSIC4)
 
@@ -219,13 +219,6 @@ def test_an_sb3_policy_with_a_features_extractor_is_refused(tmp_path: Path) -> N
     env.close()
 
 
-def test_the_torch_free_export_points_an_sb3_zip_to_the_one_that_reads_it(trained: tuple[Any, Path],
-                                                                        tmp_path: Path) -> None:
-    _, saved = trained
-    with pytest.raises(ValueError, match=r"export it with goboom_env\.training\.export_model"):
-        model_files.export_model(saved, CLASSIC4, tmp_path / "out.zip")
-
-
 def test_a_goboom_model_file_is_checked_then_copied_play_only(tmp_path: Path) -> None:
     shipped = model_path("classic-4p-hands")
     out = export_model(shipped, CLASSIC4, tmp_path / "copy.zip", deterministic=False)
@@ -237,8 +230,8 @@ def test_a_goboom_model_file_is_checked_then_copied_play_only(tmp_path: Path) ->
 
 
 def test_a_network_records_its_training_run(tmp_path: Path) -> None:
+    from goboom_env.agents.ppo import trained_episode
     from goboom_env.cli.evaluate import episode_note
-    from goboom_env.training.artifacts.model_files import trained_episode
     from goboom_env.training.settings import RecipeArgs
 
     net = torch.nn.Linear(OBS, NUM_ACTIONS)

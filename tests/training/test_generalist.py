@@ -148,15 +148,10 @@ def test_mixed_engine_splits_by_weights() -> None:
 torch = pytest.importorskip("torch")
 
 from goboom_env.agents import make_agent  # noqa: E402
+from goboom_env.agents.ppo import ACTOR_NAME, metadata_problem, read_metadata  # noqa: E402
 from goboom_env.cli.options import with_model_game  # noqa: E402
 from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
-from goboom_env.training.artifacts.model_files import (  # noqa: E402
-    ACTOR_NAME,
-    average_policies,
-    metadata_problem,
-    read_metadata,
-    write_play_only,
-)
+from goboom_env.training.artifacts.model_files import average_policies, write_play_only  # noqa: E402
 from goboom_env.training.fast.ppo import train  # noqa: E402
 from goboom_env.training.fast.rollout import SeatPlan, SnapshotPool  # noqa: E402
 from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402

@@ -14,12 +14,12 @@ from helpers import hidden_twins
 
 from goboom_env import GameConfig, Match
 from goboom_env.agents import make_agent
+from goboom_env.agents.ppo import FrozenMlp, save_snapshot
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.game_loop import Decision, play_hand
 from goboom_env.history import HistoryEncoder
 from goboom_env.player_view import PlayerView, observe
 from goboom_env.training.artifacts.model_files import model_metadata, write_play_only
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
 
 HIDDEN = 16
 

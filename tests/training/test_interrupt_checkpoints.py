@@ -19,8 +19,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from goboom_env import process  # noqa: E402
+from goboom_env.agents.ppo import read_metadata  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
-from goboom_env.training.artifacts.model_files import model_metadata, read_metadata  # noqa: E402
+from goboom_env.training.artifacts.model_files import model_metadata  # noqa: E402
 from goboom_env.training.fast import ppo  # noqa: E402
 from goboom_env.training.fast.run import RunPaths, check_run_folder, load_checkpoint, save_checkpoint  # noqa: E402
 from goboom_env.training.settings import VectorArgs  # noqa: E402

@@ -18,9 +18,9 @@ pytest.importorskip("sb3_contrib")  # the train extra: the fixtures train and sa
 
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
+from goboom_env.agents.ppo import ACTOR_NAME, META_NAME, FrozenMlp, save_snapshot
 from goboom_env.observation import observation_size
-from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, export_policy
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.artifacts.model_files import export_policy
 from goboom_env.training.artifacts.run_folder import RunFiles
 from goboom_env.training.sb3 import load_ppo_agent, train
 
@@ -225,7 +225,7 @@ def test_ppo_spec_options_are_parsed_strictly(model_file: Path) -> None:
 def test_an_overflowing_network_is_an_error_naming_the_agent() -> None:
     """Finite weights so large that the scores overflow: a clear error naming the agent, greedy or sampled,
     never a NaN probability from numpy or an illegal arg-max."""
-    from goboom_env.training.sb3.agent import PPOAgent
+    from goboom_env.agents.ppo import PPOAgent
 
     size = observation_size(4)
     huge = FrozenMlp([(np.full((8, size), 3e38, np.float32), np.zeros(8, np.float32)),

@@ -17,8 +17,8 @@ import pytest
 from helpers import ROOT, goboom_evaluate
 
 import goboom_env
+from goboom_env.agents.ppo import read_metadata
 from goboom_env.outdir import mark
-from goboom_env.training.artifacts.model_files import read_metadata
 
 pytest.importorskip("tianshou")
 
@@ -87,9 +87,9 @@ def test_the_recipes_networks_export_as_they_compute(tmp_path: Path) -> None:
     import tianshou.utils.net.common
     import torchrl.modules
 
+    from goboom_env.agents.ppo import load_actor
     from goboom_env.observation import observation_size
     from goboom_env.training import export_model
-    from goboom_env.training.artifacts.model_files import load_actor
 
     size, tanh = observation_size(4), torch.nn.Tanh
     torch.manual_seed(0)

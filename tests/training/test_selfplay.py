@@ -15,9 +15,9 @@ from stable_baselines3.common.env_checker import check_env
 
 from goboom_env import GameConfig
 from goboom_env.agents import Agent, register_agent, unregister_agent
+from goboom_env.agents.ppo import FrozenMlp
 from goboom_env.cards import DRAW_OR_PASS, code_of, deck_faces, face_of
 from goboom_env.engine import win_rewards
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp
 from goboom_env.training.league import SELF, OpponentPool
 from goboom_env.training.sb3.selfplay import SelfPlayEnv
 

@@ -21,18 +21,11 @@ from helpers import ROOT, ctrl_c_once_started, goboom, python_output, save_untra
 
 from goboom_env import GameConfig
 from goboom_env.agents import make_agent
+from goboom_env.agents.ppo import META_NAME, check_compatible, load_actor, read_metadata
 from goboom_env.cli.options import parse as parse_options
 from goboom_env.env import raw_env
 from goboom_env.observation import observation_size
-from goboom_env.training.artifacts.model_files import (
-    META_NAME,
-    average_policies,
-    check_compatible,
-    export_policy,
-    load_actor,
-    model_metadata,
-    read_metadata,
-)
+from goboom_env.training.artifacts.model_files import average_policies, export_policy, model_metadata
 from goboom_env.training.artifacts.run_folder import RunFiles
 from goboom_env.training.imitation import clone, collect
 from goboom_env.training.sb3 import load_ppo_agent

@@ -19,7 +19,7 @@ pytest.importorskip("sb3_contrib")
 import torch
 from helpers import Payload, tiny_train_args
 
-from goboom_env.training.artifacts.model_files import read_metadata
+from goboom_env.agents.ppo import read_metadata
 
 
 def rewrite_zip(path: Path, member: str, data: bytes) -> None:

@@ -277,9 +277,9 @@ def test_jokers_trains_against_the_batched_heuristic_from_its_warm_start(tmp_pat
 
 
 def test_privileged_critic_reads_the_hidden_state_and_the_saved_actor_only_the_observation(tmp_path: Path) -> None:
+    from goboom_env.agents.ppo import load_actor
     from goboom_env.global_state import state_size
     from goboom_env.observation import observation_size
-    from goboom_env.training.artifacts.model_files import load_actor
     from goboom_env.training.fast.ppo import Trainer
 
     out = tmp_path / "x"
@@ -333,7 +333,7 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     steps = [int(r["timesteps"]) for r in rows]
     assert first == 600 and steps == sorted(steps) and steps[-1] >= 1200
     assert min(s for s in steps if s > steps_before) > steps_before  # counting went on from the checkpoint
-    from goboom_env.training.artifacts.model_files import read_metadata
+    from goboom_env.agents.ppo import read_metadata
 
     assert read_metadata(out / "model.zip")["timesteps"] == steps[-1]
 
@@ -384,7 +384,7 @@ def test_bf16_networks_compute_in_bfloat16_and_return_float32_close_to_fp32() ->
 def test_precision_changes_the_run_and_each_precision_is_reproducible(tmp_path: Path) -> None:
     def weights(name: str, precision: str) -> np.ndarray:
         out = tmp_path / name
-        from goboom_env.training.artifacts.model_files import load_actor
+        from goboom_env.agents.ppo import load_actor
 
         train(tiny_args(out, timesteps=400, opponents=["learner=1"], precision=precision))
         return np.concatenate([a.ravel() for layer in load_actor(out / "model.zip").layers for a in layer])
@@ -494,15 +494,15 @@ def test_ctrl_c_saves_a_state_that_resume_continues(tmp_path: Path) -> None:
     assert steps >= 256
     resumed = goboom("train-fast", *flags, "--resume", "--timesteps", str(steps + 256))
     assert resumed.returncode == 0, resumed.stderr
-    from goboom_env.training.artifacts.model_files import read_metadata
+    from goboom_env.agents.ppo import read_metadata
 
     assert read_metadata(out / "model.zip")["timesteps"] >= steps + 256
 
 
 def test_init_actor_starts_from_the_zoo_agent_of_another_game(tmp_path: Path) -> None:
     """Fine-tuning classic-4p to reverse scoring: while the critic warms up, the saved actor is the zoo agent's."""
+    from goboom_env.agents.ppo import load_actor, read_metadata
     from goboom_env.models import model_path
-    from goboom_env.training.artifacts.model_files import load_actor, read_metadata
 
     out = tmp_path / "x"
     train(tiny_args(out, num_players=4, scoring="reverse", init_actor="classic-4p", critic_warmup=10**9,

@@ -1,23 +1,9 @@
-"""Trained-model files: one metadata schema and one compatibility check for every backend, and the play-only zip.
+"""Writing trained-model files: the metadata every trainer records, play-only zips, exports and averages.
 
-Every trained policy carries the same metadata (:func:`model_metadata`): the game ``config``, the
-``observation_version`` of the layout it reads, the ``package_version`` that wrote it, the ``timesteps``
-it was trained for and the ``train_args`` (among them the ``episode`` unit it was trained on,
-:func:`trained_episode`). :func:`check_compatible` is the one check that a policy fits
-the requested game (variant, player count and every other rule, and the observation layout); the
-``ppo:`` loader (:mod:`goboom_env.training.sb3`) and the ``rllib:`` loader
-(:mod:`goboom_env.training.rllib.policy`) both call it, so neither plays a policy in a game it was not
-trained for.
-
-A *generalist* (``goboom train-fast --player-counts ...``), one network for several table sizes, also records
-``player_counts``, the game of each (``player_configs``) and the width of the padded observation it reads
-(``observation_size``, :func:`goboom_env.observation.pad_observations`); its ``config`` is the game it plays
-when a command names none (:func:`default_player_count`). :func:`check_compatible` lets it play exactly those
-games.
-
-A model zip (``goboom train``, ``goboom train-fast``) holds two members besides what its trainer
-saves: ``goboom_meta.json`` (the metadata) and ``goboom_actor.npz`` (the actor network as numpy
-arrays, :class:`~goboom_env.training.artifacts.numpy_actor.FrozenMlp`); a *play-only* zip holds just those two.
+The format and its reading (the ``ppo:`` agent, :func:`~goboom_env.agents.ppo.check_compatible`) are in
+:mod:`goboom_env.agents.ppo`. :func:`model_metadata` builds the metadata; :func:`write_play_only` writes a zip of just
+the metadata and the numpy actor; :func:`export_policy`, :func:`average_policies` and :func:`export_model` make such a
+zip from a trained model, several checkpoints, or a network trained with another library.
 """
 
 from __future__ import annotations
@@ -28,7 +14,6 @@ import json
 import os
 import re
 import zipfile
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -36,17 +21,20 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 import goboom_env
+from goboom_env.agents.ppo import (
+    ACTOR_NAME,
+    META_NAME,
+    FrozenMlp,
+    check_compatible,
+    is_sb3_zip,
+    load_actor,
+    read_member,
+    read_metadata,
+    save_snapshot,
+)
 from goboom_env.config import GameConfig
-from goboom_env.episode import EPISODES
-from goboom_env.hints import shown
 from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE
-from goboom_env.training.artifacts.numpy_actor import MAX_PARAMETERS, FrozenMlp, load_snapshot, save_snapshot
-from goboom_env.untrusted import parse_json, read_limited
-
-META_NAME = "goboom_meta.json"
-"""The metadata member of a model zip."""
-ACTOR_NAME = "goboom_actor.npz"
-"""The numpy actor member of a model zip."""
+from goboom_env.untrusted import parse_json
 
 
 def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int = 0,
@@ -66,31 +54,6 @@ def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int =
         meta |= {"player_counts": [c.num_players for c in player_configs],
                  "player_configs": [c.to_dict() for c in player_configs], "observation_size": PADDED_SIZE}
     return meta
-
-
-def observation_layout(metadata: dict[str, Any]) -> str:
-    """The name of the observation layout a model reads (``snapshot`` or ``history``), from its version."""
-    return next(name for name, version in OBSERVATION_LAYOUTS.items() if version == metadata["observation_version"])
-
-
-def default_player_count(player_counts: Sequence[int]) -> int:
-    """The table a generalist plays when a command names none: 4 players when it was trained for them, else the
-    first count it was trained for."""
-    return 4 if 4 in player_counts else int(player_counts[0])
-
-
-def trained_episode(metadata: dict[str, Any]) -> str:
-    """The episode unit a model was trained on, ``"hand"`` or ``"match"``: its ``train_args["episode"]``, which every
-    trainer records; ``"hand"`` (every trainer's default) for a model without it (older or exported models)."""
-    episode = (metadata.get("train_args") or {}).get("episode")
-    return episode if episode in EPISODES else "hand"
-
-
-def trained_games(metadata: dict[str, Any]) -> list[GameConfig]:
-    """Every game configuration a model plays: its ``config``, or each of a generalist's ``player_configs``."""
-    if "player_configs" in metadata:
-        return [GameConfig.from_dict(c) for c in metadata["player_configs"]]
-    return [GameConfig.from_dict(metadata["config"])]
 
 
 def write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path:
@@ -114,223 +77,6 @@ def write_atomically(path: Path, data: bytes) -> Path:
         partial.unlink(missing_ok=True)
         raise
     return path
-
-
-MEMBER_LIMITS = {META_NAME: 2**22, "data": 2**24, ACTOR_NAME: 4 * MAX_PARAMETERS + 2**16}
-"""The largest size, in bytes, of each member of a model zip that is read (the JSON metadata, SB3's JSON ``data``,
-the numpy actor); any other member (the weights and the optimizer state of a checkpoint): :data:`MAX_MEMBER`."""
-MAX_MEMBER = 2**30
-
-
-def read_member(path: Path, name: str) -> bytes:
-    """One member of a model zip, refused past its size limit (:data:`MEMBER_LIMITS`: by the size the zip declares,
-    then by the bytes it really inflates to); ValueError naming the file and what is wrong with it."""
-    limit = MEMBER_LIMITS.get(name, MAX_MEMBER)
-    try:
-        with open_zip(path) as zf:
-            info = zf.getinfo(name)
-            if info.file_size > limit:
-                raise ValueError(f"{path} is damaged or not a goboom-env model: its {name} declares "
-                                 f"{info.file_size:,} bytes, more than the {limit:,} such a member may have")
-            with zf.open(info) as fh:
-                return read_limited(fh, limit, f"{path} ({name})")
-    except KeyError:
-        raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): it has no "
-                         f"{name} member") from None
-    # NotImplementedError: zipfile's answer to a compression method it cannot read
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
-        raise ValueError(f"{path} is damaged or not a goboom-env model: cannot read {name} ({exc})") from None
-
-
-def open_zip(path: str | Path) -> zipfile.ZipFile:
-    """The zip file at ``path``, opened for reading; ValueError unless it is a regular file (a folder, or a device
-    such as ``/dev/zero``, which zipfile would read without end)."""
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{path} is a folder, not a model file (a .zip saved by `goboom train`)")
-    if not path.exists():
-        raise ValueError(f"model file {path} does not exist")
-    if not path.is_file():
-        raise ValueError(f"{path} is not a regular file: a model file is a .zip saved by `goboom train`")
-    try:
-        return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): "
-                         f"{exc}") from None
-
-
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The ``goboom_meta.json`` of a saved model, checked; ValueError when the file is not a readable goboom model
-    (for a stable-baselines3 zip without the metadata, the export that makes one)."""
-    path = Path(path)
-    if is_sb3_zip(path):
-        raise ValueError(sb3_zip_hint(path))
-    return parse_metadata(read_member(path, META_NAME), f"{path} is damaged: {META_NAME}")
-
-
-def is_model_file(path: str | Path) -> bool:
-    """Whether ``path`` is a goboom model file (a zip with valid goboom metadata, as every trainer and ``goboom
-    export`` write): what ``goboom export --force`` may replace."""
-    try:
-        read_metadata(path)
-    except ValueError:
-        return False
-    return True
-
-
-def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
-    """Metadata JSON checked against the schema (:func:`metadata_problem`); ValueError starting with ``source``
-    (what it was read from) when it is not valid JSON or not the schema."""
-    try:
-        meta = parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"{source} is not valid JSON ({exc})") from None
-    problem = metadata_problem(meta)
-    if problem:
-        raise ValueError(f"{source} {problem}")
-    return meta
-
-
-def metadata_problem(meta: Any) -> str | None:
-    """What is wrong with a model's metadata, or None when it has every field :func:`load_ppo_agent` and
-    ``--resume`` read, with the right types."""
-    if not isinstance(meta, dict):
-        return f"must hold a JSON object, not a {type(meta).__name__}"
-    if not isinstance(meta.get("config"), dict):
-        return "has no game configuration ('config' object)"
-    try:
-        GameConfig.from_dict(meta["config"])
-    except (ValueError, TypeError) as exc:
-        return f"has an invalid game configuration: {exc}"
-    for key in ("observation_version", "timesteps"):
-        if isinstance(meta.get(key), bool) or not isinstance(meta.get(key), int) or meta[key] < 0:
-            return f"needs a non-negative integer {key!r}, got {shown(meta.get(key))}"
-    if not isinstance(meta.get("deterministic", True), bool):
-        return f"has a non-boolean 'deterministic': {shown(meta['deterministic'])}"
-    if not isinstance(meta.get("train_args") or {}, dict):
-        return f"has 'train_args' that are not an object: {shown(meta['train_args'])}"
-    if "player_configs" in meta:
-        return _generalist_problem(meta)
-    return None
-
-
-def _generalist_problem(meta: dict[str, Any]) -> str | None:
-    """What is wrong with a generalist's ``player_counts``, ``player_configs`` and ``observation_size``."""
-    configs, counts = meta.get("player_configs"), meta.get("player_counts")
-    if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
-        return "has 'player_configs' that are not a non-empty list of game configurations"
-    try:
-        games = [GameConfig.from_dict(c) for c in configs]
-    except (ValueError, TypeError) as exc:
-        return f"has an invalid game configuration in 'player_configs': {exc}"
-    if counts != [g.num_players for g in games]:
-        return f"has 'player_counts' {shown(counts)} that do not match its 'player_configs'"
-    if meta.get("observation_size") != PADDED_SIZE:
-        return f"has 'observation_size' {shown(meta.get('observation_size'))}, not the padded {PADDED_SIZE}"
-    if GameConfig.from_dict(meta["config"]) not in games:  # the game it plays when a command names none
-        return "has a 'config' that is none of its 'player_configs'"
-    return None
-
-
-def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | Path = "model",
-                     layouts: Sequence[str] = ("snapshot",)) -> None:
-    """Raise ValueError naming each mismatch between a model's metadata and the requested config; ``layouts``
-    are the observation layouts the caller's loader can play (the ``ppo:`` agent: both)."""
-    version = metadata.get("observation_version")
-    readable = sorted(OBSERVATION_LAYOUTS[name] for name in layouts)
-    if version not in readable:
-        raise ValueError(f"{path} was trained on observation layout version {version}, but this loader reads "
-                         f"version {' or '.join(map(str, readable))}; retrain the model")
-    if "player_configs" in metadata:
-        _check_generalist(metadata, config, path)
-        return
-    trained = GameConfig.from_dict(metadata["config"])
-    if trained != config:
-        raise ValueError(f"{path} was trained for a different game configuration: {_mismatch(trained, config)}")
-
-
-def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | Path) -> None:
-    """A generalist plays the game of each player count it was trained for, and no other."""
-    games = trained_games(metadata)
-    if config in games:
-        return
-    counts = [g.num_players for g in games]
-    trained = f"a generalist trained for {games[0].variant} Go Boom at {', '.join(map(str, counts))} players"
-    if config.num_players not in counts:
-        raise ValueError(f"{path} is {trained}: it does not play {config.num_players} players")
-    same = games[counts.index(config.num_players)]
-    raise ValueError(f"{path} is {trained}, for another game configuration: at {config.num_players} players "
-                     f"it plays {_mismatch(same, config)}")
-
-
-_FIELD_WORDS = {"hand_size": "cards a hand", "num_decks": "decks", "num_jokers": "jokers", "scoring": "scoring",
-                "target_score": "target score", "rounds": "rounds", "after_joker": "after a joker",
-                "num_players": "players", "variant": "variant"}
-"""How the model's mismatch message names each GameConfig field."""
-
-
-def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
-    """``classic Go Boom, 4 players, target score 200; the requested game is jokers Go Boom, 4 players, 2 jokers,
-    4 rounds (different: variant, jokers, ...)``: each game with the fields where they differ, in words."""
-    ours, theirs = trained.to_dict(), requested.to_dict()
-    differ = [k for k in ours if ours[k] != theirs[k]]
-
-    def words(game: dict[str, Any]) -> str:
-        parts = [f"{game['variant']} Go Boom", f"{game['num_players']} players"]
-        for key in differ:
-            value = game[key]
-            if key in ("variant", "num_players") or value is None:  # None: a field of the other variant
-                continue
-            if key == "num_jokers":
-                parts.append("no jokers" if value == 0 else f"{value} joker{'s' * (value != 1)}")
-            elif key == "target_score":
-                parts.append(f"target score {value}")
-            elif key == "after_joker":
-                parts.append(f"after a joker: {'anything' if value == 'any' else 'follow the card under it'}")
-            elif key == "scoring":
-                parts.append(f"{value} scoring")
-            else:
-                parts.append(f"{value} {_FIELD_WORDS[key]}")
-        return ", ".join(parts)
-
-    return (f"{words(ours)}; the requested game is {words(theirs)} "
-            f"(different: {', '.join(_FIELD_WORDS[k] for k in differ)})")
-
-
-def spec_config(spec: str) -> GameConfig | None:
-    """The game configuration the model of a ``ppo:`` agent spec was trained for (``ppo:jokers-4p-hands``,
-    ``ppo:runs/x/model.zip``, ``ppo:path=m.zip,deterministic=false``), read from its metadata (for a generalist,
-    the game it plays by default); None for any other spec. ValueError when the model cannot be read."""
-    meta = spec_metadata(spec)
-    return None if meta is None else GameConfig.from_dict(meta["config"])
-
-
-def spec_games(spec: str) -> list[GameConfig]:
-    """Every game the model of a ``ppo:`` agent spec plays (:func:`trained_games`); empty for any other spec."""
-    meta = spec_metadata(spec)
-    return [] if meta is None else trained_games(meta)
-
-
-def spec_metadata(spec: str) -> dict[str, Any] | None:
-    """The metadata of the model of a ``ppo:`` or ``ppo-ismcts:`` agent spec (see :func:`spec_config`); None for any
-    other spec."""
-    from goboom_env.agents.registry import parse_spec
-    from goboom_env.models import model_path
-
-    name, params = parse_spec(spec)
-    if name not in ("ppo", "ppo-ismcts") or not isinstance(params.get("path"), str):
-        return None
-    return read_metadata(model_path(params["path"]))
-
-
-def load_actor(path: str | Path) -> FrozenMlp:
-    """The numpy actor stored in a saved model; ValueError naming the file when it is damaged."""
-    path = Path(path)
-    data = read_member(path, ACTOR_NAME)
-    try:
-        return FrozenMlp.from_state(load_snapshot(io.BytesIO(data)))
-    except ValueError as exc:
-        raise ValueError(f"{path} is damaged: {ACTOR_NAME} is not a usable actor network ({exc})") from exc
 
 
 def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[Path, FrozenMlp]:
@@ -388,33 +134,14 @@ def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: boo
     return write_play_only(dst, meta, buf.getvalue())
 
 
-# -- models trained elsewhere: stable-baselines3 / sb3-contrib models and plain PyTorch MLPs -------------------------
-
-SB3_MEMBERS = ("data", "policy.pth")
-"""The members of a zip saved by stable-baselines3's ``model.save`` that :func:`export_model` reads."""
 SB3_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 """The activation classes (their names) the numpy actor plays, and its name for each."""
+
+
 _SB3_KEY = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.(weight|bias)|action_net\.(weight|bias)")
+
+
 _SB3_CRITIC_KEY = re.compile(r"mlp_extractor\.value_net\.\d+\.(weight|bias)|value_net\.(weight|bias)")
-
-
-def is_sb3_zip(path: str | Path) -> bool:
-    """Whether ``path`` is a zip saved by stable-baselines3 (``model.save``) that holds no goboom metadata: what
-    :func:`export_model` turns into a model file."""
-    try:
-        with open_zip(path) as zf:
-            names = set(zf.namelist())
-    except ValueError:
-        return False
-    return set(SB3_MEMBERS) <= names and META_NAME not in names
-
-
-def sb3_zip_hint(path: str | Path) -> str:
-    """The error for a stable-baselines3 zip given where a model file is expected, with the export that fixes it."""
-    return (f"{path} is a stable-baselines3 model without goboom metadata (it has no {META_NAME} member): export "
-            f"it with goboom_env.training.export_model(model, config, 'model_goboom.zip') or `goboom export {path} "
-            f"--variant VARIANT --num-players N --out model_goboom.zip` (the game it was trained on), then play "
-            "ppo:model_goboom.zip")
 
 
 class SavedSb3Policy(NamedTuple):
@@ -465,13 +192,12 @@ def read_sb3_zip(path: str | Path, load_tensors: Callable[[IO[bytes], str], Any]
 def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, observation: str = "snapshot",
                  deterministic: bool = True, args: Any | None = None, timesteps: int | None = None) -> Path:
     """A model file of a policy trained elsewhere, that every tool plays as ``ppo:dst`` (numpy only): its
-    metadata (from ``config``) and its actor as a :class:`~goboom_env.training.artifacts.numpy_actor.FrozenMlp`.
-    :func:`goboom_env.training.export_model` is this function that also reads the path of a saved SB3 zip (with
-    torch); this one, imported without torch, takes:
+    metadata (from ``config``) and its actor as a :class:`~goboom_env.agents.ppo.FrozenMlp`. ``source`` is:
 
     * a stable-baselines3 / sb3-contrib model (``MaskablePPO``, ``PPO``, ...) or its ``model.policy``: an
       ``MlpPolicy`` (any ``net_arch``, ``activation_fn`` Tanh or ReLU) on the env's observation vector;
-    * a :class:`SavedSb3Policy` (:func:`read_sb3_zip`);
+    * the path of the zip its ``model.save`` wrote (the weights read with ``torch.load(weights_only=True)``, nothing
+      unpickled), or a :class:`SavedSb3Policy` (:func:`read_sb3_zip`);
     * a PyTorch ``nn.Sequential`` of ``Linear`` layers with ``Tanh`` or ``ReLU`` between them (one kind), from
       the observation vector to the 54 action logits, or one ``nn.Linear``;
     * the path of a goboom model file (``goboom train``, ``train-fast``): checked against ``config``, then copied
@@ -492,10 +218,11 @@ def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, obse
         raise ValueError(f"config must be a GameConfig or a preset name, got {type(config).__name__}")
     if observation not in OBSERVATION_LAYOUTS:
         raise ValueError(f"observation must be one of {sorted(OBSERVATION_LAYOUTS)}, got {observation!r}")
+    if isinstance(source, (str, Path)) and is_sb3_zip(source):
+        from goboom_env.training.artifacts.run_folder import load_tensors  # torch: the train extra
+
+        source = read_sb3_zip(source, load_tensors)
     if isinstance(source, (str, Path)):
-        if is_sb3_zip(source):
-            raise ValueError(f"{source} is a stable-baselines3 zip: export it with goboom_env.training.export_model, "
-                             "which reads its weights with torch")
         if args is not None or timesteps is not None:
             raise ValueError(f"{source} is a goboom model file: it keeps the args and timesteps of its own metadata")
         check_compatible(read_metadata(source), config, source, layouts=tuple(OBSERVATION_LAYOUTS))  # its own

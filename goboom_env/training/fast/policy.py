@@ -3,7 +3,7 @@
 :class:`ActorCritic` has SB3's ``MlpPolicy`` shape (separate actor and critic MLPs with Tanh, orthogonal
 initialisation); illegal actions get the logit :data:`MASKED_LOGIT`, actions are sampled by Gumbel-max, and with
 ``bf16`` precision the matrix products run in bfloat16 (:func:`resolve_precision`). Its actor freezes into the numpy
-:class:`~goboom_env.training.artifacts.numpy_actor.FrozenMlp` that ``ppo:`` plays and the league's snapshots are.
+:class:`~goboom_env.agents.ppo.FrozenMlp` that ``ppo:`` plays and the league's snapshots are.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from goboom_env.agents.ppo import FrozenMlp
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.hints import needs_extra
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp
 
 with needs_extra("the fast trainer (goboom_env.training.fast)"):
     import torch

@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 
 from goboom_env import process
+from goboom_env.agents.ppo import FrozenMlp, check_compatible
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.hints import needs_extra, one_line
 from goboom_env.process import say
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
-from goboom_env.training.artifacts.model_files import check_compatible, model_metadata, write_atomically
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp
+from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
 from goboom_env.training.artifacts.run_folder import (
     best_win_rate,
     last_evaluated,

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from goboom_env.agents.ppo import FrozenMlp
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp
 from goboom_env.training.league import SELF, League
 from goboom_env.training.opponents import SnapshotOpponent
 from goboom_env.training.seats import LearnerSeats

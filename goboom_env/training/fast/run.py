@@ -18,12 +18,12 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goboom_env.agents.ppo import metadata_problem, save_snapshot
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.hints import needs_extra, shown
 from goboom_env.process import say
-from goboom_env.training.artifacts.model_files import metadata_problem, write_atomically, write_play_only
-from goboom_env.training.artifacts.numpy_actor import save_snapshot
+from goboom_env.training.artifacts.model_files import write_atomically, write_play_only
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     append_csv,

@@ -118,7 +118,8 @@ def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[in
     """Start ``net``'s actor (observations of ``obs_dim`` entries, hidden layers ``net_arch``) from the actor of the
     saved ``model`` (fine-tuning an agent of another game); returns what the run folder records
     (``init_actor.json``)."""
-    from goboom_env.training.artifacts.model_files import read_init_actor, read_metadata
+    from goboom_env.agents.ppo import read_metadata
+    from goboom_env.training.artifacts.model_files import read_init_actor
 
     path, actor = read_init_actor(model, obs_dim, net_arch)
     net.load_actor(actor)

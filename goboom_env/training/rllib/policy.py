@@ -10,7 +10,7 @@ trained ``main`` module from an exported policy folder, a run folder or a full a
 checkpoint, without starting Ray, and wraps it in the project's Policy protocol. It first reads the
 policy's ``goboom.json`` (the metadata every trained policy carries,
 :func:`goboom_env.training.artifacts.model_files.model_metadata`) and refuses, with
-:func:`~goboom_env.training.artifacts.model_files.check_compatible`, a policy trained for another variant,
+:func:`~goboom_env.agents.ppo.check_compatible`, a policy trained for another variant,
 player count, rule or observation layout, exactly as the ``ppo:`` loader does.
 
 Ray's own module files (``class_and_ctor_args.pkl``, ``module_state.pkl``) are pickles, so a crafted folder
@@ -28,12 +28,18 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from goboom_env.agents.ppo import (
+    MAX_PARAMETERS,
+    MEMBER_LIMITS,
+    META_NAME,
+    check_compatible,
+    network_size,
+    parse_metadata,
+)
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.hints import needs_extra, shown
 from goboom_env.observation import observation_size
-from goboom_env.training.artifacts.model_files import MEMBER_LIMITS, META_NAME, check_compatible, parse_metadata
-from goboom_env.training.artifacts.numpy_actor import MAX_PARAMETERS, network_size
 from goboom_env.training.artifacts.run_folder import load_tensors
 from goboom_env.training.rllib.env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
 from goboom_env.untrusted import read_limited

@@ -24,9 +24,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from goboom_env.agents.ppo import check_compatible
 from goboom_env.hints import needs_extra
 from goboom_env.outdir import OutputError, StagedFolder, is_marked, mark
-from goboom_env.training.artifacts.model_files import check_compatible
 from goboom_env.training.rllib.cluster import probe
 from goboom_env.training.rllib.env import GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib.league import LeagueMapping, LeagueMetricsCallback, league_ids, snapshot

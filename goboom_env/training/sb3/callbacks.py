@@ -25,10 +25,10 @@ import time
 from collections import defaultdict, deque
 from typing import Any
 
+from goboom_env.agents.ppo import save_snapshot
 from goboom_env.config import GameConfig
 from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import model_metadata
-from goboom_env.training.artifacts.numpy_actor import save_snapshot
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     append_csv,

@@ -16,20 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env import process
+from goboom_env.agents.ppo import FrozenMlp, check_compatible, load_snapshot, open_zip, read_member, read_metadata
 from goboom_env.config import GameConfig
 from goboom_env.hints import one_line
 from goboom_env.process import say
 from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
-from goboom_env.training.artifacts.model_files import (
-    check_compatible,
-    model_metadata,
-    open_zip,
-    read_member,
-    read_metadata,
-    write_atomically,
-)
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp, load_snapshot
+from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     checkpoint_to_resume,

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from goboom_env.agents.ppo import ACTOR_NAME, META_NAME, FrozenMlp, save_snapshot
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.hints import needs_extra
 from goboom_env.process import say
 from goboom_env.training import privileged
-from goboom_env.training.artifacts.model_files import ACTOR_NAME, META_NAME, write_atomically
-from goboom_env.training.artifacts.numpy_actor import FrozenMlp, save_snapshot
+from goboom_env.training.artifacts.model_files import write_atomically
 from goboom_env.training.artifacts.run_folder import RunFiles, append_csv
 from goboom_env.training.sb3.selfplay import SelfPlayEnv
 from goboom_env.training.settings import TrainArgs, parse_opponents, sb3_ppo_kwargs

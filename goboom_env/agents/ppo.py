@@ -1,0 +1,546 @@
+"""The ``ppo:`` agent: a trained policy played in numpy, and the model file it is read from.
+
+A model zip (``goboom train``, ``goboom train-fast``, ``goboom export``) holds ``goboom_meta.json``, the metadata
+every trained policy carries (its game ``config``, the ``observation_version`` of the layout it reads, the
+``package_version``, ``timesteps`` and ``train_args``, among them the ``episode`` unit), and ``goboom_actor.npz``, the
+actor network as numpy arrays (:class:`FrozenMlp`); a *play-only* zip holds just those two. :func:`check_compatible`
+is the one check that a policy fits the requested game, made by the ``ppo:`` and the ``rllib:`` loaders alike. A
+*generalist* (one network for several table sizes) also records ``player_counts``, the game of each
+(``player_configs``) and the width of the padded observation it reads. Playing needs neither torch nor
+stable-baselines3, and every member is read within a size bound.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+import zipfile
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from goboom_env.agents.registry import spec_bool
+from goboom_env.cards import NUM_ACTIONS
+from goboom_env.config import GameConfig
+from goboom_env.episode import EPISODES
+from goboom_env.hints import shown
+from goboom_env.history import HistoryEncoder
+from goboom_env.models import model_path
+from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE, observation_size, pad_observations
+from goboom_env.untrusted import parse_json, read_limited
+
+ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+
+
+class FrozenMlp:
+    """A numpy copy of an SB3 ``MlpPolicy`` actor: hidden layers, then the action logits.
+
+    ``layers`` is a list of ``(weight, bias)`` with weight shaped ``(out, in)`` like torch.
+    """
+
+    def __init__(self, layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str = "tanh") -> None:
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        self.layers = [(np.ascontiguousarray(w.T, np.float32), np.asarray(b, np.float32))
+                       for w, b in _checked_layers(layers)]
+        self.activation = activation
+        self._act = ACTIVATIONS[activation]
+
+    @property
+    def input_size(self) -> int:
+        """Length of the observation vectors the network reads."""
+        return int(self.layers[0][0].shape[0])
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Unmasked action logits for one observation vector or a batch."""
+        return self.forward(obs)[1]
+
+    def forward(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The last hidden layer's activations (the observation itself when there is none) and the unmasked
+        action logits, for one observation vector or a batch."""
+        x = np.asarray(obs, np.float32)
+        *hidden, (w_out, b_out) = self.layers
+        for w, b in hidden:
+            x = self._act(x @ w + b)
+        return x, x @ w_out + b_out
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
+        """Most probable legal action, or a sample from the masked softmax when ``rng`` is given. ValueError when
+        no action is legal or a legal action's score is not finite (weights so large that the network overflows),
+        rather than a NaN probability or an illegal arg-max."""
+        legal = mask.astype(bool)
+        logits = np.where(legal, self.logits(obs), -np.inf)
+        if not legal.any():
+            raise ValueError("the action mask has no legal action")
+        if not np.isfinite(logits[legal]).all():
+            raise ValueError("the network's scores of the legal actions are not finite for this observation "
+                             "(its weights overflow)")
+        if rng is None:
+            return int(np.argmax(logits))
+        p = np.exp(logits - logits.max())
+        return int(rng.choice(NUM_ACTIONS, p=p / p.sum()))
+
+    def state(self) -> dict[str, Any]:
+        """Picklable weights (to ship to subprocess envs or save as ``.npz``)."""
+        return {"layers": [(w.T.copy(), b.copy()) for w, b in self.layers], "activation": self.activation}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> FrozenMlp:
+        """Inverse of :meth:`state`."""
+        return cls(state["layers"], state["activation"])
+
+
+def _checked_layers(layers: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The layers as float arrays, or ValueError naming what is wrong: a network that is empty, whose shapes do
+    not chain, that does not end in the NUM_ACTIONS logits, or that holds NaN or infinite weights."""
+    if not isinstance(layers, Sequence) or not layers:
+        raise ValueError("the network has no layers")
+    checked = []
+    for i, layer in enumerate(layers):
+        if not isinstance(layer, Sequence) or len(layer) != 2:
+            raise ValueError(f"layer {i} must be a (weight, bias) pair")
+        try:
+            w, b = (np.asarray(a, np.float32) for a in layer)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"layer {i} is not numeric: {exc}") from exc
+        if w.ndim != 2 or b.shape != (w.shape[0],):
+            raise ValueError(f"layer {i}: weight {w.shape} and bias {b.shape} are not an (out, in) matrix and "
+                             "an (out,) vector")
+        if checked and w.shape[1] != checked[-1][0].shape[0]:
+            raise ValueError(f"layer {i} reads {w.shape[1]} inputs but layer {i - 1} gives {checked[-1][0].shape[0]}")
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise ValueError(f"layer {i} holds NaN or infinite weights")
+        checked.append((w, b))
+    if checked[-1][0].shape[0] != NUM_ACTIONS:
+        raise ValueError(f"the network gives {checked[-1][0].shape[0]} action logits, not {NUM_ACTIONS}")
+    return checked
+
+
+class SnapshotAgent:
+    """A frozen learner snapshot as a :class:`~goboom_env.agents.Policy` (samples its actions)."""
+
+    needs_view = False
+
+    def __init__(self, name: str, net: FrozenMlp, seed: int | None = None, deterministic: bool = False) -> None:
+        self.name = name
+        self.net = net
+        self.rng = None if deterministic else np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
+        return self.choose(observation["observation"], observation["action_mask"])
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """:meth:`FrozenMlp.act` with this agent's generator; its errors name the agent."""
+        try:
+            return self.net.act(obs, mask, self.rng)
+        except ValueError as exc:
+            raise ValueError(f"agent {self.name}: {exc}") from None
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the sampling generator (tournament runners call this before each game)."""
+        if self.rng is not None:
+            self.rng = np.random.default_rng(seed)
+
+
+def save_snapshot(path: Path | io.BytesIO, state: dict[str, Any]) -> None:
+    """A snapshot's weights (:meth:`FrozenMlp.state`) as ``.npz``, to a file or a buffer."""
+    arrays = {f"{kind}{i}": a for i, layer in enumerate(state["layers"]) for kind, a in zip("wb", layer)}
+    np.savez(path, activation=np.array(state["activation"]), **arrays)
+
+
+def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
+    """Inverse of :func:`save_snapshot`; ValueError when the data is not such a file (pickled objects are
+    refused, never loaded; arrays larger than a network of :data:`MAX_PARAMETERS` weights are refused before they
+    are allocated)."""
+    data = read_npz(path, 4 * MAX_PARAMETERS + 2**16)
+    count = sum(1 for k in data if k.startswith("w"))
+    try:
+        return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)],
+                "activation": str(data["activation"])}
+    except KeyError as exc:
+        raise ValueError(f"a snapshot array is missing: {exc}") from None
+
+
+MAX_PARAMETERS = 2**25
+"""The most weights a network may have (33.5 million, 128 MiB as float32; the shipped models have about 100,000):
+the bound on the networks a trainer builds (``--net-arch``) and on the arrays a model file may declare."""
+
+
+def network_size(sizes: Sequence[int]) -> int:
+    """The weights and biases of an MLP whose layers have ``sizes`` units (input first, output last)."""
+    return sum((a + 1) * b for a, b in itertools.pairwise(sizes))
+
+
+def read_npz(source: Path | IO[bytes], max_bytes: int) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` file or buffer, each header read and checked before its array is allocated: no
+    pickled object, and at most ``max_bytes`` of array data in all (a header may declare any shape: a
+    ``(2**20, 2**20)`` array would be 4 TiB). ValueError naming what is wrong."""
+    try:
+        with zipfile.ZipFile(source) as zf:
+            budget = max_bytes
+            for info in zf.infolist():
+                with zf.open(info) as fh:
+                    shape, dtype = _npy_header(fh, info.filename)
+                size = math.prod(shape) * dtype.itemsize
+                if size > budget or info.file_size > max_bytes + 2**16:
+                    raise ValueError(f"array {info.filename} declares {shape} of {dtype}: more than the "
+                                     f"{max_bytes:,} bytes a network's weights may take")
+                budget -= size
+        if isinstance(source, io.IOBase):
+            source.seek(0)
+        with np.load(source, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except ValueError as exc:
+        raise ValueError(f"not a weights .npz file: {exc}") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise ValueError(f"damaged weights .npz file: {exc}") from None
+
+
+def _npy_header(fh: IO[bytes], name: str) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype an ``.npy`` member declares (its array is not read); ValueError for a pickled one."""
+    version = np.lib.format.read_magic(fh)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read(fh)
+    if dtype.hasobject:
+        raise ValueError(f"array {name} holds Python objects (a pickle); refused, not loaded")
+    return shape, dtype
+
+
+META_NAME = "goboom_meta.json"
+"""The metadata member of a model zip."""
+
+
+ACTOR_NAME = "goboom_actor.npz"
+"""The numpy actor member of a model zip."""
+
+
+def observation_layout(metadata: dict[str, Any]) -> str:
+    """The name of the observation layout a model reads (``snapshot`` or ``history``), from its version."""
+    return next(name for name, version in OBSERVATION_LAYOUTS.items() if version == metadata["observation_version"])
+
+
+def default_player_count(player_counts: Sequence[int]) -> int:
+    """The table a generalist plays when a command names none: 4 players when it was trained for them, else the
+    first count it was trained for."""
+    return 4 if 4 in player_counts else int(player_counts[0])
+
+
+def trained_episode(metadata: dict[str, Any]) -> str:
+    """The episode unit a model was trained on, ``"hand"`` or ``"match"``: its ``train_args["episode"]``, which every
+    trainer records; ``"hand"`` (every trainer's default) for a model without it (older or exported models)."""
+    episode = (metadata.get("train_args") or {}).get("episode")
+    return episode if episode in EPISODES else "hand"
+
+
+def trained_games(metadata: dict[str, Any]) -> list[GameConfig]:
+    """Every game configuration a model plays: its ``config``, or each of a generalist's ``player_configs``."""
+    if "player_configs" in metadata:
+        return [GameConfig.from_dict(c) for c in metadata["player_configs"]]
+    return [GameConfig.from_dict(metadata["config"])]
+
+
+MEMBER_LIMITS = {META_NAME: 2**22, "data": 2**24, ACTOR_NAME: 4 * MAX_PARAMETERS + 2**16}
+"""The largest size, in bytes, of each member of a model zip that is read (the JSON metadata, SB3's JSON ``data``,
+the numpy actor); any other member (the weights and the optimizer state of a checkpoint): :data:`MAX_MEMBER`."""
+
+
+MAX_MEMBER = 2**30
+
+
+def read_member(path: Path, name: str) -> bytes:
+    """One member of a model zip, refused past its size limit (:data:`MEMBER_LIMITS`: by the size the zip declares,
+    then by the bytes it really inflates to); ValueError naming the file and what is wrong with it."""
+    limit = MEMBER_LIMITS.get(name, MAX_MEMBER)
+    try:
+        with open_zip(path) as zf:
+            info = zf.getinfo(name)
+            if info.file_size > limit:
+                raise ValueError(f"{path} is damaged or not a goboom-env model: its {name} declares "
+                                 f"{info.file_size:,} bytes, more than the {limit:,} such a member may have")
+            with zf.open(info) as fh:
+                return read_limited(fh, limit, f"{path} ({name})")
+    except KeyError:
+        raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): it has no "
+                         f"{name} member") from None
+    # NotImplementedError: zipfile's answer to a compression method it cannot read
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as exc:
+        raise ValueError(f"{path} is damaged or not a goboom-env model: cannot read {name} ({exc})") from None
+
+
+def open_zip(path: str | Path) -> zipfile.ZipFile:
+    """The zip file at ``path``, opened for reading; ValueError unless it is a regular file (a folder, or a device
+    such as ``/dev/zero``, which zipfile would read without end)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a model file (a .zip saved by `goboom train`)")
+    if not path.exists():
+        raise ValueError(f"model file {path} does not exist")
+    if not path.is_file():
+        raise ValueError(f"{path} is not a regular file: a model file is a .zip saved by `goboom train`")
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ValueError(f"{path} is damaged or not a goboom-env model (a zip saved by `goboom train`): "
+                         f"{exc}") from None
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The ``goboom_meta.json`` of a saved model, checked; ValueError when the file is not a readable goboom model
+    (for a stable-baselines3 zip without the metadata, the export that makes one)."""
+    path = Path(path)
+    if is_sb3_zip(path):
+        raise ValueError(sb3_zip_hint(path))
+    return parse_metadata(read_member(path, META_NAME), f"{path} is damaged: {META_NAME}")
+
+
+def is_model_file(path: str | Path) -> bool:
+    """Whether ``path`` is a goboom model file (a zip with valid goboom metadata, as every trainer and ``goboom
+    export`` write): what ``goboom export --force`` may replace."""
+    try:
+        read_metadata(path)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
+    """Metadata JSON checked against the schema (:func:`metadata_problem`); ValueError starting with ``source``
+    (what it was read from) when it is not valid JSON or not the schema."""
+    try:
+        meta = parse_json(raw)
+    except ValueError as exc:
+        raise ValueError(f"{source} is not valid JSON ({exc})") from None
+    problem = metadata_problem(meta)
+    if problem:
+        raise ValueError(f"{source} {problem}")
+    return meta
+
+
+def metadata_problem(meta: Any) -> str | None:
+    """What is wrong with a model's metadata, or None when it has every field :func:`load_ppo_agent` and
+    ``--resume`` read, with the right types."""
+    if not isinstance(meta, dict):
+        return f"must hold a JSON object, not a {type(meta).__name__}"
+    if not isinstance(meta.get("config"), dict):
+        return "has no game configuration ('config' object)"
+    try:
+        GameConfig.from_dict(meta["config"])
+    except (ValueError, TypeError) as exc:
+        return f"has an invalid game configuration: {exc}"
+    for key in ("observation_version", "timesteps"):
+        if isinstance(meta.get(key), bool) or not isinstance(meta.get(key), int) or meta[key] < 0:
+            return f"needs a non-negative integer {key!r}, got {shown(meta.get(key))}"
+    if not isinstance(meta.get("deterministic", True), bool):
+        return f"has a non-boolean 'deterministic': {shown(meta['deterministic'])}"
+    if not isinstance(meta.get("train_args") or {}, dict):
+        return f"has 'train_args' that are not an object: {shown(meta['train_args'])}"
+    if "player_configs" in meta:
+        return _generalist_problem(meta)
+    return None
+
+
+def _generalist_problem(meta: dict[str, Any]) -> str | None:
+    """What is wrong with a generalist's ``player_counts``, ``player_configs`` and ``observation_size``."""
+    configs, counts = meta.get("player_configs"), meta.get("player_counts")
+    if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
+        return "has 'player_configs' that are not a non-empty list of game configurations"
+    try:
+        games = [GameConfig.from_dict(c) for c in configs]
+    except (ValueError, TypeError) as exc:
+        return f"has an invalid game configuration in 'player_configs': {exc}"
+    if counts != [g.num_players for g in games]:
+        return f"has 'player_counts' {shown(counts)} that do not match its 'player_configs'"
+    if meta.get("observation_size") != PADDED_SIZE:
+        return f"has 'observation_size' {shown(meta.get('observation_size'))}, not the padded {PADDED_SIZE}"
+    if GameConfig.from_dict(meta["config"]) not in games:  # the game it plays when a command names none
+        return "has a 'config' that is none of its 'player_configs'"
+    return None
+
+
+def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | Path = "model",
+                     layouts: Sequence[str] = ("snapshot",)) -> None:
+    """Raise ValueError naming each mismatch between a model's metadata and the requested config; ``layouts``
+    are the observation layouts the caller's loader can play (the ``ppo:`` agent: both)."""
+    version = metadata.get("observation_version")
+    readable = sorted(OBSERVATION_LAYOUTS[name] for name in layouts)
+    if version not in readable:
+        raise ValueError(f"{path} was trained on observation layout version {version}, but this loader reads "
+                         f"version {' or '.join(map(str, readable))}; retrain the model")
+    if "player_configs" in metadata:
+        _check_generalist(metadata, config, path)
+        return
+    trained = GameConfig.from_dict(metadata["config"])
+    if trained != config:
+        raise ValueError(f"{path} was trained for a different game configuration: {_mismatch(trained, config)}")
+
+
+def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | Path) -> None:
+    """A generalist plays the game of each player count it was trained for, and no other."""
+    games = trained_games(metadata)
+    if config in games:
+        return
+    counts = [g.num_players for g in games]
+    trained = f"a generalist trained for {games[0].variant} Go Boom at {', '.join(map(str, counts))} players"
+    if config.num_players not in counts:
+        raise ValueError(f"{path} is {trained}: it does not play {config.num_players} players")
+    same = games[counts.index(config.num_players)]
+    raise ValueError(f"{path} is {trained}, for another game configuration: at {config.num_players} players "
+                     f"it plays {_mismatch(same, config)}")
+
+
+_FIELD_WORDS = {"hand_size": "cards a hand", "num_decks": "decks", "num_jokers": "jokers", "scoring": "scoring",
+                "target_score": "target score", "rounds": "rounds", "after_joker": "after a joker",
+                "num_players": "players", "variant": "variant"}
+"""How the model's mismatch message names each GameConfig field."""
+
+
+def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
+    """``classic Go Boom, 4 players, target score 200; the requested game is jokers Go Boom, 4 players, 2 jokers,
+    4 rounds (different: variant, jokers, ...)``: each game with the fields where they differ, in words."""
+    ours, theirs = trained.to_dict(), requested.to_dict()
+    differ = [k for k in ours if ours[k] != theirs[k]]
+
+    def words(game: dict[str, Any]) -> str:
+        parts = [f"{game['variant']} Go Boom", f"{game['num_players']} players"]
+        for key in differ:
+            value = game[key]
+            if key in ("variant", "num_players") or value is None:  # None: a field of the other variant
+                continue
+            if key == "num_jokers":
+                parts.append("no jokers" if value == 0 else f"{value} joker{'s' * (value != 1)}")
+            elif key == "target_score":
+                parts.append(f"target score {value}")
+            elif key == "after_joker":
+                parts.append(f"after a joker: {'anything' if value == 'any' else 'follow the card under it'}")
+            elif key == "scoring":
+                parts.append(f"{value} scoring")
+            else:
+                parts.append(f"{value} {_FIELD_WORDS[key]}")
+        return ", ".join(parts)
+
+    return (f"{words(ours)}; the requested game is {words(theirs)} "
+            f"(different: {', '.join(_FIELD_WORDS[k] for k in differ)})")
+
+
+def spec_config(spec: str) -> GameConfig | None:
+    """The game configuration the model of a ``ppo:`` agent spec was trained for (``ppo:jokers-4p-hands``,
+    ``ppo:runs/x/model.zip``, ``ppo:path=m.zip,deterministic=false``), read from its metadata (for a generalist,
+    the game it plays by default); None for any other spec. ValueError when the model cannot be read."""
+    meta = spec_metadata(spec)
+    return None if meta is None else GameConfig.from_dict(meta["config"])
+
+
+def spec_games(spec: str) -> list[GameConfig]:
+    """Every game the model of a ``ppo:`` agent spec plays (:func:`trained_games`); empty for any other spec."""
+    meta = spec_metadata(spec)
+    return [] if meta is None else trained_games(meta)
+
+
+def spec_metadata(spec: str) -> dict[str, Any] | None:
+    """The metadata of the model of a ``ppo:`` or ``ppo-ismcts:`` agent spec (see :func:`spec_config`); None for any
+    other spec."""
+    from goboom_env.agents.registry import parse_spec
+    from goboom_env.models import model_path
+
+    name, params = parse_spec(spec)
+    if name not in ("ppo", "ppo-ismcts") or not isinstance(params.get("path"), str):
+        return None
+    return read_metadata(model_path(params["path"]))
+
+
+def load_actor(path: str | Path) -> FrozenMlp:
+    """The numpy actor stored in a saved model; ValueError naming the file when it is damaged."""
+    path = Path(path)
+    data = read_member(path, ACTOR_NAME)
+    try:
+        return FrozenMlp.from_state(load_snapshot(io.BytesIO(data)))
+    except ValueError as exc:
+        raise ValueError(f"{path} is damaged: {ACTOR_NAME} is not a usable actor network ({exc})") from exc
+
+
+SB3_MEMBERS = ("data", "policy.pth")
+"""The members of a zip saved by stable-baselines3's ``model.save`` that :func:`export_model` reads."""
+
+
+def is_sb3_zip(path: str | Path) -> bool:
+    """Whether ``path`` is a zip saved by stable-baselines3 (``model.save``) that holds no goboom metadata: what
+    :func:`export_model` turns into a model file."""
+    try:
+        with open_zip(path) as zf:
+            names = set(zf.namelist())
+    except ValueError:
+        return False
+    return set(SB3_MEMBERS) <= names and META_NAME not in names
+
+
+def sb3_zip_hint(path: str | Path) -> str:
+    """The error for a stable-baselines3 zip given where a model file is expected, with the export that fixes it."""
+    return (f"{path} is a stable-baselines3 model without goboom metadata (it has no {META_NAME} member): export "
+            f"it with `goboom export {path} --variant VARIANT --num-players N --out model_goboom.zip` (the game it "
+            "was trained on; in Python, export_model of the training package), then play ppo:model_goboom.zip")
+
+
+class PPOAgent(SnapshotAgent):
+    """A trained model as a :class:`~goboom_env.agents.Policy` (greedy over the legal actions by default).
+
+    A generalist's agent has ``pad_players`` set: each observation of that many players is padded to the
+    12-seat layout (:func:`~goboom_env.observation.pad_observations`) before the actor reads it. An agent of a
+    model that reads the history layout has ``history`` set and asks for the seat's view (``needs_view``): it
+    extends the snapshot observation with the history of the view's public events; an observation already in
+    the history layout (``raw_env(observation="history")``) is read as it is."""
+
+    def __init__(self, name: str, net: FrozenMlp, seed: int | None = None, deterministic: bool = False,
+                 pad_players: int | None = None, history: HistoryEncoder | None = None) -> None:
+        super().__init__(name, net, seed, deterministic)
+        self.pad_players = pad_players
+        self.history = history
+        self.needs_view = history is not None
+
+    def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
+        return self.choose(self.inputs(observation, view), observation["action_mask"])
+
+    def inputs(self, observation: dict[str, np.ndarray], view: Any | None = None) -> np.ndarray:
+        """The vector the actor reads for this observation: padded for a generalist, extended with the view's
+        public history for a model of the history layout, else the observation itself."""
+        obs = observation["observation"]
+        if self.pad_players is not None:
+            return pad_observations(obs, self.pad_players)
+        if self.history is not None and np.shape(obs) != (self.history.size,):
+            if view is None:
+                raise ValueError(f"agent {self.name} reads the history layout: give it the seat's view (its "
+                                 f"needs_view is True) or an observation of raw_env(observation='history')")
+            return self.history.extend(obs, view.events, view.sizes, view.seat)
+        return obs
+
+
+def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None = None,
+                   deterministic: bool | None = None) -> PPOAgent:
+    """The ``ppo:PATH`` agent spec: a model saved by ``goboom train`` or a shipped model's name
+    (``ppo:classic-4p-hands``, see :mod:`goboom_env.models`), checked against ``config``.
+
+    It plays the most probable legal action, or samples from the masked policy when
+    ``deterministic=False`` (``ppo:path=m.zip,deterministic=false``); by default, as the model's metadata says
+    (greedy unless the export that wrote it recorded otherwise)."""
+    if not path:
+        raise ValueError("the ppo agent needs a model path: ppo:path/to/model.zip")
+    if not isinstance(path, str):
+        raise ValueError(f"the ppo agent's path must be a file path, got {path!r}")
+    name, path = path, str(model_path(path))
+    meta = read_metadata(path)
+    check_compatible(meta, config, path, layouts=("snapshot", "history"))
+    deterministic = meta.get("deterministic", True) if deterministic is None else spec_bool("deterministic",
+                                                                                              deterministic)
+    actor = load_actor(path)
+    generalist = "player_configs" in meta
+    history = HistoryEncoder(config) if observation_layout(meta) == "history" else None  # its own: it keeps facts
+    size = PADDED_SIZE if generalist else history.size if history else observation_size(config.num_players)
+    if actor.input_size != size:
+        raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but "
+                         f"{'padded observations' if generalist else 'observations'} of {config.num_players} "
+                         f"players have {size}")
+    return PPOAgent(f"ppo:{name}", actor, seed, deterministic=deterministic,
+                    pad_players=config.num_players if generalist else None, history=history)
