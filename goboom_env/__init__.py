@@ -1,5 +1,8 @@
 """goboom-env: the card game Go Boom as a pure rules engine and a PettingZoo AEC environment."""
 
+from collections.abc import Callable
+from typing import Any
+
 from goboom_env.process import guard_startup
 
 guard_startup()  # the goboom command only: a Ctrl-C while the imports below run ends it with one line
@@ -43,17 +46,27 @@ GYM_ID = "goboom_env/GoBoom-v0"
 """The Gymnasium id of the single-agent view: ``gymnasium.make(GYM_ID, variant="jokers", opponents=["heuristic"])``."""
 
 
+def _entry_point(name: str) -> Callable[..., Any]:
+    """A factory that builds with the ``name`` entry point of the ``goboom_env.gymnasium`` group (pyproject.toml),
+    loaded when first called: the training package builds the single-agent view, and this layer does not name it."""
+
+    def build(**kwargs: Any) -> Any:
+        from importlib.metadata import entry_points
+
+        (entry,) = entry_points(group="goboom_env.gymnasium", name=name)
+        return entry.load()(**kwargs)
+
+    return build
+
+
 def _register_gymnasium() -> None:
-    """Register the single-agent view with Gymnasium as :data:`GYM_ID`. Gymnasium (1.x) loads no plugins, so,
-    as with PettingZoo, ``import goboom_env`` registers it; the env is built by the training package's
-    :func:`~goboom_env.training.sb3.selfplay.single_agent_env`, and ``gymnasium.make_vec``'s batched form (the
-    ``vector_entry_point``) by :func:`~goboom_env.training.vector_env.single_agent_vector_env`, each imported only
-    when the id is made."""
+    """Register the single-agent view with Gymnasium as :data:`GYM_ID`, with its batched form as the
+    ``vector_entry_point`` of ``gymnasium.make_vec``. Gymnasium (1.x) loads no plugins, so, as with PettingZoo,
+    ``import goboom_env`` registers it."""
     from gymnasium.envs.registration import register, registry
 
     if GYM_ID not in registry:
-        register(id=GYM_ID, entry_point="goboom_env.training.sb3.selfplay:single_agent_env",
-                 vector_entry_point="goboom_env.training.vector_env:single_agent_vector_env")
+        register(id=GYM_ID, entry_point=_entry_point("env"), vector_entry_point=_entry_point("vector_env"))
 
 
 _register_gymnasium()

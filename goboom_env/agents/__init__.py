@@ -22,8 +22,8 @@ spec                 variant    idea (details in each class docstring)
 ``heuristic``        both       alias of the strongest heuristic of the config's variant (:data:`BEST_HEURISTIC`)
 ``mc:budget=N``      both       determinized Monte-Carlo search (:mod:`goboom_env.agents.montecarlo`), N rollouts a move
 ``ismcts:iters=N``   both       information-set Monte-Carlo tree search (:mod:`~goboom_env.agents.ismcts`)
-``ppo:PATH``         both       a MaskablePPO model (an entry point into ``goboom_env.training``)
-``rllib:PATH``       both       an RLlib checkpoint (an entry point into ``goboom_env.training``)
+``ppo:PATH``         both       a trained model played in numpy (:mod:`~goboom_env.agents.ppo`)
+``rllib:PATH``       both       an RLlib checkpoint (an entry point, loaded with Ray)
 ``ppo-ismcts:PATH``  both       ISMCTS guided by a model: its policy as the prior at the root
 ===================  =========  ==========================================================================
 

@@ -2,8 +2,8 @@
 
 Names resolve in two places: agents registered in this process (:func:`register_agent`; the
 built-in baselines are registered here), then the ``goboom_env.agents`` entry-point group of every
-installed distribution. An entry point is loaded only when its name is used, so ``ppo:`` (from
-``goboom_env.training``) imports torch, and ``rllib:`` imports ray, only when such an agent is made.
+installed distribution. An entry point is loaded only when its name is used, so ``rllib:`` imports Ray only when
+such an agent is made.
 
 A spec whose name ends in ``.py`` names a file instead: ``my_agents.py:Greedy,depth=2`` loads
 ``my_agents.py`` (relative to the working directory) as a module of its own and calls its ``Greedy`` as a
