@@ -234,6 +234,19 @@ def as_int(value: Any) -> int | None:
     return None
 
 
+def field_help() -> dict[str, str]:
+    """Each rules field of :class:`GameConfig` and its docstring (the ``--help`` text of its option)."""
+    import ast
+    import inspect
+    import itertools
+
+    body = ast.parse(inspect.getsource(GameConfig)).body[0].body
+    return {node.target.id: " ".join(after.value.value.split())
+            for node, after in itertools.pairwise(body)
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in field_names()
+            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)}
+
+
 def field_names() -> tuple[str, ...]:
     """The rules fields of :class:`GameConfig`, in order (what ``to_dict`` holds and ``from_dict`` reads)."""
     return tuple(f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra")

@@ -22,20 +22,23 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+import types
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import PRESETS, GameConfig, check_choice, field_names
+from goboom_env.config import PRESETS, GameConfig, check_choice, field_help, field_names
 from goboom_env.env import EPISODES, REWARDS
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import check_output_folder
 from goboom_env.untrusted import parse_json, read_limited
 
+Episode = Literal["hand", "match"]
 VEC_ENVS = ("dummy", "subproc")
 """Choices of ``goboom train --vec-env``."""
 SEAT_MODES = ("rotate", "random")
@@ -61,30 +64,21 @@ POOL_KINDS = (LEARNER, SNAPSHOTS, RANDOM, HEURISTIC)
 """The entries of ``goboom train-fast --opponents`` (:func:`parse_pool`)."""
 
 
-@dataclass
-class GameArgs:
-    """The game a command plays: every GameConfig field (RULES.md) and the episode unit."""
+def _game_fields() -> list[tuple[str, Any, Any]]:
+    """:class:`GameArgs`'s fields: every rules field of :class:`~goboom_env.config.GameConfig`, with its name, type,
+    default and docstring (its ``--help`` text), then the episode unit."""
+    import tyro
 
-    variant: str = "classic"
-    """Rule system: classic (R1) or jokers (R2)."""
-    num_players: int = 4
-    """Number of seats, 2..12 (--players for short)."""
-    hand_size: int = 7
-    """Cards dealt to each player."""
-    num_decks: int | None = None
-    """52-card decks; None = the rules' count (classic: 2 for 7+ players, else 1; jokers: 1)."""
-    num_jokers: int | None = None
-    """Jokers variant: jokers in the deck, 0 = aces mode (R2.8); None = 2."""
-    scoring: str | None = None
-    """Classic: standard (R1.11) or reverse (R1.12); jokers: penalty; None = the variant's own."""
-    target_score: int | None = None
-    """Classic: match end score; None = 200 (standard) or 100 (reverse)."""
-    rounds: int | None = None
-    """Jokers: rounds in a match; None = one per player."""
-    after_joker: str = "match"
-    """Jokers: match (R2.6) or any (anything may follow a joker)."""
-    episode: str = "hand"
-    """Episode unit: hand (one deal) or match (a whole game)."""
+    hints, docs = typing.get_type_hints(GameConfig), field_help()
+    fields: list[tuple[str, Any, Any]] = [
+        (f.name, Annotated[hints[f.name], tyro.conf.arg(help=docs[f.name])], field(default=f.default))
+        for f in dataclasses.fields(GameConfig) if f.name in field_names()]
+    episode_help = "Episode unit: hand (one deal) or match (a whole game)."
+    return [*fields, ("episode", Annotated[Episode, tyro.conf.arg(help=episode_help)], field(default="hand"))]
+
+
+class _GameMethods:
+    """What every command's settings do with their game fields (the methods of :class:`GameArgs`)."""
 
     def game_config(self) -> GameConfig:
         """The GameConfig these arguments choose (validated: a bad field raises ValueError)."""
@@ -103,6 +97,11 @@ class GameArgs:
     def agent_specs(self) -> list[tuple[str, str]]:
         """``(field, spec)`` of every agent spec these settings name (a command that plays agents adds its own)."""
         return []
+
+
+GameArgs = dataclasses.make_dataclass("GameArgs", _game_fields(), bases=(_GameMethods,),
+                                      namespace={"__module__": __name__})
+GameArgs.__doc__ = "The game a command plays: every GameConfig field (RULES.md) and the episode unit."
 
 
 @dataclass
@@ -640,49 +639,55 @@ def set_threads(threads: int) -> None:
 
 
 def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[str, Any]:
-    """``values`` with each field checked against its annotation (int, float, str, bool, list[int], list[str],
-    optionally None); raises ValueError naming the field and ``source`` (e.g. the TOML file) on a mismatch.
+    """``values`` with each field checked against its annotation (int, float, str, bool, a Literal's choices, lists of
+    them, optionally None); raises ValueError naming the field and ``source`` (e.g. the TOML file) on a mismatch.
     Integers are accepted for float fields (and returned as floats); booleans are never numbers."""
-    kinds = {f.name: f.type if isinstance(f.type, str) else f.type.__name__ for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
     out = {}
     for name, value in values.items():
-        kind = kinds[name].replace(" ", "")
-        ok, value = _typed(kind, value)
+        ok, value = _typed(hints[name], value)
         if not ok:
-            raise ValueError(f"{name} in {source} must be {_KIND_WORDS.get(kind, kind)}, got {shown(value)}")
+            raise ValueError(f"{name} in {source} must be {_kind_words(hints[name])}, got {shown(value)}")
         out[name] = value
     return out
 
 
-_KIND_WORDS = {
-    "int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
-    "list[int]": "a list of integers", "list[str]": "a list of strings", "str|None": "a string",
-    "int|None": "an integer",
-}
+def _optional(kind: Any) -> tuple[Any, bool]:
+    """``(T, True)`` for ``T | None``, else ``(kind, False)``."""
+    args = typing.get_args(kind)
+    if typing.get_origin(kind) in (types.UnionType, typing.Union) and type(None) in args:
+        return next(a for a in args if a is not type(None)), True
+    return kind, False
 
 
-def _typed(kind: str, value: Any) -> tuple[bool, Any]:
+def _kind_words(kind: Any) -> str:
+    """The annotation ``kind`` in words: ``an integer``, ``one of 'hand', 'match'``, ``a list of strings``."""
+    kind, _ = _optional(kind)
+    if typing.get_origin(kind) is Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(kind))
+    if typing.get_origin(kind) is list:
+        return "a list of " + {int: "integers", str: "strings"}.get(typing.get_args(kind)[0], "values")
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false"}.get(kind, str(kind))
+
+
+def _typed(kind: Any, value: Any) -> tuple[bool, Any]:
     """(whether ``value`` fits the annotation ``kind``, the value converted where needed)."""
-    if kind.endswith("|None"):
-        if value is None:
-            return True, None
-        kind = kind[: -len("|None")]
-    if kind.startswith("list["):
-        item = kind[len("list["):-1]
+    kind, optional = _optional(kind)
+    if value is None:
+        return optional, value
+    if typing.get_origin(kind) is Literal:
+        return value in typing.get_args(kind) and not isinstance(value, bool), value
+    if typing.get_origin(kind) is list:
         if not isinstance(value, list):
             return False, value
-        checked = [_typed(item, v) for v in value]
+        checked = [_typed(typing.get_args(kind)[0], v) for v in value]
         return all(ok for ok, _ in checked), [v for _, v in checked]
-    if kind == "bool":
-        return isinstance(value, bool), value
-    if isinstance(value, bool):
-        return False, value
-    if kind == "int":
-        return isinstance(value, int), value
-    if kind == "float":
+    if kind is bool or isinstance(value, bool):
+        return kind is bool and isinstance(value, bool), value
+    if kind is float:
         return isinstance(value, (int, float)), float(value) if isinstance(value, (int, float)) else value
-    if kind == "str":
-        return isinstance(value, str), value
+    if kind in (int, str):
+        return isinstance(value, kind), value
     return True, value  # another annotation: left to the field's own validation
 
 

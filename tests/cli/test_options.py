@@ -186,7 +186,7 @@ def test_an_error_line_echoes_a_value_short_and_never_a_control_character(tmp_pa
     config.write_text(f'variant = "{"x" * 900_000}"\n')
     assert main(["evaluate", "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("goboom evaluate: error: variant must be one of ['classic', 'jokers'], got 'xxx")
+    assert err.startswith(f"goboom evaluate: error: variant in {config} must be one of 'classic', 'jokers', got 'xxx")
     assert len(err) < 300 and err.count("\n") == 1
     print_error("goboom x", ValueError("key \x1b]52;c;cHduZWQ=\x07 in\r\nstate_dict\x9b2J"))
     assert capsys.readouterr().err == "goboom x: error: key \\x1b]52;c;cHduZWQ=\\x07 in\\r\\nstate_dict\\x9b2J\n"

@@ -324,7 +324,7 @@ def _toml(tmp_path: Path, text: str) -> Path:
         ('resume = "yes"', "resume in .*run.toml must be true or false, got 'yes'"),
         ("learning_rate = true", "learning_rate in .*run.toml must be a number, got True"),
         ('opponents = "random=1"', "opponents in .*run.toml must be a list of strings"),
-        ("scoring = 3", "scoring in .*run.toml must be a string, got 3"),
+        ("scoring = 3", "scoring in .*run.toml must be one of 'standard', 'reverse', 'penalty', got 3"),
         ("timesteps = ", "run.toml is not valid TOML"),
     ],
 )
