@@ -18,13 +18,22 @@ Corrected events:
 * **the decisions of every agent whose action distribution is known** (``action_distribution``: the heuristics'
   random tie-breaks, ``random``'s uniform choice), the evaluated agent's included: the expectation is the mean over
   that distribution of each action's expected value. A deterministic choice has nothing to correct, and an agent
-  without a known policy (a network, a search) is never corrected.
+  without a known policy (a network, a search) is never corrected. A declared distribution is trusted only where the
+  class that defines it also defines the ``act`` that plays (or that class sets :data:`PLAYS_DECLARED_POLICY`), and
+  only once ``act``, sampled on a few of the games' own decisions, plays it (:func:`untrusted_policy`): a subclass of
+  ``random`` or of a heuristic that overrides ``act`` alone plays some other policy, and correcting it with the
+  inherited one would bias its score.
 
 The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: seat ``s``'s mean win share (the
 tournament's outcome of a hand, :meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over ``rollouts``
 playouts from the true state (every hand known, the unknown part of the stock in a random order) in which every seat
-plays the agent that sits there (:func:`playout_moves`: a heuristic's engine form, else the agent on its observations;
-the variant's best heuristic for a search), so that the value foresees the evaluated agent's own moves too. Sample
+plays the agent that sits there (:func:`playout_moves`: the engine form of a heuristic or ``random`` chosen by the
+agent's class, never by its name; else the agent itself on its observations; the variant's best heuristic for a
+search), so that the value foresees the evaluated agent's own moves too. The agent itself is one instance per spec,
+reseeded from the playout's stream before each of its decisions: exact for an agent whose ``act`` depends only on its
+observation and its generator (every agent of this package); an agent that remembers earlier decisions beyond what
+``reseed`` restarts would carry that memory from one playout to the next, and its values would depend on their
+order: such an agent is not supported. Sample
 ``k`` of every value of one deal orders the stock by the same random key of each card copy (and playout ``k`` breaks
 ties with the same stream), seeded by the tournament seed and the deal: common random numbers, so values of states
 that differ by one card or one action differ mostly by that card or action, not by sampling noise.
@@ -47,7 +56,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
@@ -55,7 +64,16 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from tqdm import tqdm
 
-from goboom_env.agents import Observation, Policy, SpecSource, check_spec_source, make_agent
+from goboom_env.agents import (
+    BEST_HEURISTIC,
+    HEURISTIC_AGENTS,
+    Observation,
+    Policy,
+    RandomAgent,
+    SpecSource,
+    check_spec_source,
+    make_agent,
+)
 from goboom_env.agents.rollout import AGENT_MOVES, HEURISTIC_MOVES, Move, play_out
 from goboom_env.cards import DRAW_OR_PASS, NUM_FACES, boom_mask
 from goboom_env.config import GameConfig, check_int
@@ -81,6 +99,40 @@ class KnownPolicy(Protocol):
         ...
 
 
+PLAYS_DECLARED_POLICY = "plays_declared_policy"
+"""The class attribute (``plays_declared_policy = True``) by which the class that defines an agent's ``act`` vouches
+that an ``action_distribution`` it inherits is the distribution of that ``act``."""
+SAMPLED_DECISIONS = 12
+"""Decisions with several possible actions on which a declared policy is checked against ``act``."""
+SAMPLES = 48
+"""Seeds ``act`` is sampled with at each of those decisions."""
+MISMATCH_P = 1e-6
+"""A chi-square p-value below this, over the sampled decisions, shows that ``act`` does not play the declared
+probabilities (a true declaration fails it about once in a million checks)."""
+
+
+def _owner(cls: type, member: str) -> type | None:
+    """The class of ``cls``'s method resolution order that defines ``member`` (None: none does)."""
+    return next((c for c in cls.__mro__ if member in vars(c)), None)
+
+
+def untrusted_policy(agent: Policy) -> str | None:
+    """Why ``agent``'s decisions cannot be corrected with the distribution it declares, or None when they can: it must
+    expose ``action_distribution`` from the class that defines its ``act`` (or that class must set
+    :data:`PLAYS_DECLARED_POLICY`), and play from its observation alone."""
+    if not isinstance(agent, KnownPolicy):
+        return "it does not say how likely its actions are (no action_distribution)"
+    act, declared = _owner(type(agent), "act"), _owner(type(agent), "action_distribution")
+    if act is None or declared is None:  # set on the instance, not declared by a class
+        return "its act or action_distribution is not a method of its class"
+    if act is not declared and vars(act).get(PLAYS_DECLARED_POLICY) is not True:
+        return (f"its act comes from {act.__name__} but its action_distribution from {declared.__name__}, which may "
+                f"describe another policy (set {PLAYS_DECLARED_POLICY} = True in {act.__name__} if it is the same)")
+    if agent.needs_view:
+        return "it plays from a view of the hidden cards"
+    return None
+
+
 @dataclass(frozen=True)
 class GameLuck:
     """One hand's outcome per seat, raw and luck-adjusted."""
@@ -94,8 +146,8 @@ class GameLuck:
     """``raw`` minus the corrections; they sum to 1 like the win shares."""
     chance_events: int
     """Deal and stock draws corrected (a draw with one possible card has nothing to correct)."""
-    decision_events: int
-    """Baseline decisions corrected (those with more than one possible action)."""
+    decisions: tuple[int, ...]
+    """Per seat: the decisions corrected (a known policy's, with more than one possible action)."""
     seconds: float
 
 
@@ -109,8 +161,10 @@ class LuckAdjustment:
     """The specs whose decisions were corrected."""
     games: list[GameLuck]
     elapsed: float = field(default=0.0, compare=False)
-    seated: tuple[str, ...] = ()
-    """The specs that play their own seats in the playouts (``value="rollouts"``); the heuristic plays the rest."""
+    not_corrected: dict[str, str] = field(default_factory=dict)
+    """Spec -> why its decisions were not corrected (every spec not in :attr:`corrected`)."""
+    played: dict[str, str] = field(default_factory=dict)
+    """Spec -> what played its seats in the playouts (:func:`playout_moves`)."""
 
     def specs(self) -> list[str]:
         """The distinct agent specs, in order of first appearance."""
@@ -161,6 +215,19 @@ class LuckAdjustment:
             rows.append(row)
         return rows
 
+    def agent_rows(self) -> list[dict[str, Any]]:
+        """Per spec: its seat-games, the decisions of its seats that were corrected, why (not), and what played its
+        seats in the playouts: what the adjustment did to each agent."""
+        rows = []
+        for spec in self.specs():
+            seats = [(g, s) for g in self.games for s, name in enumerate(g.seats) if name == spec]
+            rows.append({"agent": spec, "seat_games": len(seats),
+                         "decisions_corrected": sum(g.decisions[s] for g, s in seats),
+                         "corrected": spec in self.corrected,
+                         "why": self.not_corrected.get(spec, "declares the policy its act plays"),
+                         "playouts": self.played.get(spec, "")})
+        return rows
+
     def label(self) -> str:
         """The value estimator in words: ``8 playouts a value``."""
         return f"{self.rollouts} playouts a value"
@@ -171,14 +238,14 @@ class LuckAdjustment:
 
     def summary(self) -> dict[str, Any]:
         """The estimator's settings and cost."""
-        return {"rollouts": self.rollouts, "corrected": list(self.corrected), "seated": list(self.seated),
-                "games": len(self.games), "seconds_per_game": round(self.seconds_per_game(), 4),
+        return {"rollouts": self.rollouts, "corrected": list(self.corrected), "not_corrected": self.not_corrected,
+                "played": self.played, "games": len(self.games), "seconds_per_game": round(self.seconds_per_game(), 4),
                 "elapsed_s": round(self.elapsed, 3)}
 
     def to_dict(self) -> dict[str, Any]:
         """Summary, table, the adjusted paired tests and every game as JSON-friendly data."""
-        return {"summary": self.summary(), "table": self.table(), "paired": [t.to_dict() for t in self.paired()],
-                "games": [asdict(g) for g in self.games]}
+        return {"summary": self.summary(), "table": self.table(), "agents": self.agent_rows(),
+                "paired": [t.to_dict() for t in self.paired()], "games": [asdict(g) for g in self.games]}
 
 
 def mean_interval(scores: np.ndarray, z: float = Z95) -> tuple[float, float]:
@@ -345,6 +412,16 @@ def decision_term(expectations: Mapping[int, np.ndarray], distribution: Mapping[
     return expectations[action] - sum(p * expectations[a] for a, p in distribution.items())
 
 
+def replayed(record: GameRecord) -> Iterator[tuple[Match, int, int]]:
+    """The first hand of ``record`` played again on the engine: before each move, the match, the seat to move and
+    the action it played (the move is applied once the consumer asks for the next)."""
+    first = record.hands[0]
+    match = Match(record.config, np.random.default_rng(0), first.deck, first.dealer)
+    for move in first.moves:
+        yield match, move.seat, move.action
+        match.hand.apply(move.action)
+
+
 def adjust_record(record: GameRecord, value: RolloutValue, known: Mapping[int, KnownPolicy],
                   seed: int = 0, game: int = 0, deal: int = 0, in_play: RolloutValue | None = None) -> GameLuck:
     """The luck-adjusted outcome of one recorded hand; ``known[seat]`` is each corrected seat's policy, ``seed``
@@ -353,15 +430,17 @@ def adjust_record(record: GameRecord, value: RolloutValue, known: Mapping[int, K
     where any fixed value keeps the terms' zero mean."""
     in_play = value if in_play is None else in_play
     started = time.perf_counter()
-    first = record.hands[0]
-    match = Match(record.config, np.random.default_rng(0), first.deck, first.dealer)
-    hand = match.hand
-    buried = sum(1 for e in hand.events if e[0] == EventKind.BURY)
-    rollout = playout_seed(seed, deal)
-    correction = deal_term(value, hand, buried, rollout)
-    chance = decisions = 0
-    for move in first.moves:
-        seat, action = move.seat, move.action
+    hand = None
+    buried = rollout = 0
+    correction = np.zeros(record.config.num_players)
+    chance = 0
+    decisions = [0] * record.config.num_players
+    for match, seat, action in replayed(record):
+        if hand is None:  # before the first move: the deal
+            hand = match.hand
+            buried = sum(1 for e in hand.events if e[0] == EventKind.BURY)
+            rollout = playout_seed(seed, deal)
+            correction += deal_term(value, hand, buried, rollout)
         policy = known.get(seat)
         expectations: dict[int, np.ndarray] = {}
         if policy is not None:
@@ -372,14 +451,15 @@ def adjust_record(record: GameRecord, value: RolloutValue, known: Mapping[int, K
                     correction += decision_term(expectations, distribution, action, seat)
                 except ValueError as exc:
                     raise ValueError(f"game {game}: {exc}") from None
-                decisions += 1
+                decisions[seat] += 1
         if uncertain_draw(hand, buried, action):
             correction += draw_term(in_play, hand, buried, action, rollout, expectations.get(action))
             chance += 1
-        hand.apply(action)
+    if hand is None:
+        raise ValueError(f"game {game}: the record has no move")
     raw = win_shares(hand)
     return GameLuck(game, deal, tuple(record.seats), tuple(raw.tolist()), tuple((raw - correction).tolist()),
-                    chance + 1, decisions, time.perf_counter() - started)
+                    chance + 1, tuple(decisions), time.perf_counter() - started)
 
 
 def policy_move(agent: Policy) -> Move:
@@ -393,30 +473,87 @@ def policy_move(agent: Policy) -> Move:
     return move
 
 
-def playout_moves(config: GameConfig, specs: Iterable[str]) -> dict[str, Move]:
-    """The move each spec plays its seats with in the playouts: the engine form of a heuristic or ``random``
-    (:data:`~goboom_env.agents.rollout.AGENT_MOVES`), else the agent itself on its observations (slower). Agents
-    that need a view of the hidden cards (the searches) are left out: the heuristic plays their seats."""
-    out: dict[str, Move] = {}
+ENGINE_MOVES: dict[type, Move] = {RandomAgent: AGENT_MOVES["random"]} | {
+    cls: AGENT_MOVES[name] for name, cls in HEURISTIC_AGENTS.items()}
+"""The agents with an engine form (:data:`~goboom_env.agents.rollout.AGENT_MOVES`), by their exact class: a subclass
+or an agent of another class that only shares a name may play otherwise, and plays itself."""
+
+
+def playout_moves(config: GameConfig, specs: Iterable[str]) -> tuple[dict[str, Move], dict[str, str]]:
+    """The move each spec plays its seats with in the playouts, and what that is in words: the engine form of an agent
+    of exactly a heuristic's or ``random``'s class (:data:`ENGINE_MOVES`), else the agent itself on its observations
+    (slower). An agent that needs a view of the hidden cards (a search) gets no move: the heuristic plays its seats."""
+    moves: dict[str, Move] = {}
+    played: dict[str, str] = {}
+    heuristic = BEST_HEURISTIC[config.variant]
     for spec in specs:
         agent = make_agent(spec, config, 0)
-        if agent.name in AGENT_MOVES:
-            out[spec] = AGENT_MOVES[agent.name]
+        engine = ENGINE_MOVES.get(type(agent))
+        if engine is not None:
+            moves[spec] = engine
+            played[spec] = f"{type(agent).name}, on the engine (its own rule and tie set)"
         elif not agent.needs_view:
-            out[spec] = policy_move(agent)
-    return out
+            moves[spec] = policy_move(agent)
+            played[spec] = f"the agent itself ({type(agent).__name__}) on its observations, one instance reseeded " \
+                           "before each decision"
+        else:
+            played[spec] = f"{heuristic} in its place (the agent searches with the hidden cards)"
+    return moves, played
 
 
-def known_policies(config: GameConfig, specs: Iterable[str]) -> dict[str, KnownPolicy]:
-    """An agent per spec to correct, checked to expose its action distribution (else ValueError)."""
-    out = {}
+def known_policies(config: GameConfig, specs: Iterable[str], records: Sequence[GameRecord] = ()
+                   ) -> tuple[dict[str, KnownPolicy], dict[str, str]]:
+    """The agents whose decisions can be corrected, by spec, and for the others why not (:func:`untrusted_policy`;
+    with ``records``, also :func:`sampled_mismatch` on their decisions)."""
+    trusted: dict[str, KnownPolicy] = {}
+    why: dict[str, str] = {}
     for spec in specs:
         agent = make_agent(spec, config, 0)
-        if not isinstance(agent, KnownPolicy):
-            raise ValueError(f"{spec!r} does not say how likely its actions are (no action_distribution): only "
-                             "agents with a known policy (the heuristics, random) can have their decisions corrected")
-        out[spec] = agent
-    return out
+        problem = untrusted_policy(agent) or sampled_mismatch(spec, config, records)
+        if problem is None and isinstance(agent, KnownPolicy):
+            trusted[spec] = agent
+        else:
+            why[spec] = problem or "it does not say how likely its actions are"
+    return trusted, why
+
+
+def sampled_mismatch(spec: str, config: GameConfig, records: Sequence[GameRecord]) -> str | None:
+    """Whether ``spec``'s ``act`` plays the ``action_distribution`` it declares, on the first :data:`SAMPLED_DECISIONS`
+    decisions of its seats in ``records`` with several declared actions: ``act`` with :data:`SAMPLES` seeds at each
+    must stay in the declared set and match its probabilities (chi-square, p >= :data:`MISMATCH_P`). None when it does
+    (or no such decision was played); else the problem in words."""
+    from scipy import stats  # the eval extra, as the intervals
+
+    agent = make_agent(spec, config, 0)
+    assert isinstance(agent, KnownPolicy)
+    statistic, df, checked = 0.0, 0, 0
+    for record in records:
+        for match, seat, _ in replayed(record):
+            if record.seats[seat] != spec or checked >= SAMPLED_DECISIONS:
+                continue
+            observation = observe(match, seat)
+            declared = agent.action_distribution(observation)
+            if len(declared) < 2:
+                continue
+            counts: Counter[int] = Counter()
+            for k in range(SAMPLES):
+                agent.reseed(k)
+                counts[int(agent.act(observation))] += 1
+            outside = sorted(set(counts) - set(declared))
+            if outside:
+                return (f"its act played {outside[0]} where its action_distribution allows only {sorted(declared)} "
+                        f"(game {record.meta.get('game', '?')}, seat {seat})")
+            expected = np.array([SAMPLES * declared[a] for a in declared])
+            statistic += float((((np.array([counts[a] for a in declared]) - expected) ** 2) / expected).sum())
+            df += len(declared) - 1
+            checked += 1
+        if checked >= SAMPLED_DECISIONS:
+            break
+    p = float(stats.chi2.sf(statistic, df)) if df else 1.0
+    if p < MISMATCH_P:
+        return (f"its act, sampled {SAMPLES} times at {checked} decisions, does not play the probabilities its "
+                f"action_distribution declares (chi-square p = {p:.1e})")
+    return None
 
 
 def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAULT_ROLLOUTS,
@@ -425,8 +562,10 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
     """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``), valued by
     ``rollouts`` playouts a value, each seat played by its own agent where it can be (:func:`playout_moves`).
 
-    ``corrected``: the specs whose decisions are corrected (default: every spec whose agent exposes
-    ``action_distribution``, the evaluated one included). The playout seeds come from each record's ``meta`` (``seed``,
+    ``corrected``: the specs whose decisions are corrected (default: every spec whose agent plays the policy it
+    declares, :func:`known_policies`, the evaluated one included; a spec asked for that does not is a ValueError).
+    The result says, per spec, whether its decisions were corrected and why not, and what played its seats in the
+    playouts. The playout seeds come from each record's ``meta`` (``seed``,
     ``game``), as :func:`goboom_env.evaluation.tournament.record_games` writes them, so a saved tournament gives the
     same figures as :func:`luck_adjust`. The agents are made from the records' seats: ``source`` says where they come
     from (a seat of a record read from a file may not name a Python file; :func:`luck_adjust` plays its own)."""
@@ -443,16 +582,19 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
     specs = list(dict.fromkeys(s for r in records for s in r.seats))
     for spec in specs:
         check_spec_source(spec, source, "a seat of the records")
-    if corrected is None:
-        corrected = [s for s in specs if _is_known(config, s)]
-    corrected = list(dict.fromkeys(corrected))
-    unknown = [s for s in corrected if s not in specs]
+    asked = list(dict.fromkeys(corrected)) if corrected is not None else specs
+    unknown = [s for s in asked if s not in specs]
     if unknown:
         raise ValueError(f"corrected specs {unknown} play no seat of these games (seats: {specs})")
-    policies = known_policies(config, corrected)
+    policies, why = known_policies(config, asked, records)
+    if corrected is not None and why:
+        spec, problem = next(iter(why.items()))
+        raise ValueError(f"{spec!r} cannot have its decisions corrected: {problem}; only agents that play the policy "
+                         "they declare (the heuristics, random) can")
+    why |= {s: "not asked for (corrected=...)" for s in specs if s not in asked}
     started = time.perf_counter()
     estimator = RolloutValue(config, rollouts)
-    moves = playout_moves(config, specs)
+    moves, played = playout_moves(config, specs)
     label = f"{rollouts} playouts a value"
     games = []
     for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({label})",
@@ -462,7 +604,7 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
         in_play = estimator.seated({seat: moves[spec] for seat, spec in enumerate(record.seats) if spec in moves})
         games.append(adjust_record(record, estimator, known, int(meta.get("seed", 0)), int(meta.get("game", i)),
                                    int(meta.get("deal", meta.get("game", i))), in_play))
-    return LuckAdjustment(config, rollouts, tuple(corrected), games, time.perf_counter() - started, tuple(moves))
+    return LuckAdjustment(config, rollouts, tuple(policies), games, time.perf_counter() - started, why, played)
 
 
 def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS, corrected: Sequence[str] | None = None,
@@ -479,12 +621,10 @@ def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS, c
                                source=SpecSource.CALLER)
 
 
-def _is_known(config: GameConfig, spec: str) -> bool:
-    return isinstance(make_agent(spec, config, 0), KnownPolicy)
-
-
 __all__ = [
     "DEFAULT_ROLLOUTS",
+    "ENGINE_MOVES",
+    "PLAYS_DECLARED_POLICY",
     "GameLuck",
     "KnownPolicy",
     "LuckAdjustment",
@@ -499,9 +639,13 @@ __all__ = [
     "luck_adjust",
     "luck_adjust_records",
     "mean_interval",
+    "playout_moves",
     "playout_seed",
+    "replayed",
+    "sampled_mismatch",
     "stock_keys",
     "uncertain_draw",
+    "untrusted_policy",
     "variance_ratio",
     "win_shares",
 ]

@@ -94,6 +94,10 @@ LUCK_NOTE = ("Raw and luck-adjusted (AIVAT) win rates: each hand's win share min
              "adjusted variance of the per-deal scores (the factor by which the adjusted estimate needs fewer games "
              "for the same interval). docs/evaluation.md has the method and the proof that both estimate the same "
              "mean.")
+LUCK_AGENTS_NOTE = ("Per agent: its seat-games, how many decisions of its seats were corrected with the policy it "
+                    "declares (`corrected`), why or why not (a declared policy counts only where the class that "
+                    "defines it also defines the `act` that plays, and where `act`, sampled on the games' own "
+                    "decisions, plays it), and what played its seats in the playouts that value every state.")
 LUCK_PAIRED_NOTE = ("The paired comparisons of the tournament section with each win share replaced by its "
                     "luck-adjusted value: per deal, the mean adjusted outcome of `a` minus that of `b`. The "
                     "tournament's own paired comparisons and ratings use the raw win shares.")
@@ -115,6 +119,7 @@ def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | Non
         tables.append(_rich("Results (win rate with 95% Wilson CI; shared wins count 1/k)", result.table()))
         if luck is not None:
             tables.append(_rich(luck_title(luck), luck.table(), LUCK_KEYS))
+            tables.append(_rich("What the luck adjustment did to each agent", luck.agent_rows()))
         paired = [t.to_dict() for t in result.paired()]
         if paired:
             tables.append(_rich("Paired comparisons per deal (raw win share a - b)", paired, RICH_PAIRED))
@@ -236,7 +241,7 @@ def write_report(out: str | Path, result: TournamentResult | None = None, pairwi
     out.mkdir(parents=True, exist_ok=True)
     info = _provenance_of((result, pairwise))
     sections = ["# Go Boom evaluation report\n" + (f"\nCommand: `{command}`\n" if command else ""),
-                _provenance_section(info)]
+                provenance_section(info)]
     if result is not None:
         sections.append(_tournament_files(out, result, info))
     if luck is not None:
@@ -266,7 +271,7 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
                                                        "provenance": info}, indent=1))
     n = summaries["match"]["config"]["num_players"]
     lines = ["# Go Boom evaluation report: match and hand side by side", "",
-             *([f"Command: `{command}`", ""] if command else []), _provenance_section(info),
+             *([f"Command: `{command}`", ""] if command else []), provenance_section(info),
              "## Match and hand win rates", "",
              "The same agents, seeds and deals played two ways: one **match** per game (hands until the match ends, "
              "R1.11, R1.12, R2.12: the game the rules define) and one **hand** per game (game `g` of the hand "
@@ -295,7 +300,7 @@ def _provenance_of(run: Run) -> dict[str, Any]:
     return provenance(specs, tournaments[0].config)
 
 
-def _provenance_section(info: Mapping[str, Any]) -> str:
+def provenance_section(info: Mapping[str, Any]) -> str:
     commit = info["git_commit"]
     if info["git_dirty"]:
         commit += " (tracked files had uncommitted changes)"
@@ -369,7 +374,8 @@ def _luck_files(out: Path, luck: LuckAdjustment) -> str:
     (out / "luck.json").write_text(json.dumps(luck.to_dict(), indent=1))
     write_csv(out / "luck.csv", rows, LUCK_KEYS)
     lines = ["## Luck-adjusted win rates", "", f"{luck_title(luck)}.", "", LUCK_NOTE, "",
-             markdown_table(rows, LUCK_KEYS), ""]
+             markdown_table(rows, LUCK_KEYS), "", "### What the adjustment did to each agent", "", LUCK_AGENTS_NOTE, "",
+             markdown_table(luck.agent_rows()), ""]
     paired = [t.to_dict() for t in luck.paired()]
     if paired:
         lines += ["### Paired comparisons, luck-adjusted", "", LUCK_PAIRED_NOTE, "", markdown_table(paired), ""]

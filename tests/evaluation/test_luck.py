@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, RandomAgent
+from goboom_env.agents import ClassicTricksAgent, JokersBoomAgent, RandomAgent, register_agent, unregister_agent
 from goboom_env.agents.rollout import classic_cover_move
 from goboom_env.cards import DRAW_OR_PASS, JOKER, deck_faces
 from goboom_env.config import GameConfig
@@ -255,7 +255,9 @@ def test_bad_input_is_refused():
         luck_adjust(mixed, corrected=["mc:budget=2"], progress=False)
     mixed_luck = luck_adjust(mixed, rollouts=2, progress=False)
     assert mixed_luck.corrected == ("classic-cover", "classic-tricks")  # not the search: no known policy
-    assert mixed_luck.seated == ("classic-cover", "classic-tricks")  # the search's seat plays the heuristic
+    assert "no action_distribution" in mixed_luck.not_corrected["mc:budget=2"]
+    assert mixed_luck.played["mc:budget=2"].startswith("classic-tricks in its place")  # a search: the heuristic
+    assert mixed_luck.played["classic-cover"].startswith("classic-cover, on the engine")
     assert playout_seed(0, 1) != playout_seed(0, 2)
 
 
@@ -283,7 +285,7 @@ def test_a_network_seated_in_the_playouts_keeps_the_mean_and_removes_variance():
     config = GameConfig(variant="classic", num_players=2)
     result = against_baseline(config, "ppo:classic-2p", "heuristic", deals=60, seed=6)
     luck = luck_adjust(result, rollouts=8, progress=False)
-    assert luck.seated == ("ppo:classic-2p", "heuristic") and luck.corrected == ("heuristic",)
+    assert luck.played["ppo:classic-2p"].startswith("the agent itself") and luck.corrected == ("heuristic",)
     row = luck.table()[0]
     half = (row["raw_ci_high"] - row["raw_ci_low"] + row["adjusted_ci_high"] - row["adjusted_ci_low"]) / 2
     assert abs(row["adjusted_win_rate"] - row["raw_win_rate"]) <= half
@@ -407,3 +409,96 @@ def test_adjusted_paired_tests_compare_the_adjusted_outcomes_per_deal():
     assert (test.a, test.b, test.deals) == ("a", "b", 2)
     assert test.mean_diff == pytest.approx(((0.65 - 0.35) + (0.525 - 0.475)) / 2)  # raw: ((0.5-0.5)+(0.25-0.75))/2
     assert test.ci_low < test.mean_diff < test.ci_high
+
+
+class FirstLegal(RandomAgent):
+    """Overrides only act(): plays its first legal action, yet inherits RandomAgent's uniform action_distribution."""
+
+    name = "first-legal"
+
+    def act(self, observation, view=None):
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+class LastTied(ClassicTricksAgent):
+    """Overrides only act(): the last of the heuristic's tied cards, never the random pick it declares."""
+
+    def act(self, observation, view=None):
+        return max(self.action_distribution(observation))
+
+
+class SameAsHeuristic(ClassicTricksAgent):
+    """Overrides act() with the heuristic's own act, and says so: its inherited distribution is trusted."""
+
+    plays_declared_policy = True
+
+    def act(self, observation, view=None):
+        return super().act(observation, view)
+
+
+class FalseDeclaration(RandomAgent):
+    """Declares uniform play in the very class whose act always takes the first legal action."""
+
+    name = "false-declaration"
+
+    def act(self, observation, view=None):
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+    def action_distribution(self, observation):
+        return super().action_distribution(observation)
+
+
+class NamedLikeTheHeuristic(FirstLegal):
+    """An agent of its own that calls itself classic-tricks."""
+
+    name = "classic-tricks"
+
+
+@pytest.fixture
+def registered():
+    """The agents above, registered as specs for the tournaments of the test."""
+    agents = {"first-legal": FirstLegal, "last-tied": LastTied, "same-as-heuristic": SameAsHeuristic,
+              "false-declaration": FalseDeclaration, "named-like-heuristic": NamedLikeTheHeuristic}
+    for name, cls in agents.items():
+        register_agent(name, cls)
+    yield agents
+    for name in agents:
+        unregister_agent(name)
+
+
+def test_a_subclass_that_overrides_only_act_is_not_corrected_with_the_inherited_policy(registered):
+    """A RandomAgent or heuristic subclass that overrides act() alone plays another policy than the one it inherits:
+    its decisions are not corrected (and asking for it is refused), and the report says why; one that vouches for its
+    act (plays_declared_policy) is corrected."""
+    result = against_baseline(CLASSIC4, "first-legal", "random", deals=1, seed=7)
+    luck = luck_adjust(result, rollouts=1, progress=False)
+    assert luck.corrected == ("random",)
+    assert "act comes from FirstLegal but its action_distribution from RandomAgent" in luck.not_corrected["first-legal"]
+    rows = {r["agent"]: r for r in luck.agent_rows()}
+    assert rows["first-legal"]["corrected"] is False and rows["first-legal"]["decisions_corrected"] == 0
+    assert rows["random"]["corrected"] is True and rows["random"]["decisions_corrected"] > 0
+    with pytest.raises(ValueError, match="'first-legal' cannot have its decisions corrected"):
+        luck_adjust(result, rollouts=1, corrected=["first-legal"], progress=False)
+    tied = luck_adjust(against_baseline(CLASSIC4, "last-tied", "classic-tricks", deals=1, seed=7), rollouts=1,
+                       progress=False)
+    assert tied.corrected == ("classic-tricks",) and "LastTied" in tied.not_corrected["last-tied"]
+    vouched = luck_adjust(against_baseline(CLASSIC4, "same-as-heuristic", "classic-tricks", deals=1, seed=7),
+                          rollouts=1, progress=False)
+    assert vouched.corrected == ("same-as-heuristic", "classic-tricks")
+
+
+def test_a_declared_policy_that_act_does_not_play_is_caught_by_sampling(registered):
+    """Declared and played in one class, but act always takes the first legal action: sampled at the games' own
+    decisions, act does not play the declared uniform policy, so it is not corrected."""
+    result = against_baseline(CLASSIC4, "false-declaration", "random", deals=2, seed=8)
+    luck = luck_adjust(result, rollouts=1, progress=False)
+    assert "does not play the probabilities" in luck.not_corrected["false-declaration"]
+    assert luck.corrected == ("random",)
+
+
+def test_the_playouts_choose_a_seats_agent_by_its_class_not_its_name(registered):
+    """An agent that calls itself classic-tricks is played by itself in the playouts, and the report says so."""
+    result = against_baseline(CLASSIC4, "named-like-heuristic", "classic-tricks", deals=1, seed=9)
+    luck = luck_adjust(result, rollouts=1, progress=False)
+    assert luck.played["named-like-heuristic"].startswith("the agent itself (NamedLikeTheHeuristic)")
+    assert luck.played["classic-tricks"].startswith("classic-tricks, on the engine")
