@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "play": ("goboom_env.cli.play", "play a game in the terminal against baseline agents", None),
     "evaluate": ("goboom_env.cli.evaluate", "run a tournament between agents and write a report", "eval"),
     "replay": ("goboom_env.cli.replay", "show a saved game record move by move in the terminal", None),
+    "benchmark": ("goboom_env.cli.benchmark", "score an agent on the standard tasks of goboom-bench-v1", "eval"),
     "leaderboard": ("goboom_env.cli.leaderboard", "rate the agents of several evaluate result folders together",
                     "eval"),
     "train": ("goboom_env.cli.train", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),

@@ -1,5 +1,5 @@
 """``goboom leaderboard DIR...``: one openskill rating table over the games of several result folders of
-``goboom evaluate`` (library: :mod:`goboom_env.evaluation.leaderboard`).
+``goboom evaluate`` and ``goboom benchmark`` (library: :mod:`goboom_env.evaluation.leaderboard`).
 
 Examples::
 
@@ -33,7 +33,8 @@ class LeaderboardArgs:
     """The options of ``goboom leaderboard``."""
 
     folders: Annotated[list[Path], tyro.conf.Positional, tyro.conf.arg(metavar="DIR")] = field(default_factory=list)
-    """Result folders of goboom evaluate (--out), each with results.json, or match/ and hand/ (--episode both)."""
+    """Result folders of goboom evaluate (--out), each with results.json, or match/ and hand/ (--episode both), or
+    of goboom benchmark (benchmark.json and tasks/)."""
     outcome: str = "win"
     """What the ratings rank in each game: win (winners first, all others tied: agrees with the win tables)
     or placing (winners first, then by points)."""
@@ -46,7 +47,8 @@ class LeaderboardArgs:
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         if not self.folders:
-            raise ValueError("give at least one result folder of goboom evaluate: goboom leaderboard DIR...")
+            raise ValueError("give at least one result folder of goboom evaluate or goboom benchmark: goboom "
+                             "leaderboard DIR...")
         check_choice("outcome", self.outcome, OUTCOMES)
 
 

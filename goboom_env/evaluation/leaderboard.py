@@ -1,9 +1,11 @@
-"""One rating table across tournaments: read the result folders of ``goboom evaluate`` and rate every
-agent over all of their games with openskill (:mod:`goboom_env.evaluation.ratings`).
+"""One rating table across tournaments: read the result folders of ``goboom evaluate`` (and ``goboom benchmark``)
+and rate every agent over all of their games with openskill (:mod:`goboom_env.evaluation.ratings`).
 
 A *result folder* is what ``goboom evaluate --out`` writes: ``results.json`` (a tournament, or with
 ``--pairwise`` every pair's games), or for ``--episode both`` the two result folders ``match/`` and
-``hand/``. Every game record in them is read back (``seats``, ``winners``, ``placing``) and rated again.
+``hand/``; or what ``goboom benchmark --out`` writes (``benchmark.json``, one tournament per task and opponent in
+``tasks/TASK/OPPONENT/results.json``). Every game record in them is read back (``seats``, ``winners``,
+``placing``) and rated again.
 
 * **Groups.** Ratings of different games are not comparable, so tournaments are never pooled across
   game configurations or episode units: each (configuration, episode) gets its own table, titled by it.
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig, check_choice
+from goboom_env.evaluation.benchmark import RESULT_FILE as BENCHMARK_FILE
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
 from goboom_env.evaluation.report import config_title, markdown_table, rich_table
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
@@ -105,6 +108,8 @@ def load_folder(folder: str | Path) -> list[Tournament]:
     if not folder.is_dir():
         raise ValueError(f"{folder} is a file, not a result folder of goboom evaluate")
     path = folder / RESULTS_FILE
+    if (folder / BENCHMARK_FILE).is_file():
+        return _benchmark_tournaments(folder)
     if not path.is_file():
         subfolders = [folder / name for name in EPISODE_FOLDERS if (folder / name / RESULTS_FILE).is_file()]
         if not subfolders:
@@ -112,6 +117,15 @@ def load_folder(folder: str | Path) -> list[Tournament]:
                              f"(nor {' and '.join(f'{e}/{RESULTS_FILE}' for e in EPISODE_FOLDERS)})")
         return [t for sub in subfolders for t in load_folder(sub)]
     return [Tournament(folder, result) for result in read_results(path)]
+
+
+def _benchmark_tournaments(folder: Path) -> list[Tournament]:
+    """The tournaments of a ``goboom benchmark`` folder: every ``tasks/TASK/OPPONENT/results.json``."""
+    paths = sorted(folder.glob(f"tasks/*/*/{RESULTS_FILE}"))
+    if not paths:
+        raise ValueError(f"{folder} is a benchmark folder without its games (tasks/*/*/{RESULTS_FILE}): run goboom "
+                         "benchmark again to have them")
+    return [Tournament(path.parent, result) for path in paths for result in read_results(path)]
 
 
 def read_results(path: Path) -> list[TournamentResult]:

@@ -83,6 +83,38 @@ def plot_distributions(points: Mapping[str, Sequence[float]], hands: Sequence[in
     return save_figure(fig, path)
 
 
+def plot_task_scores(rows: Sequence[Mapping[str, Any]], path: str | Path, *, title: str = "") -> Path:
+    """The benchmark's normalized score of each task (and agent) with its 95% interval; random = 0, heuristic = 1."""
+    labels = [str(r["task"]) + (f" ({r['agent']})" if len({x["agent"] for x in rows}) > 1 else "") for r in rows]
+    scores = np.array([r["normalized"] for r in rows])
+    low = scores - np.array([r["ci_low"] for r in rows])
+    high = np.array([r["ci_high"] for r in rows]) - scores
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(rows) + 2), 3.8))
+    ax.bar(range(len(rows)), scores, yerr=[low, high], capsize=4, color="#4C72B0")
+    ax.axhline(0.0, color="#7f7f7f", linewidth=1, label="random = 0")
+    ax.axhline(1.0, color="#C44E52", linestyle="--", label="best heuristic = 1")
+    ax.set_xticks(range(len(rows)), labels, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("normalized score (95% CI)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="best", fontsize=8)
+    return save_figure(fig, path)
+
+
+def plot_profile(aggregate: Any, path: str | Path, *, title: str = "") -> Path:
+    """The performance profile of an :class:`~goboom_env.evaluation.stats.Aggregate`: the fraction of task scores
+    above each threshold, with its 95% bootstrap band."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    ax.plot(aggregate.taus, aggregate.profile, color="#4C72B0")
+    ax.fill_between(aggregate.taus, aggregate.profile_low, aggregate.profile_high, color="#4C72B0", alpha=0.25)
+    ax.axvline(1.0, color="#C44E52", linestyle="--", label="best heuristic")
+    ax.set_xlabel("normalized score threshold (random = 0, heuristic = 1)")
+    ax.set_ylabel("fraction of task scores above")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="upper right", fontsize=8)
+    return save_figure(fig, path)
+
+
 def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> Path:
     """Lay out ``fig``, write it to ``path`` (its folder created) and close it."""
     path = Path(path)

@@ -17,7 +17,7 @@ fractional) win counts; co-wins are rare, so it stays a close approximation.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -97,3 +97,80 @@ def paired_test(a: str, b: str, a_scores: Sequence[float], b_scores: Sequence[fl
         p_t = 1.0 if mean == 0 or len(d) == 1 else 0.0
     return PairedTest(a, b, len(d), mean, mean - half, mean + half, p_t, better, worse,
                       len(d) - better - worse, p_wilcoxon, p_sign)
+
+
+# -- aggregates over tasks and training runs (the benchmark) --------------------------------------------------
+
+BOOTSTRAP_RESAMPLES = 2000
+"""Resamples of the stratified bootstrap of :func:`aggregate_scores`."""
+PROFILE_TAUS = np.linspace(0.0, 2.0, 81)
+"""The thresholds of the performance profile: normalized scores 0 (random) to 2 (twice the heuristic's edge)."""
+
+
+def iqm(scores: np.ndarray, axis: int | None = None) -> np.ndarray:
+    """The interquartile mean: the mean of the scores left once a quarter is cut at each end (``int(n / 4)``, as
+    rliable's ``scipy.stats.trim_mean(scores, 0.25)``), robust to one outlying task or run, less noisy than the
+    median."""
+    with needs_extra("the benchmark's aggregate scores"):
+        from scipy import stats
+
+    return np.asarray(stats.trim_mean(scores, 0.25, axis=axis))
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Scores of several tasks (and runs) in one figure each, with 95% stratified bootstrap intervals."""
+
+    runs: int
+    """Score rows pooled: the sum over tasks of the runs of each task."""
+    tasks: int
+    iqm: float
+    iqm_ci: tuple[float, float]
+    mean: float
+    mean_ci: tuple[float, float]
+    median: float
+    median_ci: tuple[float, float]
+    taus: list[float]
+    profile: list[float]
+    """Per threshold ``tau``: the fraction of task scores above it (the performance profile)."""
+    profile_low: list[float]
+    profile_high: list[float]
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def aggregate_scores(scores: Mapping[str, Sequence[Sequence[float]]], resamples: int = BOOTSTRAP_RESAMPLES,
+                     seed: int = 0) -> Aggregate:
+    """IQM, mean and median of the task scores with 95% percentile intervals, and the performance profile.
+
+    ``scores[task]`` lists one entry per run of that task (a training seed, or the one agent evaluated), each the
+    per-deal scores of the run, whose mean is the run's task score. The point estimates pool the run scores of every
+    task. The bootstrap is stratified by task, in two stages: each task's runs are resampled with replacement (as
+    rliable does, Agarwal et al. 2021), then each drawn run's deals, so that the intervals hold the noise of the
+    games as well as that of the training seeds (with one run a task, the deals alone)."""
+    if not scores or any(not runs or any(not len(d) for d in runs) for runs in scores.values()):
+        raise ValueError("every task needs at least one run with at least one deal")
+    rng = np.random.default_rng(seed)
+    columns = []
+    for task, runs in scores.items():
+        if len({len(d) for d in runs}) > 1:
+            raise ValueError(f"the runs of task {task} have different numbers of deals")
+        deals = np.asarray(runs, np.float64)  # (runs, deals of the task)
+        picked = deals[rng.integers(len(deals), size=(resamples, len(deals)))]  # (resamples, runs, deals)
+        draws = rng.integers(deals.shape[1], size=picked.shape)
+        columns.append(np.take_along_axis(picked, draws, axis=-1).mean(-1))
+    boot = np.concatenate(columns, axis=1)  # (resamples, every run of every task)
+    point = np.array([float(np.mean(d)) for runs in scores.values() for d in runs])
+    stats_of = {"iqm": lambda m: iqm(m, axis=-1), "mean": lambda m: m.mean(-1),
+                "median": lambda m: np.median(m, -1)}
+    figures: dict[str, object] = {}
+    for name, f in stats_of.items():
+        low, high = np.percentile(f(boot), [2.5, 97.5])
+        figures[name] = float(f(point[None])[0])
+        figures[f"{name}_ci"] = (float(low), float(high))
+    above = (boot[:, :, None] > PROFILE_TAUS).mean(1)
+    low, high = np.percentile(above, [2.5, 97.5], axis=0)
+    return Aggregate(len(point), len(scores), taus=PROFILE_TAUS.tolist(),
+                     profile=(point[:, None] > PROFILE_TAUS).mean(0).tolist(), profile_low=low.tolist(),
+                     profile_high=high.tolist(), **figures)  # type: ignore[arg-type]

@@ -159,6 +159,14 @@ class PPOArgs(GameArgs):
         self.validate_ppo()
 
 
+def check_training_seed(seed: int, timesteps: int) -> None:
+    """ValueError when a run's seed, or the seed of one of its evaluations (``seed + steps``), is an evaluation seed
+    of the benchmark (:data:`goboom_env.evaluation.benchmark.EVAL_SEEDS`): no training may use those deals."""
+    from goboom_env.evaluation.benchmark import check_training_seed as check  # imported late: this module stays light
+
+    check(seed, timesteps)
+
+
 def sb3_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
     """The shared PPO settings under Stable-Baselines3's names (``MaskablePPO(**...)``; the network goes
     into ``policy_kwargs`` as ``net_arch``)."""
@@ -264,6 +272,7 @@ class TrainArgs(SelfPlayArgs):
         check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps")
         check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "seed")
+        check_training_seed(self.seed, self.timesteps)
         parse_opponents(self.opponents)
         self.validate_self_play()
         self.check_agent_specs()
@@ -364,6 +373,7 @@ class VectorArgs(SelfPlayArgs):
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps")
         check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "seed")
+        check_training_seed(self.seed, self.timesteps)
         self.validate_self_play()
         check_bounds(self, ">= 0", "time_limit", "critic_warmup")
         self.validate_observation()
@@ -507,6 +517,7 @@ class RLlibArgs(PPOArgs):
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "train_batch_size", "league_size", "num_envs_per_env_runner")
         check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed")
+        check_training_seed(self.seed, self.timesteps)
         if self.minibatch_size > self.train_batch_size:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
                              f"({self.train_batch_size})")
@@ -579,6 +590,7 @@ class ExploitArgs(PPOArgs):
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "eval_games")
         check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "time_limit", "eval_every", "seed")
+        check_training_seed(self.seed, self.timesteps)
         check_choice("precision", self.precision, PRECISIONS)
         check_bounds(self, "> 0", "max_grad_norm")
         check_output_folder(self.out, force=self.force, inputs=self.inputs())

@@ -1,0 +1,175 @@
+"""The reference results of the benchmark ``goboom-bench-v1`` (docs/benchmark.md), resumably.
+
+Each step runs ``goboom`` commands one after another, each logged with its exact command line in
+``benchmarks/bench_v1/commands.txt``, and skips what a previous call finished (a training run with its final model,
+a benchmark folder with its ``benchmark.json``); an interrupted training run continues from its last checkpoint.
+Training runs and full benchmark folders go to ``runs/bench_v1/`` (not tracked); what the table needs is copied
+into ``benchmarks/bench_v1/`` (each benchmark folder without its game records ``tasks/``, which the command
+replays exactly from the seeds; each training run's ``eval.csv``, ``progress.csv`` and ``args.json``).
+
+    .venv/bin/python benchmarks/bench_v1_reference.py references        # random and the heuristics in the seat
+    .venv/bin/python benchmarks/bench_v1_reference.py baselines         # every heuristic, ismcts, the shipped models
+    .venv/bin/python benchmarks/bench_v1_reference.py train --trainer fast   # PPO from scratch, 3 seeds a task
+    .venv/bin/python benchmarks/bench_v1_reference.py train --trainer sb3
+    .venv/bin/python benchmarks/bench_v1_reference.py table             # benchmarks/bench_v1/README.md's tables
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from goboom_env.evaluation.benchmark import TASKS, Task
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "benchmarks" / "bench_v1"
+RUNS = ROOT / "runs" / "bench_v1"
+GOBOOM = str(Path(sys.executable).parent / "goboom")
+
+TRAIN_STEPS = 100_000
+"""Learner steps of every training run (both trainers, every task)."""
+TRAIN_SEEDS = (1, 2, 3)
+TRAIN_RECIPE = ("--episode", "match", "--bc-games", "0", "--opponents", "random=1", "heuristic=4", "self=1",
+                "--eval-every", "-1", "--threads", "1", "--no-progress")
+"""The options both trainers share: whole matches, no warm start (from scratch), SB3's default opponent mix (the
+learning curve: the training matches' win rates against each kind of opponent, progress.csv), no evaluation
+during training (the benchmark evaluates the final model)."""
+TRAINERS = {"fast": "train-fast", "sb3": "train"}
+ISMCTS = "ismcts:iters=50"
+"""The search of the reference table: a modest budget (50 iterations a decision)."""
+TRAINING_FILES = ("progress.csv", "args.json", "commands.txt")
+
+
+def game_options(task: Task) -> list[str]:
+    """The command-line options of a task's game (``--variant classic --num-players 4 ...``)."""
+    return [part for key, value in task.game.items() for part in (f"--{key.replace('_', '-')}", str(value))]
+
+
+def run(command: Sequence[str]) -> None:
+    """Run one command, logged with its wall time in ``commands.txt``; a failure stops the driver."""
+    line = shlex.join(["goboom", *command[1:]] if command[0] == GOBOOM else command)
+    print(f"$ {line}", flush=True)
+    started = time.time()
+    done = subprocess.run(command, cwd=ROOT, check=False)
+    COMMITTED.mkdir(parents=True, exist_ok=True)
+    with (COMMITTED / "commands.txt").open("a") as fh:
+        fh.write(f"{line}  # exit {done.returncode}, {time.time() - started:.0f} s wall, "
+                 f"{time.strftime('%Y-%m-%d %H:%M')}\n")
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {line}")
+
+
+def benchmark(name: str, agent: str, tasks: Sequence[Task], processes: int) -> None:
+    """``goboom benchmark`` of ``agent`` on ``tasks`` into runs/bench_v1/results/NAME, copied to the tracked tree."""
+    out = RUNS / "results" / name
+    if not (out / "benchmark.json").is_file():
+        run([GOBOOM, "benchmark", "--agent", agent, "--tasks", *[t.name for t in tasks], "--processes",
+             str(processes), "--no-progress", "--force", "--out", str(out.relative_to(ROOT))])
+    keep = COMMITTED / "results" / name
+    if keep.exists():
+        shutil.rmtree(keep)
+    shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks"))
+
+
+def train(trainer: str, task: Task, seed: int) -> Path:
+    """One training run (resumed from its checkpoint if interrupted); returns its final model."""
+    out = RUNS / trainer / task.name / f"seed{seed}"
+    model = out / "model.zip"
+    if not model.is_file():
+        resume = ["--resume"] if any((out / "checkpoints").glob("*.zip")) else ["--force"]
+        run([GOBOOM, TRAINERS[trainer], *game_options(task), *TRAIN_RECIPE, "--timesteps", str(TRAIN_STEPS),
+             "--seed", str(seed), *resume, "--out", str(out.relative_to(ROOT))])
+    keep = COMMITTED / "training" / trainer / task.name / f"seed{seed}"
+    keep.mkdir(parents=True, exist_ok=True)
+    for name in TRAINING_FILES:
+        if (out / name).is_file():
+            shutil.copy2(out / name, keep / name)
+    return model
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("step", choices=["references", "baselines", "train", "table"])
+    parser.add_argument("--trainer", choices=list(TRAINERS), default="fast")
+    parser.add_argument("--tasks", nargs="+", default=[t.name for t in TASKS])
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--no-bench", action="store_true", help="train only (benchmark the models later)")
+    args = parser.parse_args()
+    tasks = [t for t in TASKS if t.name in args.tasks]
+    if args.step == "train":
+        for seed in TRAIN_SEEDS:  # every task's first seed before any task's second: partial results cover all tasks
+            for task in tasks:
+                model = train(args.trainer, task, seed)
+                if not args.no_bench:
+                    benchmark(f"{args.trainer}/{task.name}/seed{seed}", f"ppo:{model.relative_to(ROOT)}", [task],
+                              args.processes)
+    elif args.step == "references":
+        references(tasks, args.processes)
+    elif args.step == "table":
+        write_table()
+    else:
+        sys.exit(f"{args.step}: not yet")
+
+
+def references(tasks: Sequence[Task], processes: int) -> None:
+    """Play random and each task's heuristic in the evaluated seat (one task at a time, kept in
+    runs/bench_v1/references/TASK.json), then write their benchmark folders and ``references.json`` (the
+    ``REFERENCES`` of goboom_env/evaluation/benchmark.py)."""
+    from goboom_env.evaluation.benchmark import Run, play_references, run_provenance, score_task, write_benchmark
+    from goboom_env.evaluation.leaderboard import read_results
+
+    refs, played = {}, {}
+    for task in tasks:
+        path = RUNS / "references" / f"{task.name}.json"
+        if not path.is_file():
+            print(f"references of {task.name}...", flush=True)
+            started = time.time()
+            rates, games = play_references(task, processes=processes, progress=False)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"references": rates, "elapsed_s": time.time() - started, "games": {
+                spec: {opp: r.to_dict() for opp, r in by_opp.items()} for spec, by_opp in games.items()}}))
+        data = json.loads(path.read_text())
+        refs[task.name] = {opp: tuple(pair) for opp, pair in data["references"].items()}
+        played[task.name] = {}
+        for spec, by_opp in data["games"].items():
+            played[task.name][spec] = {}
+            for opp, raw in by_opp.items():
+                tmp = RUNS / "references" / "tmp.json"
+                tmp.write_text(json.dumps(raw))
+                [result] = read_results(tmp)
+                played[task.name][spec][opp] = result
+    (COMMITTED / "references.json").write_text(json.dumps(refs, indent=1))
+    for spec, name in (("random", "random"), ("heuristic", "heuristic")):
+        run = Run(spec, {}, processes=processes)
+        for task in tasks:
+            games = played[task.name]["random" if spec == "random" else task.heuristic]
+            run.scores[task.name] = score_task(task, games, refs[task.name])
+            run.tournaments[task.name] = games
+        run.provenance = run_provenance(spec, tasks)
+        out = RUNS / "results" / name
+        if out.exists():
+            shutil.rmtree(out)
+        write_benchmark(out, [run], "benchmarks/bench_v1_reference.py references")
+        keep = COMMITTED / "results" / name
+        if keep.exists():
+            shutil.rmtree(keep)
+        shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks"))
+
+
+def write_table() -> None:
+    rows = []
+    for path in sorted((COMMITTED / "training").glob("*/*/*/eval.csv")):
+        rows.append([*path.parent.relative_to(COMMITTED / "training").parts, len(list(csv.reader(path.open())))])
+    print(rows)
+
+
+if __name__ == "__main__":
+    main()

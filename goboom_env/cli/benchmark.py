@@ -1,0 +1,132 @@
+"""``goboom benchmark``: score an agent on the standard tasks of ``goboom-bench-v1`` (docs/benchmark.md).
+
+Examples::
+
+    goboom benchmark --agent ppo:runs/x/model.zip --out results/bench-x           # every task its game allows
+    goboom benchmark --agent my_agent.py:Greedy --tasks classic-4p jokers-4p --processes 2 --out results/bench-g
+    goboom benchmark --combine results/bench-s1 results/bench-s2 results/bench-s3 --out results/bench-ppo
+
+Each task is one game over whole matches: the agent in one seat against n-1 copies of each opponent of the task's
+panel (random, the variant's best heuristic, the shipped model of that game), seats rotating over the task's fixed
+duplicate deals. Per task: the win rate against each opponent and the normalized score (random = 0, the heuristic
+= 1, both measured in the same seat on the same deals); over the tasks: the interquartile mean with its 95%
+stratified bootstrap interval and the performance profile. A task whose game the agent cannot play (a model trained
+for another game) is skipped and named. ``--combine`` reads finished benchmark folders (the training seeds of one
+method) and writes their aggregate without playing.
+
+The folder (``--out``) appears only once complete: Ctrl-C (exit code 130) or an error leaves nothing half written
+and an earlier folder of that name untouched; an existing non-empty ``--out`` is refused unless ``--force``.
+It holds ``report.md`` (with the package version, commit and model hashes), ``benchmark.json``, ``tasks.csv``,
+``scores.csv``, ``aggregate.csv``, ``scores.png``, ``profile.png`` and the games of every tournament in
+``tasks/TASK/OPPONENT/results.json`` (``goboom leaderboard`` reads the folder).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from goboom_env.cli.options import command_line, parse, run_command
+from goboom_env.config import check_int
+from goboom_env.evaluation.benchmark import tasks_named
+from goboom_env.evaluation.interrupt import WorkerLostError
+from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
+
+if TYPE_CHECKING:
+    from goboom_env.evaluation.benchmark import Run
+
+
+@dataclass
+class BenchmarkArgs:
+    """The options of ``goboom benchmark``."""
+
+    agent: str = ""
+    """The agent to score: a spec (heuristic, ismcts:iters=50, ...), a model (ppo:PATH, rllib:PATH) or a Python
+    file's class (path/to/file.py:Class), as goboom evaluate --agents takes them."""
+    combine: list[Path] = field(default_factory=list)
+    """Instead of --agent: finished benchmark folders (e.g. one per training seed) to aggregate as runs of one
+    method, without playing."""
+    tasks: list[str] = field(default_factory=list)
+    """The tasks to play, by name (classic-4p, jokers-4p, ...; docs/benchmark.md lists them); default: all."""
+    processes: int = 1
+    """Worker processes (the results do not depend on it)."""
+    out: Path | None = None
+    """Output folder, created; an existing non-empty one is refused unless --force; None = a new
+    results/benchmark-<date>-<time>."""
+    force: bool = False
+    """Replace an existing non-empty --out folder."""
+    progress: bool = True
+    """Show the progress bars, on a terminal only (not in a log piped to a file)."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        if bool(self.agent) == bool(self.combine):
+            raise ValueError("give either --agent SPEC (play the tasks) or --combine DIR... (aggregate finished "
+                             "benchmark folders)")
+        if self.combine and self.tasks:
+            raise ValueError("--tasks chooses the tasks to play; --combine aggregates the tasks its folders played")
+        tasks_named(self.tasks)
+        check_int("--processes", self.processes, 1)
+
+
+def main(argv: Sequence[str], prog: str = "goboom benchmark") -> int:
+    """Parse ``argv``, benchmark, write and print: 0, 2 on a bad option (before any game), 1 when the results cannot
+    be written or a worker process was lost."""
+
+    def body() -> int:
+        args = parse(BenchmarkArgs, argv, prog, __doc__)
+        args.validate()
+        return run(args, command_line(prog, argv))
+
+    return run_command(prog, body)
+
+
+def run(args: BenchmarkArgs, command: str = "goboom benchmark") -> int:
+    """Play (or combine) and write the benchmark of ``args``; ValueError for a bad agent or folder."""
+    from goboom_env.evaluation.benchmark import read_benchmark, run_benchmark, write_benchmark
+
+    if args.combine:
+        runs = [run for folder in args.combine for run in read_benchmark(folder)]
+    staged = StagedFolder(args.out or fresh_folder(Path("results"), "benchmark"), force=args.force)
+    try:
+        with staged as folder:
+            if args.agent:
+                runs = [run_benchmark(args.agent, tasks_named(args.tasks), processes=args.processes,
+                                      progress=args.progress)]
+            try:
+                report = write_benchmark(folder, runs, command)
+            except OSError as exc:
+                raise OutputError(f"cannot write the benchmark to {staged.out}: {exc.strerror or exc}") from exc
+    except (OutputError, WorkerLostError) as exc:
+        print(f"goboom benchmark: error: {exc}", file=sys.stderr)
+        return 1
+    _print(runs)
+    print(f"report written to {staged.out / report.name}")
+    return 0
+
+
+def _print(runs: Sequence[Run]) -> None:
+    """The normalized score and win rates of every task, and the aggregate, as tables."""
+    from rich.console import Console
+
+    from goboom_env.evaluation.benchmark import aggregate, task_interval
+    from goboom_env.evaluation.report import rich_table
+
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        for score in run.scores.values():
+            low, high = task_interval(score)
+            rates = [p.win_rate for p in score.panel] + [None]
+            rows.append({"task": score.task, **({"agent": run.agent} if len(runs) > 1 else {}),
+                         "normalized": score.normalized, "ci_low": low, "ci_high": high, "vs random": rates[0],
+                         "vs heuristic": rates[1], "vs model": rates[2]})
+    console = Console()
+    console.print(rich_table("Normalized score (random = 0, heuristic = 1) and win rates against the panel", rows,
+                             caption="95% bootstrap interval over the deals"))
+    total = aggregate(runs)
+    console.print(rich_table("Aggregate over the tasks (95% stratified bootstrap)", [
+        {"statistic": name, "value": getattr(total, name), "ci_low": getattr(total, f"{name}_ci")[0],
+         "ci_high": getattr(total, f"{name}_ci")[1]} for name in ("iqm", "mean", "median")]))
