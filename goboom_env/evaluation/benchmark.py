@@ -414,7 +414,9 @@ def _write_games(out: Path, run: Run) -> None:
         for opponent, result in played.items():
             folder = out / "tasks" / task / folder_name(opponent)
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / "results.json").write_text(json.dumps({**result.to_dict(), "provenance": run.provenance}))
+            (folder / "results.json").write_text(json.dumps({
+                "summary": result.summary(), "table": result.table(), "games": [asdict(g) for g in result.games],
+                "provenance": run.provenance}))
 
 
 def read_benchmark(folder: Path) -> list[Run]:
