@@ -6,10 +6,14 @@ configuration: the raw and adjusted win rates of the evaluated agent, the varian
 variance of its per-deal scores) with its 95% bootstrap interval over the deals, the games the adjusted estimate
 needs for the interval width raw duplicate play reaches at 4,000 games (4000 / factor), and the estimator's cost in
 seconds per game. ``setup_s`` is the time before the first game is adjusted (replaying the games).
-Writes ``luck.md`` and ``luck.json`` into
-``--out``.
+Writes ``luck.md`` and ``luck.json`` into ``--out``.
+
+``--agents ppo:MODEL BASELINE`` evaluates a network, whose policy the adjustment cannot know (its decisions are not
+corrected; the playouts play it on its observations): the factor an agent of one's own can expect.
 
     .venv/bin/python benchmarks/luck_adjusted.py --games 160 --rollouts 8 --out results/luck
+    .venv/bin/python benchmarks/luck_adjusted.py --games 160 --rollouts 8 --agents ppo:classic-2p classic-tricks \
+        --configs "classic 2p" --out results/luck-network
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ def measure(name: str, games: int, rollouts: int, seed: int, agents: list[str] |
     row = luck.table()[0]
     factor = row["variance_reduction"]
     low, high = variance_ratio_interval(*luck.deal_scores(evaluated))
-    return {"config": name, "value": luck.label(), "agent": evaluated,
+    return {"config": name, "seed": seed, "value": luck.label(), "agent": evaluated,
             "baseline": baseline, "games": len(result.games),
             "raw_win_rate": row["raw_win_rate"], "raw_ci": f"[{row['raw_ci_low']:.3f}, {row['raw_ci_high']:.3f}]",
             "adjusted_win_rate": row["adjusted_win_rate"],
