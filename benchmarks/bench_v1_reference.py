@@ -4,7 +4,7 @@ Each step runs ``goboom`` commands one after another, each logged with its exact
 ``benchmarks/bench_v1/commands.txt``, and skips what a previous call finished (a training run with its final model,
 a benchmark folder with its ``benchmark.json``); an interrupted training run continues from its last checkpoint.
 Training runs and full benchmark folders go to ``runs/bench_v1/`` (not tracked); what the table needs is copied
-into ``benchmarks/bench_v1/`` (each benchmark folder without its game records ``tasks/``, which the command
+into ``benchmarks/bench_v1/`` (each benchmark folder (in ``benchmarks/bench_v1/agents/``) without its game records ``tasks/``, which the command
 replays exactly from the seeds; each training run's ``eval.csv``, ``progress.csv`` and ``args.json``).
 
     .venv/bin/python benchmarks/bench_v1_reference.py references        # random and the heuristics in the seat
@@ -43,8 +43,8 @@ TRAIN_RECIPE = ("--episode", "match", "--bc-games", "0", "--opponents", "random=
 learning curve: the training matches' win rates against each kind of opponent, progress.csv), no evaluation
 during training (the benchmark evaluates the final model)."""
 TRAINERS = {"fast": "train-fast", "sb3": "train"}
-ISMCTS = "ismcts:iters=50"
-"""The search of the reference table: a modest budget (50 iterations a decision)."""
+ISMCTS = "ismcts:iters=20"
+"""The search of the reference table: a modest budget (20 iterations a decision)."""
 TRAINING_FILES = ("progress.csv", "args.json", "commands.txt")
 
 
@@ -71,9 +71,10 @@ def benchmark(name: str, agent: str, tasks: Sequence[Task], processes: int) -> N
     """``goboom benchmark`` of ``agent`` on ``tasks`` into runs/bench_v1/results/NAME, copied to the tracked tree."""
     out = RUNS / "results" / name
     if not (out / "benchmark.json").is_file():
-        run([GOBOOM, "benchmark", "--agent", agent, "--tasks", *[t.name for t in tasks], "--processes",
-             str(processes), "--no-progress", "--force", "--out", str(out.relative_to(ROOT))])
-    keep = COMMITTED / "results" / name
+        chosen = ["--tasks", *[t.name for t in tasks]] if len(tasks) < len(TASKS) else []
+        run([GOBOOM, "benchmark", "--agent", agent, *chosen, "--processes", str(processes), "--no-progress",
+             "--force", "--out", str(out.relative_to(ROOT))])
+    keep = COMMITTED / "agents" / name
     if keep.exists():
         shutil.rmtree(keep)
     shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks"))
@@ -113,10 +114,21 @@ def main() -> None:
                               args.processes)
     elif args.step == "references":
         references(tasks, args.processes)
+    elif args.step == "baselines":
+        for name, agent in baselines():
+            benchmark(name, agent, tasks, args.processes)
     elif args.step == "table":
         write_table()
-    else:
-        sys.exit(f"{args.step}: not yet")
+
+
+def baselines() -> list[tuple[str, str]]:
+    """(folder name, agent) of every reference row but random, the heuristics' references and the trained runs: the
+    shipped models (each plays the tasks of its game), the other heuristic of each variant, then the search."""
+    from goboom_env.models import shipped_models
+
+    models = [(f"ppo-{name}", f"ppo:{name}") for name in shipped_models()]
+    return [*models, ("classic-cover", "classic-cover"), ("jokers-shed", "jokers-shed"),
+            (ISMCTS.replace(":", "-").replace("=", ""), ISMCTS)]
 
 
 def references(tasks: Sequence[Task], processes: int) -> None:
@@ -158,7 +170,7 @@ def references(tasks: Sequence[Task], processes: int) -> None:
         if out.exists():
             shutil.rmtree(out)
         write_benchmark(out, [run], "benchmarks/bench_v1_reference.py references")
-        keep = COMMITTED / "results" / name
+        keep = COMMITTED / "agents" / name
         if keep.exists():
             shutil.rmtree(keep)
         shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks"))

@@ -87,7 +87,51 @@ TASKS: tuple[Task, ...] = (
 EVAL_SEEDS: tuple[int, ...] = tuple(task.seed for task in TASKS)
 _FROZEN = {task.name: task for task in TASKS}
 
-REFERENCES: dict[str, dict[str, tuple[float, float]]] = {}
+REFERENCES: dict[str, dict[str, tuple[float, float]]] = {
+    "classic-2p": {
+        "random": (0.5416666666666666, 0.9027777777777778),
+        "classic-tricks": (0.10277777777777777, 0.48333333333333334),
+        "ppo:classic-2p": (0.041666666666666664, 0.35),
+    },
+    "classic-3p": {
+        "random": (0.3138888888888889, 0.5722222222222222),
+        "classic-tricks": (0.14444444444444443, 0.3472222222222222),
+        "ppo:classic-3p": (0.09722222222222222, 0.24166666666666667),
+    },
+    "classic-4p": {
+        "random": (0.22777777777777777, 0.3972222222222222),
+        "classic-tricks": (0.13055555555555556, 0.24444444444444444),
+        "ppo:classic-4p": (0.08055555555555556, 0.20277777777777778),
+    },
+    "classic-6p": {
+        "random": (0.2, 0.31666666666666665),
+        "classic-tricks": (0.13333333333333333, 0.2222222222222222),
+        "ppo:classic-6p": (0.09444444444444444, 0.10833333333333334),
+    },
+    "classic-12p": {
+        "random": (0.075, 0.09722222222222222),
+        "classic-tricks": (0.05, 0.07222222222222222),
+        "ppo:classic-generalist": (0.06388888888888888, 0.075),
+    },
+    "classic-4p-reverse": {
+        "random": (0.2388888888888889, 0.44166666666666665),
+        "classic-tricks": (0.13472222222222222, 0.2375),
+        "ppo:classic-4p-reverse": (0.10416666666666667, 0.2638888888888889),
+    },
+    "jokers-3p": {
+        "random": (0.30092592592592593, 0.45416666666666666),
+        "jokers-boom": (0.21944444444444444, 0.3527777777777778),
+    },
+    "jokers-4p": {
+        "random": (0.2263888888888889, 0.5),
+        "jokers-boom": (0.10555555555555556, 0.2263888888888889),
+        "ppo:jokers-4p-hands": (0.1388888888888889, 0.30694444444444446),
+    },
+    "jokers-4p-aces": {
+        "random": (0.2523148148148148, 0.6166666666666667),
+        "jokers-boom": (0.06527777777777778, 0.2625),
+    },
+}
 """Per task and panel member: the win rate of ``random`` and of the task's heuristic in the evaluated seat on the
 task's deals, ``(R, H)`` (``benchmarks/bench_v1_reference.py references`` plays them)."""
 
@@ -307,15 +351,17 @@ def aggregate(runs: Sequence[Run], resamples: int = BOOTSTRAP_RESAMPLES) -> Aggr
     method, or one agent), over every task any of them played (:func:`~goboom_env.evaluation.stats.aggregate_scores`:
     stratified by task over runs and deals)."""
     scores: dict[str, list[list[float]]] = {}
+    points: dict[str, list[float]] = {}
     for run in runs:
         for name, score in run.scores.items():
             scores.setdefault(name, []).append(score.deal_scores)
-    return aggregate_scores(scores, resamples)
+            points.setdefault(name, []).append(score.normalized)
+    return aggregate_scores(scores, resamples, points=points)
 
 
 def task_interval(score: TaskScore) -> tuple[float, float]:
     """The 95% bootstrap interval of a task's normalized score over its deals."""
-    return aggregate_scores({score.task: [score.deal_scores]}).mean_ci
+    return aggregate_scores({score.task: [score.deal_scores]}, points={score.task: [score.normalized]}).mean_ci
 
 
 # -- files --------------------------------------------------------------------------------------------------
@@ -392,7 +438,7 @@ def _report_intro(runs: Sequence[Run]) -> str:
              f"- agent{'s' if len(runs) > 1 else ''}: {', '.join(f'`{r.agent}`' for r in runs)}"]
     if len(runs) > 1:
         lines.append(f"- benchmark folders combined: {', '.join(r.source or '?' for r in runs)}")
-    else:
+    elif runs[0].elapsed > 0:
         lines.append(f"- processes: {runs[0].processes}; wall-clock time: {runs[0].elapsed:.0f} s")
     return "\n".join(lines)
 

@@ -141,14 +141,15 @@ class Aggregate:
 
 
 def aggregate_scores(scores: Mapping[str, Sequence[Sequence[float]]], resamples: int = BOOTSTRAP_RESAMPLES,
-                     seed: int = 0) -> Aggregate:
+                     seed: int = 0, points: Mapping[str, Sequence[float]] | None = None) -> Aggregate:
     """IQM, mean and median of the task scores with 95% percentile intervals, and the performance profile.
 
     ``scores[task]`` lists one entry per run of that task (a training seed, or the one agent evaluated), each the
     per-deal scores of the run, whose mean is the run's task score. The point estimates pool the run scores of every
     task. The bootstrap is stratified by task, in two stages: each task's runs are resampled with replacement (as
     rliable does, Agarwal et al. 2021), then each drawn run's deals, so that the intervals hold the noise of the
-    games as well as that of the training seeds (with one run a task, the deals alone)."""
+    games as well as that of the training seeds (with one run a task, the deals alone). ``points[task]``: the run
+    scores exactly as computed elsewhere (default: the means of their deals, equal up to rounding)."""
     if not scores or any(not runs or any(not len(d) for d in runs) for runs in scores.values()):
         raise ValueError("every task needs at least one run with at least one deal")
     rng = np.random.default_rng(seed)
@@ -161,7 +162,8 @@ def aggregate_scores(scores: Mapping[str, Sequence[Sequence[float]]], resamples:
         draws = rng.integers(deals.shape[1], size=picked.shape)
         columns.append(np.take_along_axis(picked, draws, axis=-1).mean(-1))
     boot = np.concatenate(columns, axis=1)  # (resamples, every run of every task)
-    point = np.array([float(np.mean(d)) for runs in scores.values() for d in runs])
+    point = np.array([s for task, runs in scores.items()
+                      for s in (points[task] if points else [float(np.mean(d)) for d in runs])])
     stats_of = {"iqm": lambda m: iqm(m, axis=-1), "mean": lambda m: m.mean(-1),
                 "median": lambda m: np.median(m, -1)}
     figures: dict[str, object] = {}

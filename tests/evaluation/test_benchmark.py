@@ -140,3 +140,28 @@ def test_no_training_may_use_an_evaluation_seed():
         with pytest.raises(ValueError, match="reaches the benchmark's evaluation seed"):
             cls(seed=EVAL_SEEDS[3], out="/nonexistent/never-made").validate()
     assert EVAL_SEEDS[0] > benchmark.SEED_BASE
+
+
+def test_the_frozen_references_are_the_committed_reference_runs():
+    """REFERENCES holds the win rates of the committed random and heuristic benchmark folders, which score exactly 0
+    and 1 on every task."""
+    import json
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_v1" / "agents"
+    runs = [json.loads((folder / name / "benchmark.json").read_text())["runs"][0] for name in ("random", "heuristic")]
+    for column, run in enumerate(runs):
+        assert {s["task"] for s in run["scores"]} == {t.name for t in TASKS}
+        for score in run["scores"]:
+            assert score["normalized"] == float(column)
+            for member in score["panel"]:
+                assert REFERENCES[score["task"]][member["opponent"]][column] == member["win_rate"]
+
+
+@pytest.mark.slow
+def test_the_references_replay_from_the_tasks_seeds():
+    """The frozen references are what random and the heuristic play now on the task's deals (one task: a change of
+    the engine or the heuristics that alters their games shows here)."""
+    task = tasks_named(["jokers-3p"])[0]
+    rates, _ = benchmark.play_references(task, progress=False)
+    assert rates == REFERENCES[task.name]
