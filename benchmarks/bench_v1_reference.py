@@ -1,17 +1,18 @@
 """The reference results of the benchmark ``goboom-bench-v1`` (docs/benchmark.md), resumably.
 
-Each step runs ``goboom`` commands one after another, each logged with its exact command line in
+Each step runs ``goboom`` commands one after another, each logged with its exact command line and wall time in
 ``benchmarks/bench_v1/commands.txt``, and skips what a previous call finished (a training run with its final model,
 a benchmark folder with its ``benchmark.json``); an interrupted training run continues from its last checkpoint.
-Training runs and full benchmark folders go to ``runs/bench_v1/`` (not tracked); what the table needs is copied
-into ``benchmarks/bench_v1/`` (each benchmark folder (in ``benchmarks/bench_v1/agents/``) without its game records ``tasks/``, which the command
-replays exactly from the seeds; each training run's ``eval.csv``, ``progress.csv`` and ``args.json``).
+Training runs and benchmark folders go to ``runs/bench_v1/`` (not tracked); the tracked copies are the benchmark
+folders without their game records ``tasks/`` (``benchmarks/bench_v1/agents/``: the command replays them exactly
+from the seeds) and each training run's ``progress.csv``, ``args.json`` and ``commands.txt``
+(``benchmarks/bench_v1/training/``).
 
-    .venv/bin/python benchmarks/bench_v1_reference.py references        # random and the heuristics in the seat
-    .venv/bin/python benchmarks/bench_v1_reference.py baselines         # every heuristic, ismcts, the shipped models
-    .venv/bin/python benchmarks/bench_v1_reference.py train --trainer fast   # PPO from scratch, 3 seeds a task
+    .venv/bin/python benchmarks/bench_v1_reference.py references            # random and the heuristic in the seat
+    .venv/bin/python benchmarks/bench_v1_reference.py baselines             # the models, heuristics and the search
+    .venv/bin/python benchmarks/bench_v1_reference.py train --trainer fast  # PPO from scratch, 3 seeds a task
     .venv/bin/python benchmarks/bench_v1_reference.py train --trainer sb3
-    .venv/bin/python benchmarks/bench_v1_reference.py table             # benchmarks/bench_v1/README.md's tables
+    .venv/bin/python benchmarks/bench_v1_reference.py table                 # benchmarks/bench_v1/table.md, curves
 """
 
 from __future__ import annotations
@@ -176,11 +177,95 @@ def references(tasks: Sequence[Task], processes: int) -> None:
         shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks"))
 
 
+ROWS = [("random", "random"), ("heuristic", "best heuristic (classic-tricks, jokers-boom)"),
+        ("classic-cover", "classic-cover"), ("jokers-shed", "jokers-shed"),
+        (ISMCTS.replace(":", "-").replace("=", ""), f"`{ISMCTS}`")]
+"""The reference rows of the table: folder under benchmarks/bench_v1/agents/, label."""
+
+
+def combine(trainer: str) -> None:
+    """``goboom benchmark --combine`` of every finished benchmark of a trainer's runs (all tasks, all seeds)."""
+    folders = sorted((RUNS / "results" / trainer).glob("*/seed*/benchmark.json"))
+    if not folders:
+        sys.exit(f"no benchmark of a {trainer} run yet")
+    out = RUNS / "results" / f"{trainer}-combined"
+    run([GOBOOM, "benchmark", "--combine", *[str(f.parent.relative_to(ROOT)) for f in folders], "--force",
+         "--out", str(out.relative_to(ROOT))])
+    keep = COMMITTED / "agents" / f"{trainer}-combined"
+    if keep.exists():
+        shutil.rmtree(keep)
+    shutil.copytree(out, keep)
+
+
+def table_rows() -> list[dict[str, str]]:
+    """One row per reference agent: its IQM over the tasks it played with the 95% interval, and each task's score
+    (for several runs of a task, their mean)."""
+    from goboom_env.evaluation.benchmark import read_benchmark
+
+    rows = [(name, label) for name, label in ROWS]
+    rows += [(p.parent.name, f"`ppo:{p.parent.name.removeprefix('ppo-')}`")
+             for p in sorted((COMMITTED / "agents").glob("ppo-*/benchmark.json"))]
+    rows += [(f"{t}-combined", f"PPO from scratch, {label}, {TRAIN_STEPS // 1000}k steps, seeds "
+              f"{', '.join(map(str, TRAIN_SEEDS))}") for t, label in (("fast", "`goboom train-fast`"),
+                                                                      ("sb3", "`goboom train` (SB3)"))]
+    out = []
+    for name, label in rows:
+        folder = COMMITTED / "agents" / name
+        if not (folder / "benchmark.json").is_file():
+            continue
+        runs = read_benchmark(folder)
+        data = json.loads((folder / "benchmark.json").read_text())["aggregate"]
+        row = {"agent": label, "IQM [95%]": f"{data['iqm']:.2f} [{data['iqm_ci'][0]:.2f}, {data['iqm_ci'][1]:.2f}]",
+               "scores": str(data["runs"])}
+        for task in TASKS:
+            scores = [r.scores[task.name].normalized for r in runs if task.name in r.scores]
+            row[task.name] = f"{sum(scores) / len(scores):.2f}" if scores else "-"
+        out.append(row)
+    return out
+
+
 def write_table() -> None:
-    rows = []
-    for path in sorted((COMMITTED / "training").glob("*/*/*/eval.csv")):
-        rows.append([*path.parent.relative_to(COMMITTED / "training").parts, len(list(csv.reader(path.open())))])
-    print(rows)
+    """benchmarks/bench_v1/table.md (the reference table of docs/benchmark.md) and the learning curves."""
+    from goboom_env.evaluation.report import markdown_table
+
+    for trainer in TRAINERS:
+        if (RUNS / "results" / trainer).is_dir():
+            combine(trainer)
+    text = markdown_table(table_rows())
+    (COMMITTED / "table.md").write_text(text + "\n")
+    print(text)
+    plot_curves(ROOT / "docs" / "img" / "bench_v1_learning_curves.png")
+
+
+def plot_curves(path: Path) -> None:
+    """Per task, the win rate of the training matches against the heuristic opponents over the steps (progress.csv:
+    each trainer's recent training matches), every seed of both trainers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(3, 3, figsize=(12, 9), sharex=True)
+    for ax, task in zip(axes.flat, TASKS):
+        for trainer, color in (("fast", "#4C72B0"), ("sb3", "#DD8452")):
+            for i, path_csv in enumerate(sorted((COMMITTED / "training" / trainer / task.name).glob("*/progress.csv"))):
+                rows = [r for r in csv.DictReader(path_csv.open()) if r.get("win_rate/heuristic")]
+                ax.plot([int(r["timesteps"]) for r in rows], [float(r["win_rate/heuristic"]) for r in rows],
+                        color=color, alpha=0.8, label=trainer if i == 0 else None)
+        ax.axhline(1 / task.config.num_players, color="#7f7f7f", linestyle="--", linewidth=1)
+        ax.set_title(task.name, fontsize=10)
+        ax.set_ylim(bottom=0)
+    axes[0, 0].legend(fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("learner steps")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("win rate vs heuristic (training)")
+    fig.suptitle("PPO from scratch on the goboom-bench-v1 games: training matches won against the heuristic "
+                 "(dashed: 1/n)", fontsize=11)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
