@@ -78,7 +78,7 @@ def benchmark(name: str, agent: str, tasks: Sequence[Task], processes: int) -> N
     keep = COMMITTED / "agents" / name
     if keep.exists():
         shutil.rmtree(keep)
-    shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks"))
+    shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks", ".goboom-output"))
 
 
 def train(trainer: str, task: Task, seed: int) -> Path:
@@ -174,7 +174,7 @@ def references(tasks: Sequence[Task], processes: int) -> None:
         keep = COMMITTED / "agents" / name
         if keep.exists():
             shutil.rmtree(keep)
-        shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks"))
+        shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks", ".goboom-output"))
 
 
 ROWS = [("random", "random"), ("heuristic", "best heuristic (classic-tricks, jokers-boom)"),
@@ -194,7 +194,7 @@ def combine(trainer: str) -> None:
     keep = COMMITTED / "agents" / f"{trainer}-combined"
     if keep.exists():
         shutil.rmtree(keep)
-    shutil.copytree(out, keep)
+    shutil.copytree(out, keep, ignore=shutil.ignore_patterns(".goboom-output"))
 
 
 def table_rows() -> list[dict[str, str]]:

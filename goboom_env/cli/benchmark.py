@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goboom_env.cli.evaluate import processes_note
 from goboom_env.cli.options import command_line, parse, run_command
 from goboom_env.config import check_int
 from goboom_env.evaluation.benchmark import tasks_named
 from goboom_env.evaluation.interrupt import WorkerLostError
 from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
+from goboom_env.training.settings import spec_inputs
 
 if TYPE_CHECKING:
     from goboom_env.evaluation.benchmark import Run
@@ -71,6 +73,12 @@ class BenchmarkArgs:
         tasks_named(self.tasks)
         check_int("--processes", self.processes, 1)
 
+    def inputs(self) -> list[tuple[str, str | Path]]:
+        """What the command reads, as ``(option, path)``: the agent's files and the folders it combines (its --out
+        may not hold them)."""
+        return [*spec_inputs("--agent", [self.agent] if self.agent else []),
+                *(("--combine", folder) for folder in self.combine)]
+
 
 def main(argv: Sequence[str], prog: str = "goboom benchmark") -> int:
     """Parse ``argv``, benchmark, write and print: 0, 2 on a bad option (before any game), 1 when the results cannot
@@ -90,7 +98,11 @@ def run(args: BenchmarkArgs, command: str = "goboom benchmark") -> int:
 
     if args.combine:
         runs = [run for folder in args.combine for run in read_benchmark(folder)]
-    staged = StagedFolder(args.out or fresh_folder(Path("results"), "benchmark"), force=args.force)
+    staged = StagedFolder(args.out or fresh_folder(Path("results"), "benchmark"), force=args.force,
+                          inputs=args.inputs())
+    note = processes_note(args.processes, min(t.matches for t in tasks_named(args.tasks))) if args.agent else None
+    if note:
+        print(note, file=sys.stderr)
     try:
         with staged as folder:
             if args.agent:

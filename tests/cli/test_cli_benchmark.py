@@ -43,7 +43,7 @@ def test_a_tiny_benchmark_end_to_end(tiny_suite, tmp_path, capsys):
     assert command.main(["--agent", "ppo:classic-2p", "--out", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     assert "iqm" in printed and f"report written to {out / 'report.md'}" in printed
-    names = {p.name for p in out.iterdir()}
+    names = {p.name for p in out.iterdir() if not p.name.startswith(".")}  # and the output marker
     assert names == {"report.md", "benchmark.json", "tasks.csv", "scores.csv", "aggregate.csv", "scores.png",
                      "profile.png", "tasks"}
     data = json.loads((out / "benchmark.json").read_text())
