@@ -11,7 +11,8 @@ from the seeds) and each training run's ``progress.csv``, ``args.json`` and ``co
     .venv/bin/python benchmarks/bench_v1_reference.py references            # random and the heuristic in the seat
     .venv/bin/python benchmarks/bench_v1_reference.py baselines             # the models, heuristics and the search
     .venv/bin/python benchmarks/bench_v1_reference.py train --trainer fast  # PPO from scratch, 3 seeds a task
-    .venv/bin/python benchmarks/bench_v1_reference.py train --trainer sb3
+    .venv/bin/python benchmarks/bench_v1_reference.py train --trainer sb3 --no-bench
+    .venv/bin/python benchmarks/bench_v1_reference.py bench-runs --trainer sb3  # meanwhile: its finished runs
     .venv/bin/python benchmarks/bench_v1_reference.py table                 # benchmarks/bench_v1/table.md, curves
 """
 
@@ -99,7 +100,7 @@ def train(trainer: str, task: Task, seed: int) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=["references", "baselines", "train", "table"])
+    parser.add_argument("step", choices=["references", "baselines", "train", "bench-runs", "table"])
     parser.add_argument("--trainer", choices=list(TRAINERS), default="fast")
     parser.add_argument("--tasks", nargs="+", default=[t.name for t in TASKS])
     parser.add_argument("--processes", type=int, default=1)
@@ -111,6 +112,13 @@ def main() -> None:
             for task in tasks:
                 model = train(args.trainer, task, seed)
                 if not args.no_bench:
+                    benchmark(f"{args.trainer}/{task.name}/seed{seed}", f"ppo:{model.relative_to(ROOT)}", [task],
+                              args.processes)
+    elif args.step == "bench-runs":  # the finished runs of a trainer whose queue runs with --no-bench
+        for seed in TRAIN_SEEDS:
+            for task in tasks:
+                model = RUNS / args.trainer / task.name / f"seed{seed}" / "model.zip"
+                if model.is_file():
                     benchmark(f"{args.trainer}/{task.name}/seed{seed}", f"ppo:{model.relative_to(ROOT)}", [task],
                               args.processes)
     elif args.step == "references":
@@ -208,6 +216,9 @@ def table_rows() -> list[dict[str, str]]:
     rows += [(f"{t}-combined", f"PPO from scratch, {label}, {TRAIN_STEPS // 1000}k steps, seeds "
               f"{', '.join(map(str, TRAIN_SEEDS))}") for t, label in (("fast", "`goboom train-fast`"),
                                                                       ("sb3", "`goboom train` (SB3)"))]
+    listed = {name for name, _ in rows}
+    rows += [(p.parent.name, f"`{read_benchmark(p.parent)[0].agent}` (submitted)")
+             for p in sorted((COMMITTED / "agents").glob("*/benchmark.json")) if p.parent.name not in listed]
     out = []
     for name, label in rows:
         folder = COMMITTED / "agents" / name

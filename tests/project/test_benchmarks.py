@@ -397,3 +397,17 @@ def test_the_luck_benchmark_table_in_the_docs_is_the_committed_figures() -> None
         assert cells[3] == f"{row['games']} ({row['deals']})"
         assert cells[6] == f"**{row['variance_reduction']:.2f}** {row['reduction_ci']}"
         assert cells[7] == str(row["games_for_4000_raw"])
+
+
+bench_v1 = script_fixture("bench_v1_reference")
+
+
+def test_the_benchmark_page_shows_the_committed_reference_table(bench_v1: ModuleType) -> None:
+    """docs/benchmark.md's reference table is the one the committed benchmark folders give
+    (``bench_v1_reference.py table``), and so is benchmarks/bench_v1/table.md."""
+    from goboom_env.evaluation.report import markdown_table
+
+    table = markdown_table(bench_v1.table_rows())
+    assert table.count("\n") >= 9  # random, the heuristics, the search, the models, the trainers' rows
+    assert table in (ROOT / "docs" / "benchmark.md").read_text()
+    assert (ROOT / "benchmarks" / "bench_v1" / "table.md").read_text() == table + "\n"

@@ -44,6 +44,9 @@ EXCLUDED_COMMANDS = {
 
 EXCLUDED_BLOCKS = {
     "goboom serve": "starts a web server that runs until it is stopped (tests/web/test_web_api.py starts and stops it)",
+    "goboom benchmark": "the benchmark's budget is fixed by its protocol (360 matches against each opponent of each "
+                        "task: minutes to half an hour); tests/cli/test_cli_benchmark.py runs the command end to end "
+                        "on a tiny task list",
     "ray start --head": "a multi-node Ray cluster: needs several machines, and `ray start` leaves daemons running",
     "training/train_torchrl.py --timesteps": "tests/training/test_recipes.py runs this recipe on a tiny budget and "
                                              "plays its model with goboom evaluate (once, not twice in CI)",
