@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goboom_env.cli.evaluate import processes_note
-from goboom_env.cli.options import command_line, parse, run_command
+from goboom_env.cli.options import command_line, parse, print_error, run_command
 from goboom_env.config import check_int
 from goboom_env.evaluation.benchmark import tasks_named
-from goboom_env.evaluation.interrupt import WorkerLostError
-from goboom_env.evaluation.outdir import OutputError, StagedFolder, fresh_folder
+from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
+from goboom_env.process import WorkerLostError
 from goboom_env.training.settings import spec_inputs
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def run(args: BenchmarkArgs, command: str = "goboom benchmark") -> int:
             except OSError as exc:
                 raise OutputError(f"cannot write the benchmark to {staged.out}: {exc.strerror or exc}") from exc
     except (OutputError, WorkerLostError) as exc:
-        print(f"goboom benchmark: error: {exc}", file=sys.stderr)
+        print_error("goboom benchmark", exc)
         return 1
     _print(runs)
     print(f"report written to {staged.out / report.name}")

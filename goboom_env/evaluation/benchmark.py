@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,8 @@ from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.stats import BOOTSTRAP_RESAMPLES, Aggregate, aggregate_scores, wilson_interval
 from goboom_env.evaluation.tournament import TournamentResult, run_tournament
+from goboom_env.hints import shown
+from goboom_env.untrusted import Fields, read_json
 
 VERSION = "goboom-bench-v1"
 """The name of this suite; results of different versions are not comparable."""
@@ -195,11 +197,6 @@ class TaskScore:
         return {"task": self.task, "normalized": self.normalized, "elapsed_s": round(self.elapsed, 2),
                 "panel": [asdict(p) for p in self.panel], "deal_scores": self.deal_scores}
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TaskScore:
-        return cls(data["task"], [PanelScore(**p) for p in data["panel"]], float(data["normalized"]),
-                   [float(s) for s in data["deal_scores"]], float(data.get("elapsed_s", 0.0)))
-
 
 def seat_shares(result: TournamentResult) -> list[float]:
     """Per game: the win share of the tournament's first agent (it sits in seat ``g % n`` of game ``g``), whatever
@@ -309,7 +306,7 @@ def run_benchmark(spec: str, tasks: Sequence[Task] | None = None, *, processes: 
     """Play agent ``spec`` on ``tasks`` (default: the whole suite) and score it against the tasks' ``references``
     (default: :func:`references_of` each). A task whose game the agent cannot play is skipped with the reason;
     ValueError, before any game, when it can play none (or a task's references cannot normalize its score)."""
-    from goboom_env.evaluation.progress import bar
+    from goboom_env.process import bar
 
     tasks = list(TASKS if tasks is None else tasks)
     ok, skipped = playable(spec, tasks)
@@ -466,20 +463,59 @@ def _write_games(out: Path, run: Run) -> None:
 
 
 def read_benchmark(folder: Path) -> list[Run]:
-    """The runs of a benchmark folder (``benchmark.json``); ValueError naming the folder when it is none, or of
-    another version."""
+    """The runs of a benchmark folder (``benchmark.json``, read within bounds); ValueError naming the folder when
+    it is none, of another version, or a field that is not what ``goboom benchmark`` writes."""
     path = Path(folder) / RESULT_FILE
     if not path.is_file():
         raise ValueError(f"{folder} is not a benchmark folder of goboom benchmark: it has no {RESULT_FILE}")
-    try:
-        data = json.loads(path.read_text())
-        if data["version"] != VERSION:
-            raise ValueError(f"{path} is a result of {data['version']}, not {VERSION}: the scores are not comparable")
-        return [Run(r["agent"], {s["task"]: TaskScore.from_dict(s) for s in r["scores"]}, dict(r["skipped"]),
-                    dict(r["provenance"]), elapsed=float(r["elapsed_s"]), processes=int(r["processes"]),
-                    source=str(folder)) for r in data["runs"]]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
+    top = Fields(read_json(path), ("version", "command", "matches", "runs", "aggregate"), prefix=str(path))
+    version = top.text("version")
+    if version != VERSION:
+        raise ValueError(f"{path} is a result of {shown(version)}, not {VERSION}: the scores are not comparable")
+    runs = []
+    for i, raw in enumerate(top.items("runs")):
+        run = top.child(f"runs[{i}]", ("agent", "scores", "skipped", "provenance", "elapsed_s", "processes"),
+                        raw=raw)
+        scores = [_task_score(run, f"scores[{k}]", item) for k, item in enumerate(run.items("scores"))]
+        runs.append(Run(run.text("agent"), {s.task: s for s in scores}, _texts(run, "skipped"),
+                        run.child("provenance", (), PROVENANCE).data,
+                        elapsed=_number(run, "elapsed_s"), processes=run.integer("processes", 1, 10**6),
+                        source=str(folder)))
+    return runs
+
+
+PROVENANCE = ("package_version", "python", "git_commit", "git_dirty", "agents")
+"""The fields of a run's provenance (:func:`goboom_env.evaluation.provenance.provenance`)."""
+
+
+def _task_score(run: Fields, name: str, raw: Any) -> TaskScore:
+    """A task's score of a ``benchmark.json`` run, every field checked."""
+    score = run.child(name, ("task", "normalized", "elapsed_s", "panel", "deal_scores"), raw=raw)
+    deals = len(score.items("deal_scores"))
+    panel = []
+    for k, item in enumerate(score.items("panel")):
+        member = score.child(f"panel[{k}]", [f.name for f in fields(PanelScore)], raw=item)
+        floats = {key: _number(member, key) for key in ("wins", "win_rate", "ci_low", "ci_high", "random", "heuristic")}
+        panel.append(PanelScore(member.text("opponent"), member.integer("games", 1, 10**9), **floats,
+                                deal_rates=list(member.numbers("deal_rates", deals))))
+    return TaskScore(score.text("task"), panel, _number(score, "normalized"), list(score.numbers("deal_scores", deals)),
+                     _number(score, "elapsed_s"))
+
+
+def _number(data: Fields, name: str) -> float:
+    """A finite number of ``data`` (an int or a float; a bool is not a number)."""
+    raw = data.data[name]
+    if type(raw) not in (int, float) or not math.isfinite(raw):
+        raise data.error(name, f"must be a finite number, got {shown(raw)}")
+    return float(raw)
+
+
+def _texts(data: Fields, name: str) -> dict[str, str]:
+    """An object of strings (task -> why it was not played)."""
+    raw = data.data[name]
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise data.error(name, "must be an object of strings")
+    return dict(raw)
 
 
 def folder_name(spec: str) -> str:

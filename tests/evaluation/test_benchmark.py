@@ -165,3 +165,33 @@ def test_the_references_replay_from_the_tasks_seeds():
     task = tasks_named(["jokers-3p"])[0]
     rates, _ = benchmark.play_references(task, progress=False)
     assert rates == REFERENCES[task.name]
+
+
+def test_a_benchmark_folder_is_read_back_and_a_damaged_one_refused(tmp_path):
+    """The committed random folder reads back as written; another version, a missing or mistyped field and a file
+    that is not JSON are each one ValueError naming the file and the field."""
+    import json
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_v1" / "agents" / "random" / "benchmark.json"
+    data = json.loads(source.read_text())
+    [run] = benchmark.read_benchmark(source.parent)
+    assert run.agent == "random" and [s.normalized for s in run.scores.values()] == [0.0] * len(TASKS)
+    assert run.scores["classic-2p"].panel[0].deal_rates == data["runs"][0]["scores"][0]["panel"][0]["deal_rates"]
+
+    def damaged(change, problem):
+        folder = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        copy = json.loads(json.dumps(data))
+        change(copy)
+        (folder / "benchmark.json").write_text(json.dumps(copy) if not isinstance(copy, str) else copy)
+        with pytest.raises(ValueError, match=problem):
+            benchmark.read_benchmark(folder)
+
+    damaged(lambda d: d.update(version="goboom-bench-v0"), "'goboom-bench-v0', not goboom-bench-v1")
+    damaged(lambda d: d["runs"][0]["scores"][1].update(normalized="high"),
+            r"runs\[0\].scores\[1\].normalized: must be a finite number")
+    damaged(lambda d: d["runs"][0]["scores"][0]["panel"][0].pop("games"), r"panel\[0\].games: missing")
+    damaged(lambda d: d["runs"][0].update(processes=0), r"runs\[0\].processes: must be an integer")
+    with pytest.raises(ValueError, match="not a benchmark folder"):
+        benchmark.read_benchmark(tmp_path)
