@@ -46,7 +46,7 @@ class BenchmarkArgs:
     """The options of ``goboom benchmark``."""
 
     agent: str = ""
-    """The agent to score: a spec (heuristic, ismcts:iters=50, ...), a model (ppo:PATH, rllib:PATH) or a Python
+    """The agent to score: a spec (heuristic, ismcts:iters=20, ...), a model (ppo:PATH, rllib:PATH) or a Python
     file's class (path/to/file.py:Class), as goboom evaluate --agents takes them."""
     combine: list[Path] = field(default_factory=list)
     """Instead of --agent: finished benchmark folders (e.g. one per training seed) to aggregate as runs of one
@@ -72,6 +72,10 @@ class BenchmarkArgs:
             raise ValueError("--tasks chooses the tasks to play; --combine aggregates the tasks its folders played")
         tasks_named(self.tasks)
         check_int("--processes", self.processes, 1)
+
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """The agent to score (a settings file may not name a Python file)."""
+        return [("agent", self.agent)] if self.agent else []
 
     def inputs(self) -> list[tuple[str, str | Path]]:
         """What the command reads, as ``(option, path)``: the agent's files and the folders it combines (its --out

@@ -27,7 +27,7 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
@@ -801,11 +801,21 @@ def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
         listed = ", ".join(shown(key) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         raise ValueError(f"unknown keys [{listed}] in {path}; allowed: {sorted(names)}")
     values = check_field_types(data, cls, str(path))
-    if issubclass(cls, GameArgs):  # the agents a settings file names: never a Python file
-        for option, spec in cls(**values).agent_specs():
+    settings = cls(**values)
+    if isinstance(settings, NamesAgents):  # the agents a settings file names: never a Python file
+        for option, spec in settings.agent_specs():
             if option in values:
                 check_spec_source(spec, SpecSource.SETTINGS_FILE, f"{option} in {path}")
     return values
+
+
+@runtime_checkable
+class NamesAgents(Protocol):
+    """Settings that name agents (every command that plays a game, and ``goboom benchmark``)."""
+
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """``(field, spec)`` of every agent spec the settings name."""
+        ...
 
 
 def preset_fields(name: str) -> dict[str, Any]:

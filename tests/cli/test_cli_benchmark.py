@@ -115,3 +115,10 @@ def test_ctrl_c_leaves_nothing_half_written(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_settings_file_may_not_name_a_python_file(tmp_path, capsys):
+    """The agent of --config is never a Python file (only the command line runs one)."""
+    (tmp_path / "bench.toml").write_text('agent = "evil.py:Agent"\n')
+    assert command.main(["--config", str(tmp_path / "bench.toml"), "--out", str(tmp_path / "X")]) == 2
+    assert "names a Python file" in capsys.readouterr().err and not (tmp_path / "X").exists()
