@@ -13,6 +13,8 @@ from the seeds) and each training run's ``progress.csv``, ``args.json`` and ``co
     .venv/bin/python benchmarks/bench_v1_reference.py train --trainer fast  # PPO from scratch, 3 seeds a task
     .venv/bin/python benchmarks/bench_v1_reference.py train --trainer sb3 --no-bench
     .venv/bin/python benchmarks/bench_v1_reference.py bench-runs --trainer sb3  # meanwhile: its finished runs
+    .venv/bin/python benchmarks/bench_v1_reference.py combine --trainer fast  # the seeds of all tasks together
+    .venv/bin/python benchmarks/bench_v1_reference.py combine --trainer sb3
     .venv/bin/python benchmarks/bench_v1_reference.py table                 # benchmarks/bench_v1/table.md, curves
 """
 
@@ -100,7 +102,7 @@ def train(trainer: str, task: Task, seed: int) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=["references", "baselines", "train", "bench-runs", "table"])
+    parser.add_argument("step", choices=["references", "baselines", "train", "bench-runs", "combine", "table"])
     parser.add_argument("--trainer", choices=list(TRAINERS), default="fast")
     parser.add_argument("--tasks", nargs="+", default=[t.name for t in TASKS])
     parser.add_argument("--processes", type=int, default=1)
@@ -126,6 +128,8 @@ def main() -> None:
     elif args.step == "baselines":
         for name, agent in baselines():
             benchmark(name, agent, tasks, args.processes)
+    elif args.step == "combine":
+        combine(args.trainer)
     elif args.step == "table":
         write_table()
 
@@ -227,7 +231,7 @@ def table_rows() -> list[dict[str, str]]:
         runs = read_benchmark(folder)
         data = json.loads((folder / "benchmark.json").read_text())["aggregate"]
         row = {"agent": label, "IQM [95%]": f"{data['iqm']:.2f} [{data['iqm_ci'][0]:.2f}, {data['iqm_ci'][1]:.2f}]",
-               "scores": str(data["runs"])}
+               "task scores": str(data["runs"])}
         for task in TASKS:
             scores = [r.scores[task.name].normalized for r in runs if task.name in r.scores]
             row[task.name] = f"{sum(scores) / len(scores):.2f}" if scores else "-"
@@ -236,12 +240,10 @@ def table_rows() -> list[dict[str, str]]:
 
 
 def write_table() -> None:
-    """benchmarks/bench_v1/table.md (the reference table of docs/benchmark.md) and the learning curves."""
+    """benchmarks/bench_v1/table.md (the reference table of docs/benchmark.md, from the tracked benchmark folders)
+    and the learning curves."""
     from goboom_env.evaluation.report import markdown_table
 
-    for trainer in TRAINERS:
-        if (RUNS / "results" / trainer).is_dir():
-            combine(trainer)
     text = markdown_table(table_rows())
     (COMMITTED / "table.md").write_text(text + "\n")
     print(text)
