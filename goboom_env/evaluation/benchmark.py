@@ -11,7 +11,7 @@ Score of a task: the agent's win rate against each panel member, and the **norma
 ``H`` that of the best heuristic *in the evaluated seat on the same deals* (:data:`REFERENCES`). ``random`` scores 0
 and the heuristic 1 by construction (their games are the reference games); above 1 beats the heuristic. Each deal
 (the n rotations of one deck order) gets its own normalized score, whose mean is the task's score: the deals are
-the unit the intervals resample (:mod:`goboom_env.evaluation.aggregate`).
+the unit the intervals resample (:func:`goboom_env.evaluation.stats.aggregate_scores`).
 
 The suite is frozen: a change of its tasks, panels, match counts, seeds or references is a new version.
 """
@@ -61,6 +61,7 @@ class Task:
 
     @property
     def config(self) -> GameConfig:
+        """The task's game."""
         return GameConfig(**self.game)
 
     @property
@@ -157,7 +158,7 @@ def check_training_seed(seed: int, steps: int = 0) -> None:
     if held:
         raise ValueError(f"seed {seed} (with its evaluations up to seed + {steps:,} steps) reaches the benchmark's "
                          f"evaluation seed {held[0]} ({VERSION} keeps {EVAL_SEEDS[0]}..{EVAL_SEEDS[-1]} for "
-                         "evaluation only): choose a smaller seed")
+                         "evaluation only): choose another seed")
 
 
 # -- playing and scoring ------------------------------------------------------------------------------
@@ -179,6 +180,7 @@ class PanelScore:
     """The agent's mean win share on each deal (its n seats of one deck order), in deal order."""
 
     def row(self) -> dict[str, Any]:
+        """The fields of a table row (all but the per-deal rates)."""
         return {k: v for k, v in asdict(self).items() if k != "deal_rates"}
 
 
@@ -194,6 +196,7 @@ class TaskScore:
     elapsed: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly data (``benchmark.json``), the per-deal figures included."""
         return {"task": self.task, "normalized": self.normalized, "elapsed_s": round(self.elapsed, 2),
                 "panel": [asdict(p) for p in self.panel], "deal_scores": self.deal_scores}
 
