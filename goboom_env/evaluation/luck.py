@@ -81,6 +81,7 @@ from goboom_env.engine import Hand, Match
 from goboom_env.evaluation.stats import Z95, PairedTest, paired_test
 from goboom_env.evaluation.tournament import TournamentResult, record_games
 from goboom_env.events import EventKind
+from goboom_env.hints import needs_extra
 from goboom_env.observation import observe
 from goboom_env.process import bars_shown
 from goboom_env.records import GameRecord
@@ -522,7 +523,8 @@ def sampled_mismatch(spec: str, config: GameConfig, records: Sequence[GameRecord
     decisions of its seats in ``records`` with several declared actions: ``act`` with :data:`SAMPLES` seeds at each
     must stay in the declared set and match its probabilities (chi-square, p >= :data:`MISMATCH_P`). None when it does
     (or no such decision was played); else the problem in words."""
-    from scipy import stats  # the eval extra, as the intervals
+    with needs_extra("the check of a declared policy against sampled play"):
+        from scipy import stats
 
     agent = make_agent(spec, config, 0)
     assert isinstance(agent, KnownPolicy)
