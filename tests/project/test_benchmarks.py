@@ -386,17 +386,22 @@ def test_the_zoo_luck_table_in_the_docs_is_the_committed_figures() -> None:
 
 
 def test_the_luck_benchmark_table_in_the_docs_is_the_committed_figures() -> None:
-    """The fresh-seed rows of docs/evaluation.md's "How many games it saves" are ``benchmarks/luck_adjusted``'s."""
-    committed = [row for path in sorted((ROOT / "benchmarks" / "luck_adjusted").glob("*/luck.json"))
-                 for row in json.loads(path.read_text())["rows"]]
-    shown = {(cells[0], cells[2]): cells for cells in _doc_table_rows("evaluation.md", "classic")
-             + _doc_table_rows("evaluation.md", "jokers") if len(cells) == 9 and "(" in cells[3]}
-    assert len(committed) == len(shown) == 4
+    """Every row of ``benchmarks/luck_adjusted/*/luck.json`` (each configuration and seed, a network's included) is a
+    row of docs/evaluation.md's "How many games it saves", and the docs show no other."""
+    committed = []
+    for path in sorted((ROOT / "benchmarks" / "luck_adjusted").glob("*/luck.json")):
+        data = json.loads(path.read_text())
+        committed += [{"seed": int(data["args"]["seed"]), **row} for row in data["rows"]]
+    shown = {(cells[0], cells[1], cells[2], cells[3]): cells
+             for cells in _doc_table_rows("evaluation.md", "classic") + _doc_table_rows("evaluation.md", "jokers")
+             if len(cells) == 10 and " vs " in cells[1]}
+    assert len(committed) == len(shown) >= 12
     for row in committed:
-        cells = shown[(row["config"], row["value"].removesuffix(" a value"))]
-        assert cells[3] == f"{row['games']} ({row['deals']})"
-        assert cells[6] == f"**{row['variance_reduction']:.2f}** {row['reduction_ci']}"
-        assert cells[7] == str(row["games_for_4000_raw"])
+        cells = shown[(row["config"], f"{row['agent']} vs {row['baseline']}", str(row["seed"]),
+                       row["value"].removesuffix(" a value"))]
+        assert cells[4] == f"{row['games']} ({row['deals']})"
+        assert cells[7] == f"**{row['variance_reduction']:.2f}** {row['reduction_ci']}"
+        assert cells[8] == str(row["games_for_4000_raw"])
 
 
 bench_v1 = script_fixture("bench_v1_reference")
