@@ -90,9 +90,9 @@ import numpy as np
 
 from goboom_env.agents.policy import Policy
 from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, face_of
-from goboom_env.config import GameConfig, as_int, check_choice, errors_prefixed
+from goboom_env.config import GameConfig, as_int, errors_prefixed
 from goboom_env.engine import Hand, IllegalActionError, Match
-from goboom_env.episode import EPISODES, EpisodeResult, end_hand
+from goboom_env.episode import EPISODES, EpisodeResult, check_episode, end_hand
 from goboom_env.events import Event, EventKind, event_from_json, event_to_json
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.hints import shown
@@ -200,7 +200,7 @@ class Recorder:
     """
 
     def __init__(self, episode: str, seats: Sequence[str], meta: dict[str, Any] | None = None) -> None:
-        check_choice("episode", episode, EPISODES)
+        check_episode(episode)
         self.episode, self.seats = episode, tuple(str(s) for s in seats)
         self.meta = dict(meta or {})
         self.match: Match | None = None

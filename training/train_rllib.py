@@ -36,10 +36,10 @@ SETTINGS = RLlibArgs(
     timesteps=200_000,  # env steps (decisions of any seat)
     train_batch_size=4000,  # env steps per training iteration
     num_env_runners=1,  # Ray actors that sample (0 = sample in this process)
-    num_envs_per_env_runner=16,
-    league_size=4,  # frozen snapshots that play the other seats
+    num_envs=16,
+    opponents=["learner=1", "self=1"],  # the other seats: the learner itself or one of its snapshots
+    pool_size=4,  # frozen snapshots that `self` draws from
     snapshot_every=20_000,  # env steps between league snapshots
-    self_play=0.5,  # chance that another seat is played by the learner itself
     checkpoint_every=40_000,
     eval_games=0,  # games against random and heuristic after training (0 = skip)
     out="runs/rllib",

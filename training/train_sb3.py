@@ -34,8 +34,8 @@ SETTINGS = TrainArgs(
     net_arch=[256, 256],  # hidden layers of the policy and of the value network
     # -- the run ---------------------------------------------------------------------------------------------
     timesteps=200_000,  # learner decisions
-    n_envs=16,  # environments stepped together
-    n_steps=1024,  # rollout length per environment
+    num_envs=16,  # environments stepped together
+    num_steps=1024,  # rollout length per environment
     opponents=["random=1", "heuristic=4", "self=1"],  # SPEC=WEIGHT; "self" = snapshots of the learner
     snapshot_every=100_000,  # steps between snapshots added to the "self" pool
     bc_games=5000,  # warm start: imitate the heuristic on this many hands first (0 = off)

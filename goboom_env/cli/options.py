@@ -314,7 +314,15 @@ _BOX = re.compile(r"^[\s│╭╮╰╯─|+\-]*|[\s│╭╮╰╯─|+\-]*$")
 
 
 def _first_line(panel: str) -> str:
-    """The message of tyro's error panel: its first line of text under the title, box drawing removed."""
+    """The message of tyro's error panel as one line: its text under the title, up to the panel's rule, box drawing
+    removed."""
     lines = [_BOX.sub("", line) for line in panel.splitlines()]
-    lines = [line for line in lines if line]
-    return lines[1] if len(lines) > 1 else (lines[0] if lines else "")
+    if len(lines) < 2:
+        return lines[0] if lines else ""
+    message: list[str] = []
+    for line in lines[1:]:
+        if line.startswith("For full helptext") or (not line and message):
+            break
+        if line:
+            message.append(line)
+    return " ".join(message)

@@ -33,7 +33,8 @@ from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import PRESETS, GameConfig, check_choice, field_help, field_names
-from goboom_env.env import EPISODES, REWARDS
+from goboom_env.env import REWARDS
+from goboom_env.episode import check_episode
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import check_output_folder
 from goboom_env.untrusted import parse_json, read_limited
@@ -50,7 +51,7 @@ TRAINERS = ("auto", "fast", "sb3")
 MAX_SETTINGS_BYTES = 2**20
 """The largest ``--config`` file read (settings files are a few hundred bytes)."""
 
-# the entries of goboom train-fast --opponents
+# the entries of --opponents (SPEC=WEIGHT) that are no agent spec
 LEARNER = "learner"
 """Opponent-pool entry: every seat of the game is the learner itself (parameter-shared self-play)."""
 SNAPSHOTS = "self"
@@ -61,7 +62,9 @@ HEURISTIC = "heuristic"
 """Opponent-pool entry: the other seats play the variant's best heuristic, batched (``classic-tricks`` or
 ``jokers-boom``)."""
 POOL_KINDS = (LEARNER, SNAPSHOTS, RANDOM, HEURISTIC)
-"""The entries of ``goboom train-fast --opponents`` (:func:`parse_pool`)."""
+"""The entries ``goboom train-fast --opponents`` plays (:func:`parse_opponents`)."""
+LEAGUE_KINDS = (LEARNER, SNAPSHOTS)
+"""The entries ``goboom train-rllib --opponents`` plays: the learner itself, or one of its snapshots."""
 
 
 def _game_fields() -> list[tuple[str, Any, Any]]:
@@ -88,7 +91,7 @@ class _GameMethods:
         """Raise ValueError naming the first bad game field (or any field of the wrong type)."""
         check_field_types(dataclasses.asdict(self), type(self), "the arguments")
         self.game_config()
-        check_choice("episode", self.episode, EPISODES)
+        check_episode(self.episode)
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (subclasses check their own fields too)."""
@@ -219,6 +222,10 @@ class SelfPlayArgs(PPOArgs):
         """The warm-start teacher and the evaluation baselines."""
         return [("bc_teacher", self.bc_teacher), *(("eval_opponents", spec) for spec in self.eval_opponents)]
 
+    def network(self) -> dict[str, Any]:
+        """What a resumed run must keep (:func:`~goboom_env.training.artifacts.run_folder.checkpoint_to_resume`)."""
+        return {"net_arch": list(self.net_arch), "privileged_critic": self.privileged_critic}
+
     def validate_self_play(self) -> None:
         """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
         check_bounds(self, ">= 1", "pool_size", "eval_games", "bc_epochs")
@@ -234,9 +241,9 @@ class TrainArgs(SelfPlayArgs):
 
     timesteps: int = 200_000
     """Learner decisions to train for (SB3 timesteps)."""
-    n_envs: int = 16
+    num_envs: int = 16
     """Parallel environments (one batched policy call serves all of them)."""
-    n_steps: int = 1024
+    num_steps: int = 1024
     """Rollout length per environment between updates."""
     vec_env: str = "dummy"
     """Vectorisation: dummy (one process, fastest on few cores) or subproc."""
@@ -261,7 +268,7 @@ class TrainArgs(SelfPlayArgs):
         self.validate_ppo()
         check_choice("vec_env", self.vec_env, VEC_ENVS)
         check_choice("seat", self.seat, SEAT_MODES)
-        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps")
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps")
         check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "seed")
         parse_opponents(self.opponents)
@@ -380,11 +387,15 @@ class VectorArgs(SelfPlayArgs):
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
-        parse_pool(self.opponents)  # names a bad entry before the run folder is made
+        parse_opponents(self.opponents, POOL_KINDS)  # names a bad entry before the run folder is made
 
     def inputs(self) -> list[tuple[str, str]]:
         """What the run reads, as ``(option, path)``: the model of --init-actor too."""
         return super().inputs() + ([("--init-actor", self.init_actor)] if self.init_actor else [])
+
+    def network(self) -> dict[str, Any]:
+        """What a resumed run must keep: also a generalist's player counts."""
+        return {**super().network(), "player_counts": list(self.player_counts)}
 
     def validate_observation(self) -> None:
         """Raise ValueError when ``observation`` names no layout or a history run asks for what it lacks."""
@@ -475,14 +486,15 @@ class RLlibArgs(PPOArgs):
     """Stop once this many env steps (decisions of any seat) have been sampled."""
     num_env_runners: int = 1
     """Ray actors that sample episodes (0 = sample in the driver process)."""
-    num_envs_per_env_runner: int = 16
+    num_envs: int = 16
     """Environments stepped together (one batched forward pass) inside each env runner."""
     train_batch_size: int = 4000
     """Env steps sampled per training iteration."""
-    league_size: int = 4
-    """Frozen snapshot slots that play the non-learner seats."""
-    self_play: float = 0.5
-    """Probability that a non-learner seat is played by main itself instead of a snapshot."""
+    opponents: list[str] = field(default_factory=lambda: ["learner=1", "self=1"])
+    """Opponent pool as SPEC=WEIGHT items, one draw per non-learner seat and episode: `learner` (the learner itself)
+    or `self` (a frozen snapshot of it)."""
+    pool_size: int = 4
+    """Frozen snapshot slots that `self` draws from."""
     out: str = "runs/rllib"
     """Run folder: checkpoints/, policy/, goboom.json, progress.csv, tensorboard/."""
     resume: bool = False
@@ -505,13 +517,12 @@ class RLlibArgs(PPOArgs):
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         self.validate_ppo()
-        check_bounds(self, ">= 1", "timesteps", "train_batch_size", "league_size", "num_envs_per_env_runner")
+        check_bounds(self, ">= 1", "timesteps", "train_batch_size", "pool_size", "num_envs")
         check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed")
         if self.minibatch_size > self.train_batch_size:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
                              f"({self.train_batch_size})")
-        if not 0.0 <= self.self_play <= 1.0:
-            raise ValueError(f"self_play must be a probability in [0, 1], got {self.self_play}")
+        parse_opponents(self.opponents, LEAGUE_KINDS)
         if self.num_cpus is not None:
             check_bounds(self, ">= 1", "num_cpus")
         if self.address is not None:
@@ -699,8 +710,10 @@ def spec_inputs(option: str, specs: Sequence[str]) -> list[tuple[str, str]]:
     return [(option, path) for spec in specs for path in spec_files(spec)]
 
 
-def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
-    """``["random=1", "self=3"]`` -> ``[("random", 1.0), ("self", 3.0)]``; the weight follows the last '='."""
+def parse_opponents(items: Sequence[str], kinds: Sequence[str] | None = None) -> list[tuple[str, float]]:
+    """The one grammar of every trainer's ``--opponents``: ``["random=1", "self=3"]`` -> ``[("random", 1.0), ("self",
+    3.0)]``, the weight after the last '='. ``kinds``: the entries the trainer plays (None: any agent spec, plus
+    ``self``)."""
     out = []
     for item in items:
         spec, sep, weight = str(item).rpartition("=")
@@ -710,18 +723,12 @@ def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
             value = -1.0
         if not sep or not spec or value < 0:
             raise ValueError(f"opponents item {item!r} must be SPEC=WEIGHT with a weight >= 0, e.g. heuristic=2")
+        if kinds is not None and spec not in kinds:
+            raise ValueError(f"opponents entry {spec!r}: this trainer plays {', '.join(kinds)}")
         out.append((spec, value))
     if not any(w > 0 for _, w in out):
         raise ValueError(f"opponents must give at least one positive weight, got {items}")
     return out
-
-
-def parse_pool(items: Sequence[str]) -> list[tuple[str, float]]:
-    """``["learner=3", "self=1"]`` -> ``[("learner", 3.0), ("self", 1.0)]``, checked against :data:`POOL_KINDS`."""
-    pool = parse_opponents(list(items))
-    for spec, _ in pool:
-        check_choice("opponents entry", spec, POOL_KINDS)
-    return pool
 
 
 def cluster_endpoint(address: str) -> tuple[str, int] | None:

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_choice, check_int
-from goboom_env.episode import EPISODES
+from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_int
+from goboom_env.episode import EPISODES, check_episode
 from goboom_env.hints import needs_extra
 from goboom_env.records import GameRecord
 from goboom_env.untrusted import parse_json
@@ -193,7 +193,7 @@ class _Api:
             config = _config(body.get("preset"), body.get("config", {}))
             seat = check_int("seat", body.get("seat", 0), 0, config.num_players - 1)
             episode = body.get("episode", "hand")
-            check_choice("episode", episode, EPISODES)
+            check_episode(episode)
             seed = body.get("seed")
             seed = None if seed is None else check_int("seed", seed, 0, 2**63 - 1)
             delay = check_int("delay_ms", body.get("delay_ms", 700), 0, MAX_DELAY_MS)

@@ -82,7 +82,7 @@ def sb3_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
     from goboom_env.cli import train
 
     out = tmp_path_factory.mktemp("sb3") / "run"
-    stdout, stderr = run_main(train.main, ["--timesteps", "600", "--n-envs", "2", "--n-steps", "128",
+    stdout, stderr = run_main(train.main, ["--timesteps", "600", "--num-envs", "2", "--num-steps", "128",
                                            "--minibatch-size", "128", "--n-epochs", "1", "--opponents", "random=1",
                                            *WARM, "--out", str(out)])
     return stdout, stderr, out

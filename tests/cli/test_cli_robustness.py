@@ -309,8 +309,8 @@ def test_evaluate_help_states_the_folder_rule() -> None:
     assert "an existing non-empty one is refused unless --force" in text and "--force" in text
 
 
-TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--minibatch-size", "128",
-              "--n-epochs", "1", "--net-arch", "16", "--eval-every", "-1", "--no-progress"]
+TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--num-envs", "2", "--num-steps", "128",
+              "--minibatch-size", "128", "--n-epochs", "1", "--net-arch", "16", "--eval-every", "-1", "--no-progress"]
 
 
 @pytest.mark.slow  # several short training processes

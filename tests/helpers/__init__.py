@@ -295,7 +295,7 @@ def tiny_train_args(**changes: Any) -> Any:
 
     from goboom_env.training.settings import TrainArgs
 
-    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1, net_arch=[32, 32],
+    args = TrainArgs(timesteps=256, num_envs=2, num_steps=64, minibatch_size=64, n_epochs=1, net_arch=[32, 32],
                      opponents=["random=1"], progress=False)
     return dataclasses.replace(args, **changes)
 

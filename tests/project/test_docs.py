@@ -81,11 +81,11 @@ SEARCH_BUDGET = (re.compile(r"\biters=(\d+)"), 20, 20)
 """Agent specs' search budgets (``ismcts:iters=400``): ``(pattern, divisor, floor)``, as :data:`BUDGETS`."""
 
 TINY_FLAGS = {
-    "train": ["--n-envs", "2", "--n-steps", "64", "--minibatch-size", "64", "--n-epochs", "1", "--net-arch", "16",
+    "train": ["--num-envs", "2", "--num-steps", "64", "--minibatch-size", "64", "--n-epochs", "1", "--net-arch", "16",
               "--bc-games", "20", "--eval-every", "0", "--eval-games", "8", "--checkpoint-every", "128",
               "--snapshot-every", "128", "--no-progress"],
-    "train-rllib": ["--num-envs-per-env-runner", "2", "--train-batch-size", "128", "--minibatch-size", "64",
-                    "--n-epochs", "1", "--net-arch", "16", "--league-size", "2", "--num-cpus", "2",
+    "train-rllib": ["--num-envs", "2", "--train-batch-size", "128", "--minibatch-size", "64",
+                    "--n-epochs", "1", "--net-arch", "16", "--pool-size", "2", "--num-cpus", "2",
                     "--no-progress"],
     # 12 games: one per player count of a generalist trained at 2..12 players
     "train-fast": ["--num-envs", "12", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
@@ -250,7 +250,7 @@ def test_budget_rewriting() -> None:
     assert shrink("goboom evaluate --games 5000 | head -2") == (
         "goboom evaluate --games 10 --no-progress | head -2")
     assert shrink("python training/train_sb3.py --timesteps 20000 --out runs/s").startswith(
-        f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --n-envs 2")
+        f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --num-envs 2")
     assert shrink("python other.py --timesteps 20000") == "python other.py --timesteps 20000"
     searched = shrink("goboom evaluate --agents ismcts:iters=600 classic-tricks")
     assert "--agents ismcts:iters=30 classic-tricks " in searched

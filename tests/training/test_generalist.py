@@ -337,7 +337,7 @@ def test_resume_refuses_other_player_counts(generalist: Path, tmp_path: Path) ->
 
     out = tmp_path / "run"
     shutil.copytree(generalist.parent, out)
-    with pytest.raises(ValueError, match=r"--resume: player_counts \[2, 3\] differ from the checkpoint's \[2, 3, 7\]"):
+    with pytest.raises(ValueError, match=r"--resume: player_counts=\[2, 3\] differs from the checkpoint's \[2, 3, 7\]"):
         train(tiny_args(out, player_counts=[2, 3], timesteps=1200, resume=True))
 
 

@@ -392,19 +392,20 @@ class FakeEpisode:
 
 
 def test_league_mapping_is_consistent_per_episode_and_spreads_the_learner_seat():
-    mapping = pickle.loads(pickle.dumps(LeagueMapping(num_players=4, league_size=3, self_play=0.0)))
+    only_snapshots = LeagueMapping(num_players=4, pool_size=3, opponents=(("learner", 0.0), ("self", 1.0)))
+    mapping = pickle.loads(pickle.dumps(only_snapshots))
     learner_seats = []
     for i in range(400):
         episode = FakeEpisode(f"ep{i}")
         modules = [mapping(f"player_{s}", episode) for s in range(4)]
         assert modules == [mapping(f"player_{s}", episode) for s in range(4)]  # same episode, same draw
-        assert modules.count(MAIN_MODULE) == 1  # self_play=0: only the learner seat
+        assert modules.count(MAIN_MODULE) == 1  # learner=0: only the learner seat
         assert all(m == MAIN_MODULE or m in {f"{LEAGUE_PREFIX}{k}" for k in range(3)} for m in modules)
         learner_seats.append(modules.index(MAIN_MODULE))
     assert min(np.bincount(learner_seats, minlength=4)) > 60
-    everyone = LeagueMapping(num_players=4, league_size=3, self_play=1.0)
+    everyone = LeagueMapping(num_players=4, pool_size=3, opponents=(("learner", 1.0),))
     assert [everyone(f"player_{s}", FakeEpisode("x")) for s in range(4)] == [MAIN_MODULE] * 4
-    mixed = LeagueMapping(num_players=4, league_size=3, self_play=0.5)
+    mixed = LeagueMapping(num_players=4, pool_size=3, opponents=(("learner", 1.0), ("self", 1.0)))
     mains = [sum(m == MAIN_MODULE for m in mixed.modules(f"e{i}")) for i in range(400)]
     assert min(mains) >= 1 and 2.0 < np.mean(mains) < 3.0  # 1 + 3 * 0.5 = 2.5 expected
 
@@ -418,9 +419,9 @@ def train_rllib(*argv: str) -> int:
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--self-play", "1.5"], "self_play must be a probability"),
+    (["--opponents", "heuristic=1"], "opponents entry 'heuristic': this trainer plays learner, self"),
     (["--minibatch-size", "9000"], "minibatch_size (9000) must be <= train_batch_size"),
-    (["--episode", "trick"], "episode must be one of"),
+    (["--episode", "trick"], "invalid choice 'trick' for argument '--episode'"),
     (["--players", "13"], "num_players must be an integer in 2..12"),
     (["--address", "127.0.0.1"], "address must be auto, HOST:PORT or ray://HOST:PORT"),
     (["--address", "127.0.0.1:99999"], "address must be auto, HOST:PORT or ray://HOST:PORT"),
@@ -512,8 +513,8 @@ def test_resume_refuses_another_game_before_ray_starts(tmp_path, monkeypatch):
 
 # -- training on a local Ray instance (slow) ------------------------------------------------------
 
-TINY = ["--num-envs-per-env-runner", "2", "--train-batch-size", "256", "--minibatch-size", "128",
-        "--n-epochs", "1", "--net-arch", "32", "--league-size", "2", "--snapshot-every", "1",
+TINY = ["--num-envs", "2", "--train-batch-size", "256", "--minibatch-size", "128",
+        "--n-epochs", "1", "--net-arch", "32", "--pool-size", "2", "--snapshot-every", "1",
         "--checkpoint-every", "1", "--num-cpus", "2", "--seed", "3", "--no-progress"]
 
 
@@ -539,7 +540,7 @@ def test_train_checkpoint_resume_and_benchmark(tmp_path):
     assert any((run / "tensorboard").iterdir())
     meta = json.loads((run / "goboom.json").read_text())
     assert meta["config"] == GameConfig(num_players=4).to_dict() and meta["iteration"] == 2
-    assert meta["timesteps"] >= 512 and meta["train_args"]["league_size"] == 2
+    assert meta["timesteps"] >= 512 and meta["train_args"]["pool_size"] == 2
     # iteration 2 copied main into league_0 (round robin) right before the checkpoint; league_1
     # holds main as it was after iteration 1, and main has trained since
     modules = run / "checkpoints" / "iter_000002" / "learner_group" / "learner" / "rl_module"
@@ -610,7 +611,7 @@ def test_core_package_sb3_path_and_cli_module_do_not_import_ray():
 def test_measure_sampling_and_the_cpu_check(tmp_path):
     """``--measure-sampling`` reports env steps/s without training; asking for more env runners than
     the local Ray instance has CPUs fails with a message instead of waiting forever."""
-    base = [sys.executable, "-m", "goboom_env.cli", "train-rllib", "--num-cpus", "2", "--num-envs-per-env-runner", "2",
+    base = [sys.executable, "-m", "goboom_env.cli", "train-rllib", "--num-cpus", "2", "--num-envs", "2",
             "--net-arch", "16", "--no-progress"]
     done = subprocess.run([*base, "--measure-sampling", "200", "--num-env-runners", "0", "--out", str(tmp_path / "a")],
                           cwd=REPO, capture_output=True, text=True, timeout=600)

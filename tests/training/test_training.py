@@ -73,7 +73,7 @@ def test_saved_model_carries_metadata_and_plays_as_ppo_spec(saved_model: Path) -
     meta = read_metadata(saved_model)
     assert meta["config"] == CLASSIC.to_dict()
     assert meta["observation_version"] == 1 and meta["package_version"] == "0.1.0"
-    assert meta["timesteps"] == 128 and meta["train_args"]["n_envs"] == 2
+    assert meta["timesteps"] == 128 and meta["train_args"]["num_envs"] == 2
     play_legally(make_agent(f"ppo:{saved_model}", CLASSIC, seed=0), CLASSIC, games=5)
 
 
@@ -203,7 +203,7 @@ def test_arguments_from_toml_then_flags(tmp_path: Path) -> None:
     assert parse_opponents(["mc:budget=20=0.5", "self=2"]) == [("mc:budget=20", 0.5), ("self", 2.0)]
 
 
-TINY = ["--timesteps", "1024", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--minibatch-size", "128",
+TINY = ["--timesteps", "1024", "--bc-games", "0", "--num-envs", "2", "--num-steps", "128", "--minibatch-size", "128",
         "--n-epochs", "2", "--net-arch", "32", "32", "--snapshot-every", "256", "--checkpoint-every", "512",
         "--no-progress"]
 
@@ -344,8 +344,8 @@ def test_config_file_types_on_the_command_line_and_in_python(tmp_path: Path) -> 
     toml.write_text("learning_rate = 1\nscoring = \"reverse\"\n")
     args = parse(["--config", str(toml), "--out", str(tmp_path / "run")])
     assert args.learning_rate == 1.0 and isinstance(args.learning_rate, float) and args.scoring == "reverse"
-    with pytest.raises(ValueError, match="n_envs in the arguments must be an integer, got '2'"):
-        tiny_train_args(n_envs="2").validate()
+    with pytest.raises(ValueError, match="num_envs in the arguments must be an integer, got '2'"):
+        tiny_train_args(num_envs="2").validate()
 
 
 def test_unusable_out_folder_is_refused_before_any_work(tmp_path: Path) -> None:

@@ -341,7 +341,7 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("num_envs", 0, "num_envs must be >= 1"),
     ("gamma", 1.5, r"gamma must be in \(0, 1\]"),
-    ("opponents", ["mc=1"], "opponents entry must be one of"),
+    ("opponents", ["mc=1"], "opponents entry 'mc': this trainer plays learner, self, random, heuristic"),
     ("opponents", ["learner"], "SPEC=WEIGHT"),
     ("num_players", 13, "num_players"),
     ("net_arch", [], "net_arch"),

@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -84,10 +84,20 @@ def start_run_folder(args: Any, files: RunFiles, command: str | None, *, resume:
         raise ValueError(f"cannot write the run folder {files.root}: {getattr(exc, 'strerror', None) or exc}") from exc
 
 
-def checkpoint_to_resume(args: Any, latest: Callable[[], Path | None], name: str, folder: Path,
+class Resumable(Protocol):
+    """The settings of a run that ``--resume`` continues: the trainers' settings classes."""
+
+    resume: bool
+
+    def network(self) -> dict[str, Any]:
+        """What a resumed run must keep: the network's sizes and inputs (the checkpoint's ``train_args`` hold them)."""
+        ...
+
+
+def checkpoint_to_resume(args: Resumable, latest: Callable[[], Path | None], name: str, folder: Path,
                          train_args: Callable[[Path], dict[str, Any]]) -> Path | None:
     """With ``args.resume`` the newest checkpoint (``latest()``), whose network must be the run's
-    (:func:`check_same_network` on ``train_args(checkpoint)``, the settings it was trained with); ValueError naming
+    (its ``network()`` against ``train_args(checkpoint)``, the settings it was trained with); ValueError naming
     the checkpoint ``name`` pattern and ``folder`` when there is none. None for a fresh run (``args.validate()``
     checked its folder)."""
     if not args.resume:
@@ -95,23 +105,12 @@ def checkpoint_to_resume(args: Any, latest: Callable[[], Path | None], name: str
     checkpoint = latest()
     if checkpoint is None:
         raise ValueError(f"--resume: no checkpoint ({name}) in {folder}")
-    check_same_network(args, train_args(checkpoint))
+    saved = train_args(checkpoint)
+    for key, value in args.network().items():
+        was = saved.get(key, value)
+        if (list(was or []) if isinstance(value, list) else bool(was)) != value:
+            raise ValueError(f"--resume: {key}={value} differs from the checkpoint's {was}")
     return checkpoint
-
-
-def check_same_network(args: Any, saved: dict[str, Any]) -> None:
-    """A resumed run keeps its network: ValueError when ``args.net_arch``, ``args.privileged_critic`` (the critic's
-    input) or ``args.player_counts`` (a generalist's games) differs from the checkpoint's ``train_args``
-    (``saved``)."""
-    if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
-        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
-    privileged, was = bool(getattr(args, "privileged_critic", False)), bool(saved.get("privileged_critic", False))
-    if privileged != was:
-        raise ValueError(f"--resume: privileged_critic={privileged} differs from the checkpoint's {was}")
-    counts = list(getattr(args, "player_counts", []))
-    if list(saved.get("player_counts") or []) != counts:
-        raise ValueError(f"--resume: player_counts {counts} differ from the checkpoint's "
-                         f"{saved.get('player_counts') or []}")
 
 
 class Log(NamedTuple):

@@ -1,6 +1,6 @@
 """League self-play on RLlib: which module plays each seat, the win-rate metric, and the league snapshots.
 
-Only ``main`` is trained; the other seats are played by ``main`` itself or by one of ``league_size``
+Only ``main`` is trained; the other seats are played by ``main`` itself or by one of ``pool_size``
 frozen snapshots of it (modules ``league_0 ..``), drawn per episode by :class:`LeagueMapping`: a thin mapping
 over the trainers' opponent pool (:class:`~goboom_env.training.league.League`), whose entries are ``learner``
 (``main``) and ``self`` (a snapshot) and whose snapshots are the league's module slots.
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env.hints import needs_extra
-from goboom_env.training.league import SELF, League
+from goboom_env.training.league import League
 from goboom_env.training.rllib.policy import MAIN_MODULE
 from goboom_env.training.settings import LEARNER
 
@@ -39,25 +39,25 @@ def league_ids(size: int) -> list[str]:
 
 @dataclass(frozen=True)
 class LeagueMapping:
-    """RLlib's agent-to-module mapping: per episode one learner seat plays ``main``; every other
-    seat plays ``main`` with probability ``self_play``, else a random league slot.
+    """RLlib's agent-to-module mapping: per episode one learner seat plays ``main``; every other seat draws from
+    ``opponents`` (``learner``: ``main``; ``self``: a random league slot, by their weights).
 
     The draw is seeded by the episode id, so all seats of one episode see the same draw, on any
     worker, and a plain picklable object (no closure) travels to remote env runners.
     """
 
     num_players: int
-    league_size: int
-    self_play: float
+    pool_size: int
+    opponents: tuple[tuple[str, float], ...]
 
     def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
         return self.modules(str(episode.id_))[int(agent_id.rsplit("_", 1)[1])]
 
     @cached_property
     def pool(self) -> League[str]:
-        """The opponent pool of every non-learner seat: ``main`` with weight ``self_play``, else a league slot."""
-        pool: League[str] = League([(LEARNER, self.self_play), (SELF, 1.0 - self.self_play)], size=self.league_size)
-        for slot in league_ids(self.league_size):
+        """The opponent pool of every non-learner seat: ``main`` (``learner``) or a league slot (``self``)."""
+        pool: League[str] = League(self.opponents, size=self.pool_size)
+        for slot in league_ids(self.pool_size):
             pool.add(slot, slot)
         return pool
 
@@ -65,7 +65,7 @@ class LeagueMapping:
         """The module of each seat in the episode with this id."""
         rng = random.Random(f"goboom-league:{episode_id}")
         learner = rng.randrange(self.num_players)
-        draws = [(rng.random(), rng.randrange(self.league_size)) for _ in range(self.num_players)]
+        draws = [(rng.random(), rng.randrange(self.pool_size)) for _ in range(self.num_players)]
         pool = self.pool
         entries = pool.pick(np.array([draw for draw, _ in draws]))
         slots = list(pool.snapshots)

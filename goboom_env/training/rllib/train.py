@@ -2,12 +2,11 @@
 
 * Every seat whose agent maps to the module ``main`` shares its parameters (parameter-shared
   self-play); the observation is seat-relative, so one network serves every seat.
-* The other seats are played by a *league* of ``league_size`` frozen snapshots of ``main``
+* The other seats are played by ``main`` or a *league* of ``pool_size`` frozen snapshots of it
   (modules ``league_0 ..``), refreshed round-robin every ``snapshot_every`` env steps. At the
   start every slot holds a copy of the initial (near-uniform) ``main``.
-* :class:`LeagueMapping` chooses, per episode, one learner seat at random; each other seat is
-  ``main`` with probability ``self_play`` and otherwise a random league slot
-  (:mod:`goboom_env.training.rllib.league`).
+* :class:`LeagueMapping` chooses, per episode, one learner seat at random; each other seat draws from
+  ``--opponents`` (``learner``: ``main``, ``self``: a random league slot; :mod:`goboom_env.training.rllib.league`).
 * Only ``main`` is trained. A run folder holds ``checkpoints/iter_NNNNNN`` (full algorithm
   state, resumable), ``policy/`` (the exported ``main`` module for ``rllib:RUN``),
   ``goboom.json`` (the policy's metadata), ``cluster.json`` (the node of each env runner),
@@ -38,7 +37,7 @@ from goboom_env.training.rllib.policy import (
     read_metadata_file,
 )
 from goboom_env.training.rllib.run import ProgressLog, latest_checkpoint, record_cluster, run_folder, save, summary
-from goboom_env.training.settings import RLlibArgs, cluster_endpoint, rllib_ppo_kwargs
+from goboom_env.training.settings import LEAGUE_KINDS, RLlibArgs, cluster_endpoint, parse_opponents, rllib_ppo_kwargs
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     import ray
@@ -53,7 +52,7 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
 def build_config(args: RLlibArgs) -> PPOConfig:
     """The PPO AlgorithmConfig for ``args`` (new API stack, masked module, league self-play)."""
     game = args.game_config()
-    modules = [MAIN_MODULE, *league_ids(args.league_size)]
+    modules = [MAIN_MODULE, *league_ids(args.pool_size)]
     spec = RLModuleSpec(
         module_class=MaskedPPOTorchRLModule,
         model_config=model_config(args.net_arch),
@@ -66,7 +65,7 @@ def build_config(args: RLlibArgs) -> PPOConfig:
                      disable_env_checking=True)
         .env_runners(
             num_env_runners=args.num_env_runners,
-            num_envs_per_env_runner=args.num_envs_per_env_runner,
+            num_envs_per_env_runner=args.num_envs,
             num_cpus_per_env_runner=1,
         )
         .learners(num_learners=0)
@@ -76,7 +75,8 @@ def build_config(args: RLlibArgs) -> PPOConfig:
         )
         .multi_agent(
             policies=set(modules),
-            policy_mapping_fn=LeagueMapping(game.num_players, args.league_size, args.self_play),
+            policy_mapping_fn=LeagueMapping(game.num_players, args.pool_size,
+                                            tuple(parse_opponents(args.opponents, LEAGUE_KINDS))),
             policies_to_train=[MAIN_MODULE],
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=dict.fromkeys(modules, spec)))
@@ -146,7 +146,7 @@ def train(args: RLlibArgs) -> Path:
         stack.enter_context(_run_folder_started(run, args))
         log = ProgressLog(run, args.timesteps, args.progress)
         stack.callback(log.close)
-        slots = league_ids(args.league_size)
+        slots = league_ids(args.pool_size)
         filled = _start_league(algo, run, args, slots)
         record_cluster(algo, run, args.num_env_runners)
         timesteps = before = _env_steps(algo)
@@ -240,7 +240,7 @@ def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:
         if started_ray:
             ray.shutdown()
     steps = int(sum(counts))
-    return {"num_env_runners": args.num_env_runners, "num_envs_per_env_runner": args.num_envs_per_env_runner,
+    return {"num_env_runners": args.num_env_runners, "num_envs_per_env_runner": args.num_envs,
             "env_steps": steps, "seconds": round(seconds, 3), "env_steps_per_s": round(steps / seconds, 1)}
 
 

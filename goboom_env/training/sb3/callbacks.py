@@ -65,7 +65,7 @@ def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> Call
 
 class StepBarCallback(BaseCallback):
     """The run's progress bar (:func:`~goboom_env.training.artifacts.run_folder.step_bar`) over the steps SB3 will
-    take: it learns whole rollouts of ``n_steps x n_envs`` steps, so the total is the budget rounded up to the last
+    take: it learns whole rollouts of ``num_steps x num_envs`` steps, so the total is the budget rounded up to the last
     rollout's end (SB3's own bar counts past its total: 24,576/20,000), and the bar ends at its total."""
 
     def __init__(self, enabled: bool) -> None:

@@ -50,7 +50,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     files = RunFiles(args.out)
     checkpoint = _check_run_folder(args, config, files)
 
-    say(f"setting up: torch, {args.n_envs} environments and the model...")
+    say(f"setting up: torch, {args.num_envs} environments and the model...")
     device = resolve_device(args.device)
     set_threads(args.threads)
     start = read_metadata(checkpoint)["timesteps"] if checkpoint else 0
@@ -63,7 +63,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
             warm_start(model, args, config, files)
         remaining = args.timesteps - model.num_timesteps
         if remaining > 0:
-            say(training_line(model.num_timesteps, args.timesteps, args.n_steps * args.n_envs))
+            say(training_line(model.num_timesteps, args.timesteps, args.num_steps * args.num_envs))
             try:
                 model.learn(remaining, callback=_callbacks(args, config, files), progress_bar=False,
                             reset_num_timesteps=checkpoint is None, tb_log_name="ppo")

@@ -71,7 +71,7 @@ def save_model(model: Any, path: str | Path, metadata: dict[str, Any]) -> Path:
 
 
 def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> Any:
-    """``n_envs`` self-play envs in a Dummy/SubprocVecEnv with episode statistics (VecMonitor); a resumed
+    """``num_envs`` self-play envs in a Dummy/SubprocVecEnv with episode statistics (VecMonitor); a resumed
     run passes its step count as ``seed_offset`` so that it does not replay the first run's deals."""
     with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
@@ -85,7 +85,7 @@ def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> A
                                privileged=args.privileged_critic, shaping=args.shaping, gamma=args.gamma)
         return make
 
-    fns = [factory(i) for i in range(args.n_envs)]
+    fns = [factory(i) for i in range(args.num_envs)]
     vec = SubprocVecEnv(fns, start_method="fork") if args.vec_env == "subproc" else DummyVecEnv(fns)
     return VecMonitor(vec)
 
@@ -110,7 +110,7 @@ def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None, device: 
 
 def ppo_hyperparameters(args: TrainArgs) -> dict[str, Any]:
     """The PPO settings of the arguments (also applied when a run resumes, so they may change)."""
-    return {"n_steps": args.n_steps, **sb3_ppo_kwargs(args)}
+    return {"n_steps": args.num_steps, **sb3_ppo_kwargs(args)}
 
 
 def resolve_device(spec: str) -> str:
