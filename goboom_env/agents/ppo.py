@@ -69,20 +69,8 @@ class FrozenMlp:
         return x, x @ w_out + b_out
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
-        """Most probable legal action, or a sample from the masked softmax when ``rng`` is given. ValueError when
-        no action is legal or a legal action's score is not finite (weights so large that the network overflows),
-        rather than a NaN probability or an illegal arg-max."""
-        legal = mask.astype(bool)
-        logits = np.where(legal, self.logits(obs), -np.inf)
-        if not legal.any():
-            raise ValueError("the action mask has no legal action")
-        if not np.isfinite(logits[legal]).all():
-            raise ValueError("the network's scores of the legal actions are not finite for this observation "
-                             "(its weights overflow)")
-        if rng is None:
-            return int(np.argmax(logits))
-        p = np.exp(logits - logits.max())
-        return int(rng.choice(NUM_ACTIONS, p=p / p.sum()))
+        """:func:`masked_action` of this network's logits."""
+        return masked_action(self.logits(obs), mask, rng)
 
     def state(self) -> dict[str, Any]:
         """Picklable weights (to ship to subprocess envs or save as ``.npz``)."""
@@ -118,6 +106,28 @@ def _checked_layers(layers: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[tup
     if checked[-1][0].shape[0] != NUM_ACTIONS:
         raise ValueError(f"the network gives {checked[-1][0].shape[0]} action logits, not {NUM_ACTIONS}")
     return checked
+
+
+def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> Any:
+    """The highest-scored legal action of each row of ``logits`` (the last axis; ``mask`` marks the legal ones)."""
+    return np.argmax(np.where(np.asarray(mask).astype(bool), logits, -np.inf), axis=-1)
+
+
+def masked_action(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
+    """A policy's legal action: the most probable one (:func:`masked_argmax`), or with ``rng`` a sample from the
+    softmax over the legal actions. ValueError when no action is legal or a legal action's score is not finite (weights
+    so large that the network overflows), rather than a NaN probability or an illegal arg-max."""
+    legal = np.asarray(mask).astype(bool)
+    if not legal.any():
+        raise ValueError("the action mask has no legal action: is it this agent's turn?")
+    scores = np.where(legal, logits, -np.inf)
+    if not np.isfinite(scores[legal]).all():
+        raise ValueError("the network's scores of the legal actions are not finite for this observation "
+                         "(its weights overflow)")
+    if rng is None:
+        return int(masked_argmax(scores, legal))
+    p = np.exp(scores - scores.max())
+    return int(rng.choice(len(p), p=p / p.sum()))
 
 
 class SnapshotAgent:

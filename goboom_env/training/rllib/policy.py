@@ -33,6 +33,7 @@ from goboom_env.agents.ppo import (
     MEMBER_LIMITS,
     META_NAME,
     check_compatible,
+    masked_action,
     network_size,
     parse_metadata,
 )
@@ -248,15 +249,7 @@ class RLlibAgent:
 
     def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
         """A legal action for ``observation`` (the dict that ``raw_env.observe`` returns)."""
-        mask = np.asarray(observation["action_mask"]) > 0
-        if not mask.any():
-            raise ValueError("the action mask has no legal action: is it this agent's turn?")
-        logits = self.logits(observation)
-        logits[~mask] = -np.inf
-        if self.greedy:
-            return int(np.argmax(logits))
-        probs = np.exp(logits - logits.max())
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+        return masked_action(self.logits(observation), observation["action_mask"], None if self.greedy else self.rng)
 
     def logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """The module's masked action logits for one observation (float64 copy)."""
