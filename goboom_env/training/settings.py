@@ -512,13 +512,15 @@ class RLlibArgs(PPOArgs):
     """After training, play this many games 1-vs-(n-1) against random and against heuristic (0 = skip)."""
     progress: bool = True
     """Show a live progress display, on a terminal only."""
+    measure_sampling: int = 0
+    """Instead of training, sample this many env steps per env runner and print env steps/s (0 = train)."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "train_batch_size", "pool_size", "num_envs")
-        check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed")
+        check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed", "measure_sampling")
         if self.minibatch_size > self.train_batch_size:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
                              f"({self.train_batch_size})")
