@@ -33,10 +33,7 @@ def parse_config(text: str) -> GameConfig:
     """A config from a preset name (``"jokers-aces"``) or a JSON object of GameConfig fields."""
     text = text.strip()
     if text.startswith("{"):
-        try:
-            fields = parse_json(text)
-        except ValueError as exc:
-            raise ValueError(f"--config is not JSON we read: {exc}") from None
+        fields = parse_json(text, "--config")
         if not isinstance(fields, dict):
             raise ValueError(f"--config JSON must be an object of GameConfig fields, got {shown(text)}")
         return GameConfig.from_dict(fields)

@@ -70,24 +70,24 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Refused:
     raise AssertionError("unreachable: a shorter dict has a repeated key")
 
 
-def parse_json(text: str | bytes) -> Any:
+def parse_json(text: str | bytes, source: str = "") -> Any:
     """JSON data from ``text``, refusing what no file we read holds: NaN and Infinity (Python's json reads them,
     JSON has none), numbers too large to be finite, integers of more than :data:`MAX_INT_DIGITS` digits, nesting
     deeper than :data:`MAX_DEPTH` and keys given twice. ValueError names the problem and where it is
-    (``result.rewards[0]: NaN is not ...``)."""
+    (``result.rewards[0]: NaN is not ...``), after ``source: `` (what the text was read from) when given."""
+    prefix = f"{source}: " if source else ""
     try:
         data = json.loads(text, parse_constant=_constant, parse_int=_integer, parse_float=_float,
                           object_pairs_hook=_object)
-    except RecursionError:
-        raise ValueError(_TOO_DEEP) from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
         _check_tree(data, 1)
+    except RecursionError:
+        raise ValueError(prefix + _TOO_DEEP) from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{prefix}not JSON: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{prefix}not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except _RefusedError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(prefix + str(exc)) from None
     return data
 
 
@@ -100,10 +100,7 @@ def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES) -> Any:
             raw = read_limited(fh, max_bytes, str(path))
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    return parse_json(raw, str(path))
 
 
 def read_limited(fh: IO[bytes], max_bytes: int, name: str) -> bytes:

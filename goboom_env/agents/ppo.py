@@ -319,11 +319,8 @@ def is_model_file(path: str | Path) -> bool:
 
 def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
     """Metadata JSON checked against the schema (:func:`metadata_problem`); ValueError starting with ``source``
-    (what it was read from) when it is not valid JSON or not the schema."""
-    try:
-        meta = parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"{source} is not valid JSON ({exc})") from None
+    (what it was read from) when it is not JSON we read or not the schema."""
+    meta = parse_json(raw, source)
     problem = metadata_problem(meta)
     if problem:
         raise ValueError(f"{source} {problem}")

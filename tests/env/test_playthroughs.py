@@ -109,7 +109,7 @@ def test_cli_writes_the_golden_text() -> None:
 @pytest.mark.parametrize(
     ("config", "message"),
     [("nope", "unknown preset 'nope'"), ('{"num_players": 13}', "num_players must be an integer in 2..12"),
-     ("{bad json", "--config is not valid JSON"), ("[1, 2]", "unknown preset")],
+     ("{bad json", "--config: not JSON"), ("[1, 2]", "unknown preset")],
 )
 def test_cli_reports_a_bad_config(config: str, message: str) -> None:
     cmd = [sys.executable, "-m", "goboom_env.playthrough", "--config", config]

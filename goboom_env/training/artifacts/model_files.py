@@ -164,10 +164,7 @@ def read_sb3_zip(path: str | Path, load_tensors: Callable[[IO[bytes], str], Any]
     path = Path(path)
     origin = f"the stable-baselines3 model {path}"
     raw = read_member(path, "data")
-    try:
-        data = parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"{path} is damaged: its data member is not JSON we read ({exc})") from None
+    data = parse_json(raw, f"{path} is damaged: its data member")
     data = data if isinstance(data, dict) else {}
     kwargs = data.get("policy_kwargs") if isinstance(data.get("policy_kwargs"), dict) else {}
     extractor = str(kwargs.get("features_extractor_class", "FlattenExtractor"))

@@ -176,11 +176,7 @@ def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], di
                   for name in CHECKPOINT_TENSORS}
     except ValueError as exc:
         raise ValueError(f"--resume: {exc}") from None
-    try:
-        data = parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"--resume: the checkpoint {path} is damaged: its data member is not JSON we read "
-                         f"({exc})") from None
+    data = parse_json(raw, f"--resume: the checkpoint {path} is damaged: its data member")
     for name, value in params.items():
         if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
             raise ValueError(f"--resume: the checkpoint {path} is damaged: {name}.pth holds no state dict")
