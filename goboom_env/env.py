@@ -296,8 +296,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
-    # -- AEC API ------------------------------------------------------------------------------
-
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Deal a new game (same seed, same game); ``options`` may fix the first hand:
         ``{"deck": [codes or faces, index 0 = top], "dealer": seat}``."""
@@ -320,8 +318,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """The seat-relative observation of ``agent`` and its action mask (:func:`goboom_env.observation.observe`)."""
-        if self.match is None:
-            raise RuntimeError("call reset() before observe()")
+        self._require_reset("observe")
         finished = self.terminations.get(agent, True)
         return observe(self.match, self.agent_name_mapping[agent], self.encoder, finished=finished)
 
@@ -390,8 +387,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             print(text + "\n")
             return None
         return text
-
-    # -- state ---------------------------------------------------------------------------------
 
     def state(self) -> np.ndarray:
         """The global state, hidden cards included, by absolute seat (see State above): for centralised critics."""

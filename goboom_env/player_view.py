@@ -75,8 +75,6 @@ class PlayerView:
             hands_played=match.hands_played if match is not None else 0,
         )
 
-    # -- derived public facts ----------------------------------------------------------------
-
     @property
     def n(self) -> int:
         return self.config.num_players
@@ -98,8 +96,6 @@ class PlayerView:
         own = self.counts
         unseen = [total - own[f] - self.seen[f] for f, total in enumerate(deck_counts(self.config))]
         return [f for f, c in enumerate(unseen) for _ in range(c)]
-
-    # -- determinization ---------------------------------------------------------------------
 
     def sample_hand(self, rng: np.random.Generator) -> Hand:
         """A *determinization* for search agents: a full :class:`Hand` consistent with this view, the hidden cards

@@ -57,9 +57,8 @@ class GoBoomMultiAgentEnv(MultiAgentEnv):
         self.seats = LearnerSeats(1, game.num_players)  # every seat learns: it keeps rewards, refuses illegal moves
         self._masks: dict[str, np.ndarray] = {}
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict]]:
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict]]:
         """Deal a new episode; ``options`` as for ``raw_env.reset`` (``deck``, ``dealer``)."""
         self.aec.reset(seed=seed, options=options)
         self.seats.clear()

@@ -25,9 +25,6 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
 LEAGUE_PREFIX = "league_"
 
 
-# -- matchmaking ---------------------------------------------------------------------------
-
-
 def league_ids(size: int) -> list[str]:
     """Module ids of the frozen snapshot slots."""
     return [f"{LEAGUE_PREFIX}{i}" for i in range(size)]
@@ -81,13 +78,9 @@ class LeagueMetricsCallback(RLlibCallback):
                 metrics_logger.log_value("main_win_rate", won, reduce="mean", window=1000)
 
 
-# -- league snapshots -----------------------------------------------------------------------------
-
-
 def snapshot(algo: Algorithm, slot: str) -> None:
     """Copy the learner's ``main`` weights into league ``slot`` and push them to the env runners."""
     learners = algo.learner_group
     learners.set_state({COMPONENT_LEARNER: {COMPONENT_RL_MODULE: {slot: learner_state(algo)}}})
-    algo.env_runner_group.sync_weights(
-        from_worker_or_learner_group=learners, policies=[slot], inference_only=True, timeout_seconds=60.0
-    )
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=learners, policies=[slot], inference_only=True,
+                                       timeout_seconds=60.0)

@@ -31,8 +31,6 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
 
 CLUSTER_FILE = "cluster.json"
 
-# -- run folder -----------------------------------------------------------------------------------
-
 
 def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps: int) -> Path:
     """Full checkpoint ``checkpoints/iter_NNNNNN``, the exported ``policy/`` and ``goboom.json``."""
@@ -102,9 +100,6 @@ def latest_checkpoint(run: Path) -> Path | None:
     """The newest ``checkpoints/iter_*`` folder of a run, or None."""
     found = sorted((run / "checkpoints").glob("iter_*"))
     return found[-1] if found else None
-
-
-# -- metrics --------------------------------------------------------------------------------------
 
 
 def summary(result: dict[str, Any]) -> dict[str, float]:
