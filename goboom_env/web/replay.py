@@ -40,27 +40,26 @@ def saved_records(folder: Path | None) -> list[str]:
     """The record files in ``folder`` (regular files, not symbolic links), newest first."""
     if folder is None or not folder.is_dir():
         return []
-    found = []
     with os.scandir(folder) as entries:
-        for entry in entries:
-            if RECORD_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-                found.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+        found = [(entry.stat(follow_symlinks=False).st_mtime, entry.name) for entry in entries
+                 if RECORD_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)]
     return [name for _, name in sorted(found, reverse=True)]
 
 
 def read_saved(folder: Path | None, name: str) -> str:
     """The text of the saved record file ``name``: GameError 404 unless :func:`saved_records` lists it (a file
     swapped for a link meanwhile is not followed), 413 past :data:`MAX_RECORD_BYTES`."""
+    missing = GameError(404, f"no saved record {excerpt(name)} on this server")
     if folder is None or not RECORD_NAME.fullmatch(name) or name not in saved_records(folder):
-        raise GameError(404, f"no saved record {excerpt(name)} on this server")
+        raise missing
     try:
         fd = os.open(folder / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        raise GameError(404, f"no saved record {excerpt(name)} on this server") from None
+        raise missing from None
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(file.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise GameError(404, f"no saved record {excerpt(name)} on this server")
+            raise missing
         if info.st_size > MAX_RECORD_BYTES:
             raise GameError(413, f"the record file {excerpt(name)} is larger than {MAX_RECORD_BYTES} bytes")
         data = file.read(MAX_RECORD_BYTES + 1)
