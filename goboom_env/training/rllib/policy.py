@@ -227,7 +227,7 @@ def read_metadata_file(file: Path) -> dict[str, Any]:
             raw = read_limited(fh, MEMBER_LIMITS[META_NAME], str(file))
     except OSError as exc:
         raise ValueError(f"cannot read {file}: {exc.strerror or exc}") from None
-    return parse_metadata(raw, f"{file} is damaged or from an older goboom-env: it")
+    return parse_metadata(raw, f"{file} is damaged or from an older goboom-env: its metadata")
 
 
 class RLlibAgent:
