@@ -1,6 +1,8 @@
 """Helpers shared by the test folders (``from helpers import ...``: pyproject.toml puts ``tests`` on the path):
 build fixed deck orders, play scripted and random games, the configuration matrices, the soak counts. Helpers of
-one folder's modules are a module of this package named after the folder (``from helpers.web import ...``).
+one folder's modules are a module of this package named after the folder (``from helpers.web import ...``); helpers
+of one concern that several folders share, a module named after it (``helpers.processes``: processes read from
+/proc).
 
 Deck orders follow RULES.md R0.5 (index 0 = top) and the deal of R1.3/R2.3: one card at a time,
 starting with the dealer's left. :func:`deck_for` turns "these are the hands, this is the stock"
@@ -27,6 +29,7 @@ import pytest
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
 from goboom_env.cards import code_of, deck_faces, face_of
+from goboom_env.outdir import mark
 
 ROOT = Path(__file__).resolve().parents[2]
 """The checkout: the folder of pyproject.toml."""
@@ -259,6 +262,19 @@ def goboom_evaluate(out: Path, *args: str) -> subprocess.CompletedProcess:
     done = goboom("evaluate", *args, "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
     return done
+
+
+EARLIER_RUN = "an earlier run's file"
+"""What :func:`earlier_run` writes in its folder's file."""
+
+
+def earlier_run(out: Path, file: str = "report.md") -> Path:
+    """``out`` made the folder of an earlier goboom run, which ``--force`` may replace: goboom's marker in it and
+    ``file``, which reads :data:`EARLIER_RUN`; ``out``."""
+    out.mkdir()
+    mark(out)
+    (out / file).write_text(EARLIER_RUN)
+    return out
 
 
 def python_output(code: str, timeout: float = 120) -> str:
