@@ -28,6 +28,7 @@ import pytest
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
+from goboom_env.agents import Agent
 from goboom_env.cards import code_of, deck_faces, face_of
 from goboom_env.outdir import mark
 
@@ -327,6 +328,16 @@ def save_untrained_model(args: Any, config: GameConfig, path: Path, timesteps: i
         return save_model(build_model(args, vec, None), path, model_metadata(config, args, timesteps))
     finally:
         vec.close()
+
+
+class LowestLegal(Agent):
+    """Plays the lowest legal action (action 53, draw, is the highest): a deterministic opponent, and the smallest
+    complete agent (the Agent base class supplies ``needs_view`` and ``reseed``)."""
+
+    name = "lowest"
+
+    def act(self, observation: dict[str, np.ndarray], view: Any = None) -> int:
+        return int(np.flatnonzero(observation["action_mask"])[0])
 
 
 class AECStep(NamedTuple):

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env import records
-from goboom_env.agents import Agent, make_agent
+from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
 
@@ -49,15 +49,6 @@ def clocked_client(**settings: Any) -> Iterator[tuple[Any, Any, list[float]]]:
         yield client, store, now
 
 
-class LowestLegal(Agent):
-    """The engine-side twin of :func:`first_legal`: the lowest legal action (action 53, draw, is the highest)."""
-
-    name = "lowest"
-
-    def act(self, observation: Any, view: Any = None) -> int:
-        return int(np.flatnonzero(observation["action_mask"])[0])
-
-
 def new_game(client: Any, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str, str], dict[str, Any]]:
     """Start a game through the test client: its id, the headers that carry its token, its first frame."""
     response = client.post("/api/games", json=body)
@@ -72,7 +63,8 @@ def ws_url(game: str, headers: dict[str, str]) -> str:
 
 
 def first_legal(frame: dict[str, Any]) -> str:
-    """The move a scripted player makes: the lowest legal card of the hand, else draw (= the lowest legal action)."""
+    """The move a scripted player makes: the lowest legal card of the hand, else draw (= the lowest legal action,
+    :class:`~helpers.LowestLegal`'s move on the engine)."""
     return next((c["code"] for c in frame["your_hand"] if c["legal"]), "draw")
 
 

@@ -24,10 +24,10 @@ import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
+from helpers import LowestLegal
 from helpers.web import (
     CLASSIC,
     JSON_LINES,
-    LowestLegal,
     clocked_client,
     first_legal,
     free_port,
@@ -40,7 +40,7 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from goboom_env import records
-from goboom_env.agents import Agent, make_agent, register_agent, unregister_agent
+from goboom_env.agents import make_agent, register_agent, unregister_agent
 from goboom_env.cards import DRAW_OR_PASS
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
@@ -357,7 +357,7 @@ def test_idle_games_expire() -> None:
         new_game(client)  # room again
 
 
-class SlowAgent(Agent):
+class SlowAgent(LowestLegal):
     """Thinks until the test lets it move (at most a few seconds), then plays its lowest legal move."""
 
     name = "slow"
@@ -367,7 +367,7 @@ class SlowAgent(Agent):
     def act(self, observation: Any, view: Any = None) -> int:
         self.thinking.set()
         self.release.wait(timeout=5)
-        return int(np.flatnonzero(observation["action_mask"])[0])
+        return super().act(observation, view)
 
 
 def test_a_slow_agent_holds_up_only_its_own_game() -> None:
