@@ -57,6 +57,13 @@ def new_game(client: Any, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str
     return data["game"], {"X-Game-Token": data["token"]}, data["frame"]
 
 
+def refused_host(client: Any, host: str) -> str:
+    """The error of ``GET /api/options`` sent with the Host header ``host``, which the server must refuse (400)."""
+    response = client.get("/api/options", headers={"Host": host})
+    assert response.status_code == 400, (host, response.text[:MAX_REPLY])
+    return response.json()["error"]
+
+
 def ws_url(game: str, headers: dict[str, str]) -> str:
     """The websocket path of ``game`` with the token of ``headers``."""
     return f"/api/games/{game}/play?token={headers['X-Game-Token']}"
