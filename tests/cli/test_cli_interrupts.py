@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from helpers import EARLIER_RUN, GOBOOM, ROOT, earlier_run, needs_extra_of
-from helpers.processes import alive, descendants, group_members
+from helpers.processes import alive, descendants, group_members, proc_file
 
 from goboom_env import process
 
@@ -40,9 +40,8 @@ SHORT = ["--games", "40", "--episode", "hand"]  # played in a moment: the result
 
 def _handlers_installed(pid: int) -> bool:
     """Whether goboom's handlers are in force in ``pid``: it catches SIGTERM (Python alone does not)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
+    status = proc_file(pid, "status")
+    if status is None:
         return False
     caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
     return bool(caught & (1 << (signal.SIGTERM - 1)))

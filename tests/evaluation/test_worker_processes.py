@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
-from helpers.processes import alive, children
+from helpers.processes import alive, children, proc_file
 
 from goboom_env import GameConfig
 from goboom_env.cli import main
@@ -91,10 +91,7 @@ run_tournament(GameConfig(), ["random"], 10_000_000, processes=2, progress=False
 
 def _waiting_in(pid: int) -> str:
     """The kernel function process ``pid`` sleeps in (``/proc/PID/wchan``), "" when unknown."""
-    try:
-        return Path(f"/proc/{pid}/wchan").read_text()
-    except OSError:
-        return ""
+    return proc_file(pid, "wchan") or ""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the processes from /proc")

@@ -13,13 +13,18 @@ STATE, PARENT, GROUP, START_TIME = 0, 1, 2, 19
 process group and the start time (clock ticks after boot)."""
 
 
-def stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/PID/stat`` after the command name, or None once the process has gone."""
+def proc_file(pid: int, name: str) -> str | None:
+    """The text of ``/proc/PID/NAME``, or None once the process has gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        return Path(f"/proc/{pid}/{name}").read_text()
     except OSError:
         return None
-    return text[text.rindex(")") + 2:].split()
+
+
+def stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name, or None once the process has gone."""
+    text = proc_file(pid, "stat")
+    return None if text is None else text[text.rindex(")") + 2:].split()
 
 
 def live_processes() -> Iterator[tuple[int, list[str]]]:
