@@ -411,14 +411,29 @@ class Payload:
 @contextlib.contextmanager
 def benchmark_module(name: str) -> Iterator[Any]:
     """``benchmarks/NAME.py`` imported as a module (it is a script, not part of the package), in ``sys.modules``
-    while the block runs (its dataclasses look their module up there)."""
+    while the block runs (its dataclasses look their module up there), with ``benchmarks/`` on the module path, as
+    when the script runs (the scripts import ``_timing`` from there)."""
     import importlib.util
 
+    folder = str(ROOT / "benchmarks")
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
+    sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
         yield module
     finally:
+        sys.path.remove(folder)
         del sys.modules[spec.name]
+
+
+def benchmark_fixture(name: str) -> Callable[[], Iterator[Any]]:
+    """A module-scoped fixture: :func:`benchmark_module` of ``benchmarks/NAME.py`` while the module's tests run."""
+
+    @pytest.fixture(scope="module")
+    def fixture() -> Iterator[Any]:
+        with benchmark_module(name) as module:
+            yield module
+
+    return fixture

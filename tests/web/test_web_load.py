@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import benchmark_module
+from helpers import benchmark_fixture
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -29,12 +28,7 @@ load (five runs); a finished game holds some 20 KB of Python objects, so a leak 
 by the last load (some 500 games after the warm-up), and any larger leak past it."""
 
 
-@pytest.fixture(scope="module")
-def serve_load() -> Iterator[ModuleType]:
-    """``benchmarks/serve_load.py`` imported as a module (a script, not part of the package), in ``sys.modules``
-    while the tests run (its dataclasses look their module up there)."""
-    with benchmark_module("serve_load") as module:
-        yield module
+serve_load = benchmark_fixture("serve_load")
 
 
 @pytest.mark.slow  # whole server processes under load: 100 clients at once, some 40 s on a loaded 2-core machine
