@@ -39,14 +39,11 @@ SECRET = "SECRET-OUTSIDE-THE-RECORDS-FOLDER"
 
 @dataclass
 class Server:
-    port: int
-    records: Path
-    log: Path
+    """The running server, as its clients reach it."""
 
-    @property
-    def root(self) -> Path:
-        """The folder above the records folder: ``secret.txt``, ``elsewhere/``, ``models/``, ``outside-models/``."""
-        return self.records.parent
+    port: int
+    root: Path
+    """The folder above the records folder: ``secret.txt``, ``elsewhere/``, ``models/``, ``outside-models/``."""
 
     @property
     def host(self) -> str:
@@ -96,7 +93,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with benchmark_module("serve_load") as serve_load, serve_load.serve(
             root, "--host", "127.1", "--records", str(folder), "--max-games", "3", "--model", str(root / "models")
     ) as running:
-        yield Server(running.port, folder, running.log)
+        yield Server(running.port, root)
     text = running.log.read_text()
     assert "Traceback" not in text and "Exception in ASGI application" not in text, text[-5000:]
 
