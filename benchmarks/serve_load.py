@@ -82,7 +82,7 @@ def free_port() -> int:
 def serve(folder: Path, *options: str) -> Iterator[Server]:
     """``goboom serve OPTIONS`` on a free port of 127.0.0.1, its log ``folder/server.log``, from when it answers
     until the block ends; the server is stopped (Ctrl-C, then killed) however the block ends. The load runs' server,
-    and the hostile clients' of ``tests/web/test_web_hostile.py``."""
+    and the web tests' real ``goboom serve`` (tests/web)."""
     port, log = free_port(), folder / "server.log"
     command = [sys.executable, "-m", "goboom_env.cli", "serve", "--port", str(port), *options]
     with log.open("w") as out:

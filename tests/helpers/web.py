@@ -1,10 +1,13 @@
 """Helpers of the web tests (tests/web): game bodies, a scripted player over the ASGI test client, record files,
-ports on 127.0.0.1. The web extra is imported only by :func:`clocked_client`, when it is called."""
+a real server in a thread, ports on 127.0.0.1. The web extra is imported only by :func:`clocked_client` and
+:func:`served`, when they are called."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,11 +126,31 @@ def records_folder_with_links(root: Path) -> Path:
     return folder
 
 
-def free_port() -> int:
-    """A port of 127.0.0.1 that nothing listens on (free when probed)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+START_GUARD = 60.0
+"""Seconds a server in a thread may take to start before a test calls it a failure (it takes well under one)."""
+
+
+@contextlib.contextmanager
+def served(app: Any, **settings: Any) -> Iterator[int]:
+    """``app`` served by uvicorn in a thread as ``goboom serve`` sets it up (``server_config``; ``settings`` such as
+    ``request_timeout`` replace its own), on a port of 127.0.0.1 the system picks; yields the port once the server
+    listens, and stops it when the block ends."""
+    import uvicorn
+
+    from goboom_env.web.server import server_config
+
+    server = uvicorn.Server(server_config(app, "127.0.0.1", 0, **settings))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + START_GUARD
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=START_GUARD)
 
 
 @contextlib.contextmanager

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -24,13 +21,12 @@ import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
-from helpers import LowestLegal
+from helpers import LowestLegal, benchmark_module
 from helpers.web import (
     CLASSIC,
     JSON_LINES,
     clocked_client,
     first_legal,
-    free_port,
     new_game,
     play_to_end,
     refused_host,
@@ -442,29 +438,16 @@ def test_a_posted_record_file_replays_or_is_refused_naming_the_line(client: Test
 
 
 def test_goboom_serve_prints_its_url_and_serves_the_page_to_local_names_only(tmp_path: Path) -> None:
-    port = free_port()
-    command = [sys.executable, "-m", "goboom_env.cli", "serve", "--port", str(port), "--records", str(tmp_path)]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        assert server.stdout.readline() == (f"goboom serve: open http://127.0.0.1:{port}/ in a browser "
-                                            "(Ctrl-C stops the server)\n")
-        url = f"http://127.0.0.1:{port}/api/options"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    assert "ppo:classic-4p-hands" in response.read().decode()
-                break
-            except urllib.error.URLError:
-                assert time.monotonic() < deadline and server.poll() is None, server.stderr.read()
-                time.sleep(0.2)
+    with benchmark_module("serve_load") as serve_load, \
+            serve_load.serve(tmp_path, "--records", str(tmp_path / "games")) as server:
+        assert server.log.read_text().splitlines()[0] == (f"goboom serve: open http://127.0.0.1:{server.port}/ in a "
+                                                          "browser (Ctrl-C stops the server)")
+        url = f"http://127.0.0.1:{server.port}/api/options"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert "ppo:classic-4p-hands" in response.read().decode()
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(urllib.request.Request(url, headers={"Host": "evil.example"}), timeout=5)
         assert refused.value.code == 400
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=20)
 
 
 @pytest.mark.parametrize("argv, words", [
