@@ -47,6 +47,7 @@ class Server:
 
     @property
     def host(self) -> str:
+        """The server's ``HOST:PORT``, as its own page names it (the Host header of every request)."""
         return f"127.0.0.1:{self.port}"
 
     def request(self, method: str, path: str, body: bytes | str | None = None,
