@@ -61,7 +61,6 @@ SETTINGS = TianshouArgs(
 def main(args: TianshouArgs) -> None:
     """Train with the settings read over :data:`SETTINGS`, print where the model went."""
     import gymnasium
-    import torch
     from tianshou.algorithm import PPO
     from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -74,14 +73,9 @@ def main(args: TianshouArgs) -> None:
     import goboom_env  # registers goboom_env/GoBoom-v0
     from goboom_env.cards import NUM_ACTIONS
     from goboom_env.observation import observation_size
-    from goboom_env.outdir import StagedFolder
-    from goboom_env.training import export_model
     from goboom_env.training.interop.tianshou import MaskedActor, MaskInObservation, ObservationCritic
-    from goboom_env.training.settings import set_threads
 
-    set_threads(args.threads)
-    staged = StagedFolder(args.out, force=args.force)  # --out checked now, written at the end
-    torch.manual_seed(args.seed)
+    staged = args.start()  # threads, seed, --out checked now (written at the end)
     config = args.game_config()
     opponents = dict(parse_opponents(args.opponents))
 
@@ -116,10 +110,7 @@ def main(args: TianshouArgs) -> None:
               f"{len(returns)} episodes, {steps / (time.perf_counter() - start):.0f} steps/s", flush=True)
     envs.close()
 
-    with staged as folder:  # --out appears only once the model is in it
-        export_model(actor.net.model, config, folder / "model.zip", args=args,  # the MLP's nn.Sequential
-                     timesteps=steps)
-    print(f"model: {staged.out / 'model.zip'}")
+    print(f"model: {args.save(staged, actor.net.model, steps)}")  # the MLP's nn.Sequential
 
 
 if __name__ == "__main__":

@@ -51,13 +51,8 @@ def main(args: RecipeArgs) -> None:
 
     import goboom_env
     from goboom_env.cards import NUM_ACTIONS
-    from goboom_env.outdir import StagedFolder
-    from goboom_env.training import export_model
-    from goboom_env.training.settings import set_threads
 
-    set_threads(args.threads)
-    staged = StagedFolder(args.out, force=args.force)  # --out checked now, written at the end
-    torch.manual_seed(args.seed)
+    staged = args.start()  # threads, seed, --out checked now (written at the end)
     config = args.game_config()
     # TorchRL warns for any PettingZoo but the one it was tested with; this recipe is tested with goboom-env's own
     # (tests/training/test_recipes.py)
@@ -115,9 +110,7 @@ def main(args: RecipeArgs) -> None:
               f"{steps / (time.perf_counter() - start):.0f} steps/s", flush=True)
     collector.shutdown()
 
-    with staged as folder:  # --out appears only once the model is in it
-        export_model(actor_net, config, folder / "model.zip", args=args, timesteps=steps)  # nn.Sequential
-    print(f"model: {staged.out / 'model.zip'}")
+    print(f"model: {args.save(staged, actor_net, steps)}")  # the actor's nn.Sequential
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from goboom_env.config import PRESETS, GameConfig, check_choice, field_help, fie
 from goboom_env.env import REWARDS
 from goboom_env.episode import check_episode
 from goboom_env.hints import needs_extra, shown
-from goboom_env.outdir import check_output_folder
+from goboom_env.outdir import StagedFolder, check_output_folder
 from goboom_env.untrusted import parse_json, read_limited
 
 Episode = Literal["hand", "match"]
@@ -636,6 +636,25 @@ class RecipeArgs(PPOArgs):
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= num_envs x num_steps ({rollout}), "
                              "the learner decisions of one rollout")
         check_output_folder(self.out, force=self.force)
+
+    def start(self) -> StagedFolder:
+        """Begin a recipe's run: the threads (:func:`set_threads`), torch's seed, and --out checked now; the folder
+        is written by :meth:`save`."""
+        with needs_extra("the recipes (torch)"):
+            import torch
+
+        set_threads(self.threads)
+        torch.manual_seed(self.seed)
+        return StagedFolder(self.out, force=self.force)
+
+    def save(self, staged: StagedFolder, network: Any, steps: int) -> Path:
+        """The trained ``network`` (an ``nn.Sequential`` reading the observation) as ``--out/model.zip``, a model every
+        tool plays as ``ppo:PATH``; --out appears only once the model is in it. Returns the model's path."""
+        from goboom_env.training.artifacts.model_files import export_model
+
+        with staged as folder:
+            export_model(network, self.game_config(), folder / "model.zip", args=self, timesteps=steps)
+        return staged.out / "model.zip"
 
 
 # -- checks shared by every settings class ---------------------------------------------------------------
