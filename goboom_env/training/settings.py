@@ -27,7 +27,7 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
@@ -185,10 +185,13 @@ class SelfPlayArgs(PPOArgs):
     """The settings both PPO self-play trainers (``goboom train`` and ``goboom train-fast``) share: the snapshot
     pool, the warm start, the periodic evaluation and how the run folder is used."""
 
+    timesteps: int = 200_000
+    """Learner decisions to train for."""
     pool_size: int = 8
     """Keep at most this many (most recent) snapshots in the pool."""
-    bc_games: int = 5000
-    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off)."""
+    bc_games: int | None = None
+    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off; None = one hand
+    per 40 steps of --timesteps, at most 5,000)."""
     bc_teacher: str = "heuristic"
     """Agent spec whose moves the warm start imitates."""
     bc_epochs: int = 4
@@ -203,8 +206,9 @@ class SelfPlayArgs(PPOArgs):
     (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
     eval_every: int = 250_000
     """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
-    eval_games: int = 2000
-    """Games per baseline in each periodic evaluation (1-vs-(n-1), seat-rotated, duplicate)."""
+    eval_games: int | None = None
+    """Games per baseline in each evaluation (1-vs-(n-1), seat-rotated, duplicate); None = one per 100 steps of
+    --timesteps, from 100 to 2,000 (train-fast: 1,000)."""
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     """Baselines of the periodic evaluation; the last one picks the best model."""
     resume: bool = False
@@ -214,6 +218,39 @@ class SelfPlayArgs(PPOArgs):
     folder goboom did not write is never replaced; without --force (or --resume) a non-empty one is refused."""
     progress: bool = True
     """Show progress bars, on a terminal only (a log piped to a file gets the one-line messages alone)."""
+
+    EVAL_GAMES: ClassVar[int] = 2000
+    """The most games per baseline that ``eval_games=None`` sizes an evaluation to."""
+
+    def sized(self) -> Self:
+        """These settings with the budget's sizes for ``bc_games`` and ``eval_games`` left None: a small budget gets
+        a small warm start and small evaluations."""
+        bc_games = min(5000, self.timesteps // 40) if self.bc_games is None else self.bc_games
+        eval_games = (min(self.EVAL_GAMES, max(100, self.timesteps // 100)) if self.eval_games is None
+                      else self.eval_games)
+        return dataclasses.replace(self, bc_games=bc_games, eval_games=eval_games)
+
+    def plan(self, rollout: int, exact: bool) -> str:
+        """The line a run prints before any work: the steps it trains (``--timesteps`` rounded up to whole rollouts of
+        ``rollout`` steps, ``exact``: as SB3 does, else at most one more), its warm start and its evaluations."""
+        sized, end = self.sized(), -(-self.timesteps // rollout) * rollout
+        if not exact:
+            steps = f"{self.timesteps:,} steps or up to one rollout more (rollouts of up to {rollout:,})"
+        elif end != self.timesteps:
+            steps = f"{end:,} steps (--timesteps {self.timesteps:,} rounded up to whole rollouts of {rollout:,})"
+        else:
+            steps = f"{end:,} steps"
+        warm = "no warm start"
+        if sized.bc_games and not self.resume:
+            warm = f"a warm start on {sized.bc_games:,} hands of {self.bc_teacher}"
+            warm += " (one per 40 steps)" if self.bc_games is None else ""
+        when = "at the end" if self.eval_every == 0 or self.eval_every >= end else None if self.eval_every < 0 \
+            else f"every {self.eval_every:,} steps and at the end"
+        evaluation = "none"
+        if when:
+            evaluation = f"{sized.eval_games:,} games against each of {', '.join(self.eval_opponents)} {when}"
+            evaluation += " (one per 100 steps)" if self.eval_games is None else ""
+        return f"plan: {steps}; {warm}; evaluation: {evaluation}"
 
     def inputs(self) -> list[tuple[str, str]]:
         """What the run reads, as ``(option, path)``: the files of the warm-start teacher and the evaluation
@@ -230,8 +267,9 @@ class SelfPlayArgs(PPOArgs):
 
     def validate_self_play(self) -> None:
         """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
-        check_bounds(self, ">= 1", "pool_size", "eval_games", "bc_epochs")
-        check_bounds(self, ">= 0", "bc_games", "shaping")
+        sized = self.sized()
+        check_bounds(sized, ">= 1", "pool_size", "eval_games", "bc_epochs")
+        check_bounds(sized, ">= 0", "bc_games", "shaping")
         check_bounds(self, ">= -1", "eval_every")
         if self.eval_every >= 0 and not self.eval_opponents:
             raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
@@ -241,8 +279,6 @@ class SelfPlayArgs(PPOArgs):
 class TrainArgs(SelfPlayArgs):
     """Everything one MaskablePPO self-play run (``goboom train``) needs; saved as ``args.json`` in the run folder."""
 
-    timesteps: int = 200_000
-    """Learner decisions to train for (SB3 timesteps)."""
     num_envs: int = 16
     """Parallel environments (one batched policy call serves all of them)."""
     num_steps: int = 1024
@@ -294,8 +330,8 @@ class TrainArgs(SelfPlayArgs):
         from goboom_env.agents import make_agent
 
         config = self.game_config()
-        unused = {name for name, off in (("bc_teacher", self.bc_games <= 0), ("eval_opponents", self.eval_every < 0))
-                  if off}
+        unused = {name for name, off in (("bc_teacher", not self.sized().bc_games),
+                                         ("eval_opponents", self.eval_every < 0)) if off}
         for option, spec in self.agent_specs():
             if option in unused:
                 continue
@@ -314,7 +350,7 @@ class VectorArgs(SelfPlayArgs):
     ent_coef: float = 0.003
     snapshot_every: int = 250_000
     checkpoint_every: int = 500_000
-    bc_games: int = 0
+    bc_games: int | None = 0
     critic_warmup: int = 0
     """Learner decisions at the start of a fresh run during which only the critic learns: the actor keeps its
     warm start while the critic, cloned on single-hand wins, learns the run's own return (match episodes,
@@ -324,9 +360,8 @@ class VectorArgs(SelfPlayArgs):
     path) trained on another game with the same observation size and --net-arch (classic 4p standard scoring ->
     reverse scoring). The critic starts fresh: pair it with --critic-warmup. Excludes --bc-games ("" = off)."""
     eval_every: int = 500_000
-    eval_games: int = 1000
+    EVAL_GAMES: ClassVar[int] = 1000
     timesteps: int = 2_000_000
-    """Learner decisions to train for."""
     time_limit: float = 0.0
     """Also stop after this many seconds of training wall time, warm start included (0 = no limit)."""
     num_envs: int = 512
@@ -380,7 +415,7 @@ class VectorArgs(SelfPlayArgs):
             raise ValueError("privileged_critic is for one table size: a generalist (--player-counts) pads its "
                              "observations to 12 seats and has no hidden-state layout to pad them with")
         if self.init_actor:
-            if self.bc_games > 0:
+            if self.sized().bc_games:
                 raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
                                  "--init-actor)")
             from goboom_env.training.artifacts.model_files import read_init_actor
@@ -410,7 +445,7 @@ class VectorArgs(SelfPlayArgs):
                              "padded snapshot layout")
         from goboom_env.agents.heuristics import BEST_HEURISTIC
 
-        if self.bc_games > 0 and self.bc_teacher not in ("heuristic", BEST_HEURISTIC[self.variant]):
+        if self.sized().bc_games and self.bc_teacher not in ("heuristic", BEST_HEURISTIC[self.variant]):
             raise ValueError(f"observation history warm-starts from the batched heuristic only (--bc-teacher "
                              f"heuristic), not {self.bc_teacher!r}")
 

@@ -215,6 +215,19 @@ def test_train_help_lists_the_documented_fields() -> None:
     assert "--resume" in result.stdout and "--config" in result.stdout
 
 
+def test_a_small_budget_sizes_the_warm_start_and_the_evaluations_and_the_plan_says_so() -> None:
+    small = TrainArgs(timesteps=20_000)
+    assert (small.sized().bc_games, small.sized().eval_games) == (500, 200)  # one hand per 40, one game per 100 steps
+    assert (TrainArgs().sized().bc_games, TrainArgs().sized().eval_games) == (5000, 2000)  # the budget they fit
+    assert TrainArgs(timesteps=1000, bc_games=3000, eval_games=7).sized().bc_games == 3000  # given: kept
+    assert small.plan(16_384, exact=True) == (
+        "plan: 32,768 steps (--timesteps 20,000 rounded up to whole rollouts of 16,384); a warm start on 500 hands of "
+        "heuristic (one per 40 steps); evaluation: 200 games against each of random, heuristic at the end (one per "
+        "100 steps)")
+    assert TrainArgs(timesteps=1000, bc_games=0, eval_every=-1).plan(1000, exact=True) == (
+        "plan: 1,000 steps; no warm start; evaluation: none")
+
+
 @pytest.mark.slow
 def test_train_save_evaluate_resume_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run"
@@ -222,6 +235,8 @@ def test_train_save_evaluate_resume_end_to_end(tmp_path: Path) -> None:
                     "40", "--eval-opponents", "random", "--bc-games", "20", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert f"model: {out / 'model.zip'}" in result.stdout
+    assert ("plan: 1,024 steps; a warm start on 20 hands of heuristic; evaluation: 40 games against each of random "
+            "every 512 steps and at the end") in result.stdout + result.stderr
     for name in ("model.zip", "best_model.zip", "progress.csv", "eval.csv", "args.json", "learning_curve.png"):
         assert (out / name).is_file(), name
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["model_1024.zip", "model_512.zip"]
