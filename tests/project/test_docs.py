@@ -99,6 +99,14 @@ SCRIPTS = {"training/train_sb3.py": "train", "training/train_fast.py": "train-fa
 """The runnable scripts and the command whose options (and budgets) they take: ``python SCRIPT ...`` lines
 are shrunk as that command's lines are, and run from the checkout."""
 
+OUTPUT_FAULTS = {
+    "your move> ?": "goboom play refused a piped move (the example's moves must be legal in its seeded game)",
+    "[{'": "a list of dicts printed where the text meant a table",
+    "Traceback (most recent call last)": "an error printed by a block that still exited 0",
+}
+"""What the output of a block that ran must not hold, and why: an example runs as written and prints what its
+text says."""
+
 SLOW_MARKERS = ("goboom train", "goboom demo", "goboom exploit", "runs/", ".learn(")
 """A block that contains one of these trains or uses a trained run: slow tier."""
 
@@ -194,6 +202,8 @@ def run_blocks(selected: list[Block], workdir: Path) -> None:
         assert done.returncode == 0, (f"{block.doc}:{block.line} ({block.lang}) failed with exit code "
                                       f"{done.returncode}\n{shown}\n--- stdout\n{done.stdout[-3000:]}\n"
                                       f"--- stderr\n{done.stderr[-5000:]}")
+        faults = [why for mark, why in OUTPUT_FAULTS.items() if mark in done.stdout + done.stderr]
+        assert not faults, f"{block.doc}:{block.line} ({block.lang}): {faults}\n{shown}\n{done.stdout[-3000:]}"
 
 
 def runnable(doc: Path, slow: bool) -> list[Block]:
@@ -233,6 +243,15 @@ def test_every_block_is_run_or_excluded_for_a_stated_reason() -> None:
     assert all(b.doc in {d.name for d in DOCUMENTS} for b in all_blocks)
     assert set(PRELUDES) <= {b.doc for b in all_blocks if b.lang == "python"}
     assert set(RECORDS) <= {b.doc for b in all_blocks}
+
+
+@pytest.mark.parametrize(("lang", "code", "fault"), [
+    ("bash", "printf '7H\\ndraw\\nquit\\n' | goboom play --seed 3\n", "refused a piped move"),
+    ("python", "print([{'agent': 'heuristic', 'win_rate': 0.5}])\n", "a list of dicts printed"),
+])
+def test_an_example_that_prints_a_fault_fails(tmp_path: Path, lang: str, code: str, fault: str) -> None:
+    with pytest.raises(AssertionError, match=fault):
+        run_blocks([Block("example.md", 1, lang, code)], tmp_path)
 
 
 def test_budget_rewriting() -> None:
