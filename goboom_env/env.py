@@ -193,6 +193,7 @@ from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import Match, as_action, blamed_on
 from goboom_env.episode import EPISODES, check_episode, end_hand
 from goboom_env.global_state import StateEncoder, state_encoder_for
+from goboom_env.hints import did_you_mean
 from goboom_env.history import check_observation, history_encoder_for, make_encoder
 from goboom_env.observation import encoder_for, observe
 from goboom_env.render import render_rgb, render_text
@@ -234,10 +235,19 @@ def space_prototypes(config: GameConfig, observation: str = "snapshot") -> tuple
     encoder = history_encoder_for(config) if observation == "history" else encoder_for(config)
     state_encoder = state_encoder_for(config)
     obs_space = spaces.Dict({
-        "observation": spaces.Box(encoder.low, encoder.high, dtype=np.float32),
+        "observation": short_box(encoder.low, encoder.high),
         "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
     })
-    return obs_space, spaces.Box(state_encoder.low, state_encoder.high, dtype=np.float32)
+    return obs_space, short_box(state_encoder.low, state_encoder.high)
+
+
+def short_box(low: np.ndarray, high: np.ndarray) -> spaces.Box:
+    """A float32 Box whose repr gives each bound's range (``Box(0.0, 1.0..2.695, (291,), float32)``), not every
+    entry of it."""
+    box = spaces.Box(low, high, dtype=np.float32)
+    box.low_repr, box.high_repr = (f"{b.min():g}" + (f"..{b.max():g}" if b.max() > b.min() else "")
+                                   for b in (low, high))
+    return box
 
 
 class IntegerActionWrapper(BaseWrapper):
@@ -249,6 +259,9 @@ class IntegerActionWrapper(BaseWrapper):
             with blamed_on(self.env.agent_selection):
                 action = as_action(action)
         self.env.step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)  # as PettingZoo's own wrappers: print(env) names the env, goboom_v0
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
@@ -302,10 +315,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         options = dict(options or {})
-        unknown = set(options) - _OPTION_KEYS
-        if unknown:  # warn, not raise: pettingzoo.test.api_test passes arbitrary options
-            warnings.warn(f"ignoring unknown reset options {sorted(unknown)}; known: {sorted(_OPTION_KEYS)}",
-                          stacklevel=2)
+        # other keys are ignored, as PettingZoo's api_test expects; one close to a known key is a typo, named
+        for key in sorted(set(options) - _OPTION_KEYS, key=str):
+            if hint := did_you_mean(key, _OPTION_KEYS):
+                warnings.warn(f"ignoring unknown reset option {key!r}{hint}", stacklevel=2)
         self.match = Match(self.config, self._rng, options.get("deck"), options.get("dealer"))
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
