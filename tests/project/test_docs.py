@@ -40,6 +40,8 @@ EXCLUDED_COMMANDS = {
 
 EXCLUDED_BLOCKS = {
     "goboom serve": "starts a web server that runs until it is stopped (tests/web/test_web_api.py starts and stops it)",
+    "python -m build": "builds the wheel in the checkout (the slow tier's packaging test builds and installs it)",
+    "python3 -m venv .venv": "creates a virtual environment and installs into it",
     "ray start --head": "a multi-node Ray cluster: needs several machines, and `ray start` leaves daemons running",
     "training/train_torchrl.py --timesteps": "tests/training/test_recipes.py runs this recipe on a tiny budget and "
                                              "plays its model with goboom evaluate (once, not twice in CI)",
