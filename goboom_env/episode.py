@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from goboom_env.config import check_choice
 from goboom_env.engine import Match
 from goboom_env.scoring import REWARDS, score_deltas
 
-EPISODES = ("hand", "match")
+Episode = Literal["hand", "match"]
+EPISODES: tuple[str, ...] = get_args(Episode)
 
 
 def check_episode(episode: str, reward: str | None = None) -> None:

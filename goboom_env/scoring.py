@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from goboom_env.config import GameConfig
 
-REWARDS = ("win", "points")
+Reward = Literal["win", "points"]
+REWARDS: tuple[str, ...] = get_args(Reward)
 """The env's reward modes (see the Rewards section of the env's page)."""
 
 

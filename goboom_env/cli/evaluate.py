@@ -8,7 +8,7 @@ Examples::
     goboom evaluate --preset classic-2p --pairwise --games 2000 --processes 2 --out results/pairs
     goboom evaluate --variant classic --agents ppo:runs/x/model.zip heuristic --games 1000
     goboom evaluate --preset jokers --agents ppo:jokers-4p-hands heuristic --episode both --duplicate   # side by side
-    goboom evaluate --variant classic --agents classic-cover classic-tricks --episode hand --duplicate \
+    goboom evaluate --variant classic --agents classic-cover classic-tricks --episode hand --duplicate \\
         --games 400 --luck-adjusted   # raw and luck-adjusted (AIVAT) win rates side by side
 
 The results appear in ``--out`` only once complete (written into a hidden sibling folder, then
@@ -37,7 +37,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from goboom_env.agents import baselines
 from goboom_env.cli.options import command_line, parse, print_error, with_model_game
@@ -54,7 +54,8 @@ if TYPE_CHECKING:
 
 GAMES_FILE = "games.jsonl"
 """The file of game records written by ``--save-games`` (JSON Lines, :mod:`goboom_env.records`)."""
-EPISODE_CHOICES = ("auto", "match", "hand", "both")
+EvaluateEpisode = Literal["auto", "match", "hand", "both"]
+EPISODE_CHOICES: tuple[str, ...] = get_args(EvaluateEpisode)
 """What ``--episode`` may be: the models' unit, one of the env's episode units, or both side by side (match first)."""
 
 
@@ -62,7 +63,7 @@ EPISODE_CHOICES = ("auto", "match", "hand", "both")
 class EvaluateArgs(GameArgs):
     """The options of ``goboom evaluate`` (the game fields, then the tournament's own)."""
 
-    episode: str = "auto"
+    episode: EvaluateEpisode = "auto"
     """What one game is: auto (the unit the ppo: models among --agents were trained for; without a model, or with
     models of both units, match), match (hands until the match ends, R1.11, R1.12, R2.12), hand (one deal, about
     five times faster) or both (the same seeds and deals played both ways, reported side by side)."""

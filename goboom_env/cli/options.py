@@ -23,6 +23,7 @@ import dataclasses
 import io
 import re
 import sys
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
@@ -64,9 +65,12 @@ def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None 
     plays_a_game = issubclass(cls, GameArgs)  # only a game-playing command takes --preset
     config, preset = _config_and_preset(argv, prog, plays_a_game)
     default = build_args(cls, config=config, preset=preset, base=defaults)
-    wrapper = _wrapper(cls, plays_a_game)
+    shown = _shown_fields(cls)
+    wrapper = _wrapper(shown, plays_a_game)
     extra = {"preset": preset} if plays_a_game else {}
-    return _tyro_cli(wrapper, argv, prog, description, wrapper(config=config, args=default, **extra)).args
+    parsed = _tyro_cli(wrapper, argv, prog, description and plain_text(description),
+                       wrapper(config=config, args=shown(**_values(default)), **extra)).args
+    return cls(**_values(parsed))
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:
@@ -234,8 +238,8 @@ def _wrapper(cls: type, with_preset: bool) -> type:
         ("config", Annotated[Path | None, tyro.conf.arg(help=CONFIG_HELP, metavar="FILE")], None),
     ]
     if with_preset:
-        fields.append(("preset", Annotated[Literal[tuple(sorted(PRESETS))] | None,  # type: ignore[valid-type]
-                                           tyro.conf.arg(help=PRESET_HELP)], None))
+        fields.append(("preset", Annotated[str | None, tyro.conf.arg(help=PRESET_HELP, metavar="{" + ",".join(
+            sorted(PRESETS)) + "}")], None))  # checked by _config_and_preset, with a did-you-mean
     return dataclasses.make_dataclass(f"{cls.__name__}Options", fields)
 
 
@@ -326,3 +330,79 @@ def _first_line(panel: str) -> str:
         if line:
             message.append(line)
     return " ".join(message)
+
+
+def _values(args: Any) -> dict[str, Any]:
+    """The init fields of a settings dataclass instance, by name."""
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(args) if f.init}
+
+
+def _shown_fields(cls: type) -> type:
+    """A subclass of ``cls`` whose fields tell tyro how to show them: each one's help its docstring as plain text
+    (tyro keeps an indented docstring's line breaks and reST markup), an optional field's metavar its type's
+    (``INT``, not ``{None}|INT``; ``{standard,reverse}`` for an optional Literal, not ``{None,standard,reverse}``)."""
+    import typing
+
+    import tyro
+
+    hints, docs, fields = typing.get_type_hints(cls, include_extras=True), field_docs(cls), []
+    arg = type(tyro.conf.arg())
+    for item in dataclasses.fields(cls):
+        kind, *marks = typing.get_args(hints[item.name]) if _origin(hints[item.name]) is Annotated \
+            else (hints[item.name],)
+        optional = _origin(kind) in (typing.Union, types.UnionType) and type(None) in typing.get_args(kind)
+        inner = next((a for a in typing.get_args(kind) if a is not type(None)), kind) if optional else kind
+        metavar = None
+        if optional and _origin(inner) is Literal:  # tyro would show {None,standard,...}
+            metavar = "{" + ",".join(typing.get_args(inner)) + "}"
+        elif optional and inner in (int, float, str, Path):
+            metavar = inner.__name__.upper()
+        text = docs.get(item.name) or next((m.help for m in marks if isinstance(m, arg) and m.help), None)
+        help_text = " ".join(plain_text(text).split()) if text else None
+        default = ({"default": item.default} if item.default is not dataclasses.MISSING
+                   else {"default_factory": item.default_factory})
+        fields.append((item.name, Annotated[(kind, *marks, tyro.conf.arg(help=help_text, metavar=metavar))],
+                       dataclasses.field(**default)))  # type: ignore[call-overload]
+    return dataclasses.make_dataclass(cls.__name__, fields, bases=(cls,))
+
+
+def _origin(kind: Any) -> Any:
+    import typing
+
+    return typing.get_origin(kind)
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of the dataclass ``cls`` and of its bases, read from their source (the
+    nearest class's wins)."""
+    import ast
+    import inspect
+    import itertools
+    import textwrap
+
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        try:
+            source = inspect.getsource(klass)
+        except (OSError, TypeError):  # a class made at run time (GameArgs): its fields carry their help
+            continue
+        body = ast.parse(textwrap.dedent(source)).body[0].body  # type: ignore[attr-defined]
+        for node, after in itertools.pairwise(body):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+                docs[node.target.id] = after.value.value
+    return docs
+
+
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`]*)`")
+"""A reST role: ``:class:`~goboom_env.config.GameConfig``` (the ``~`` shows the last name only)."""
+
+
+def plain_text(text: str) -> str:
+    """A docstring as plain text for ``--help``: reST roles and literals and Markdown code spans unquoted, each
+    paragraph on one line, an indented block (an example) kept line for line, ``Examples::`` ending in one colon."""
+    text = _ROLE.sub(lambda m: m[2].rpartition(".")[2] if m[1] else m[2], text)
+    text = re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+    text = re.sub(r"`([^`\n]+)`", r"\1", text).replace("::\n", ":\n")
+    paragraphs = re.split(r"\n\s*\n", text.strip("\n"))
+    return "".join(("\n" + p if p.startswith(" ") else "\n\n" + " ".join(p.split())) for p in paragraphs).strip("\n")

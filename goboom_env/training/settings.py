@@ -27,29 +27,35 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import PRESETS, GameConfig, check_choice, field_help, field_names
 from goboom_env.env import REWARDS
-from goboom_env.episode import check_episode
+from goboom_env.episode import Episode, check_episode
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import StagedFolder, check_output_folder
+from goboom_env.scoring import Reward
 from goboom_env.untrusted import parse_json, read_limited
 
-Episode = Literal["hand", "match"]
-VEC_ENVS = ("dummy", "subproc")
+VecEnv = Literal["dummy", "subproc"]
+VEC_ENVS: tuple[str, ...] = get_args(VecEnv)
 """Choices of ``goboom train --vec-env``."""
-SEAT_MODES = ("rotate", "random")
+SeatMode = Literal["rotate", "random"]
+SEAT_MODES: tuple[str, ...] = get_args(SeatMode)
 """Choices of ``goboom train --seat``."""
-PRECISIONS = ("auto", "fp32", "bf16")
+Precision = Literal["auto", "fp32", "bf16"]
+PRECISIONS: tuple[str, ...] = get_args(Precision)
 """Choices of ``--precision`` (``goboom train-fast``, ``goboom exploit``)."""
-TRAINERS = ("auto", "fast", "sb3")
+Trainer = Literal["auto", "fast", "sb3"]
+TRAINERS: tuple[str, ...] = get_args(Trainer)
 """Choices of ``goboom exploit --trainer``: auto = the fast trainer where the agent plays without a view, else sb3."""
 MAX_SETTINGS_BYTES = 2**20
 """The largest ``--config`` file read (settings files are a few hundred bytes)."""
+Observation = Literal["snapshot", "history"]
+"""The observation layouts a network reads (goboom_env.observation.OBSERVATION_LAYOUTS)."""
 
 # the entries of --opponents (SPEC=WEIGHT) that are no agent spec
 LEARNER = "learner"
@@ -113,7 +119,7 @@ GameArgs.__doc__ = "The game a command plays: every GameConfig field (RULES.md) 
 class PPOArgs(GameArgs):
     """The PPO settings every trainer shares: same names, same units (learner steps, never iterations)."""
 
-    reward: str = "win"
+    reward: Reward = "win"
     """Reward: win (zero-sum +1 / -1/(n-1)) or points (centred hand points / 100)."""
     learning_rate: float = 5e-4
     """Adam learning rate."""
@@ -283,7 +289,7 @@ class TrainArgs(SelfPlayArgs):
     """Parallel environments (one batched policy call serves all of them)."""
     num_steps: int = 1024
     """Rollout length per environment between updates."""
-    vec_env: str = "dummy"
+    vec_env: VecEnv = "dummy"
     """Vectorisation: dummy (one process, fastest on few cores) or subproc."""
     seed: int = 0
     """Seed of the model, the environments and the opponent sampling."""
@@ -293,7 +299,7 @@ class TrainArgs(SelfPlayArgs):
     opponents: list[str] = field(default_factory=lambda: ["random=1", "heuristic=4", "self=1"])
     """Opponent pool as SPEC=WEIGHT items; SPEC is an agent spec (random, heuristic, mc:budget=20, ppo:PATH)
     or `self` for the snapshots of the learner. Each episode draws one entry for all opponent seats."""
-    seat: str = "rotate"
+    seat: SeatMode = "rotate"
     """Learner seat per episode: rotate (next seat each episode) or random."""
     out: str = "runs/ppo"
     """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
@@ -373,7 +379,7 @@ class VectorArgs(SelfPlayArgs):
     threads: int = 1
     """CPU threads of torch and of numpy's BLAS (1 is fastest on a shared 2-core machine: more threads spin against
     other jobs)."""
-    precision: str = "auto"
+    precision: Precision = "auto"
     """Matrix products of the networks: fp32, bf16 (bfloat16 autocast; weights, gradients and losses stay
     float32; about twice the update speed on CPUs with native bfloat16) or auto (bf16 where the CPU
     has native bfloat16, AVX512-BF16 or AMX, else fp32)."""
@@ -393,7 +399,7 @@ class VectorArgs(SelfPlayArgs):
     eval_player_counts: list[int] = field(default_factory=list)
     """The player counts a generalist is evaluated at (eval.csv columns win_rate/BASELINE@Np; the best model has
     the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
-    observation: str = "snapshot"
+    observation: Observation = "snapshot"
     """The observation layout the network reads: snapshot (the table as it is) or history (the snapshot, then what
     the hand's public events prove: the cards each seat played, what it is proved not to hold, the last moves; see
     docs/environment.md). history trains for one table size (not --player-counts) and warm-starts from the
@@ -586,7 +592,7 @@ class ExploitArgs(PPOArgs):
     """Learner decisions to train the best response for."""
     time_limit: float = 0.0
     """Also stop after this many seconds of training (evaluations not counted; 0 = no limit)."""
-    trainer: str = "auto"
+    trainer: Trainer = "auto"
     """auto (the fast trainer on the batched engine where the agent plays from its observation alone,
     batched for ppo models, classic-tricks, jokers-boom and random, else called per game; MaskablePPO on the scalar
     environments for agents that need the seat's view, ismcts and mc), fast, or sb3."""
@@ -598,7 +604,7 @@ class ExploitArgs(PPOArgs):
     """Seed of the network, the deals, the agent's randomness and the evaluations."""
     threads: int = 1
     """CPU threads of torch and of numpy's BLAS."""
-    precision: str = "auto"
+    precision: Precision = "auto"
     """Fast trainer's matrix products: fp32, bf16 or auto (as goboom train-fast)."""
     max_grad_norm: float = 0.5
     """Gradient norm clipping (fast trainer; SB3's own default 0.5 in the sb3 path)."""
