@@ -354,7 +354,8 @@ def _blocked(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     ("evaluate", "openskill", "eval"),
     ("train", "torch", "train"),
     ("train", "sb3_contrib", "train"),
-    ("demo", "torch", "train"),
+    ("demo", "torch", "fast"),  # the demo needs the fast trainer only
+    ("train-fast", "tensorboard", "fast"),
     ("train-rllib", "ray", "rllib"),
     ("train", "matplotlib", "train"),  # the command's extra, which includes the eval extra
 ])
