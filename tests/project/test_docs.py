@@ -273,6 +273,14 @@ def test_budget_rewriting() -> None:
     assert "--agents ismcts:iters=30 classic-tricks " in searched
 
 
+def test_every_python_training_example_sets_the_threads() -> None:
+    """torch's default (one thread per core) made 2,048 MaskablePPO steps several times slower than one thread."""
+    learning = [b for doc in DOCUMENTS if doc.name not in RECORDS for b in blocks(doc)
+                if b.lang == "python" and LEARN_CALL.search(b.code)]
+    assert learning, "no Python block trains: the check would check nothing"
+    assert [f"{b.doc}:{b.line}" for b in learning if "set_threads(" not in b.code] == []
+
+
 EXAMPLES = sorted(".".join(path.relative_to(ROOT).with_suffix("").parts)
                   for path in (ROOT / "goboom_env").rglob("*.py") if ">>> " in path.read_text())
 """The modules whose docstrings hold examples (``>>>``)."""
