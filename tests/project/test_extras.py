@@ -117,7 +117,8 @@ def test_needs_extra_leaves_other_errors_and_inner_messages_alone() -> None:
     with pytest.raises(MissingExtraError, match=r"^inner needs the 'fast' extra"), needs_extra("outer"), \
             needs_extra("inner"):
         raise ModuleNotFoundError("No module named 'torch'", name="torch")
-    assert extra_of("torch.nn") == "fast" and extra_of("sb3_contrib") == "train" and extra_of("open_spiel.python") == "openspiel" and extra_of(None) is None
+    assert extra_of("torch.nn") == "fast" and extra_of("sb3_contrib") == "train"
+    assert extra_of("open_spiel.python") == "openspiel" and extra_of(None) is None
 
 
 def test_the_extras_match_pyproject() -> None:

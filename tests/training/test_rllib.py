@@ -37,6 +37,7 @@ from goboom_env.training.rllib.league import LEAGUE_PREFIX, LeagueMapping
 from goboom_env.training.rllib.policy import (
     MAIN_MODULE,
     MODULE_FILE,
+    RAY_NOISE,
     MaskedPPOTorchRLModule,
     RLlibAgent,
     load_rllib_agent,
@@ -255,7 +256,7 @@ def save_policy(module: RLModule, folder: Path, config: GameConfig, metadata_in:
     (metadata_in or folder).joinpath("goboom.json").write_text(json.dumps(model_metadata(config)))
 
 
-def test_loader_finds_policy_folders_and_plays_greedy_or_sampled(tmp_path):
+def test_loader_finds_policy_folders_and_plays_greedy_or_sampled(tmp_path, capfd):
     """``rllib:`` accepts an exported module folder, a run folder (``policy/``) and an algorithm
     checkpoint layout; greedy play is the arg-max over the *legal* actions only (R3.2)."""
     module = build_module()
@@ -275,6 +276,7 @@ def test_loader_finds_policy_folders_and_plays_greedy_or_sampled(tmp_path):
     assert picks.count(52) > picks.count(50)
     sampler.reseed(4)
     assert [sampler.act(one_observation([50, 51, 52])) for _ in range(300)] == picks
+    assert [start for start in RAY_NOISE.values() if start in capfd.readouterr().err] == []  # filtered
 
 
 def test_loader_takes_a_path_relative_to_the_working_directory(tmp_path, monkeypatch):
@@ -591,6 +593,7 @@ def test_cli_trains_in_the_driver_with_a_relative_out_and_evaluates(tmp_path, mo
         games = {row["agent"]: row["games"] for row in rows}
         assert games == {f"rllib:{run}": 6, opponent: 12}  # duplicate: 4 games round up to 2 deals x 3 seats
     assert "vs heuristic" in done.stdout
+    assert [start for start in RAY_NOISE.values() if start in done.stderr] == []  # Ray's known warnings filtered
     monkeypatch.chdir(tmp_path)
     config = GameConfig(variant="jokers", num_players=3)
     agent = make_agent("rllib:runs/rllib3", config, seed=0)

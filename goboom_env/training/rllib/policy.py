@@ -21,6 +21,7 @@ builds :class:`MaskedPPOTorchRLModule` from those settings and loads the tensors
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,16 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
     from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+RAY_NOISE = {  # Ray's logger: the start of a message of it that asks nothing of a goboom user
+    "ray._private.authentication.authentication_token_setup": "Token authentication is enabled",  # Ray's default
+    "ray.rllib.algorithms.algorithm_config": "You are running PPO on the new API stack",  # the stack we build on
+    "ray._common.deprecation": "DeprecationWarning: `RLModule(config=",  # RLlib's own RLModule builds it so
+    "ray.tune.utils.util": "Install gputil",  # GPU monitoring, which goboom does not use
+}
+"""The warnings every RLlib run and every ``rllib:`` load printed, filtered from Ray's loggers (this process)."""
+for _logger, _start in RAY_NOISE.items():
+    logging.getLogger(_logger).addFilter(lambda record, start=_start: not record.getMessage().startswith(start))
 
 MAIN_MODULE = "main"
 """Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""
