@@ -104,7 +104,7 @@ def run_script(body: Callable[[S], object], settings: S, description: str | None
     return run_command(prog, run)
 
 
-def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[str], prog: str,
+def train_command(cls: type[G], train: Callable[[G, str], Path], argv: Sequence[str], prog: str,
                   description: str | None) -> int:
     """A PPO training command: parse and validate ``cls`` from ``argv``, ``train(args, command_line)``
     (the model's path), print the last evaluation's table (:func:`print_evaluation`) and where the model, the
@@ -116,7 +116,7 @@ def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[
         args.validate()
         model = train(args, command_line(prog, argv))
         files = RunFiles(model.parent)
-        print_evaluation(files)
+        print_evaluation(files, args.episode)
         print(f"model: {model}")
         if files.eval.exists():
             print(f"evaluation: {files.eval}")
@@ -126,9 +126,10 @@ def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[
     return run_command(prog, run)
 
 
-def print_evaluation(files: Any) -> None:
+def print_evaluation(files: Any, episode: str) -> None:
     """The win rates of the run's last evaluation (the last row of ``eval.csv``, the final one unless evaluations
-    are off) as a table, with each baseline's 95% Wilson interval; nothing when the run was never evaluated."""
+    are off, played on the run's ``episode`` unit) as a table, with each baseline's 95% Wilson interval; nothing
+    when the run was never evaluated."""
     from rich.console import Console
 
     from goboom_env.evaluation.report import rich_table
@@ -139,7 +140,7 @@ def print_evaluation(files: Any) -> None:
         return
     steps, rows = found
     Console().print(rich_table(f"Evaluation at {steps:,} steps", rows,
-                               caption="win rate 1-vs-(n-1), 95% Wilson CI"))
+                               caption=f"win rate 1-vs-(n-1), one {episode} a game, 95% Wilson CI"))
 
 
 def command_line(prog: str, argv: Sequence[str]) -> str:

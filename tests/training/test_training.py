@@ -449,6 +449,9 @@ def test_demo_trains_evaluates_and_reports(tmp_path: Path) -> None:
         assert row["games"] == 80 and row["ci_low"] <= row["win_rate"] <= row["ci_high"]
         assert row["beats"] == (row["ci_low"] > 0.25)
     assert (out / "eval_vs_heuristic.json").is_file() and (out / "learning_curve.png").is_file()
+    assert "one hand a game: the unit it trained on" in result.stdout  # the evaluation names its unit
+    assert json.loads((out / "eval_vs_heuristic.json").read_text())["summary"]["episode"] == "hand"
+    assert result.stderr.startswith("plan: 2,048 steps or up to one rollout more")
     again = goboom("demo", "--timesteps", "2048", "--out", str(out))
     assert again.returncode == 2 and "already exists" in again.stderr
 
