@@ -24,11 +24,12 @@ import io
 import re
 import sys
 import types
+import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
-from goboom_env.config import PRESETS, GameConfig, field_names
+from goboom_env.config import PRESETS, GameConfig, field_docs, field_names
 from goboom_env.hints import did_you_mean, one_line
 from goboom_env.training.settings import GameArgs, build_args, load_config_file
 from goboom_env.untrusted import MAX_INT_DIGITS
@@ -292,8 +293,6 @@ def _flag_hints(message: str, wrapper: type) -> str:
 def _flags(cls: type) -> set[str]:
     """The ``--option`` names of a dataclass's fields, nested dataclasses unprefixed (as :func:`_wrapper` asks
     tyro), booleans with their ``--no-`` form too."""
-    import typing
-
     flags = {"--help"}
     types = typing.get_type_hints(cls)
     for item in dataclasses.fields(cls):
@@ -342,19 +341,17 @@ def _shown_fields(cls: type) -> type:
     """A subclass of ``cls`` whose fields tell tyro how to show them: each one's help its docstring as plain text
     (tyro keeps an indented docstring's line breaks and reST markup), an optional field's metavar its type's
     (``INT``, not ``{None}|INT``; ``{standard,reverse}`` for an optional Literal, not ``{None,standard,reverse}``)."""
-    import typing
-
     import tyro
 
     hints, docs, fields = typing.get_type_hints(cls, include_extras=True), field_docs(cls), []
     arg = type(tyro.conf.arg())
     for item in dataclasses.fields(cls):
-        kind, *marks = typing.get_args(hints[item.name]) if _origin(hints[item.name]) is Annotated \
+        kind, *marks = typing.get_args(hints[item.name]) if typing.get_origin(hints[item.name]) is Annotated \
             else (hints[item.name],)
-        optional = _origin(kind) in (typing.Union, types.UnionType) and type(None) in typing.get_args(kind)
+        optional = typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in typing.get_args(kind)
         inner = next((a for a in typing.get_args(kind) if a is not type(None)), kind) if optional else kind
         metavar = None
-        if optional and _origin(inner) is Literal:  # tyro would show {None,standard,...}
+        if optional and typing.get_origin(inner) is Literal:  # tyro would show {None,standard,...}
             metavar = "{" + ",".join(typing.get_args(inner)) + "}"
         elif optional and inner in (int, float, str, Path):
             metavar = inner.__name__.upper()
@@ -365,34 +362,6 @@ def _shown_fields(cls: type) -> type:
         fields.append((item.name, Annotated[(kind, *marks, tyro.conf.arg(help=help_text, metavar=metavar))],
                        dataclasses.field(**default)))  # type: ignore[call-overload]
     return dataclasses.make_dataclass(cls.__name__, fields, bases=(cls,))
-
-
-def _origin(kind: Any) -> Any:
-    import typing
-
-    return typing.get_origin(kind)
-
-
-def field_docs(cls: type) -> dict[str, str]:
-    """The docstring under each field of the dataclass ``cls`` and of its bases, read from their source (the
-    nearest class's wins)."""
-    import ast
-    import inspect
-    import itertools
-    import textwrap
-
-    docs: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        try:
-            source = inspect.getsource(klass)
-        except (OSError, TypeError):  # a class made at run time (GameArgs): its fields carry their help
-            continue
-        body = ast.parse(textwrap.dedent(source)).body[0].body  # type: ignore[attr-defined]
-        for node, after in itertools.pairwise(body):
-            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
-                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
-                docs[node.target.id] = after.value.value
-    return docs
 
 
 _ROLE = re.compile(r":[a-z]+:`(~?)([^`]*)`")

@@ -32,7 +32,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import PRESETS, GameConfig, check_choice, field_help, field_names
+from goboom_env.config import PRESETS, GameConfig, check_choice, field_docs, field_names
 from goboom_env.env import REWARDS
 from goboom_env.episode import Episode, check_episode
 from goboom_env.hints import needs_extra, shown
@@ -78,7 +78,7 @@ def _game_fields() -> list[tuple[str, Any, Any]]:
     default and docstring (its ``--help`` text), then the episode unit."""
     import tyro
 
-    hints, docs = typing.get_type_hints(GameConfig), field_help()
+    hints, docs = typing.get_type_hints(GameConfig), field_docs(GameConfig)
     fields: list[tuple[str, Any, Any]] = [
         (f.name, Annotated[hints[f.name], tyro.conf.arg(help=docs[f.name])], field(default=f.default))
         for f in dataclasses.fields(GameConfig) if f.name in field_names()]
