@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import dataclasses
 import io
+import itertools
 import re
 import sys
 import types

@@ -84,3 +84,11 @@ def test_plain_text_unquotes_markup_and_keeps_examples_line_for_line() -> None:
            "of the same `name`.\n\nExamples::\n\n    goboom play --seed 3\n    goboom play --players 3\n")
     assert plain_text(doc) == ("Every GameConfig field (see goboom_env.config) has an --option of the same name."
                                "\n\nExamples:\n    goboom play --seed 3\n    goboom play --players 3")
+
+
+def test_a_bad_choice_is_one_whole_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from goboom_env.cli import main
+
+    assert main(["evaluate", "--episode", "matches", "--out", "unused"]) == 2
+    assert capsys.readouterr().err == ("goboom evaluate: error: invalid choice 'matches' for argument '--episode'. "
+                                       "Expected one of ('auto', 'match', 'hand', 'both').\n")

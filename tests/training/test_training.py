@@ -196,7 +196,8 @@ def test_arguments_from_toml_then_flags(tmp_path: Path) -> None:
     toml.write_text("timestep = 5\n")
     with pytest.raises(ValueError, match=r"unknown keys \['timestep'\]"):
         parse(["--config", str(toml)])
-    with pytest.raises(ValueError, match="vec_env must be one of"):
+    with pytest.raises(ValueError, match=r"invalid choice 'threads' for argument '--vec-env'\. Expected one of "
+                                         r"\('dummy', 'subproc'\)"):
         parse(["--vec-env", "threads"])
     with pytest.raises(ValueError, match="SPEC=WEIGHT"):
         parse_opponents(["heuristic"])
