@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import dataclasses
 import io
-import itertools
 import re
 import sys
 import types

@@ -41,16 +41,13 @@ from goboom_env.scoring import Reward
 from goboom_env.untrusted import parse_json, read_limited
 
 VecEnv = Literal["dummy", "subproc"]
-VEC_ENVS: tuple[str, ...] = get_args(VecEnv)
-"""Choices of ``goboom train --vec-env``."""
+"""Choices of ``goboom train --vec-env`` (the settings' Literal fields are checked by check_field_types)."""
 SeatMode = Literal["rotate", "random"]
 SEAT_MODES: tuple[str, ...] = get_args(SeatMode)
 """Choices of ``goboom train --seat``."""
 Precision = Literal["auto", "fp32", "bf16"]
-PRECISIONS: tuple[str, ...] = get_args(Precision)
 """Choices of ``--precision`` (``goboom train-fast``, ``goboom exploit``)."""
 Trainer = Literal["auto", "fast", "sb3"]
-TRAINERS: tuple[str, ...] = get_args(Trainer)
 """Choices of ``goboom exploit --trainer``: auto = the fast trainer where the agent plays without a view, else sb3."""
 MAX_SETTINGS_BYTES = 2**20
 """The largest ``--config`` file read (settings files are a few hundred bytes)."""
@@ -231,7 +228,7 @@ class SelfPlayArgs(PPOArgs):
     def sized(self) -> Self:
         """These settings with the budget's sizes for ``bc_games`` and ``eval_games`` left None: a small budget gets
         a small warm start and small evaluations."""
-        bc_games = min(5000, self.timesteps // 40) if self.bc_games is None else self.bc_games
+        bc_games = min(5000, max(0, self.timesteps // 40)) if self.bc_games is None else self.bc_games
         eval_games = (min(self.EVAL_GAMES, max(100, self.timesteps // 100)) if self.eval_games is None
                       else self.eval_games)
         return dataclasses.replace(self, bc_games=bc_games, eval_games=eval_games)
@@ -310,8 +307,6 @@ class TrainArgs(SelfPlayArgs):
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         self.validate_ppo()
-        check_choice("vec_env", self.vec_env, VEC_ENVS)
-        check_choice("seat", self.seat, SEAT_MODES)
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps")
         check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "seed")
@@ -427,8 +422,6 @@ class VectorArgs(SelfPlayArgs):
             from goboom_env.training.artifacts.model_files import read_init_actor
 
             read_init_actor(self.init_actor, self.observation_width(), self.net_arch)
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
         parse_opponents(self.opponents, POOL_KINDS)  # names a bad entry before the run folder is made
 
@@ -631,11 +624,9 @@ class ExploitArgs(PPOArgs):
         self.validate_ppo()
         if not self.agent:
             raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic-4p-hands --variant classic")
-        check_choice("trainer", self.trainer, TRAINERS)
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "eval_games")
         check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "time_limit", "eval_every", "seed")
-        check_choice("precision", self.precision, PRECISIONS)
         check_bounds(self, "> 0", "max_grad_norm")
         check_output_folder(self.out, force=self.force, inputs=self.inputs())
 

@@ -345,7 +345,7 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
     ("opponents", ["learner"], "SPEC=WEIGHT"),
     ("num_players", 13, "num_players"),
     ("net_arch", [], "net_arch"),
-    ("precision", "fp16", "precision must be one of auto, fp32, bf16"),
+    ("precision", "fp16", "precision in the arguments must be one of 'auto', 'fp32', 'bf16'"),
     ("shaping", -0.1, "shaping must be >= 0"),
 ])
 def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: str, value: object,

@@ -82,10 +82,10 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch  # noqa: F401 (the train extra: imported, or its absence reported, before any work)
 
-    plan = args.plan(args.num_envs * args.num_steps, exact=False)
-    args = args.sized()
-    args.validate()
-    say(plan)
+    sized = args.sized()
+    sized.validate()
+    say(args.plan(args.num_envs * args.num_steps, exact=False))
+    args = sized
     set_threads(args.threads)
     config = args.run_config()
     paths = RunPaths(args.out)

@@ -45,10 +45,10 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     to the run folder until the environments and the model are built, so a refused invocation leaves no
     trace. A KeyboardInterrupt (Ctrl-C) during learning saves a checkpoint that ``--resume`` continues
     from, then propagates."""
-    plan = args.plan(args.num_envs * args.num_steps, exact=True)
-    args = args.sized()
-    args.validate()
-    say(plan)
+    sized = args.sized()
+    sized.validate()
+    say(args.plan(args.num_envs * args.num_steps, exact=True))
+    args = sized
     config = args.game_config()
     files = RunFiles(args.out)
     checkpoint = _check_run_folder(args, config, files)
