@@ -140,8 +140,8 @@ def print_evaluation(files: Any, episode: str) -> None:
     if found is None:
         return
     steps, rows = found
-    Console().print(rich_table(f"Evaluation at {steps:,} steps", rows,
-                               caption=f"win rate 1-vs-(n-1), one {episode} a game, 95% Wilson CI"))
+    Console().print(rich_table(f"Evaluation at {steps:,} steps, one {episode} a game", rows,
+                               caption="win rate 1-vs-(n-1), 95% Wilson CI"))
 
 
 def command_line(prog: str, argv: Sequence[str]) -> str:

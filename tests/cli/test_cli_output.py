@@ -116,7 +116,7 @@ def test_the_step_bar_ends_at_its_total_the_steps_taken(run: Run) -> None:
 
 def test_training_ends_with_the_evaluation_table(run: Run) -> None:
     table, _, paths = run.stdout.partition("model: ")
-    assert "Evaluation at 768 steps" in table and "95% Wilson CI" in table
+    assert "Evaluation at 768 steps, one hand a game" in table and "95% Wilson CI" in table
     import csv
 
     (row,) = csv.DictReader((run.out / "eval.csv").open())

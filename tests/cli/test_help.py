@@ -37,11 +37,11 @@ finally:
 
 def settings_class(command: str) -> type:
     """The options dataclass of ``goboom COMMAND``."""
-    from goboom_env.cli import demo, evaluate, exploit, export, leaderboard, play, replay, serve, train_rllib
-    from goboom_env.training.settings import TrainArgs, VectorArgs
+    from goboom_env.cli import demo, evaluate, exploit, export, leaderboard, play, replay, serve
+    from goboom_env.training.settings import RLlibArgs, TrainArgs, VectorArgs
 
     return {"play": play.PlayArgs, "evaluate": evaluate.EvaluateArgs, "replay": replay.ReplayArgs,
-            "leaderboard": leaderboard.LeaderboardArgs, "train": TrainArgs, "train-rllib": train_rllib.RLlibCommand,
+            "leaderboard": leaderboard.LeaderboardArgs, "train": TrainArgs, "train-rllib": RLlibArgs,
             "train-fast": VectorArgs, "exploit": exploit.ExploitOptions, "demo": demo.DemoArgs,
             "export": export.ExportOptions, "serve": serve.ServeArgs}[command]
 
