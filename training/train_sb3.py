@@ -24,7 +24,7 @@ SETTINGS = TrainArgs(
     timesteps=200_000,  # learner decisions
     num_envs=16,  # environments stepped together
     opponents=["random=1", "heuristic=4", "self=1"],  # SPEC=WEIGHT; "self" = snapshots of the learner
-    bc_games=5000,  # warm start: imitate the heuristic on this many hands first (0 = off)
+    bc_games=None,  # warm start: imitate the heuristic on this many hands first (0 = off; None = 1 per 40 steps)
     out="runs/ppo",
 )
 
