@@ -148,6 +148,7 @@ def test_mixed_engine_splits_by_weights() -> None:
 torch = pytest.importorskip("torch")
 
 from goboom_env.agents import make_agent  # noqa: E402
+from goboom_env.agents.batched import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.agents.ppo import ACTOR_NAME, metadata_problem, read_metadata  # noqa: E402
 from goboom_env.cli.options import with_model_game  # noqa: E402
 from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
@@ -155,7 +156,6 @@ from goboom_env.training.artifacts.model_files import average_policies, write_pl
 from goboom_env.training.fast.ppo import train  # noqa: E402
 from goboom_env.training.fast.rollout import SeatPlan, SnapshotPool  # noqa: E402
 from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402
-from goboom_env.training.opponents import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.training.settings import GameArgs, VectorArgs  # noqa: E402
 
 COUNTS = [2, 3, 7]

@@ -15,18 +15,14 @@ from helpers import ROOT, ctrl_c_once_started, goboom  # noqa: E402
 from helpers.training import masks_with_action  # noqa: E402
 
 from goboom_env.agents import make_agent  # noqa: E402
+from goboom_env.agents.batched import ClassicTricksOpponent, JokersBoomOpponent, batched_heuristic  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
 from goboom_env.training.fast.policy import ActorCritic  # noqa: E402
 from goboom_env.training.fast.ppo import train  # noqa: E402
 from goboom_env.training.fast.rollout import Pending, seat_gae  # noqa: E402
 from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402
-from goboom_env.training.opponents import (  # noqa: E402
-    ClassicTricksOpponent,
-    JokersBoomOpponent,
-    batched_heuristic,
-    sample_masked,
-)
+from goboom_env.training.opponents import sample_masked  # noqa: E402
 from goboom_env.training.settings import VectorArgs  # noqa: E402
 from goboom_env.training.shaping import hand_size_potential  # noqa: E402
 
