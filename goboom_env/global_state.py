@@ -42,7 +42,7 @@ def state_layout(num_players: int) -> dict[str, slice]:
 
 
 def state_size(num_players: int) -> int:
-    """Length of the state vector: the observation's plus ``(n + 2) x 53 + 4``."""
+    """The observation's length plus ``(n + 2) x 53 + 4``."""
     return state_layout(num_players)["phase"].stop
 
 
@@ -83,7 +83,6 @@ class StateEncoder:
         return out
 
     def _check_seat(self, seat: int) -> None:
-        """ValueError for a seat outside ``0..n-1`` (a negative one would index from the end)."""
         if not 0 <= seat < self.n:
             raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
 
