@@ -1,8 +1,7 @@
 """``goboom train-rllib``: multi-agent self-play PPO on Ray RLlib (options:
 :class:`goboom_env.training.settings.RLlibArgs`; the PPO settings have the names and units of ``goboom train``).
 
-This module imports no Ray, so ``goboom --help`` stays fast; the training itself lives in
-:mod:`goboom_env.training.rllib.train` and is imported when the command runs. Examples::
+Examples::
 
     goboom train-rllib --players 4 --timesteps 500000 --num-env-runners 2 --out runs/rllib4
     goboom train-rllib --address auto --num-env-runners 16 --out runs/big     # an existing cluster
