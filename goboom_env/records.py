@@ -19,37 +19,12 @@ One line, pretty-printed (a jokers hand, shortened)::
      "result": {"episode": "hand", "winners": [1], "points": [12, 0, 31], "hands": 1, ...,
                 "rewards": [-0.5, 1.0, -0.5]}}
 
-=================  =========================================================================================
-field              meaning
-=================  =========================================================================================
-``format``         always ``"goboom-record"``
-``version``        :data:`VERSION`; a reader refuses versions it does not know
-``config``         the resolved :class:`~goboom_env.config.GameConfig` (``GameConfig.from_dict`` reads it)
-``episode``        ``"hand"`` (one hand) or ``"match"`` (hands until the match ends, R1.11, R1.12, R2.12)
-``seats``          the agent spec playing each seat (``"you"`` for a human in ``goboom play``)
-``meta``           where the game comes from (tournament game index, deal, seed...); not checked
-``hands[].dealer`` the dealer seat of that hand (R1.2, R2.2)
-``hands[].deck``   the hand's deck order as card codes, index 0 = top: ``Hand(config, deck, dealer)``
-                   deals exactly that hand (the cards dealt to one seat are listed in ascending order:
-                   the order within a hand changes nothing, so the original shuffle may differ there)
-``deal_events``    events logged while dealing (jokers: the up-card and any buried joker, R2.3)
-``moves[]``        one decision: ``seat``, ``action`` id (R3.1: 0..52 a card, 53 draw/pass), ``card``
-                   (its card code, or ``"draw"`` for action 53) and the ``events`` it caused, in order
-``winners``        the hand's winners; ``hand_points`` the points left in each hand (R1.10, R2.11)
-``score_deltas``   what the scoring added to each total for that hand; ``scores`` the totals after it
-                   (in a one-hand episode the match is not scored, so ``scores`` equal ``score_deltas``)
-``result``         the :class:`~goboom_env.episode.EpisodeResult` fields, plus ``rewards``: the env's
-                   zero-sum ``reward="win"`` reward of each seat (:func:`goboom_env.scoring.win_rewards`)
-=================  =========================================================================================
-
-Events are written by :func:`goboom_env.events.event_to_json` (``["play", 0, "7S"]``, ``["blocked"]``). Reading
-checks every field (ValueError ``games.jsonl line 3: hands[0].moves[5].action: ...``); :func:`replay` checks every
-move and result on the engine.
+The Evaluation guide's "Game records" section describes every field. Reading checks every field (ValueError
+``games.jsonl line 3: hands[0].moves[5].action: ...``); :func:`replay` checks every move and result on the engine.
 
     >>> import numpy as np
     >>> from goboom_env.agents import RandomAgent
-    >>> from goboom_env.config import GameConfig
-    >>> from goboom_env.engine import Match
+    >>> from goboom_env import GameConfig, Match
     >>> config = GameConfig(variant="jokers", num_players=3)
     >>> agents = [RandomAgent(config, seed=s) for s in range(3)]
     >>> result, record = record_episode(Match(config, np.random.default_rng(1)), agents, "match",
@@ -489,7 +464,8 @@ def _replay_steps(config: GameConfig, episode: str,
             yield _replay_move(hand, move, f"{where}.moves[{m}]", h, m, scores)
         if not hand.over:
             raise ValueError(f"{where}.moves: the hand is not over after its {len(recorded.moves)} recorded moves")
-        _check_hand_end(hand, recorded, where)
+        _check_equal(f"{where}.winners", tuple(hand.winners()), recorded.winners)
+        _check_equal(f"{where}.hand_points", tuple(hand.hand_points()), recorded.hand_points)
         result = end_hand(match, episode)
         deltas = match.results[-1].score_deltas if episode == "match" else tuple(_hand_deltas(hand))
         _check_equal(f"{where}.score_deltas", tuple(deltas), recorded.score_deltas)
@@ -523,11 +499,6 @@ def _replay_move(hand: Hand, move: Move, where: str, h: int, m: int, scores: tup
         raise ValueError(f"{where}.events: the engine gives {_events_text(events)}, "
                          f"the record says {_events_text(move.events)}")
     return ReplayStep(h, m, move, hand.copy(), events, scores)
-
-
-def _check_hand_end(hand: Hand, recorded: HandRecord, where: str) -> None:
-    _check_equal(f"{where}.winners", tuple(hand.winners()), recorded.winners)
-    _check_equal(f"{where}.hand_points", tuple(hand.hand_points()), recorded.hand_points)
 
 
 def _check_equal(where: str, got: Any, recorded: Any) -> None:

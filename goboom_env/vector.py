@@ -51,14 +51,7 @@ from goboom_env.history import (
     history_size,
     window_size,
 )
-from goboom_env.observation import (
-    PADDED_SIZE,
-    ObservationEncoder,
-    face_copies,
-    layout,
-    observation_size,
-    padded_index,
-)
+from goboom_env.observation import PADDED_SIZE, ObservationEncoder, face_copies, layout, observation_size, padded_index
 
 __all__ = ["MixedVectorGame", "Streams", "VectorGame", "compile_pending", "random_legal_actions"]
 

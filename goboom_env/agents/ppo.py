@@ -212,11 +212,6 @@ META_NAME = "goboom_meta.json"
 ACTOR_NAME = "goboom_actor.npz"
 
 
-def observation_layout(metadata: dict[str, Any]) -> str:
-    """The observation layout a model reads (``snapshot`` or ``history``)."""
-    return next(name for name, version in OBSERVATION_LAYOUTS.items() if version == metadata["observation_version"])
-
-
 def default_player_count(player_counts: Sequence[int]) -> int:
     """The table a generalist plays when a command names none: 4 players if it knows them, else its first count."""
     return 4 if 4 in player_counts else int(player_counts[0])
@@ -280,7 +275,10 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     """The checked ``goboom_meta.json`` of a saved model; ValueError when it is no readable goboom model."""
     path = Path(path)
     if is_sb3_zip(path):
-        raise ValueError(sb3_zip_hint(path))
+        raise ValueError(f"{path} is a stable-baselines3 model without goboom metadata (it has no {META_NAME} member): "
+                         f"export it with `goboom export {path} --variant VARIANT --num-players N --out "
+                         "model_goboom.zip` (the game it was trained on; in Python, export_model of the training "
+                         "package), then play ppo:model_goboom.zip")
     return parse_metadata(read_member(path, META_NAME), f"{path} is damaged: {META_NAME}")
 
 
@@ -450,13 +448,6 @@ def is_sb3_zip(path: str | Path) -> bool:
     return set(SB3_MEMBERS) <= names and META_NAME not in names
 
 
-def sb3_zip_hint(path: str | Path) -> str:
-    """The error for a stable-baselines3 zip given where a model file is expected, with the export that fixes it."""
-    return (f"{path} is a stable-baselines3 model without goboom metadata (it has no {META_NAME} member): export "
-            f"it with `goboom export {path} --variant VARIANT --num-players N --out model_goboom.zip` (the game it "
-            "was trained on; in Python, export_model of the training package), then play ppo:model_goboom.zip")
-
-
 class PPOAgent(SnapshotAgent):
     """A trained model as a :class:`~goboom_env.agents.Policy`: a generalist's pads each observation to the 12-seat
     layout (``pad_players``); a history model's extends it with the view's public events (``needs_view``)."""
@@ -499,7 +490,8 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
                                                                                               deterministic)
     actor = load_actor(path)
     generalist = "player_configs" in meta
-    history = HistoryEncoder(config) if observation_layout(meta) == "history" else None  # its own: it keeps facts
+    reads_history = meta["observation_version"] == OBSERVATION_LAYOUTS["history"]
+    history = HistoryEncoder(config) if reads_history else None  # its own: it keeps facts
     size = PADDED_SIZE if generalist else history.size if history else observation_size(config.num_players)
     if actor.input_size != size:
         raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but "

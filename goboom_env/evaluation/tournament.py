@@ -347,17 +347,8 @@ def _chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
         yield start, min(total, start + size)
 
 
-def run_tournament(
-    config: GameConfig,
-    agents: list[str],
-    games: int,
-    *,
-    seed: int = 0,
-    duplicate: bool = False,
-    processes: int = 1,
-    episode: str = "hand",
-    progress: bool = True,
-) -> TournamentResult:
+def run_tournament(config: GameConfig, agents: list[str], games: int, *, seed: int = 0, duplicate: bool = False,
+                   processes: int = 1, episode: str = "hand", progress: bool = True) -> TournamentResult:
     """Play ``games`` games, ``agents[i]`` in seat ``i`` first, seats rotating (the last spec fills the remaining
     seats: :func:`seat_agents`). With ``processes > 1`` worker processes play them (where they are spawned, a script
     needs the ``if __name__ == "__main__":`` guard); an agent's error or a signal stops every worker and is raised
@@ -385,9 +376,8 @@ def run_tournament(
                             time.perf_counter() - started, processes)
 
 
-def run_pairwise(
-    config: GameConfig, specs: Sequence[str], games: int, **kwargs: Any
-) -> dict[tuple[str, str], TournamentResult]:
+def run_pairwise(config: GameConfig, specs: Sequence[str], games: int,
+                 **kwargs: Any) -> dict[tuple[str, str], TournamentResult]:
     """Every spec against every other, 1-vs-(n-1): ``result[(x, y)]`` = ``[x] + [y] * (n - 1)``."""
     n = config.num_players
     return {(x, y): run_tournament(config, [x] + [y] * (n - 1), games, **kwargs)

@@ -15,12 +15,7 @@ heuristics, by their own rules) played on all games at once. Game ``i`` draws fr
 env draws, so ``reset(seed=s)`` plays what the ``sync`` vector env reset alike plays, step for step
 (``tests/env/test_vector_env.py``).
 
-The spaces, rewards (an illegal action ends the learner's episode with -1) and infos are the scalar env's, in
-Gymnasium's vector form (``info["action_mask"]`` always; ``winners``, ``won``, ``seat`` and ``opponent`` where an
-episode ended), plus ``action_masks()`` for sb3-contrib. ``autoreset_mode`` is ``NEXT_STEP``
-(the default), ``SAME_STEP`` (``final_obs`` and ``final_info``) or ``DISABLED`` (reset ended games with
-``options={"reset_mask": mask}``); ``reset(options=...)`` also takes the scalar env's ``deck``, ``dealer``, ``seat``
-and ``opponent``.
+Spaces, rewards, infos, the autoreset modes and the reset options are listed in the batched engine's guide.
 """
 
 from __future__ import annotations

@@ -1,21 +1,5 @@
-"""The web app: a Starlette application that serves the page and plays games over HTTP and a websocket.
-
-======================================  =====================================================================
-route                                   what it does
-======================================  =====================================================================
-``GET /``                               the page (``static/index.html``; its script and style under ``/static``)
-``GET /api/options``                    presets, the GameConfig fields, the opponents offered
-``POST /api/games``                     a new game: ``{config | preset, seat, opponents, episode, seed, delay_ms}``
-``GET /api/games/{id}``                 the table as the player sees it (header ``X-Game-Token``)
-``POST /api/games/{id}/move``           ``{"move": "7D" | "draw" | 0..53}``, then the agents move up to your turn
-``POST /api/games/{id}/next``           deal the next hand of a match
-``POST /api/games/{id}/advance``        let the agents move up to your turn (when they start)
-``DELETE /api/games/{id}``              end the game
-``WS /api/games/{id}/play?token=...``   live play: messages ``{"type": "move" | "next" | "state"}``
-``GET /api/records``                    the game records this server saved
-``GET /api/records/{name}``             one saved record, as a page of replay frames (``?game=&start=&count=``)
-``POST /api/replay``                    a record file's text (JSON Lines), as a page of replay frames
-======================================  =====================================================================
+"""The web app: a Starlette application that serves the page and plays games over HTTP and a websocket (the routes
+are listed in the Browser guide).
 
 Every refusal is a 4xx JSON ``{"error": "..."}`` (on the websocket a ``{"type": "error", ...}`` message). Agents run
 on worker threads under their game's lock. A request that may change state, and every websocket, must come from this
