@@ -300,15 +300,17 @@ def write(path: str | Path, records: Iterable[GameRecord], *, append: bool = Tru
 
 def read(path: str | Path) -> list[GameRecord]:
     """Every record of a JSON Lines file (blank lines skipped), each field checked but not replayed
-    (:func:`verify` does); ValueError ``"<path> line <k>: <field>: <problem>"``."""
+    (:func:`verify` does); ValueError ``"<path> line <k>: <field>: <problem>"``, or when it cannot be read."""
     path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        try:
+    try:
+        with path.open(encoding="utf-8") as fh:
             return loads_records(_bounded_lines(fh))
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{path} is not a text file of game records (not UTF-8: {exc.reason})") from None
-        except ValueError as exc:
-            raise ValueError(f"{path} {exc}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not a text file of game records (not UTF-8: {exc.reason})") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} {exc}") from None
 
 
 MAX_LINE = 64 * 2**20

@@ -79,10 +79,7 @@ def _pick(path: Path, index: int) -> GameRecord:
     """Game ``index`` of the file; ValueError when the file cannot be read or has fewer games."""
     if not path.is_file():
         raise ValueError(f"no game record file {path}")
-    try:
-        records = read(path)
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    records = read(path)
     if not records:
         raise ValueError(f"{path} holds no game records")
     if not 0 <= index < len(records):
