@@ -79,12 +79,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(folder: Path, *, max_games: int, idle_seconds: float) -> Iterator[Server]:
-    """``goboom serve`` on a free port of 127.0.0.1, its records and log in ``folder``, until the block ends; the
-    server is stopped (Ctrl-C, then killed) however the block ends."""
+def serve(folder: Path, *options: str) -> Iterator[Server]:
+    """``goboom serve OPTIONS`` on a free port of 127.0.0.1, its log ``folder/server.log``, from when it answers
+    until the block ends; the server is stopped (Ctrl-C, then killed) however the block ends. The load runs' server,
+    and the web tests' real ``goboom serve`` (tests/web)."""
     port, log = free_port(), folder / "server.log"
-    command = [sys.executable, "-m", "goboom_env.cli", "serve", "--port", str(port), "--records",
-               str(folder / "games"), "--max-games", str(max_games), "--idle-minutes", str(idle_seconds / 60)]
+    command = [sys.executable, "-m", "goboom_env.cli", "serve", "--port", str(port), *options]
     with log.open("w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -98,6 +98,12 @@ def serve(folder: Path, *, max_games: int, idle_seconds: float) -> Iterator[Serv
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+
+
+def load_options(folder: Path, max_games: int, idle_seconds: float) -> list[str]:
+    """The options of the loaded server: its records in ``folder/games``, at most ``max_games`` games at once, each
+    dropped ``idle_seconds`` after its last request."""
+    return ["--records", str(folder / "games"), "--max-games", str(max_games), "--idle-minutes", str(idle_seconds / 60)]
 
 
 def _wait_until_up(server: Server) -> None:
@@ -294,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     if min(args.games) < 1 or args.seconds <= 0 or args.idle_seconds <= 0:
         parser.error("--games must be at least 1, --seconds and --idle-seconds above 0")
     with tempfile.TemporaryDirectory() as folder, \
-            serve(Path(folder), max_games=max(args.games), idle_seconds=args.idle_seconds) as server:
+            serve(Path(folder), *load_options(Path(folder), max(args.games), args.idle_seconds)) as server:
         warm_up = run_load(server, max(args.games), min(args.seconds, 3.0), args.opponent, args.seed)
         for error in warm_up.played.errors[:3]:
             print(f"  warm-up error: {error}", file=sys.stderr)

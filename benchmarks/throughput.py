@@ -22,40 +22,35 @@ PettingZoo's ``connect_four_v3`` and ``texas_holdem_v4`` through ``env()`` with 
 Two reference rows show the ceiling of the AEC loop itself: a ``null`` env that does no game work
 (constant observation and mask, 32 decisions per episode), bare and under the same three wrappers.
 
-Timing method, identical for every row: each measurement runs whole episodes until ``--seconds``
-have passed on the clock and divides the decisions by the elapsed time. The default clock is this
-process's CPU time (``time.process_time``), so on a shared machine the time the scheduler gives
-to other processes is not charged to the row; ``--clock wall`` uses ``time.perf_counter``
-instead. The one-time numba compile time of VectorGame is measured in two fresh subprocesses sharing
-an empty cache directory: the first compiles (no cache), the second loads the cache.
-All rows are measured once per round, round-robin, ``--repeat`` rounds (so background
-load hits every row alike), and a row reports its best round. Run ``python benchmarks/throughput.py
---help``.
+Timing method, identical for every row (``_timing.py``, shared with ``vector_env.py``): each measurement runs
+whole episodes until ``--seconds`` have passed on the clock and divides the decisions by the elapsed time. The
+default clock is this process's CPU time (``time.process_time``), so on a shared machine the time the scheduler
+gives to other processes is not charged to the row; ``--clock wall`` uses ``time.perf_counter`` instead. All rows
+are measured once per round, round-robin, ``--repeat`` rounds (so background load hits every row alike), and a row
+reports its best round. The one-time numba compile time of VectorGame is measured in two fresh subprocesses sharing
+an empty cache directory: the first compiles (no cache), the second loads the cache. Run
+``python benchmarks/throughput.py --help``.
 
-One script of about 500 lines so that a benchmark run is one file to read and to copy: every timed
-loop sits next to the others it is compared with.
+Every timed loop sits in this one script, next to the others it is compared with.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
 import subprocess
 import sys
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from tempfile import TemporaryDirectory
 
+import _timing
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
-from tqdm import tqdm
 
 import goboom_env
 from goboom_env import GameConfig, Hand
@@ -77,26 +72,19 @@ VECTOR_DECISIONS_PER_CALL = 4096
 
 
 @dataclass
-class Row:
-    """One measured throughput: a subject (what is stepped) on a game."""
+class Row(_timing.Row):
+    """One measured throughput, in decisions per second: a subject (what is stepped) on a game."""
 
     subject: str
     game: str
     make: Callable[[int], Episode]
     """Builds the episode function from a seed (called once, before timing)."""
     note: str = ""
-    rates: list[float] = field(default_factory=list)
-    episode: Episode | None = None
 
     @property
     def key(self) -> str:
         """``"subject / game"``: the name ``--only`` and the ratios refer to."""
         return f"{self.subject} / {self.game}"
-
-    @property
-    def best(self) -> float:
-        """The best round's decisions per second (NaN before any round)."""
-        return max(self.rates) if self.rates else float("nan")
 
 
 # -- episode functions ---------------------------------------------------------------------------
@@ -251,16 +239,16 @@ class NullEnv(AECEnv):
         mask = np.zeros(NUM_ACTIONS, np.int8)
         mask[[3, 17, DRAW_OR_PASS]] = 1
         self._obs = {"observation": np.zeros(observation_size(4), np.float32), "action_mask": mask}
-        space = spaces.Dict({"observation": spaces.Box(0, 1, (observation_size(4),), np.float32),
-                             "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
-        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._observation_space = spaces.Dict({
+            "observation": spaces.Box(0, 1, (observation_size(4),), np.float32),
+            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
+        self._action_space = spaces.Discrete(NUM_ACTIONS)
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self._observation_space  # every seat's
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self._action_space
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self.agents = self.possible_agents[:]
@@ -354,32 +342,12 @@ def build_rows(external: bool) -> tuple[list[Row], list[str]]:
     return rows, missing
 
 
-CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
-
-
-def measure(episode: Episode, seconds: float, clock: Callable[[], float] = time.process_time) -> float:
-    """Decisions per second of whole episodes played for at least ``seconds`` of ``clock``."""
-    decisions = 0
-    start = clock()
-    elapsed = 0.0
-    while elapsed < seconds:
-        decisions += episode()
-        elapsed = clock() - start
-    return decisions / elapsed
-
-
 def run(rows: list[Row], args: argparse.Namespace) -> None:
     """Measure every row ``repeat`` times, round-robin (after one untimed warm-up episode each)."""
     for i, row in enumerate(rows):
-        row.episode = row.make(args.seed + i)
-        row.episode()
-    bar = tqdm(total=len(rows) * args.repeat, disable=args.no_progress, unit="run", file=sys.stderr)
-    for round_ in range(args.repeat):
-        for row in rows:
-            bar.set_description(f"round {round_ + 1}/{args.repeat}: {row.key}")
-            row.rates.append(measure(row.episode, args.seconds, CLOCKS[args.clock]))
-            bar.update()
-    bar.close()
+        row.call = row.make(args.seed + i)
+        row.call()
+    _timing.measure_rounds(rows, args)
 
 
 RATIOS = [
@@ -463,22 +431,11 @@ def report(rows: list[Row], missing: list[str], args: argparse.Namespace) -> dic
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="timed seconds per measurement (default 1)")
-    parser.add_argument("--repeat", type=int, default=3, help="round-robin rounds; a row keeps its best (default 3)")
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
-                        help="cpu: this process's CPU time (default, robust to other load); wall: perf_counter")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals and of the random play")
-    parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    _timing.add_options(parser, seconds=1.0)
     parser.add_argument("--no-external", action="store_true", help="measure Go Boom only (skip OpenSpiel/PettingZoo)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--only", nargs="+", metavar="TEXT",
                         help="measure only the rows whose 'subject / game' contains one of these texts")
-    args = parser.parse_args(argv)
-    if args.seconds <= 0:
-        parser.error(f"--seconds must be > 0, got {args.seconds}")
-    if args.repeat < 1:
-        parser.error(f"--repeat must be >= 1, got {args.repeat}")
-    return args
+    return _timing.parse_args(parser, argv)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -492,10 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     run(rows, args)
     if any(r.subject.startswith("VectorGame") for r in rows):
         args.compile_times = vector_compile_times()
-    data = report(rows, missing, args)
-    if args.json:
-        args.json.write_text(json.dumps(data, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    _timing.write_json(args.json, report(rows, missing, args))
     return 0
 
 

@@ -36,7 +36,7 @@ def measure(variant: str, vec_env: str, n_envs: int, steps: int, rollout: int) -
     from goboom_env.training.settings import TrainArgs
 
     torch.set_num_threads(1)
-    args = TrainArgs(variant=variant, n_envs=n_envs, vec_env=vec_env, n_steps=rollout // n_envs,
+    args = TrainArgs(variant=variant, num_envs=n_envs, vec_env=vec_env, num_steps=rollout // n_envs,
                      minibatch_size=1024, n_epochs=6, progress=False)
     config = args.game_config()
     vec = make_vec_env(args, config)

@@ -7,9 +7,10 @@ Each row is one ``make_vec`` of ``--num-envs`` games (default 1,024) of one game
 one game's step (``num_envs`` per vector step). The two modes play the same games (tests/env/test_vector_env.py), so
 the ratio is the speed-up of the same work. Ratio target: >= 20x at 1,024 games.
 
-Timing as in ``throughput.py``: every row gets an untimed warm-up (numba's cache, the first allocations), then all rows
-are measured once per round, round-robin, ``--repeat`` rounds, each until ``--seconds`` of the clock have passed, and a
-row reports its best round. The clock is the process's CPU time by default (``--clock wall``: ``perf_counter``). numpy's
+Timing as in ``throughput.py`` (``_timing.py``): every row gets an untimed warm-up (numba's cache, the first
+allocations), then all rows are measured once per round, round-robin, ``--repeat`` rounds, each until ``--seconds`` of
+the clock have passed, and a row reports its best round. The clock is the process's CPU time by default (``--clock
+wall``: ``perf_counter``). numpy's
 BLAS library is capped at ``--blas-threads`` threads (default 1, as ``goboom train-fast --threads 1`` caps it): the
 heuristics' matrix products are small, and several BLAS threads on a busy machine mostly spin.
 
@@ -20,14 +21,12 @@ heuristics' matrix products are small, and several BLAS threads on a busy machin
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
+import _timing
 import gymnasium
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -41,27 +40,20 @@ OPPONENTS = ("random", "heuristic")
 TARGET = 20.0
 TARGET_GAMES = 1024
 """The ratio vector_entry_point / sync to reach, and the number of games it is for."""
-CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
 
 
 @dataclass
-class Row:
-    """One ``make_vec`` measured: a mode on a preset against an opponent."""
+class Row(_timing.Row):
+    """One ``make_vec`` measured, in learner steps per second: a mode on a preset against an opponent."""
 
     mode: str
     preset: str
     opponent: str
     num_envs: int
-    rates: list[float] = field(default_factory=list)
-    step: Callable[[], int] | None = None
 
     @property
     def key(self) -> str:
         return f"{self.mode} / {self.preset} / {self.opponent}"
-
-    @property
-    def best(self) -> float:
-        return max(self.rates) if self.rates else float("nan")
 
 
 def stepper(mode: str, preset: str, opponent: str, num_envs: int, seed: int) -> Callable[[], int]:
@@ -81,26 +73,14 @@ def stepper(mode: str, preset: str, opponent: str, num_envs: int, seed: int) -> 
     return step
 
 
-def measure(step: Callable[[], int], seconds: float, clock: Callable[[], float]) -> float:
-    """Learner steps per second of whole vector steps made for at least ``seconds`` of ``clock``."""
-    steps, start, elapsed = 0, clock(), 0.0
-    while elapsed < seconds:
-        steps += step()
-        elapsed = clock() - start
-    return steps / elapsed
-
-
 def run(rows: list[Row], args: argparse.Namespace) -> None:
     """Build and warm up every row, then measure them round-robin ``repeat`` times."""
     for i, row in enumerate(rows):
         print(f"building {row.key} ({row.num_envs} games)", file=sys.stderr)
-        row.step = stepper(row.mode, row.preset, row.opponent, row.num_envs, args.seed + i)
+        row.call = stepper(row.mode, row.preset, row.opponent, row.num_envs, args.seed + i)
         for _ in range(3):
-            row.step()
-    for round_ in range(args.repeat):
-        for row in rows:
-            print(f"round {round_ + 1}/{args.repeat}: {row.key}", file=sys.stderr)
-            row.rates.append(measure(row.step, args.seconds, CLOCKS[args.clock]))
+            row.call()
+    _timing.measure_rounds(rows, args)
 
 
 def report(rows: list[Row], args: argparse.Namespace) -> dict:
@@ -137,19 +117,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="game presets (default: classic)")
     parser.add_argument("--opponents", nargs="+", default=list(OPPONENTS), choices=OPPONENTS,
                         help="opponents, one row pair each (default: random heuristic)")
-    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per measurement (default 2)")
-    parser.add_argument("--repeat", type=int, default=3, help="round-robin rounds; a row keeps its best (default 3)")
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
-                        help="cpu: this process's CPU time (default); wall: perf_counter")
     parser.add_argument("--blas-threads", type=int, default=1, help="numpy's BLAS threads (default 1)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games and of the random actions")
-    parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
-    args = parser.parse_args(argv)
-    for name in ("num_envs", "repeat", "blas_threads"):
+    _timing.add_options(parser, seconds=2.0)
+    args = _timing.parse_args(parser, argv)
+    for name in ("num_envs", "blas_threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if args.seconds <= 0:
-        parser.error(f"--seconds must be > 0, got {args.seconds}")
     return args
 
 
@@ -159,10 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             for preset in args.preset for opponent in args.opponents for mode in MODES]
     with threadpool_limits(limits=args.blas_threads, user_api="blas"):
         run(rows, args)
-    data = report(rows, args)
-    if args.json:
-        args.json.write_text(json.dumps(data, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    _timing.write_json(args.json, report(rows, args))
     return 0
 
 

@@ -23,7 +23,7 @@ SETTINGS = EvaluateArgs(
     # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------
     variant="classic",  # classic (R1) or jokers (R2)
     num_players=4,  # 2..12
-    episode="match",  # a game is a whole match ("match"), one deal ("hand"), or "both" side by side
+    episode="auto",  # a game: the models' unit ("auto", else a match), a whole "match", one deal ("hand"), or "both"
     # -- the tournament ---------------------------------------------------------------------------------------
     agents=["heuristic", "random"],  # one spec per seat, the last one fills the others (ppo:PATH, rllib:PATH, ...)
     games=1000,
@@ -56,7 +56,7 @@ def main(args: EvaluateArgs) -> None:
                 runs[episode] = (run_tournament(config, args.agents, args.games, episode=episode, **options), None)
         command = "python evaluation/evaluate.py " + " ".join(sys.argv[1:])
         if len(runs) == 1:
-            report = write_report(folder, *runs[args.episode], command=command)
+            report = write_report(folder, *runs[episode], command=command)
         else:  # match/ and hand/ hold each run's report, report.md both win tables side by side
             report = write_side_by_side(folder, runs, command)
         for episode, (result, pairwise) in runs.items():  # --save-games N: records for goboom replay
@@ -65,7 +65,7 @@ def main(args: EvaluateArgs) -> None:
             if games:
                 write(folder / ("" if len(runs) == 1 else episode) / "games.jsonl", games, append=False)
     if len(runs) == 1:
-        print_tables(*runs[args.episode], console=Console())
+        print_tables(*runs[episode], console=Console())
     else:
         print_side_by_side(runs, Console())
     print(f"report written to {staged.out / report.name}")

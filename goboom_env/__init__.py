@@ -66,7 +66,10 @@ def _register_gymnasium() -> None:
     from gymnasium.envs.registration import register, registry
 
     if GYM_ID not in registry:
-        register(id=GYM_ID, entry_point=_entry_point("env"), vector_entry_point=_entry_point("vector_env"))
+        # no wrappers: the env checks its own step order (and passes check_env), so gymnasium.make returns it as it
+        # is and its action_masks() is a method of what the user holds, as sb3-contrib's MaskablePPO expects
+        register(id=GYM_ID, entry_point=_entry_point("env"), vector_entry_point=_entry_point("vector_env"),
+                 order_enforce=False, disable_env_checker=True)
 
 
 _register_gymnasium()

@@ -1,9 +1,8 @@
 """NumPy's default generator, one per row of an array, stepped in compiled code (numba; private).
 
-A row of a ``[R, STREAM_WORDS]`` uint64 array holds the state of one ``np.random.Generator(np.random.PCG64(...))``
-(what ``np.random.default_rng(seed)`` makes): the 128-bit LCG state and increment, and the spare 32-bit half that
-NumPy keeps for its 32-bit draws. The draws here are NumPy's own algorithms, so a row gives, draw for draw, what the
-Generator gives:
+A row of a ``[R, STREAM_WORDS]`` uint64 array holds the state of one ``np.random.default_rng`` Generator (NumPy's
+``PCG64.state`` layout: the 128-bit LCG state and increment, the spare 32-bit half), and the kernels are NumPy's own
+algorithms, so a row draws what the Generator draws (``tests/rules/test_streams.py``):
 
 ==========================  ==================================================================================
 kernel                      the Generator call it equals
@@ -13,9 +12,6 @@ kernel                      the Generator call it equals
 :func:`interval`            one step of ``shuffle`` / ``permutation``: a value in ``0..i``, by rejection
 :func:`seed_rows`           ``PCG64(seed)``: the state from the four words ``SeedSequence(seed)`` generates
 ==========================  ==================================================================================
-
-``tests/rules/test_pcg64.py`` holds every kernel to NumPy's Generator. The state layout is NumPy's
-(``PCG64.state``), so a row can be read back into a Generator (``goboom_env.vector.Streams.generator``).
 """
 
 from __future__ import annotations
@@ -32,8 +28,7 @@ S_HI, S_LO, INC_HI, INC_LO, HAS_HALF, HALF = 0, 1, 2, 3, 4, 5
 STREAM_WORDS = 6
 
 _MULT_HI = np.uint64(0x2360ED051FC65DA4)
-_MULT_LO = np.uint64(0x4385DF649FCCF645)
-"""PCG's default 128-bit multiplier."""
+_MULT_LO = np.uint64(0x4385DF649FCCF645)  # PCG's default 128-bit multiplier, with _MULT_HI
 _LOW32 = np.uint64(0xFFFFFFFF)
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
@@ -111,8 +106,8 @@ def uniform(st, r):
 
 @njit(cache=True)
 def interval(st, r, i):
-    """A uniform int in ``0..i`` (``i < 2**32``) by rejection under the smallest bit mask covering ``i``: the draw
-    of one step of NumPy's Fisher-Yates shuffle (``random_interval``)."""
+    """A uniform int in ``0..i`` (``i < 2**32``) by rejection under the smallest covering bit mask: one step of
+    NumPy's Fisher-Yates shuffle (``random_interval``)."""
     top = np.uint64(i)
     if top == _ZERO:
         return 0
@@ -131,8 +126,7 @@ def interval(st, r, i):
 
 @njit(cache=True)
 def seed_rows(st, rows, words):
-    """Seed ``st[rows[i]]`` from ``words[i]`` (the four uint64 of ``SeedSequence(seed).generate_state(4)``), as
-    ``PCG64(seed)`` does: state 0, increment ``2 * seq + 1``, one step, add the initial state, another step."""
+    """Seed ``st[rows[i]]`` from ``words[i]`` (``SeedSequence(seed).generate_state(4)``) as ``PCG64(seed)`` does."""
     for i in range(rows.shape[0]):
         r = rows[i]
         st[r, S_HI] = _ZERO
@@ -165,8 +159,8 @@ def uniform_rows(st, rows, out):
 
 @njit(cache=True)
 def best_rows(st, rows, candidates, scores, out):
-    """``out[i]``: the column of a highest score among row ``i``'s ``candidates`` (bool), the tied columns drawn with
-    ``integers(ties)`` from stream ``rows[i]`` (no draw without a tie), or -1 when there is no candidate."""
+    """``out[i]``: the column of a highest score among row ``i``'s ``candidates``, a tie drawn with ``integers(ties)``
+    from stream ``rows[i]``; -1 for no candidate."""
     for i in range(rows.shape[0]):
         best = -np.inf
         ties = 0

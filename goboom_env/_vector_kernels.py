@@ -1,16 +1,8 @@
-"""Compiled kernels of :mod:`goboom_env.vector`: the rules of :mod:`goboom_env.engine` over a struct of
-arrays, one row per game (private; the public API and the state layout are in ``vector.py``).
-
-Every function mirrors a method of :class:`goboom_env.engine.Hand` or of the env (named in its
-docstring) statement for statement, so that the differential test can hold them to the same results.
-All kernels take the state arrays in the order of :data:`STATE` and the configuration as ``cfg``
-(an int64 array indexed by the ``C_*`` constants).
-
-Card sets are uint64 bitmasks (bit ``f`` = face ``f``; bit 53 = DRAW_OR_PASS), as in the engine.
-
-Why one file of about 600 lines: numba compiles and caches the kernels that call each other as one
-unit, and keeping every mirrored rule next to its neighbours makes the statement-for-statement
-comparison with ``engine.py`` a side-by-side read.
+"""Compiled kernels of :mod:`goboom_env.vector` (private): the rules of :mod:`goboom_env.engine` over a struct of
+arrays, one row per game, each function mirroring the engine or env method named in its docstring statement for
+statement. Kernels take the state arrays in :data:`STATE` order and the configuration as ``cfg`` (int64, indexed by
+the ``C_*`` constants); card sets are uint64 bitmasks as in the engine. One file: numba compiles the kernels that call
+each other as one unit, and the mirrored rules read side by side with ``engine.py``.
 """
 
 from __future__ import annotations
@@ -29,8 +21,7 @@ from goboom_env.hints import needs_extra
 with needs_extra("the batched engine (goboom_env.vector)"):
     from numba import njit
 
-LEAD, FOLLOW, DISCARD, OVER = (int(phase) for phase in Phase)
-"""The phases as plain ints: numba reads module-level ints as compile-time constants."""
+LEAD, FOLLOW, DISCARD, OVER = (int(phase) for phase in Phase)  # plain ints: numba's compile-time constants
 
 # columns of the per-game scalar array ``g`` [B, G_FIELDS]
 G_DEALER = 0
@@ -49,18 +40,14 @@ G_BLOCKED = 12
 G_STOCK_HEAD = 13
 G_STOCK_LEN = 14
 G_HANDS_PLAYED = 15
-G_FINISHED = 16
-"""1 once a game is over and waits for :meth:`VectorGame.reset` (``autoreset=False``)."""
-G_MOVES = 17
-"""History layout: the moves of the hand in the window (at most its size)."""
-G_WINNERS = 18
-"""The winners of the game's last finished episode, one bit per seat (``EpisodeResult.winners``)."""
+G_FINISHED = 16  # 1: over, waiting for reset (autoreset=False)
+G_MOVES = 17  # history layout: the moves of the hand in the window
+G_WINNERS = 18  # the last finished episode's winners, one bit per seat
 G_FIELDS = 19
 
 STATE = ("g", "counts", "hmask", "sizes", "drawn", "trick", "scores", "seen", "deck", "stock", "legal", "rng",
          "played", "void", "since", "window")
-"""The state arrays, in the order every kernel takes them (see ``vector.py`` for shapes and dtypes); the last four
-hold the facts of the history layout (:mod:`goboom_env.history`) and have no seats in the snapshot layout."""
+"""The state arrays in the order every kernel takes them; the last four hold the history layout's facts."""
 
 # entries of the int64 configuration array ``cfg``
 C_N = 0
@@ -68,41 +55,31 @@ C_HAND_SIZE = 1
 C_DECK_SIZE = 2
 C_CLASSIC = 3
 C_AFTER_ANY = 4
-C_SCORING = 5
-"""0 standard (R1.11), 1 reverse (R1.12), 2 penalty (R2.11)."""
+C_SCORING = 5  # STANDARD (R1.11), REVERSE (R1.12) or PENALTY (R2.11)
 C_TARGET = 6
-C_ROUNDS = 7
-"""Jokers rounds per match; 0 in classic."""
+C_ROUNDS = 7  # jokers rounds per match; 0 in classic
 C_SCORE_SCALE = 8
 C_MATCH_EPISODE = 9
 C_POINTS_REWARD = 10
 C_AUTORESET = 11
-C_HISTORY = 12
-"""1: write the history layout (:mod:`goboom_env.history`) after the snapshot."""
+C_HISTORY = 12  # 1: write the history layout after the snapshot
 C_FIELDS = 13
 
 STANDARD, REVERSE, PENALTY = (get_args(Scoring).index(name) for name in ("standard", "reverse", "penalty"))
-"""The ``C_SCORING`` codes: a scoring's position in :data:`goboom_env.config.Scoring`."""
 
 # entries of the observation offsets array ``off`` (goboom_env.observation.layout order)
 O_HAND, O_SEEN, O_LED, O_TRICK, O_TRICK_PASSED, O_LEADER, O_TOP, O_MATCH = 0, 1, 2, 3, 4, 5, 6, 7
 O_HAND_SIZES, O_DRAWN, O_STOCK, O_TO_MOVE, O_DEALER, O_SCORES, O_PASSES, O_PROGRESS, O_FLAGS = (
     8, 9, 10, 11, 12, 13, 14, 15, 16)
-O_PLAYED, O_VOID, O_SINCE, O_WINDOW = 17, 18, 19, 20
-"""The history blocks' entries of ``off`` (goboom_env.history.history_layout order)."""
-W_SEAT, W_FACE, W_KIND = 0, 1, 2
-"""The columns of a move in the ``window`` array [B, moves, 3], the most recent move first."""
-DREW, PASSED_MOVE = 1, 2
-"""A move's kind bits, as goboom_env.history's."""
-PLAIN = np.uint64((1 << 52) - 1)
-"""Every non-joker face."""
+O_PLAYED, O_VOID, O_SINCE, O_WINDOW = 17, 18, 19, 20  # the history blocks (history_layout order)
+W_SEAT, W_FACE, W_KIND = 0, 1, 2  # the columns of a move in ``window`` [B, moves, 3], the most recent first
+DREW, PASSED_MOVE = 1, 2  # a move's kind bits, as goboom_env.history's
+PLAIN = np.uint64((1 << 52) - 1)  # every non-joker face
 
 _ONE = np.uint64(1)
 
 
 # -- randomness: one NumPy generator per game (goboom_env._pcg64) -------------------------------------
-
-
 @njit(cache=True)
 def _shuffle_deck(rng, b, deck, base):
     """The deck multiset ``base`` shuffled into ``deck[b]`` (index 0 = top) by game ``b``'s generator, as
@@ -119,8 +96,6 @@ def _shuffle_deck(rng, b, deck, base):
 
 
 # -- the deal (Hand.__init__, Hand._turn_up) ---------------------------------------------------------
-
-
 @njit(cache=True, inline="always")
 def _pop_stock(g, stock, b, size):
     """Take the top card of game ``b``'s stock (a ring buffer over ``stock[b]``)."""
@@ -202,8 +177,6 @@ def _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, 
 
 
 # -- legality (Hand.legal_mask) ---------------------------------------------------------------------
-
-
 @njit(cache=True, inline="always")
 def _legal_mask(b, cfg, match_masks, boom, g, hmask):
     """Legal actions of the player to move as a bitmask over the 54 actions (R3.2)."""
@@ -227,8 +200,6 @@ def _legal_mask(b, cfg, match_masks, boom, g, hmask):
 
 
 # -- moves (Hand._classic_step, Hand._jokers_step and helpers) -------------------------------------------
-
-
 @njit(cache=True, inline="always")
 def _give(b, seat, face, counts, hmask, sizes):
     counts[b, seat, face] += 1
@@ -359,8 +330,6 @@ def _jokers_step(b, action, cfg, boom, g, counts, hmask, sizes, drawn, seen, sto
 
 
 # -- the end of a hand (raw_env._end_hand, score_deltas, match_winners, win_rewards, points_rewards) ----
-
-
 @njit(cache=True)
 def _hand_points(b, n, points, counts, hmask, out):
     """Points of the cards left in each hand (R1.10, R2.11) into ``out[:n]``."""
@@ -469,15 +438,10 @@ def _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
 
 
 # -- the observation (ObservationEncoder.encode) and the mask ------------------------------------------
-
-
 @njit(cache=True, inline="always")
 def _scaled_counts(levels, scale, row, start):
-    """``row[start + f] = levels[f] * scale[start + f]`` for the 53 faces, in float32 like the encoder.
-
-    Branch-free over 1-D slices, which lets LLVM vectorise it (five times faster than indexing
-    the 2-D arrays element by element); a zero count gives +0.0 as the encoder's multiply does.
-    """
+    """``row[start + f] = levels[f] * scale[start + f]`` in float32 like the encoder, branch-free over 1-D slices
+    so that LLVM vectorises it (five times faster than indexing the 2-D arrays)."""
     dst = row[start:start + NUM_FACES]
     factors = scale[start:start + NUM_FACES]
     for f in range(NUM_FACES):
@@ -540,8 +504,6 @@ def _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, s
 
 
 # -- the history layout (goboom_env.history.PublicHistory, HistoryEncoder.encode) ------------------------
-
-
 @njit(cache=True)
 def _hist_clear(b, n, g, played, void, since):
     """A new hand: no card played, no proof, no move."""
@@ -666,8 +628,6 @@ def _encode_history(b, seat, cfg, off, scale, g, played, void, since, window, ro
 
 
 # -- the batch kernels ---------------------------------------------------------------------------------
-
-
 @njit(cache=True)
 def reset_games(games, decks, dealers, cfg, base, match_masks, boom, off, scale,
                 g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
@@ -712,10 +672,8 @@ def first_illegal(actions, moving, g, legal, check_legal):
 def step_games(actions, moving, cfg, base, match_masks, boom, points, off, scale,
                g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, legal, rng,
                played, void, since, window, obs, mask, seat_out, rewards, done):
-    """Apply one action in every game marked in ``moving`` (the others are held: state and outputs kept, no
-    reward, not done), end hands and matches, re-deal, and write all outputs. With the history layout
-    (``cfg[C_HISTORY]``) each move also updates the facts of its hand (a new hand starts with none) and the
-    observation gets the history blocks; the snapshot layout never reads the history arrays."""
+    """Apply one action in every game marked in ``moving`` (the others are held: no reward, not done), end hands
+    and matches, re-deal and write all outputs; with the history layout, update each hand's facts too."""
     batch = g.shape[0]
     n = cfg[C_N]
     history = cfg[C_HISTORY]

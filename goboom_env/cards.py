@@ -1,9 +1,8 @@
 """Card codes, faces, decks and point tables (RULES.md R0, R1.10, R2.11).
 
-A card *face* is an integer: ``suit_index * 13 + rank_index`` with suits C, D, H, S and
-ranks 2..A as 0..12 (R0.3), so ``2C`` = 0, ``AC`` = 12, ``AS`` = 51; the joker is 52.
-Sets of faces are handled as Python ``int`` bitmasks (bit ``f`` set = face ``f`` present),
-which keeps the engine's legality checks to a few integer operations.
+A card *face* is ``suit_index * 13 + rank_index`` with suits C, D, H, S and ranks 2..A as 0..12 (R0.3), so ``2C`` =
+0, ``AS`` = 51; the joker is 52. Sets of faces are ``int`` bitmasks (bit ``f`` = face ``f``), which keeps the
+engine's legality checks to a few integer operations.
 """
 
 from __future__ import annotations
@@ -23,12 +22,8 @@ NUM_ACTIONS = 54
 ACE_RANK = 12
 
 SUIT_MASKS: tuple[int, ...] = tuple(((1 << 13) - 1) << (13 * s) for s in range(4))
-RANK_MASKS: tuple[int, ...] = tuple(
-    sum(1 << (13 * s + r) for s in range(4)) for r in range(13)
-)
-MATCH_MASKS: tuple[int, ...] = tuple(
-    SUIT_MASKS[f // 13] | RANK_MASKS[f % 13] for f in range(52)
-)
+RANK_MASKS: tuple[int, ...] = tuple(sum(1 << (13 * s + r) for s in range(4)) for r in range(13))
+MATCH_MASKS: tuple[int, ...] = tuple(SUIT_MASKS[f // 13] | RANK_MASKS[f % 13] for f in range(52))
 """``MATCH_MASKS[f]``: the faces matching face ``f`` by suit or rank (R1.5, R2.5)."""
 ACES_MASK = RANK_MASKS[ACE_RANK]
 JOKER_BIT = 1 << JOKER

@@ -234,17 +234,25 @@ def as_int(value: Any) -> int | None:
     return None
 
 
-def field_help() -> dict[str, str]:
-    """Each rules field of :class:`GameConfig` and its docstring (the ``--help`` text of its option)."""
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of the class ``cls`` and of its bases, read from their source (the nearest
+    class's wins; a class made at run time has none): the ``--help`` text of each option."""
     import ast
     import inspect
     import itertools
+    import textwrap
 
-    body = ast.parse(inspect.getsource(GameConfig)).body[0].body
-    return {node.target.id: " ".join(after.value.value.split())
-            for node, after in itertools.pairwise(body)
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in field_names()
-            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)}
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        try:
+            source = inspect.getsource(klass)
+        except (OSError, TypeError):
+            continue
+        body = ast.parse(textwrap.dedent(source)).body[0].body  # type: ignore[attr-defined]
+        docs |= {node.target.id: after.value.value for node, after in itertools.pairwise(body)
+                 if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                 and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)}
+    return docs
 
 
 def field_names() -> tuple[str, ...]:

@@ -1,25 +1,10 @@
 """The rules of Go Boom as a pure engine (RULES.md R1, R2, R3): no RL imports, no global state.
 
-Two layers:
-
-* :class:`Hand` is one deal, from a fixed deck order to the moment a player goes out or the
-  round is blocked. Its methods are the whole rulebook of a deal: :meth:`Hand.legal_mask`,
-  :meth:`Hand.legal_actions`, :meth:`Hand.apply`.
-* :class:`Match` is a game of several hands with scoring (R1.11, R1.12, R2.11, R2.12) and
-  dealer rotation (R1.2, R2.2); randomness comes from a ``numpy.random.Generator`` passed in.
-
-Around it: :mod:`goboom_env.hand_state` (the phases, trick markers and deck check), :mod:`goboom_env.events`
-(the typed events a hand logs), :mod:`goboom_env.scoring` (the scoring rules), :mod:`goboom_env.state_reader`
-(reading saved states back, every field checked) and, above it, :mod:`goboom_env.episode` (what a
-finished hand means for an episode).
-
-Why this module is one file of nearly 600 lines: :class:`Hand` is the single mutator of a deal, and the
-classic (R1) and jokers (R2) steps share its state, its helpers (``_give``, ``_take``, ``_go_out``) and
-its legality cache. Splitting the two rule systems into mixins or modules would spread one object's
-state over several files (RLCard's dealer/player/judger split shows the cost), so the rules of a deal
-stay together and everything that is not a rule lives in the modules above.
-
-Actions follow R3.1: ``0..52`` play a card of that face, ``53`` = DRAW_OR_PASS. A ten-line game::
+:class:`Hand` is one deal, from a fixed deck order until a player goes out or the round is blocked; its
+:meth:`~Hand.legal_mask` and :meth:`~Hand.apply` are the whole rulebook of a deal, classic (R1) and jokers (R2)
+sharing one state and one mutator. :class:`Match` is a game of several hands with scoring and dealer rotation,
+its randomness from a ``numpy.random.Generator`` passed in. Actions follow R3.1: ``0..52`` play a card of that
+face, ``53`` = DRAW_OR_PASS. A ten-line game::
 
     >>> import numpy as np
     >>> from goboom_env.config import GameConfig
@@ -70,8 +55,7 @@ class IllegalActionError(ValueError):
 
 
 def blamed_on(who: str) -> AbstractContextManager[None]:
-    """A block whose :class:`IllegalActionError` is raised again with ``who:`` (the agent, seat or game that
-    chose the action) in front of its message."""
+    """A block whose :class:`IllegalActionError` is raised again with ``who:`` (who chose the action) in front."""
     return errors_prefixed(who, IllegalActionError)
 
 
@@ -80,46 +64,18 @@ def blamed_on(who: str) -> AbstractContextManager[None]:
 _LEAD, _FOLLOW, _DISCARD, _OVER = Phase
 _PLAY, _DRAW, _PASS, _TRICK, _OUT, _UPCARD, _BURY, _BOOM, _BLOCKED = EventKind
 _event = tuple.__new__
-"""Builds a typed event, ``_event(Play, (_PLAY, seat, face))`` == ``Play(_PLAY, seat, face)``, about four
-times faster than the NamedTuple's own constructor (a Python function): events are logged every move."""
+"""``_event(Play, (_PLAY, seat, face))`` == ``Play(_PLAY, seat, face)``, four times faster (events are logged every
+move)."""
 
 
 class Hand:
-    """One deal of Go Boom, played from a fixed deck order (R0.5).
-
-    Public attributes are read by the observation encoder, the renderer and the agents; only
-    :meth:`apply` changes them. Sets of faces are bitmasks (see :mod:`goboom_env.cards`).
-    """
+    """One deal of Go Boom, played from a fixed deck order (R0.5); only :meth:`apply` changes its public
+    attributes. Sets of faces are bitmasks (see :mod:`goboom_env.cards`)."""
 
     __slots__ = (
-        "_after_any",
-        "_boom_mask",
-        "_legal",
-        "_points",
-        "best_face",
-        "best_seat",
-        "blocked",
-        "classic",
-        "config",
-        "counts",
-        "current",
-        "dealer",
-        "drawn",
-        "events",
-        "leader",
-        "led",
-        "masks",
-        "match_face",
-        "n",
-        "passes",
-        "phase",
-        "seen",
-        "sizes",
-        "stock",
-        "top",
-        "trick",
-        "turns",
-        "winner",
+        "_after_any", "_boom_mask", "_legal", "_points", "best_face", "best_seat", "blocked", "classic", "config",
+        "counts", "current", "dealer", "drawn", "events", "leader", "led", "masks", "match_face", "n", "passes",
+        "phase", "seen", "sizes", "stock", "top", "trick", "turns", "winner",
     )
 
     def __init__(self, config: GameConfig, deck: Sequence[int], dealer: int) -> None:
@@ -169,36 +125,14 @@ class Hand:
 
     @classmethod
     def from_state(
-        cls,
-        config: GameConfig,
-        *,
-        dealer: int,
-        hands: Sequence[Sequence[int]],
-        stock: Sequence[int],
-        seen: Sequence[int],
-        drawn: Sequence[int],
-        events: Sequence[Event],
-        current: int,
-        phase: Phase,
-        trick: Sequence[int],
-        leader: int = -1,
-        led: int = -1,
-        best_face: int = -1,
-        best_seat: int = -1,
-        turns: int = 0,
-        top: int = -1,
-        match_face: int = -1,
-        passes: int = 0,
-        winner: int | None = None,
+        cls, config: GameConfig, *, dealer: int, hands: Sequence[Sequence[int]], stock: Sequence[int],
+        seen: Sequence[int], drawn: Sequence[int], events: Sequence[Event], current: int, phase: Phase,
+        trick: Sequence[int], leader: int = -1, led: int = -1, best_face: int = -1, best_seat: int = -1,
+        turns: int = 0, top: int = -1, match_face: int = -1, passes: int = 0, winner: int | None = None,
         blocked: bool = False,
     ) -> Hand:
-        """A hand in a given mid-game state: ``hands[seat]`` and ``stock`` (top first) as faces,
-        ``seen`` as copies per face (53 entries), the other fields as the attributes of that name.
-
-        Nothing is checked, so that search agents can build many determinized hands fast
-        (:meth:`goboom_env.player_view.PlayerView.sample_hand`); a state from outside goes through
-        :meth:`from_dict`, which checks every field first and then calls this.
-        """
+        """A hand in a given mid-game state (faces; ``stock`` top first, ``seen`` as copies per face), unchecked so
+        that search agents build determinizations fast; a state from outside goes through :meth:`from_dict`."""
         new = cls.__new__(cls)
         new._settings(config, dealer)
         new.counts = [bytearray(NUM_FACES) for _ in range(new.n)]
@@ -262,8 +196,7 @@ class Hand:
         return [sum(counts[f] * pts[f] for f in faces_in(mask)) for counts, mask in zip(self.counts, self.masks)]
 
     def winners(self) -> list[int]:
-        """Seats that won the hand: the one who went out, or after a blocked round (R2.10)
-        the players with the fewest hand points. Empty while the hand is running."""
+        """Seats that won the hand: who went out, or the fewest hand points after a blocked round (R2.10)."""
         if self.winner is not None:
             return [self.winner]
         if not self.blocked:
@@ -277,7 +210,7 @@ class Hand:
     def apply(self, action: int) -> None:
         """Play ``action`` (R3.1) for the player to move; raises :class:`IllegalActionError`."""
         if type(action) is not int:
-            action = _as_action(action)
+            action = as_action(action)
         legal = self._legal if self._legal >= 0 else self.legal_mask()
         if action < 0 or action > DRAW_OR_PASS or not (legal >> action) & 1:
             raise self._illegal(action)
@@ -474,27 +407,19 @@ class Hand:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Hand:
-        """Restore a hand saved by :meth:`to_dict`. Every field is checked: its type and range, and
-        that the state holds together (each card of the deck exactly once across the hands, the
-        stock and the cards out of play; a phase, trick and pile that fit the variant; a winner with
-        an empty hand). Anything else raises ValueError naming the field."""
+        """Restore a hand saved by :meth:`to_dict`, every field checked for type, range and consistency (each card
+        exactly once, a phase and pile that fit the variant); ValueError naming the field."""
         return cls.from_state(**read_hand(data))
 
 
 class Match:
     """A game of Go Boom: hands dealt in turn until the match ends (R1.11, R1.12, R2.2, R2.12).
 
-    ``deck`` (faces or codes, index 0 = top) and ``dealer`` fix the first hand; later hands
-    are shuffled with ``rng``. Call :meth:`finish_hand` once :attr:`hand` is over.
-    """
+    ``deck`` (faces or codes, index 0 = top) and ``dealer`` fix the first hand; later hands are shuffled with
+    ``rng``. Call :meth:`finish_hand` once :attr:`hand` is over."""
 
-    def __init__(
-        self,
-        config: GameConfig,
-        rng: np.random.Generator,
-        deck: Sequence[int | str] | None = None,
-        dealer: int | None = None,
-    ) -> None:
+    def __init__(self, config: GameConfig, rng: np.random.Generator, deck: Sequence[int | str] | None = None,
+                 dealer: int | None = None) -> None:
         self.config = config
         self.rng = rng
         self.scores = [0] * config.num_players
@@ -520,9 +445,7 @@ class Match:
         points = hand.hand_points()
         deltas = score_deltas(self.config, hand.winner, points)
         self.scores = [s + d for s, d in zip(self.scores, deltas)]
-        result = HandResult(
-            hand.winner, hand.blocked, tuple(hand.winners()), tuple(points), tuple(deltas), hand.dealer
-        )
+        result = HandResult(hand.winner, hand.blocked, tuple(hand.winners()), tuple(points), tuple(deltas), hand.dealer)
         self.results.append(result)
         self.winners = match_winners(self.config, self.scores, len(self.results))
         self.over = bool(self.winners)
@@ -550,9 +473,8 @@ class Match:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Match:
-        """Restore a match saved by :meth:`to_dict`. Besides the hand (see :meth:`Hand.from_dict`),
-        the finished hands must follow the scoring rules and add up to the scores, and the match
-        must be over exactly when its winners say so; otherwise ValueError naming the field."""
+        """Restore a match saved by :meth:`to_dict`, checked like :meth:`Hand.from_dict` and against the scoring
+        rules; ValueError naming the field."""
         fields = read_match(data)
         fields["hand"] = Hand.from_state(**fields["hand"])
         new = cls.__new__(cls)
@@ -561,16 +483,13 @@ class Match:
         return new
 
 
-# -- actions and deck checks -------------------------------------------------------------------------
+# -- actions ----------------------------------------------------------------------------------------------------------
+
+_NUMPY_INTS = frozenset(np.dtype(c).type for c in "bBhHiIlLqQ")  # np.int8 ... np.uint64
 
 
-_NUMPY_INTS = frozenset(np.dtype(c).type for c in "bBhHiIlLqQ")
-"""The numpy integer scalar types (np.int8 ... np.uint64), accepted as actions."""
-
-
-def _as_action(action: Any) -> int:
-    """An action as a Python int: numpy integers and 0-d integer arrays (what a policy's
-    ``predict`` returns) are accepted like ints; bools and anything else raise."""
+def as_action(action: Any) -> int:
+    """An action as a Python int: numpy integers and 0-d integer arrays are accepted; bools and the rest raise."""
     if type(action) in _NUMPY_INTS:  # fast path for what rng.choice and argmax return
         return int(action)
     value = as_int(action)
@@ -580,7 +499,7 @@ def _as_action(action: Any) -> int:
 
 
 def action_type_error(action: Any) -> str:
-    """The message for an action that is not an integer at all (a bool, a float, a string...)."""
+    """The message for an action that is not an integer at all."""
     is_bool = isinstance(action, (bool, np.bool_)) or getattr(action, "dtype", None) == np.bool_
     kind = "a bool, not an integer" if is_bool else f"of type {type(action).__name__}"
     return (f"an action must be an integer in 0..{DRAW_OR_PASS} (an int, a numpy integer or a 0-d integer "
@@ -593,5 +512,6 @@ def _trick_to_json(entry: int) -> str | int:
 
 __all__ = [
     "DRAW_BIT", "NOT_PLAYED", "PASSED", "Hand", "HandResult", "IllegalActionError", "Match", "Phase",
-    "action_type_error", "blamed_on", "check_deck", "event_to_json", "match_winners", "score_deltas", "win_rewards",
+    "action_type_error", "as_action", "blamed_on", "check_deck", "event_to_json", "match_winners", "score_deltas",
+    "win_rewards",
 ]

@@ -183,16 +183,17 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
-from goboom_env.engine import IllegalActionError, Match, action_type_error, blamed_on
+from goboom_env.engine import Match, as_action, blamed_on
 from goboom_env.episode import EPISODES, check_episode, end_hand
 from goboom_env.global_state import StateEncoder, state_encoder_for
+from goboom_env.hints import did_you_mean
 from goboom_env.history import check_observation, history_encoder_for, make_encoder
 from goboom_env.observation import encoder_for, observe
 from goboom_env.render import render_rgb, render_text
@@ -202,8 +203,7 @@ _OPTION_KEYS = {"deck", "dealer"}
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Go Boom AEC environment with PettingZoo's standard classic-env wrappers, and
-    :class:`IntegerActionWrapper` in front of them so numpy actions work like ints."""
+    """The Go Boom AEC environment in PettingZoo's classic-env wrappers (numpy actions work like ints)."""
     inner = raw_env(**kwargs)
     inner = wrappers.TerminateIllegalWrapper(inner, illegal_reward=-1)
     inner = wrappers.AssertOutOfBoundsWrapper(inner)
@@ -211,8 +211,7 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(inner)
 
 
-# ``goboom_env.env`` is this function (PettingZoo's convention), which hides the module of the same
-# name: give it the module's documentation page so ``help(goboom_env.env)`` shows the whole page.
+# ``goboom_env.env`` is this function (PettingZoo's convention): ``help(goboom_env.env)`` shows the module's page.
 env.__doc__ = f"{env.__doc__}\n{__doc__}"
 
 
@@ -231,56 +230,49 @@ def make_config(config: GameConfig | None = None, preset: str | None = None, **f
 
 @lru_cache(maxsize=64)
 def space_prototypes(config: GameConfig, observation: str = "snapshot") -> tuple[spaces.Dict, spaces.Box]:
-    """The observation space (of the ``observation`` layout) and the state space of ``config``'s env, built once
-    per configuration.
-
-    Each env deep-copies them (a space owns the generator its ``sample`` draws from, so envs must not share
-    one): building gymnasium's Box formats its bounds as text, which took most of an env's construction time."""
+    """The observation and state spaces of ``config``'s env, built once (building a Box took most of an env's
+    construction time); each env deep-copies them, since a space owns the generator ``sample`` draws from."""
     encoder = history_encoder_for(config) if observation == "history" else encoder_for(config)
     state_encoder = state_encoder_for(config)
     obs_space = spaces.Dict({
-        "observation": spaces.Box(encoder.low, encoder.high, dtype=np.float32),
+        "observation": short_box(encoder.low, encoder.high),
         "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8),
     })
-    return obs_space, spaces.Box(state_encoder.low, state_encoder.high, dtype=np.float32)
+    return obs_space, short_box(state_encoder.low, state_encoder.high)
+
+
+def short_box(low: np.ndarray, high: np.ndarray) -> spaces.Box:
+    """A float32 Box whose repr gives each bound's range (``Box(0.0, 1.0..2.695, (291,), float32)``), not every
+    entry of it."""
+    box = spaces.Box(low, high, dtype=np.float32)
+    box.low_repr, box.high_repr = (f"{b.min():g}" + (f"..{b.max():g}" if b.max() > b.min() else "")
+                                   for b in (low, high))
+    return box
 
 
 class IntegerActionWrapper(BaseWrapper):
-    """Passes every integer action on as a Python ``int`` (numpy integers and the 0-d array a
-    policy's ``predict`` returns) and rejects non-integers, bools included, with
-    :class:`IllegalActionError`: PettingZoo's wrappers would index the action mask with them."""
+    """Passes integer actions on as Python ``int`` and refuses the rest, bools included, with
+    :class:`IllegalActionError` (PettingZoo's wrappers would index the action mask with them)."""
 
     def step(self, action: Any) -> None:
         if action is not None and type(action) is not int:
-            value = as_int(action)
-            if value is None:
-                raise IllegalActionError(f"{self.env.agent_selection}: {action_type_error(action)}")
-            action = value
+            with blamed_on(self.env.agent_selection):
+                action = as_action(action)
         self.env.step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)  # as PettingZoo's own wrappers: print(env) names the env, goboom_v0
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     """Go Boom as a PettingZoo AEC environment; the module docstring is its documentation."""
 
-    metadata = {
-        "render_modes": ["human", "ansi", "rgb_array"],
-        "name": "goboom_v0",
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "goboom_v0", "is_parallelizable": False,
+                "render_fps": 1}
 
-    def __init__(
-        self,
-        config: GameConfig | None = None,
-        *,
-        preset: str | None = None,
-        episode: str = "hand",
-        reward: str = "win",
-        render_mode: str | None = None,
-        render_seat: int | None = None,
-        observation: str = "snapshot",
-        **fields: Any,
-    ) -> None:
+    def __init__(self, config: GameConfig | None = None, *, preset: str | None = None, episode: str = "hand",
+                 reward: str = "win", render_mode: str | None = None, render_seat: int | None = None,
+                 observation: str = "snapshot", **fields: Any) -> None:
         super().__init__()
         self.config = make_config(config, preset, **fields)
         check_episode(episode, reward)
@@ -303,11 +295,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.state_encoder = StateEncoder(self.config)
         self.state_space = state_space
-        """The space of :meth:`state` (PettingZoo's optional global state)."""
         self._rng = np.random.default_rng()
         self.match: Match | None = None
-        self._rewards_set = False
-        """True while :attr:`rewards` holds a hand's non-zero rewards (cleared on the next step)."""
+        self._rewards_set = False  # rewards holds a hand's non-zero rewards (cleared on the next step)
 
     def _require_reset(self, method: str) -> None:
         if self.match is None:
@@ -319,18 +309,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
-    # -- AEC API ------------------------------------------------------------------------------
-
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Deal a new game. ``seed`` re-seeds the generator (same seed, same game); ``options``
-        may fix the first hand: ``{"deck": [codes or faces, index 0 = top], "dealer": seat}``."""
+        """Deal a new game (same seed, same game); ``options`` may fix the first hand:
+        ``{"deck": [codes or faces, index 0 = top], "dealer": seat}``."""
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         options = dict(options or {})
-        unknown = set(options) - _OPTION_KEYS
-        if unknown:  # warn, not raise: pettingzoo.test.api_test passes arbitrary options
-            warnings.warn(f"ignoring unknown reset options {sorted(unknown)}; known: {sorted(_OPTION_KEYS)}",
-                          stacklevel=2)
+        # other keys are ignored, as PettingZoo's api_test expects; one close to a known key is a typo, named
+        for key in sorted(set(options) - _OPTION_KEYS, key=str):
+            if hint := did_you_mean(key, _OPTION_KEYS):
+                warnings.warn(f"ignoring unknown reset option {key!r}{hint}", stacklevel=2)
         self.match = Match(self.config, self._rng, options.get("deck"), options.get("dealer"))
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -342,26 +330,21 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.agent_selection = self.agents[self.match.hand.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """The seat-relative observation of ``agent`` and its action mask (zeros off-turn and once
-        the agent is terminated): :func:`goboom_env.observation.observe`."""
-        if self.match is None:
-            raise RuntimeError("call reset() before observe()")
+        """The seat-relative observation of ``agent`` and its action mask (:func:`goboom_env.observation.observe`)."""
+        self._require_reset("observe")
         finished = self.terminations.get(agent, True)
         return observe(self.match, self.agent_name_mapping[agent], self.encoder, finished=finished)
 
     def last(self, observe: bool = True) -> tuple:
-        """The observation, reward, termination, truncation and info of the agent to act."""
         self._require_reset("last")
         return super().last(observe)
 
     def agent_iter(self, max_iter: int = 2**63) -> Any:
-        """Iterate over the agents to act (PettingZoo's AEC loop)."""
         self._require_reset("agent_iter")
         return super().agent_iter(max_iter)
 
     def step(self, action: int) -> None:
-        """Apply ``action`` for the agent to move; raises :class:`IllegalActionError` for an action
-        that is not legal (or not an integer: numpy integers and 0-d integer arrays count as ints)."""
+        """Apply ``action`` for the agent to move; :class:`IllegalActionError` for one that is not legal."""
         try:
             agent = self.agent_selection
         except AttributeError:  # reset() creates it
@@ -373,8 +356,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         with blamed_on(agent):
             hand.apply(action)
         self._cumulative_rewards[agent] = 0.0
-        # Rewards are non-zero only after a hand ends; clearing all-zero rewards on every other step
-        # would change nothing, so it is skipped then (a hot-path saving), and so is accumulating.
+        # rewards are non-zero only after a hand ends: clearing and accumulating are skipped otherwise (hot path)
         if self._rewards_set:
             self._clear_rewards()
             self._rewards_set = False
@@ -388,7 +370,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.render()
 
     def _end_hand(self) -> None:
-        """Hand rewards, then the episode's end (:func:`goboom_env.episode.end_hand` decides it)."""
+        """Hand rewards, then the episode's end (decided by :func:`goboom_env.episode.end_hand`)."""
         hand = self.match.hand
         if self.reward_mode == "points":
             self._set_rewards(points_rewards(self.config, hand.winner, hand.hand_points()))
@@ -408,10 +390,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            import gymnasium
-
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or "
-                                  "'rgb_array'.")
+            logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'.")
             return None
         self._require_reset("render")
         if self.render_mode == "rgb_array":
@@ -422,14 +401,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             return None
         return text
 
-    def close(self) -> None:
-        pass
-
-    # -- state ---------------------------------------------------------------------------------
-
     def state(self) -> np.ndarray:
-        """The global state, hidden cards included, by absolute seat (see State in the module docstring):
-        for centralised critics. :class:`goboom_env.global_state.StateEncoder` seen from seat 0."""
+        """The global state, hidden cards included, by absolute seat (see State above): for centralised critics."""
         self._require_reset("state")
         return self.state_encoder.encode(self.match, 0)
 
@@ -437,7 +410,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         """The full engine state (hidden cards included) as JSON-friendly data."""
         self._require_reset("state_dict")
         return self.match.to_dict()
-
 
 
 __all__ = ["EPISODES", "REWARDS", "IntegerActionWrapper", "env", "make_config", "points_rewards", "raw_env"]

@@ -1,8 +1,7 @@
 """The public events of a hand (RULES.md R4.1): one typed record per kind, and one formatter table.
 
-The engine appends an event to ``Hand.events`` for everything that happens at the table. Each kind
-is a small :class:`~typing.NamedTuple` whose first field is its :class:`EventKind` (a :class:`enum.StrEnum`),
-so an event compares equal to the plain tuple ``("play", 0, 5)`` and reads as ``event.seat``:
+Each kind is a :class:`~typing.NamedTuple` whose first field is its :class:`EventKind` (a :class:`enum.StrEnum`), so
+an event compares equal to the plain tuple ``("play", 0, 5)`` and reads as ``event.seat``:
 
 =============  ======================  ========================================================
 kind           fields                  meaning
@@ -18,9 +17,7 @@ kind           fields                  meaning
 ``blocked``                            jokers: every player passed on an empty stock (R2.10)
 =============  ======================  ========================================================
 
-Three renderings share :data:`EVENT_FORMATS`: :func:`event_to_json` (cards as codes, the saved-state
-and golden-file format), :func:`event_text` (the compact playthrough form ``play P0 7S``) and
-:func:`describe_event` (an English phrase for people, ``P0 plays 7♠``).
+Three renderings share :data:`EVENT_FORMATS`: :func:`event_to_json`, :func:`event_text` and :func:`describe_event`.
 """
 
 from __future__ import annotations
@@ -81,15 +78,13 @@ class Blocked(NamedTuple):
 
 
 Event = Play | Draw | SeatEvent | CardEvent | Blocked
-"""Any engine event."""
 
 
 class EventFormat(NamedTuple):
-    """One row of the formatter table: the event's type and how people read it."""
+    """One row of the formatter table: the event's type and its English phrase over its fields."""
 
     type: type
     phrase: str
-    """English template over the event's fields (``{face}`` is shown with a suit symbol)."""
 
 
 EVENT_FORMATS: dict[EventKind, EventFormat] = {
@@ -118,8 +113,7 @@ def make_event(kind: EventKind | str, *args: int) -> Event:
 
 
 def event_to_json(event: tuple) -> list:
-    """An event as a JSON list with faces as card codes: ``["play", 0, "7S"]`` (saved states,
-    ``tests/data/hands.json``)."""
+    """An event as a JSON list with faces as card codes: ``["play", 0, "7S"]`` (saved states, records)."""
     kind = EventKind(event[0])
     return [kind.value, *(code_of(v) if name == "face" else v for name, v in zip(fields_of(kind), event[1:]))]
 
@@ -127,13 +121,11 @@ def event_to_json(event: tuple) -> list:
 CLASSIC_EVENTS = frozenset({EventKind.PLAY, EventKind.DRAW, EventKind.PASS, EventKind.TRICK, EventKind.OUT})
 JOKERS_EVENTS = frozenset({EventKind.UPCARD, EventKind.BURY, EventKind.PLAY, EventKind.DRAW, EventKind.PASS,
                            EventKind.BOOM, EventKind.OUT, EventKind.BLOCKED})
-"""The event kinds each variant's engine writes."""
 
 
 def event_from_json(fields: Fields, name: str, raw: Any, config: GameConfig) -> Event:
-    """The event that :func:`event_to_json` wrote as ``raw`` (field ``name`` of ``fields``), checked against the
-    variant's event kinds, the seats and the draw counts (one card in jokers, R2.7; a classic draw takes at least
-    one, R1.6); ValueError naming the field."""
+    """The event :func:`event_to_json` wrote as ``raw`` (field ``name`` of ``fields``), checked against the variant's
+    kinds, the seats and the draw counts (R1.6, R2.7); ValueError naming the field."""
     if not isinstance(raw, (list, tuple)) or not raw:
         raise fields.error(name, f"an event must be a list like ['play', 0, '7S'], got {shown(raw)}")
     kinds = CLASSIC_EVENTS if config.is_classic else JOKERS_EVENTS
@@ -180,9 +172,8 @@ def describe_event(event: tuple) -> str:
 
 def drawn_cards(before: Iterable[int], after: Iterable[int], events: Sequence[tuple], seat: int,
                 classic: bool) -> Counter[int]:
-    """The cards that reached ``seat``'s hand from the stock during ``events``, from the faces it held
-    ``before`` and ``after`` them: what it holds after, less what it held before and did not play. In classic
-    Go Boom a card played right after the seat's own draw came from the stock (R1.6), not from the hand."""
+    """The cards that reached ``seat``'s hand from the stock during ``events``: what it holds ``after``, less what
+    it held ``before`` and did not play (in classic, a card played right after its draw came from the stock, R1.6)."""
     played: Counter[int] = Counter()
     after_draw = False
     for event in events:
@@ -193,21 +184,18 @@ def drawn_cards(before: Iterable[int], after: Iterable[int], events: Sequence[tu
     return Counter(after) - (Counter(before) - played)
 
 
-PLAIN_CARDS = (1 << 52) - 1
-"""Every non-joker face, as a bitmask."""
+PLAIN_CARDS = (1 << 52) - 1  # every non-joker face
 
 
 class VoidProofs:
-    """Reads one hand's public events in order and reports what they prove about the hidden hands (R4.1):
+    """Reads one hand's public events in order and reports what they prove about the hidden hands (R4.1), through
+    the hooks that subclasses fill (the determinizer's card slots, the history observation's void masks):
 
     * classic (R1.5, R1.6): a player who draws (or passes on an empty stock) holds no card matching the led card,
-      and the cards it draws and keeps match it neither; a card it plays right after its draw came from the stock;
-    * jokers (R2.6, R2.7): a voluntary draw or a pass proves that no matching non-boom card was held (with
-      ``after_joker="any"`` and a joker on top: no non-boom card at all); a drawn card is unknown, as are the cards
-      a boom makes the others draw.
-
-    The one reading of those rules: subclasses act on the facts through the hooks :meth:`on_proof`, :meth:`on_take`,
-    :meth:`on_play` and :meth:`on_move` (the determinizer's card slots, the history observation's void masks)."""
+      nor do the cards it draws and keeps; a card it plays right after its draw came from the stock;
+    * jokers (R2.6, R2.7): a draw or a pass proves that no matching non-boom card was held (no non-boom card at all
+      with ``after_joker="any"`` and a joker on top); a drawn card is unknown, as are those a boom makes others draw.
+    """
 
     __slots__ = ("_after_any", "_boomer", "_classic", "_hit", "_led", "_match", "_n", "_pending", "_plain", "_top")
 
@@ -219,8 +207,6 @@ class VoidProofs:
         self._led = self._top = self._match = -1
         self._pending: tuple[int, int, int] | None = None  # classic: (seat, cards drawn, void) of a draw
         self._boomer, self._hit = -1, 0  # jokers: the seat whose boom makes the others draw, and how many drew
-
-    # -- the hooks --------------------------------------------------------------------------------------
 
     def on_proof(self, seat: int, void: int) -> None:
         """``seat`` holds none of the faces of the bitmask ``void`` now."""
@@ -234,10 +220,7 @@ class VoidProofs:
     def on_move(self, seat: int, face: int, drew: bool, passed: bool) -> None:
         """``seat`` ended its move: the card it played (-1: none), whether it drew, whether it passed."""
 
-    # -- the reading --------------------------------------------------------------------------------------
-
     def read(self, event: tuple) -> None:
-        """Take the next event of the hand's log."""
         if self._classic:
             self._read_classic(event)
         else:

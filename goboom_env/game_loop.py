@@ -1,12 +1,8 @@
 """The one decision loop: play a hand or a match on the engine with one agent per seat.
 
-Tournaments, behaviour cloning, ``goboom play`` and the tests all drive games through
-:func:`play_hand` / :func:`play_episode`, so every caller asks agents the same way: the seat to move
-gets :func:`goboom_env.observation.observe` of the match (and its
-:class:`~goboom_env.player_view.PlayerView` when the agent's ``needs_view`` is True), and its action is
-applied to the hand. An optional hook sees every decision before it is applied (to record it, print
-it or check it). How an episode ends (one hand or a whole match, its winners and points) is decided
-by :func:`goboom_env.episode.end_hand`, the same function the env uses.
+Every caller (tournaments, behaviour cloning, ``goboom play``) asks agents the same way: the seat to move gets
+:func:`goboom_env.observation.observe` of the match (and its :class:`~goboom_env.player_view.PlayerView` when
+its agent ``needs_view``); an optional hook sees every decision before it is applied.
 
     >>> import numpy as np
     >>> from goboom_env.agents import RandomAgent
@@ -36,13 +32,11 @@ class Decision(NamedTuple):
 
     match: Match
     hand: Hand
-    """The hand being played (``match.hand``), in the state the agent saw."""
     seat: int
     observation: Observation
     view: PlayerView | None
-    """The seat's view, when its agent asked for one (``needs_view``)."""
     action: int
-    """What the agent chose (as it returned it: an int or a numpy integer)."""
+    """What the agent chose, as it returned it (an int or a numpy integer)."""
 
 
 DecisionHook = Callable[[Decision], None]
@@ -50,11 +44,8 @@ DecisionHook = Callable[[Decision], None]
 
 
 def play_hand(match: Match, agents: Sequence[Policy], on_decision: DecisionHook | None = None) -> Hand:
-    """Play the match's current hand to its end, ``agents[s]`` in seat ``s``; returns the finished hand.
-
-    An action the rules do not allow raises :class:`~goboom_env.engine.IllegalActionError` naming the
-    agent and its seat (the hand is left as it was before that action).
-    """
+    """Play the match's current hand to its end, ``agents[s]`` in seat ``s``; returns the finished hand. An illegal
+    action raises :class:`~goboom_env.engine.IllegalActionError` naming the agent and its seat."""
     if len(agents) != match.config.num_players:
         raise ValueError(f"need one agent per seat: {match.config.num_players} agents, got {len(agents)}")
     needs_view = [agent.needs_view for agent in agents]
@@ -73,8 +64,7 @@ def play_hand(match: Match, agents: Sequence[Policy], on_decision: DecisionHook 
 
 def play_episode(match: Match, agents: Sequence[Policy], episode: str = "hand",
                  on_decision: DecisionHook | None = None) -> EpisodeResult:
-    """Play one episode from the match's current hand: that hand (``episode="hand"``; the match is left
-    as it is) or the rest of the match (``episode="match"``); returns how it ended."""
+    """Play that hand (``episode="hand"``) or the rest of the match (``"match"``); returns how it ended."""
     check_episode(episode)
     while True:
         play_hand(match, agents, on_decision)

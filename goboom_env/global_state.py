@@ -1,15 +1,8 @@
-"""The global state of a game as one flat ``float32`` vector: everything, hidden cards included.
+"""The global state of a game as one flat ``float32`` vector, hidden cards included: what a centralised critic
+(PettingZoo's ``state()``) and the privileged critic (:mod:`goboom_env.training.privileged`) read.
 
-What a centralised critic reads (MAPPO's global state, PettingZoo's ``state()``) and what the privileged
-critic of :mod:`goboom_env.training.privileged` reads: one encoder for both. The vector seen from
-``seat`` is that seat's observation (:class:`goboom_env.observation.ObservationEncoder`, every block as
-tabled there) followed by the blocks nobody but the engine can see, in the same relative seat order::
-
-    state(seat) = observation(seat) ++ hands ++ stock ++ stock_top ++ phase
-
-Seen from seat 0, relative seats are absolute seats, so ``raw_env.state()`` is ``encode(match, 0)``: its
-``hand`` block is seat 0's hand, the ``hands`` block holds seats 1 to n-1, and every per-seat block of
-the observation (``trick``, ``hand_sizes``, ``to_move``, ``scores``, ...) is ordered by absolute seat.
+Seen from ``seat`` it is that seat's observation followed by the blocks only the engine sees, in the same
+relative seat order; ``raw_env.state()`` is ``encode(match, 0)``, where relative seats are absolute seats.
 
 =========================  ============  ===================================================================
 block (after observation)  size          meaning (values)
@@ -22,12 +15,8 @@ block (after observation)  size          meaning (values)
                                          discard, over (one-hot)
 =========================  ============  ===================================================================
 
-The stock is encoded by its contents and its top card, not its whole order: the order below the top
-card matters only draws later, and one-hot positions would take ``deck size x 53`` entries (5,618 with
-two decks). The exact order is in ``raw_env.state_dict()``.
-
-For ``n = 4`` the state has ``517 + 3 x 53 + 53 + 53 + 4 = 786`` entries; :func:`state_layout` gives
-the slices of the blocks after the observation for any player count.
+The stock is encoded by its contents and top card, not its whole order (``deck size x 53`` entries); the exact
+order is in ``raw_env.state_dict()``. For ``n = 4`` the state has ``517 + 3 x 53 + 53 + 53 + 4 = 786`` entries.
 """
 
 from __future__ import annotations
@@ -46,23 +35,19 @@ NUM_PHASES = len(Phase)
 
 
 def state_layout(num_players: int) -> dict[str, slice]:
-    """The named slices of the hidden blocks, as indices into the whole state vector (they follow the
-    observation, whose slices are :func:`goboom_env.observation.layout`)."""
+    """The named slices of the hidden blocks, as indices into the whole state vector."""
     n, f = num_players, NUM_FACES
     sizes = [("hands", (n - 1) * f), ("stock", f), ("stock_top", f), ("phase", NUM_PHASES)]
     return block_slices(sizes, observation_size(n))
 
 
 def state_size(num_players: int) -> int:
-    """Length of the state vector: the observation's plus ``(n + 2) x 53 + 4``."""
+    """The observation's length plus ``(n + 2) x 53 + 4``."""
     return state_layout(num_players)["phase"].stop
 
 
 class StateEncoder:
-    """Encodes the full state of a hand from one seat's point of view (seat 0: absolute seats).
-
-    :meth:`encode` gives the whole vector; :meth:`hidden` only the blocks after the observation, for a
-    caller that already holds the observation (the self-play env extends the learner's with them)."""
+    """Encodes the full state of a hand from one seat's point of view (seat 0: absolute seats)."""
 
     def __init__(self, config: GameConfig) -> None:
         self.config = config
@@ -84,7 +69,7 @@ class StateEncoder:
         return np.concatenate([self.observation.encode(hand, seat, match), self.hidden(hand, seat)])
 
     def hidden(self, hand: Hand, seat: int = 0) -> np.ndarray:
-        """The blocks after the observation (``hands``, ``stock``, ``stock_top``, ``phase``) seen from ``seat``."""
+        """Only the blocks after the observation, for a caller that holds the observation already."""
         self._check_seat(seat)
         n, f = self.n, NUM_FACES
         out = np.zeros(self.hidden_size, np.float32)
@@ -98,7 +83,6 @@ class StateEncoder:
         return out
 
     def _check_seat(self, seat: int) -> None:
-        """ValueError for a seat outside ``0..n-1`` (a negative one would silently index from the end)."""
         if not 0 <= seat < self.n:
             raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
 

@@ -1,9 +1,5 @@
-"""The vocabulary of a hand's state, shared by the engine and the saved-state reader: the
-:class:`Phase` of a hand, the trick markers, and the deck check (RULES.md R0.5, R1, R2).
-
-It sits below :mod:`goboom_env.engine` and :mod:`goboom_env.state_reader`, so that the reader can check
-a saved hand without importing the engine that builds it.
-"""
+"""The vocabulary of a hand's state, below both the engine and the saved-state reader: the :class:`Phase` of a
+hand, the trick markers, and the deck check (RULES.md R0.5, R1, R2)."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ import functools
 from collections import Counter
 from collections.abc import Sequence
 
-from goboom_env.cards import card_text, deck_faces
+from goboom_env.cards import NUM_FACES, card_text, deck_faces
 from goboom_env.config import GameConfig
 
 
@@ -37,9 +33,16 @@ PASSED = -2
 
 @functools.lru_cache(maxsize=64)
 def deck_multiset(num_decks: int, num_jokers: int) -> tuple[int, ...]:
-    """:func:`~goboom_env.cards.deck_faces` (already sorted) as a cached tuple: every deal shuffles and
-    checks it."""
+    """:func:`~goboom_env.cards.deck_faces` (sorted) as a cached tuple: every deal shuffles and checks it."""
     return tuple(deck_faces(num_decks, num_jokers))
+
+
+def deck_counts(config: GameConfig) -> list[int]:
+    """Per face, its copies in the configuration's deck."""
+    counts = [0] * NUM_FACES
+    for face in deck_multiset(config.num_decks, config.num_jokers):
+        counts[face] += 1
+    return counts
 
 
 def check_deck(config: GameConfig, deck: Sequence[int]) -> None:

@@ -28,19 +28,21 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     # extra of pyproject.toml [project.optional-dependencies]: the top-level modules it installs itself
     "eval": ("matplotlib", "openskill", "scipy"),
     "vector": ("numba",),
-    "train": ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "threadpoolctl"),
+    "fast": ("torch", "tensorboard", "threadpoolctl"),
+    "train": ("stable_baselines3", "sb3_contrib"),
     "rllib": ("ray",),
     "torchrl": ("torchrl", "tensordict"),
     "tianshou": ("tianshou",),
     "openspiel": ("pyspiel", "open_spiel"),
     "web": ("starlette", "uvicorn", "websockets"),
 }
-"""The optional modules, by the extra that installs them (``train`` also installs ``eval`` and ``vector``,
-``rllib``, ``torchrl`` and ``tianshou`` also ``train``: the smallest extra that brings a module is the one named)."""
+"""The optional modules, by the extra that installs them (``fast`` also installs ``eval`` and ``vector``, ``train``
+also ``fast``, ``rllib``, ``torchrl`` and ``tianshou`` also ``train``: the smallest extra that brings a module is the
+one named)."""
 
 
-INCLUDES: dict[str, tuple[str, ...]] = {"train": ("eval", "vector"), "rllib": ("train",), "torchrl": ("train",),
-                                        "tianshou": ("train",)}
+INCLUDES: dict[str, tuple[str, ...]] = {"fast": ("eval", "vector"), "train": ("fast",), "rllib": ("train",),
+                                        "torchrl": ("train",), "tianshou": ("train",)}
 """The extras an extra installs besides its own modules (``goboom-env[...]`` in its requirements)."""
 
 

@@ -1,11 +1,9 @@
 """The public-history observation: the snapshot of :mod:`goboom_env.observation` followed by what the
 public events of the hand prove (RULES.md R4.1).
 
-The snapshot shows the table as it is; it cannot tell that the player to your left drew on a heart two
-turns ago and so held no heart then. This layout (``observation="history"``) adds, per relative seat in
-the order of the snapshot's per-seat blocks (``0`` = the observer, ``1`` = its left, ...), the cards it
-played this hand, what it is proved not to hold, and a window of the table's last moves. Everything is
-public: the leak test permutes the hidden cards and the stock and checks that nothing changes.
+The snapshot cannot tell that the player to your left drew on a heart two turns ago and so held no heart then.
+This layout (``observation="history"``) adds, per relative seat, the cards it played this hand, what it is
+proved not to hold, and a window of the table's last moves.
 
 =========================  ==================  ===================================================================
 block                      size                meaning (values)
@@ -21,23 +19,8 @@ block                      size                meaning (values)
                                                one-hot), drew (1), passed (1); zero rows before the first
 =========================  ==================  ===================================================================
 
-**Proofs** (the inferences of :mod:`goboom_env.agents.determinize`). In classic a draw or a pass
-proves that the seat held no card of the led card's suit or rank (R1.5, R1.6), and the cards it drew
-and kept do not match it either. In jokers a voluntary draw or a pass proves that the seat held no
-matching non-boom card (R2.7; with ``after_joker="any"`` and a joker on top: no non-boom card at
-all); the card it drew, and every card a boom makes it draw (R2.6, R2.8), is unknown and counts in
-``since``. ``void`` describes the cards the seat held at the proof and still holds: ``hand size -
-since`` of its cards are none of ``void``. When a seat proves a void while it holds no unknown card
-(``since`` = 0), the two proofs add up (``void`` is their union); otherwise the new proof replaces
-the old. A play of a face in ``void`` must be an unknown card (``since`` drops by one); once every
-card held at the proof is gone (hand size = ``since``) the proof says nothing and both are cleared.
-
-A move is one decision: a card played (classic: also the matching card a draw ends with, ``drew``
-set too), a draw (jokers) or a pass (classic: also a draw that ran out of stock, ``drew`` and
-``passed``). The cards a boom makes the others draw are part of the boom's move.
-
-The facts are read from ``Hand.events``; a hand restored without its event log (a determinized
-sample) has an empty history, and a seat whose hand size the log does not account for gets no proof.
+What the proofs mean is told on the env's page (History observation); they are read from ``Hand.events`` by
+:class:`~goboom_env.events.VoidProofs`, so a hand restored without its log has an empty history.
 """
 
 from __future__ import annotations
@@ -47,7 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from goboom_env.cards import NUM_FACES
+from goboom_env.cards import NUM_FACES, faces_in
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.engine import Hand, Match
 from goboom_env.events import EventKind, VoidProofs
@@ -58,11 +41,10 @@ from goboom_env.observation import (
     face_copies,
     layout,
     observation_size,
+    pad_by_index,
     padded_index,
 )
 
-HISTORY_VERSION = OBSERVATION_LAYOUTS["history"]
-"""The observation version of this layout (saved models record it)."""
 MOVE_WIDTH = 55
 """A window row after its mover block: card played (53), drew, passed."""
 DREW, PASSED_MOVE = 1, 2
@@ -77,8 +59,7 @@ def window_size(num_players: int) -> int:
 
 
 def history_layout(num_players: int) -> dict[str, slice]:
-    """The named slices of the history observation: the snapshot's blocks, then ``played``, ``void``,
-    ``since`` and ``window`` (see the module docstring)."""
+    """The named slices of the history observation: the snapshot's blocks, then the history's."""
     n = num_players
     sizes = [("played", n * NUM_FACES), ("void", n * NUM_FACES), ("since", n),
              ("window", window_size(n) * (n + MOVE_WIDTH))]
@@ -91,16 +72,13 @@ def history_size(num_players: int) -> int:
 
 
 HISTORY_PADDED_SIZE = history_size(MAX_PLAYERS)
-"""Length of a padded history observation: the history layout of :data:`MAX_PLAYERS` seats."""
+"""Length of a padded history observation (the layout of :data:`MAX_PLAYERS` seats)."""
 
 
 @lru_cache(maxsize=MAX_PLAYERS)
 def history_padded_index(num_players: int) -> np.ndarray:
-    """For each entry of an ``num_players``-seat history observation, its index in the 12-seat one (int64),
-    as :func:`goboom_env.observation.padded_index` does for the snapshot: the snapshot part keeps that
-    placement, the per-seat rows of ``played`` and ``void`` and the entries of ``since`` fill the first
-    ``n`` slots of their 12, and window row ``j`` fills the first ``2n`` of 24 rows with its mover in the
-    first ``n`` of 12 entries and the card, drew and passed entries after them."""
+    """:func:`goboom_env.observation.padded_index` of the history layout: per-seat rows and window rows (and
+    each row's mover entries) fill the first of their 12 (24) slots."""
     n = int(num_players)
     base = padded_index(n)
     small, wide = history_layout(n), history_layout(MAX_PLAYERS)
@@ -119,16 +97,9 @@ def history_padded_index(num_players: int) -> np.ndarray:
 
 
 def pad_history(obs: np.ndarray, num_players: int) -> np.ndarray:
-    """A batch ``[B, D_n]`` (or one vector) of history observations in the 12-seat layout
-    ``[B, HISTORY_PADDED_SIZE]`` (zeros in the slots of absent seats), see :func:`history_padded_index`."""
-    index = history_padded_index(num_players)
-    obs = np.asarray(obs)
-    if obs.shape[-1] != len(index):
-        raise ValueError(f"history observations of {num_players} players have {len(index)} entries, "
-                         f"got shape {obs.shape}")
-    out = np.zeros((*obs.shape[:-1], HISTORY_PADDED_SIZE), obs.dtype)
-    out[..., index] = obs
-    return out
+    """:func:`goboom_env.observation.pad_observations` for history observations."""
+    return pad_by_index(obs, history_padded_index(num_players), HISTORY_PADDED_SIZE,
+                        f"history observations of {num_players} players")
 
 
 class PublicHistory(VoidProofs):
@@ -141,15 +112,10 @@ class PublicHistory(VoidProofs):
         n = config.num_players
         self.window = window_size(n)
         self.played = [bytearray(NUM_FACES) for _ in range(n)]
-        """Cards each seat played this hand, per face."""
-        self.void = [0] * n
-        """Per seat, the faces (bitmask) its latest proof says it does not hold."""
-        self.since = [0] * n
-        """Per seat, cards taken since that proof."""
-        self.sizes = [config.hand_size] * n
-        """Per seat, the hand size the events account for."""
-        self.moves: list[tuple[int, int, int]] = []
-        """The last :attr:`window` moves, oldest first: (seat, face played or -1, kind bits)."""
+        self.void = [0] * n  # per seat, the faces (bitmask) its latest proof says it does not hold
+        self.since = [0] * n  # per seat, cards taken since that proof
+        self.sizes = [config.hand_size] * n  # per seat, the hand size the events account for
+        self.moves: list[tuple[int, int, int]] = []  # the last moves, oldest first: (seat, face or -1, kind bits)
         self._done = 0
 
     def update(self, events: list) -> None:
@@ -159,13 +125,12 @@ class PublicHistory(VoidProofs):
             self.read(event)
 
     def on_proof(self, seat: int, void: int) -> None:
-        """``seat`` holds none of ``void`` now; an older proof still holds too when no unknown card came since."""
+        """``seat`` holds none of ``void`` now (nor of the older proof when no unknown card came since)."""
         self.void[seat] = void | (self.void[seat] if not self.since[seat] else 0)
         self.since[seat] = 0
 
     def on_take(self, seat: int, count: int, void: int) -> None:
-        """``seat`` took ``count`` cards: known to be none of ``void`` (then that is all its proof says), else
-        unknown (counted since its proof)."""
+        """``seat`` took ``count`` cards, none of ``void`` when given (its whole proof then), else unknown ones."""
         self.sizes[seat] += count
         if void:
             if count and self.void[seat] != void:
@@ -195,11 +160,8 @@ class PublicHistory(VoidProofs):
 
 
 class HistoryEncoder(ObservationEncoder):
-    """Builds history observations (the module docstring) for one configuration.
-
-    The facts of each hand are kept between calls and brought up to date from the new events only, so an
-    env pays for each event once; a few recent hands are remembered (a tournament interleaves tables).
-    """
+    """Builds history observations for one configuration. The facts of a few recent hands (a tournament
+    interleaves tables) are kept and brought up to date from the new events only."""
 
     CACHE_HANDS = 16
 
@@ -221,10 +183,7 @@ class HistoryEncoder(ObservationEncoder):
         self._hscale = scale
         self._hands: dict[int, tuple[object, PublicHistory]] = {}
         self._units |= {"played": face_copies(config), "void": 1.0, "since": config.deck_size, "window": 1.0}
-        self._unit_scale = np.zeros(self.size)
-        for name, unit in self._units.items():
-            sl = self.slices[name]
-            self._unit_scale[sl] = np.tile(unit, (sl.stop - sl.start) // np.size(unit)) if np.ndim(unit) else unit
+        self._unit_scale = self._unit_layout()
         self.low = np.zeros(self.size, np.float32)
         self.high = np.concatenate([self.high, np.ones(tail, np.float32)])
 
@@ -233,8 +192,8 @@ class HistoryEncoder(ObservationEncoder):
         return self._facts(hand, hand.events)
 
     def _facts(self, anchor: object, events: Sequence[tuple]) -> PublicHistory:
-        """The kept facts of the hand ``anchor`` stands for (the Hand, or the first event of a view's log: a view
-        is a new object each move), brought up to date with ``events``."""
+        """The kept facts of the hand ``anchor`` stands for (the Hand, or the first event of a view's log, since a
+        view is a new object each move), brought up to date with ``events``."""
         entry = self._hands.get(id(anchor))
         if entry is None or entry[0] is not anchor or entry[1]._done > len(events):
             if len(self._hands) >= self.CACHE_HANDS:
@@ -248,17 +207,14 @@ class HistoryEncoder(ObservationEncoder):
         return self._with_history(super().encode(hand, seat, match), self.history(hand), hand.sizes, seat)
 
     def extend(self, snapshot: np.ndarray, events: Sequence[tuple], sizes: Sequence[int], seat: int) -> np.ndarray:
-        """The history observation of ``seat`` from its snapshot observation (what
-        :func:`goboom_env.player_view.observe` gives), the hand's public ``events`` and hand ``sizes`` (a
-        :class:`~goboom_env.player_view.PlayerView`'s): how an agent that reads this layout plays where it is
-        handed the snapshot."""
+        """The history observation of ``seat`` from its snapshot, the public ``events`` and hand ``sizes`` of its
+        :class:`~goboom_env.player_view.PlayerView`: how an agent of this layout plays where it gets a snapshot."""
         facts = self._facts(events[0] if events else None, events)
         return self._with_history(np.asarray(snapshot, np.float32), facts, sizes, seat)
 
     def _with_history(self, snapshot: np.ndarray, facts: PublicHistory, sizes: Sequence[int],
                       seat: int) -> np.ndarray:
-        """``snapshot`` followed by the history blocks of ``facts`` seen from ``seat`` (``sizes``: the hand sizes
-        now, absolute seats; a seat whose size the facts do not account for gets no proof)."""
+        """``snapshot`` followed by the history blocks of ``facts`` seen from ``seat`` (``sizes``: absolute seats)."""
         n, h, f = self.n, self._hoff, NUM_FACES
         levels = np.zeros(self._tail, np.int32)
         for rel, other in enumerate(self._rot[seat]):
@@ -268,11 +224,7 @@ class HistoryEncoder(ObservationEncoder):
                 continue  # the log does not account for this hand: no proof
             void = facts.void[other]
             if void:
-                start = h["void"] + rel * f
-                while void:
-                    low = void & -void
-                    levels[start + low.bit_length() - 1] = 1
-                    void ^= low
+                levels[[h["void"] + rel * f + face for face in faces_in(void)]] = 1
                 levels[h["since"] + rel] = facts.since[other]
         row = n + MOVE_WIDTH
         start = h["window"]

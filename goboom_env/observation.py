@@ -1,10 +1,8 @@
 """Seat-relative observation encoder: one flat ``float32`` vector with named slices (R4.1).
 
-Everything is seen from the observing seat: per-seat blocks are ordered by relative seat,
-``0`` = the observer, ``1`` = the player to its left (R0.4), and so on. Only public
-information and the observer's own hand are encoded, so changing opponents' hidden cards or the
-stock order never changes an observation (tested). The layout depends only on ``num_players``
-(``n``): classic and jokers share it, unused blocks stay zero.
+Per-seat blocks are ordered by relative seat (``0`` = the observer, ``1`` = its left, R0.4). Only public
+information and the observer's own hand are encoded. The layout depends only on ``n`` (``num_players``):
+classic and jokers share it, unused blocks stay zero.
 
 =========================  ============  ===================================================================
 block                      size          meaning (values)
@@ -30,8 +28,7 @@ block                      size          meaning (values)
                                          after_joker="any", two or more decks, num_players / 12
 =========================  ============  ===================================================================
 
-A network that plays every table size (a *generalist*) reads the 12-seat layout: :func:`pad_observations`
-puts an ``n``-seat vector inside it (:func:`padded_index`), zeros in the slots of absent seats.
+A *generalist* network reads every table size in the 12-seat layout (:func:`pad_observations`).
 """
 
 from __future__ import annotations
@@ -41,14 +38,13 @@ from functools import lru_cache
 import numpy as np
 
 from goboom_env.cards import CLASSIC_POINTS, JOKER, JOKERS_POINTS, NUM_ACTIONS, NUM_FACES, deck_faces
-from goboom_env.config import MAX_PLAYERS, GameConfig
+from goboom_env.config import MAX_PLAYERS, GameConfig, check_int
 from goboom_env.engine import PASSED, Hand, Match
 
 OBSERVATION_VERSION = 1
-"""The version of this (the *snapshot*) layout: bumped whenever it changes; saved models record it."""
+"""The version of this (the *snapshot*) layout, bumped whenever it changes; saved models record it."""
 OBSERVATION_LAYOUTS = {"snapshot": OBSERVATION_VERSION, "history": 2}
-"""The observation layouts by name and their versions: ``"snapshot"`` (this module, the default) and
-``"history"`` (:mod:`goboom_env.history`: the snapshot followed by what the public events prove)."""
+"""The layouts by name and their versions (``"history"``: :mod:`goboom_env.history`)."""
 
 
 def layout(num_players: int) -> dict[str, slice]:
@@ -77,25 +73,16 @@ def observation_size(num_players: int) -> int:
 
 
 PADDED_SIZE = 5 * NUM_FACES + 60 * MAX_PLAYERS + 12
-"""Length of the padded observation (:func:`padded_index`): the layout of :data:`MAX_PLAYERS` seats."""
+"""Length of the padded observation: the layout of :data:`MAX_PLAYERS` seats."""
 
 
 @lru_cache(maxsize=MAX_PLAYERS)
 def padded_index(num_players: int) -> np.ndarray:
-    """For each entry of an ``num_players``-seat observation, its index in the 12-seat layout (int64).
-
-    A generalist network reads every table size through the one :data:`MAX_PLAYERS` layout: a per-seat block
-    of size ``n`` fills the first ``n`` slots of its 12-slot block (relative seat ``k`` stays at slot ``k``),
-    the trick block's ``n`` rows of 53 fill the first ``n`` of its 12 rows, the shared blocks (hand, seen,
-    led, top, match, stock, passes, progress, flags) keep their size. The ``flags`` block's last entry
-    (``num_players / 12``) tells the table size. Padding keeps the existing layout byte for byte inside
-    the wide one, so the same MLP and every decoder of the named blocks work unchanged; zeros elsewhere.
-    """
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-            or not 2 <= num_players <= MAX_PLAYERS:
-        raise ValueError(f"num_players must be an integer in 2..{MAX_PLAYERS}, got {num_players!r}")
-    small, wide = layout(int(num_players)), layout(MAX_PLAYERS)
-    index = np.empty(observation_size(int(num_players)), np.int64)
+    """For each entry of a ``num_players``-seat observation, its index in the 12-seat layout (int64): a per-seat
+    block fills the first ``n`` slots of its 12 (the trick block: rows), the shared blocks keep their size."""
+    n = check_int("num_players", num_players, 2, MAX_PLAYERS)
+    small, wide = layout(n), layout(MAX_PLAYERS)
+    index = np.empty(observation_size(n), np.int64)
     for name, sl in small.items():
         index[sl] = np.arange(wide[name].start, wide[name].start + (sl.stop - sl.start))
     index.flags.writeable = False
@@ -103,13 +90,17 @@ def padded_index(num_players: int) -> np.ndarray:
 
 
 def pad_observations(obs: np.ndarray, num_players: int) -> np.ndarray:
-    """A batch ``[B, D_n]`` (or one vector ``[D_n]``) of ``num_players``-seat observations in the 12-seat layout
-    ``[B, PADDED_SIZE]`` (same dtype; zeros in the slots of absent seats), see :func:`padded_index`."""
-    index = padded_index(num_players)
+    """``[B, D_n]`` (or ``[D_n]``) observations of ``num_players`` seats in the 12-seat layout ``[B, PADDED_SIZE]``
+    (same dtype; zeros in the slots of absent seats)."""
+    return pad_by_index(obs, padded_index(num_players), PADDED_SIZE, f"observations of {num_players} players")
+
+
+def pad_by_index(obs: np.ndarray, index: np.ndarray, size: int, what: str) -> np.ndarray:
+    """``obs`` spread over ``size`` entries by ``index`` (zeros elsewhere); ValueError naming ``what`` if mis-shaped."""
     obs = np.asarray(obs)
     if obs.shape[-1] != len(index):
-        raise ValueError(f"observations of {num_players} players have {len(index)} entries, got shape {obs.shape}")
-    out = np.zeros((*obs.shape[:-1], PADDED_SIZE), obs.dtype)
+        raise ValueError(f"{what} have {len(index)} entries, got shape {obs.shape}")
+    out = np.zeros((*obs.shape[:-1], size), obs.dtype)
     out[..., index] = obs
     return out
 
@@ -124,28 +115,21 @@ def unpad_observations(obs: np.ndarray, num_players: int) -> np.ndarray:
 
 
 class ObservationEncoder:
-    """Builds observations for one configuration; allocation-light, one call per decision.
+    """Builds observations for one configuration, one call per decision.
 
-    Speed trick: every entry except stock, passes, scores and progress is an integer
-    *level* (a card count, a one-hot 1, a hand size) times a fixed per-index *scale* (1 / copies,
-    1 / deck size, a flag's value). :meth:`encode` writes the levels into a ``bytearray`` with
-    cheap slice and item assignments, then makes the float vector with one numpy multiply
-    (``levels * scale`` rounds exactly like multiplying the float32 blocks one by one did) and
-    sets the four remaining scalars.
-    """
+    For speed, most entries are an integer *level* (a count, a one-hot 1) times a fixed per-index *scale*:
+    :meth:`encode` writes the levels into a ``bytearray``, makes the float vector with one multiply, then sets
+    the remaining scalars (stock, passes, scores, progress)."""
 
     def __init__(self, config: GameConfig) -> None:
         self.config = config
         n = self.n = config.num_players
         self.slices = layout(n)
         self.size = observation_size(n)
-        s = {k: v.start for k, v in self.slices.items()}
-        self._off = s
+        s = self._off = {k: v.start for k, v in self.slices.items()}
         copies = (1.0 / face_copies(config)).astype(np.float32)
-        self._inv_copies = copies
         self._score_scale = float(config.target_score or 100)
-        inv_deck = 1.0 / config.deck_size
-        self._inv_deck = inv_deck
+        inv_deck = self._inv_deck = 1.0 / config.deck_size
         self._rot = [[(seat + k) % n for k in range(n)] for seat in range(n)]
         # hand sizes and drawn counts never exceed the deck size: byte levels when that fits a byte
         self._byte_counts = config.deck_size <= 255
@@ -165,14 +149,18 @@ class ObservationEncoder:
                                                "to_move", "dealer")}
         self._units |= {"hand": face_copies(config), "seen": face_copies(config), "hand_sizes": config.deck_size,
                         "drawn": config.deck_size, "stock": config.deck_size, "passes": n}
-        """What one level of each counting block is worth, as the factor that turns a value back into it."""
-        self._unit_scale = np.zeros(self.size)
-        for name, unit in self._units.items():
-            self._unit_scale[self.slices[name]] = unit
-        """:attr:`_units` laid out over the whole vector (0 outside the counting blocks): one product decodes all."""
+        self._unit_scale = self._unit_layout()
         self.low = np.zeros(self.size, np.float32)
         self.high = np.ones(self.size, np.float32)
         self.high[self.slices["scores"]] = max_score(config) / self._score_scale
+
+    def _unit_layout(self) -> np.ndarray:
+        """Per entry, the factor that turns a counting block's value back into its level (0 elsewhere)."""
+        out = np.zeros(self.size)
+        for name, unit in self._units.items():
+            sl = self.slices[name]
+            out[sl] = np.tile(unit, (sl.stop - sl.start) // np.size(unit)) if np.ndim(unit) else unit
+        return out
 
     @staticmethod
     def flags(config: GameConfig) -> list[float]:
@@ -239,30 +227,23 @@ class ObservationEncoder:
         return {name: vector[sl] for name, sl in self.slices.items()}
 
     def counts(self, vector: np.ndarray) -> dict[str, np.ndarray]:
-        """The blocks that count something, decoded back to integers (int64): cards per face
-        (``hand``, ``seen``), the one-hot blocks (``led``, ``trick``, ``trick_passed``, ``leader``, ``top``,
-        ``match``, ``to_move``, ``dealer``), cards per relative seat (``hand_sizes``, ``drawn``), the stock
-        size (``stock``) and the pass count (``passes``). The inverse of :meth:`encode` for decoders such
-        as the heuristic agents' table, so that no decoder repeats the scales. A batch of vectors
-        (``[B, size]``) decodes to blocks of shape ``[B, block size]``."""
+        """The blocks that count something (all but scores, progress and flags) decoded back to integers (int64):
+        the inverse of :meth:`encode`, so that no decoder repeats the scales. A batch ``[B, size]`` works too."""
         ints = np.rint(np.asarray(vector, np.float64) * self._unit_scale).astype(np.int64)
         return {name: ints[..., self.slices[name]] for name in self._units}
 
 
 def max_score(config: GameConfig) -> int:
-    """The highest match total a seat can reach: the upper bound of the ``scores`` block (times the score scale).
-
-    A classic match ends once a total reaches the target (R1.11, R1.12), so no total passes the target - 1
-    plus one hand's points; a jokers match adds at most one hand's points in each of its rounds (R2.11,
-    R2.12). One hand's points are at most the points of every card in the deck (R1.10, R2.11)."""
+    """The highest match total a seat can reach (the ``scores`` block's bound): classic, the target - 1 plus one
+    hand's points (R1.11, R1.12); jokers, one hand's points per round (R2.12); a hand's at most the deck's."""
     points = CLASSIC_POINTS if config.is_classic else JOKERS_POINTS
     deck = sum(points[f] for f in deck_faces(config.num_decks, config.num_jokers))
     return config.target_score - 1 + deck if config.is_classic else config.rounds * deck
 
 
 def face_copies(config: GameConfig) -> np.ndarray:
-    """Per face, the copies in the deck (float64): what the per-face blocks ``hand`` and ``seen`` are
-    divided by. The joker counts at least once, so that aces mode (no jokers, R2.8) never divides by 0."""
+    """Per face, the copies in the deck (float64), what ``hand`` and ``seen`` are divided by; the joker counts at
+    least once, so that aces mode (no jokers, R2.8) never divides by 0."""
     copies = np.full(NUM_FACES, float(config.num_decks))
     copies[JOKER] = float(max(config.num_jokers, 1))
     return copies
@@ -275,8 +256,7 @@ def encoder_for(config: GameConfig) -> ObservationEncoder:
 
 
 def action_mask(hand: Hand, seat: int, finished: bool = False) -> np.ndarray:
-    """The ``action_mask`` of ``seat`` (int8, 54): its legal actions when it is to move, else zeros
-    (zeros too once the hand is over, or when ``finished`` says the seat's episode has ended)."""
+    """The ``action_mask`` of ``seat`` (int8, 54): its legal actions when it is to move (and not ``finished``)."""
     mask = bytearray(NUM_ACTIONS)  # set bit by bit, then wrapped as int8 without a copy
     if seat == hand.current and not finished:
         legal = hand.legal_mask()  # 0 once the hand is over
@@ -289,12 +269,8 @@ def action_mask(hand: Hand, seat: int, finished: bool = False) -> np.ndarray:
 
 def observe(state: Match | Hand, seat: int, encoder: ObservationEncoder | None = None,
             finished: bool = False) -> dict[str, np.ndarray]:
-    """What ``raw_env.observe`` returns for ``seat``: ``{"observation": vector, "action_mask": mask}``.
-
-    The one observe + mask function: the env, :class:`goboom_env.player_view.PlayerView` users, the
-    tournament and the trainers all call it. ``state`` is a :class:`Match` (scores and progress
-    filled in) or a bare :class:`Hand`; ``encoder`` defaults to the cached one of its configuration.
-    """
+    """What ``raw_env.observe`` returns for ``seat`` (the one observe + mask function every caller uses);
+    ``state`` is a :class:`Match` (scores and progress filled in) or a bare :class:`Hand`."""
     match = state if isinstance(state, Match) else None
     hand = match.hand if match is not None else state
     if encoder is None:

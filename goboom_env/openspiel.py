@@ -1,47 +1,14 @@
-"""Go Boom as an OpenSpiel game, registered from Python as ``python_goboom`` (the ``openspiel`` extra).
-
-Importing this module registers the game (``pyspiel.register_game``, as OpenSpiel's own Python games do);
-then every OpenSpiel algorithm that takes a ``pyspiel.Game`` runs on Go Boom::
+"""Go Boom as an OpenSpiel game, registered from Python as ``python_goboom`` (the ``openspiel`` extra)::
 
     import pyspiel
     import goboom_env.openspiel  # registers python_goboom
 
     game = pyspiel.load_game("python_goboom", {"players": 4, "variant": "jokers"})
 
-The rules are the engine's (:class:`goboom_env.engine.Match`); this module adds only what OpenSpiel asks for.
-
-* **Parameters**: every :class:`~goboom_env.config.GameConfig` field, with OpenSpiel's name ``players`` for
-  ``num_players``. OpenSpiel parameters have no ``None``, so a derived field (R1.1, R2.1, R2.2) is asked
-  for by its *derive* value: ``num_decks=0``, ``num_jokers=-1``, ``scoring=""``, ``target_score=0``,
-  ``rounds=0``. Two more: ``episode`` (``"hand"``, default, or ``"match"``) and ``reward`` (``"win"`` or
-  ``"points"``), as in ``goboom_env.env()``. A bad value raises ``ValueError`` naming the field.
-* **Chance nodes** deal explicitly: the first dealer (uniform over the seats, R1.2, R2.2), then the deck
-  card by card from the top (each remaining face with probability copies left / cards left, R0.5), so
-  every deal is reproducible from the action history. In a match each later hand is dealt the same way,
-  the dealer moving left. ``apply_action`` refuses, with a ValueError naming the action and why, a chance
-  action that is not a legal outcome (a seat that does not exist, a card no longer in the deck) and a
-  player's action that is not legal.
-* **Serialization** is the action history: ``state.serialize()`` writes one action a line, and
-  ``game.deserialize_state`` (or :func:`deserialize_game_and_state` for a whole
-  ``pyspiel.serialize_game_and_state`` text) replays it from the initial state, every action checked.
-  Nothing is unpickled: pyspiel's own text for a Python state carries a pickle (``__dict__=``), which is
-  accepted only when it is exactly what pyspiel writes for the replayed state. pyspiel's own loader,
-  ``pyspiel.deserialize_game_and_state``, unpickles that field for every Python game: never give it text
-  you did not write.
-* **Actions**: the env's 54 (faces 0-52 play a card, 53 draws or passes; R3.1). **Returns** at the end,
-  zero-sum: the env's ``reward="win"`` (a winner gets ``(n/k - 1)/(n - 1)``) or, summed over the hands,
-  ``reward="points"``.
-* **Tensors**: the observation tensor and the information-state tensor are both the env's observation
-  vector of the player (:class:`goboom_env.observation.ObservationEncoder`, a Markov summary of what the
-  player knows; not the perfect-recall history), all zeros while cards are being dealt. The observer's
-  ``dict`` holds the encoder's named blocks as views of the tensor.
-* **Strings**: the observation string is the text view of the table with the player's hand
-  (:func:`goboom_env.render.render_text`); the information-state string is the player's hand, the scores
-  and every public event of the hand so far (R4.1), enough for the ``ISMCTSBot`` to tell information
-  sets apart.
-* ``resample_from_infostate`` deals the cards hidden from the player at random, keeping everything it
-  knows (:meth:`goboom_env.player_view.PlayerView.sample_hand`). The resampled state's action history still
-  holds the original deal, so its ``serialize()`` refuses: serialize the original state.
+The rules are the engine's; this module adds what OpenSpiel asks for: parameters (every
+:class:`~goboom_env.config.GameConfig` field, ``players`` for ``num_players``, plus ``episode`` and ``reward``),
+explicit chance nodes that deal card by card, the env's actions, returns and observation tensor, and
+serialization as the action history, replayed and checked, never unpickled. The Interop guide has the details.
 """
 
 from __future__ import annotations
@@ -54,16 +21,16 @@ from typing import Any
 import numpy as np
 
 from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKERS_POINTS, NUM_ACTIONS, NUM_FACES, code_of, deck_faces
-from goboom_env.config import MAX_PLAYERS, GameConfig, check_int
+from goboom_env.config import MAX_PLAYERS, GameConfig, check_int, errors_prefixed
 from goboom_env.engine import Hand, Match
-from goboom_env.episode import EPISODES, end_hand
+from goboom_env.episode import check_episode, end_hand
 from goboom_env.events import event_text
-from goboom_env.hand_state import deck_multiset
+from goboom_env.hand_state import deck_counts, deck_multiset
 from goboom_env.hints import needs_extra
 from goboom_env.observation import encoder_for
 from goboom_env.player_view import PlayerView
 from goboom_env.render import render_text
-from goboom_env.scoring import REWARDS, points_rewards, win_rewards
+from goboom_env.scoring import points_rewards, win_rewards
 
 with needs_extra("the python_goboom OpenSpiel game (goboom_env.openspiel)"):
     import pyspiel
@@ -74,25 +41,18 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "players": 4, "variant": "classic", "hand_size": 7, "num_decks": 0, "num_jokers": -1, "scoring": "",
     "target_score": 0, "rounds": 0, "after_joker": "match", "episode": "hand", "reward": "win",
 }
-"""The game's parameters and defaults; ``0``, ``-1`` and ``""`` ask for the derived default of that field."""
+"""The game's parameters and defaults (OpenSpiel has no None): ``0``, ``-1`` and ``""`` ask for the field derived
+from the rules (R1.1, R2.1, R2.2)."""
 
 _DERIVE = {"num_decks": 0, "num_jokers": -1, "scoring": "", "target_score": 0, "rounds": 0}
 
 GAME_TYPE = pyspiel.GameType(
-    short_name=SHORT_NAME,
-    long_name="Python Go Boom",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    short_name=SHORT_NAME, long_name="Python Go Boom", dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
     chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=MAX_PLAYERS,
-    min_num_players=2,
-    provides_information_state_string=True,
-    provides_information_state_tensor=True,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    parameter_specification=DEFAULT_PARAMS,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION, utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL, max_num_players=MAX_PLAYERS, min_num_players=2,
+    provides_information_state_string=True, provides_information_state_tensor=True,
+    provides_observation_string=True, provides_observation_tensor=True, parameter_specification=DEFAULT_PARAMS,
 )
 
 
@@ -103,26 +63,12 @@ def read_params(params: dict[str, Any]) -> tuple[GameConfig, str, str]:
         raise ValueError(f"{SHORT_NAME}: unknown parameters {unknown}; known: {sorted(DEFAULT_PARAMS)}")
     merged = {**DEFAULT_PARAMS, **params}
     episode, reward = merged.pop("episode"), merged.pop("reward")
-    if episode not in EPISODES:
-        raise ValueError(f"{SHORT_NAME}: episode must be one of {list(EPISODES)}, got {episode!r}")
-    if reward not in REWARDS:
-        raise ValueError(f"{SHORT_NAME}: reward must be one of {list(REWARDS)}, got {reward!r}")
-    fields = {"num_players": _check_players(merged.pop("players"))}
-    for name, value in merged.items():
-        fields[name] = None if name in _DERIVE and value == _DERIVE[name] else value
-    try:
-        config = GameConfig(**fields)
-    except ValueError as exc:
-        raise ValueError(f"{SHORT_NAME}: {exc}") from None
-    return config, episode, reward
-
-
-def _check_players(players: Any) -> int:
-    """The ``players`` parameter (OpenSpiel's name for ``num_players``); ValueError naming it when out of range."""
-    try:
-        return check_int("players", players, 2, MAX_PLAYERS)
-    except ValueError as exc:
-        raise ValueError(f"{SHORT_NAME}: {exc}") from None
+    with errors_prefixed(SHORT_NAME):
+        check_episode(episode, reward)
+        fields = {"num_players": check_int("players", merged.pop("players"), 2, MAX_PLAYERS)}
+        for name, value in merged.items():
+            fields[name] = None if name in _DERIVE and value == _DERIVE[name] else value
+        return GameConfig(**fields), episode, reward
 
 
 def params_of(config: GameConfig, episode: str = "hand", reward: str = "win") -> dict[str, Any]:
@@ -136,9 +82,8 @@ def params_of(config: GameConfig, episode: str = "hand", reward: str = "win") ->
 
 
 def _max_hands(config: GameConfig, episode: str) -> int:
-    """An upper bound on the hands of one game. In a classic match every hand adds at least one point to the
-    sum of the totals (the others keep a card of at least one point, R1.10-R1.12), and the match ends once a
-    total reaches the target; a jokers match has ``rounds`` hands (R2.2)."""
+    """An upper bound on the hands of one game: a classic hand adds at least a point to the totals (R1.10-R1.12), a
+    jokers match has ``rounds`` hands (R2.2)."""
     if episode == "hand":
         return 1
     if config.is_classic:
@@ -147,9 +92,8 @@ def _max_hands(config: GameConfig, episode: str) -> int:
 
 
 def game_info(config: GameConfig, episode: str, reward: str) -> pyspiel.GameInfo:
-    """Sizes and bounds of the game. Per hand, at most ``deck size + 1`` chance nodes and ``(n + 2) x
-    (deck size + 1)`` turns: every card is played or drawn at most once, and a trick (classic) or a run of
-    passes (jokers) between two plays has at most ``n`` turns."""
+    """Sizes and bounds of the game: per hand at most ``deck size + 1`` chance nodes and ``(n + 2) x (deck size +
+    1)`` turns (each card is played or drawn once; at most ``n`` turns between two plays)."""
     n, deck = config.num_players, config.deck_size
     hands = _max_hands(config, episode)
     if reward == "win":
@@ -180,11 +124,9 @@ class GoBoomGame(pyspiel.Game):
         return GoBoomObserver(self.config, iig_obs_type, params)
 
     def deserialize_state(self, text: str) -> GoBoomState:
-        """The state ``text`` stands for, rebuilt by replaying its actions from :meth:`new_initial_state`, each
-        checked legal. ``text`` is what :meth:`GoBoomState.serialize` writes (one action a line) or the
-        state part of ``pyspiel.serialize_game_and_state`` (``history=``, ``move_number=``, ``__dict__=``):
-        that ``__dict__=`` field, a pickle, is never unpickled; the text is accepted only when it is exactly
-        what pyspiel writes for the replayed state. Anything else raises ValueError naming the problem."""
+        """The state of ``text`` (one action a line, or the state part of ``pyspiel.serialize_game_and_state``),
+        replayed from :meth:`new_initial_state` with every action checked; the pickle in pyspiel's form is never
+        unpickled, only compared. ValueError naming the problem."""
         if not isinstance(text, str):
             raise TypeError(f"{SHORT_NAME}: a serialized state is a str, got {type(text).__name__}")
         if text.startswith(_HISTORY_TAG):
@@ -200,19 +142,16 @@ class GoBoomState(pyspiel.State):
         self.episode, self.reward = game.episode, game.reward
         self.n = game.config.num_players
         self.match: Match | None = None
-        self.dealer: int | None = None
-        """The dealer of the hand being dealt (the first one is drawn by chance)."""
-        self.deck: list[int] | None = []
-        """The cards drawn so far for the hand being dealt (index 0 = top), or None while a hand is played."""
-        self._left = _deck_counts(game.config)
+        self.dealer: int | None = None  # of the hand being dealt (the first one is drawn by chance)
+        self.deck: list[int] | None = []  # the cards dealt so far (index 0 = top), or None while a hand is played
+        self._left = deck_counts(game.config)
         self._points = [0.0] * self.n
         self._returns: list[float] | None = None
-        self._replayable = True
-        """Whether the action history gives this state (not so for a resampled state or one from a view)."""
+        self._replayable = True  # the action history gives this state (not so when resampled or from a view)
 
     @property
     def config(self) -> GameConfig:
-        """The game's configuration (read from the game, so that ``clone()`` does not copy it)."""
+        """The game's configuration (read from the game so that ``clone()`` does not copy it)."""
         return self.get_game().config
 
     # -- OpenSpiel API ------------------------------------------------------------------------------
@@ -265,17 +204,16 @@ class GoBoomState(pyspiel.State):
         return list(self._returns) if self._returns is not None else [0.0] * self.n
 
     def serialize(self) -> str:
-        """The action history, one action a line (OpenSpiel's format for its C++ games): a state is its
-        history, and :meth:`GoBoomGame.deserialize_state` replays it. ValueError for a state that its history
-        does not give (one from :meth:`resample_from_infostate` or :func:`state_from_view`)."""
+        """The action history, one action a line (OpenSpiel's format for its C++ games); ValueError for a state
+        that its history does not give (resampled, or from :func:`state_from_view`)."""
         if not self._replayable:
             raise ValueError(f"{SHORT_NAME}: this state was resampled or built from a view, so its action history "
                              "does not give it; serialize the state it was resampled from")
         return "".join(f"{action}\n" for action in self.history())
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> GoBoomState:
-        """A state the player cannot tell from this one: its hidden cards dealt at random (seeded from
-        ``probability_sampler``), everything it knows kept."""
+        """A state the player cannot tell from this one, its hidden cards dealt at random (seeded from
+        ``probability_sampler``)."""
         clone = self.clone()
         if self.deck is None and self._returns is None:
             rng = np.random.default_rng(int(probability_sampler() * 2**63))
@@ -300,7 +238,7 @@ class GoBoomState(pyspiel.State):
             return f"a dealt card is a face in 0..{NUM_FACES - 1}"
         if self._left[action]:
             return ""
-        copies = _deck_counts(self.config)[action]
+        copies = deck_counts(self.config)[action]
         if not copies:
             return f"this deck holds no {code_of(action)}"
         return f"every {code_of(action)} of the deck ({copies}) is dealt already"
@@ -330,13 +268,12 @@ class GoBoomState(pyspiel.State):
             return
         self.dealer = self.match.hand.dealer  # the next dealer, to the left (R1.2, R2.2)
         self.deck = []
-        self._left = _deck_counts(self.config)
+        self._left = deck_counts(self.config)
 
 
 class _ClonableMatch(Match):
-    """A :class:`Match` that ``copy.deepcopy`` (how OpenSpiel clones a Python state) copies with
-    :meth:`Hand.copy`, sharing what is immutable (the configuration, the finished hands' results): about ten
-    times faster than a generic deep copy, and search bots clone states all the time."""
+    """A :class:`Match` that ``copy.deepcopy`` (OpenSpiel's clone) copies with :meth:`Hand.copy`, sharing what is
+    immutable: ten times faster, and search bots clone states all the time."""
 
     def __deepcopy__(self, memo: dict) -> _ClonableMatch:
         new = copy.copy(self)
@@ -347,9 +284,8 @@ class _ClonableMatch(Match):
 
 
 def state_from_view(game: GoBoomGame, view: PlayerView, rng: np.random.Generator) -> GoBoomState:
-    """A state of ``game`` that ``view``'s player cannot tell from the real one: the cards hidden from it dealt
-    at random (:meth:`PlayerView.sample_hand`), the scores kept. How an agent that sees only its own view
-    hands a position to an OpenSpiel bot. The state has no action history (the deal is not replayed)."""
+    """A state of ``game`` that ``view``'s player cannot tell from the real one (hidden cards dealt at random, no
+    action history): how an agent that sees only its view hands a position to an OpenSpiel bot."""
     if view.config != game.config:
         raise ValueError(f"the view's configuration {view.config} is not the game's {game.config}")
     state = game.new_initial_state()
@@ -364,8 +300,7 @@ def state_from_view(game: GoBoomGame, view: PlayerView, rng: np.random.Generator
 
 # -- loading serialized states: replayed, never unpickled -------------------------------------------
 
-_HISTORY_TAG, _MOVE_NUMBER_TAG, _DICT_TAG = "history=", "move_number=", "__dict__="
-"""The three lines of pyspiel's own serialization of a Python game's state."""
+_HISTORY_TAG, _MOVE_NUMBER_TAG, _DICT_TAG = "history=", "move_number=", "__dict__="  # pyspiel's three lines
 _ACTION = re.compile(r"\d{1,9}", re.ASCII)
 _PLAYER_ACTION = re.compile(r"(-?\d{1,9}):(\d{1,9})", re.ASCII)
 
@@ -382,8 +317,8 @@ def _action_lines(text: str) -> Iterator[int]:
 
 
 def _replay(game: GoBoomGame, steps: Iterable[tuple[int, int | None]]) -> GoBoomState:
-    """The state reached by applying the ``(action, player)`` steps from the initial state, each action checked
-    legal and, where ``player`` is given, made by that player (pyspiel writes ``-1`` for chance)."""
+    """The state reached by the ``(action, player)`` steps from the initial state, each checked legal and, where
+    ``player`` is given, made by that player (``-1``: chance)."""
     state = game.new_initial_state()
     for index, (action, player) in enumerate(steps):
         mover = state.current_player()
@@ -400,9 +335,8 @@ def _replay(game: GoBoomGame, steps: Iterable[tuple[int, int | None]]) -> GoBoom
 
 
 def _load_pyspiel_text(game: GoBoomGame, text: str) -> GoBoomState:
-    """A state from pyspiel's serialization of it: the ``history=`` replayed, then the whole text compared with
-    what pyspiel writes for the replayed state, so that a tampered ``move_number=`` or ``__dict__=`` is refused
-    without ever unpickling it."""
+    """A state from pyspiel's serialization: the ``history=`` replayed, then the text compared with what pyspiel
+    writes for that state, so that a tampered ``move_number=`` or ``__dict__=`` is refused without unpickling."""
     lines = text.rstrip("\n").split("\n")
     if len(lines) != 3 or not lines[1].startswith(_MOVE_NUMBER_TAG) or not lines[2].startswith(_DICT_TAG):
         raise ValueError(f"{SHORT_NAME}: cannot load the state: pyspiel's form is three lines, "
@@ -421,8 +355,7 @@ def _load_pyspiel_text(game: GoBoomGame, text: str) -> GoBoomState:
 
 
 def _warm(state: GoBoomState) -> str:
-    """pyspiel's serialization of ``state`` once its legal actions were asked for: the engine caches them,
-    and the pickle of the original state may hold that cache."""
+    """pyspiel's serialization of ``state`` once its legal actions are cached (the original's pickle may hold them)."""
     state.legal_actions()
     return pyspiel.State.serialize(state)
 
@@ -434,10 +367,8 @@ def _shown(text: str, limit: int = 40) -> str:
 
 
 def deserialize_game_and_state(text: str) -> tuple[GoBoomGame, GoBoomState]:
-    """The game and state of a ``pyspiel.serialize_game_and_state`` text of a ``python_goboom`` game, the state
-    replayed by :meth:`GoBoomGame.deserialize_state`. Use it, not ``pyspiel.deserialize_game_and_state``, for
-    text you did not write: pyspiel's own loader unpickles the state's ``__dict__=`` field (for every Python
-    game), which runs whatever code a crafted text holds. ValueError for other games and bad text."""
+    """The game and state of a ``pyspiel.serialize_game_and_state`` text, the state replayed: use it, not
+    ``pyspiel.deserialize_game_and_state`` (which unpickles), for text you did not write. ValueError for bad text."""
     if not isinstance(text, str):
         raise TypeError(f"a serialized game and state is a str, got {type(text).__name__}")
     head, found, state_text = text.partition("\n[State]\n")
@@ -453,16 +384,9 @@ def deserialize_game_and_state(text: str) -> tuple[GoBoomGame, GoBoomState]:
     return game, game.deserialize_state(state_text)
 
 
-def _deck_counts(config: GameConfig) -> list[int]:
-    counts = [0] * NUM_FACES
-    for face in deck_faces(config.num_decks, config.num_jokers):
-        counts[face] += 1
-    return counts
-
-
 class GoBoomObserver:
-    """One player's view, OpenSpiel's PyObserver interface: ``tensor`` (the env's observation vector),
-    ``dict`` (its named blocks, views of ``tensor``), :meth:`set_from` and :meth:`string_from`."""
+    """One player's view, OpenSpiel's PyObserver: ``tensor`` (the env's observation vector, not a perfect-recall
+    history) and ``dict`` (its named blocks, views of ``tensor``)."""
 
     def __init__(self, config: GameConfig, iig_obs_type: Any = None, params: dict | None = None) -> None:
         if params:
@@ -485,7 +409,8 @@ class GoBoomObserver:
         self.tensor[:] = self.encoder.encode(state.match.hand, player, state.match)
 
     def string_from(self, state: GoBoomState, player: int) -> str:
-        """The observation string (the table as text) or, with perfect recall, the information-state string."""
+        """The table as text or, with perfect recall, the information-state string: the player's hand, the scores
+        and every public event of the hand (R4.1)."""
         if state.deck is not None:
             dealt = [] if state.dealer is None else [
                 f for i, f in enumerate(state.deck[:state.config.hand_size * state.n])

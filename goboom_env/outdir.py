@@ -1,20 +1,10 @@
 """Where the commands write: one rule for every output folder and file, and folders that appear only when complete.
 
-The rule, checked before any work (:func:`check_output_folder`, :func:`check_output_file`):
-
-* never the current folder, a folder above it, the home folder or ``/``;
-* an existing non-empty folder, or an existing file, is refused unless ``--force`` is given;
-* ``--force`` replaces only what goboom wrote: a folder holding the :data:`MARKER` file that goboom puts in every
-  output folder it creates, or a file the command recognises as its own (a goboom model file); otherwise the error
-  names what would be removed, and nothing is;
-* a command never replaces what it reads: ``--out`` holding one of its inputs (a model it plays, a result folder it
-  rates, the file it exports) is refused;
-* an existing folder is never merged with new files: it is replaced as a whole, and only once the new one is ready.
-
-:class:`StagedFolder` does the writing: the files go into a hidden sibling folder, which is renamed to the requested
-name once everything is in it. A run that fails or is interrupted removes its hidden folder and leaves an earlier
-folder of the same name untouched; only a killed process (SIGKILL, power loss) can leave a ``.NAME.*.partial``
-folder behind, whose name says it is incomplete.
+The rule, checked before any work: never the current folder, one above it, the home folder or ``/``; an existing
+non-empty folder or file only with ``--force``, and then only what goboom wrote (a folder holding the :data:`MARKER`,
+a file the command recognises as its own); never one of the command's inputs; a folder is replaced as a whole, once
+the new one is ready. :class:`StagedFolder` writes into a hidden sibling renamed into place at the end, so a failed
+or interrupted run leaves an earlier folder untouched (a killed one may leave a ``.NAME.*.partial`` folder).
 """
 
 from __future__ import annotations
@@ -32,9 +22,7 @@ from goboom_env import process
 MARKER = ".goboom-output"
 """The file goboom writes in every output folder it creates: ``--force`` replaces only a folder that holds it."""
 MARKER_TEXT = "This folder was written by goboom; `--force` may replace it as a whole.\n"
-"""The marker's content (a file of that name with other content is not goboom's)."""
-SHOWN_ENTRIES = 5
-"""How many of a refused folder's entries its error names."""
+SHOWN_ENTRIES = 5  # a refused folder's entries its error names
 
 Inputs = Iterable[tuple[str, str | Path]]
 """What a command reads, as ``(option, path)`` pairs: its ``--out`` may not hold any of them."""
@@ -46,12 +34,8 @@ class OutputError(Exception):
 
 def check_output_folder(out: str | Path, *, force: bool, option: str = "--out", inputs: Inputs = (),
                         resume: bool = False, resumable: bool = False) -> Path:
-    """The absolute folder ``out`` once the rule of the module docstring allows writing it; ValueError naming the
-    problem otherwise. Nothing is written or removed here.
-
-    ``resume``: the command continues the run already in ``out`` (``--resume``), which is then neither refused as
-    not empty nor replaced; ``resumable``: the command has ``--resume``, which the refusal of a non-empty folder
-    then offers too."""
+    """The absolute folder ``out`` once the rule allows writing it (nothing written here); ValueError naming the
+    problem otherwise. ``resume``: the run in ``out`` continues; ``resumable``: the refusal offers ``--resume``."""
     if resume and force:
         raise ValueError("--force starts the run over and --resume continues it: give one of them")
     out = Path(os.path.abspath(Path(out).expanduser()))
@@ -78,10 +62,8 @@ def check_output_folder(out: str | Path, *, force: bool, option: str = "--out", 
 
 def check_output_file(out: str | Path, *, force: bool, ours: Callable[[Path], bool], what: str,
                       option: str = "--out", inputs: Inputs = ()) -> Path:
-    """The absolute file ``out`` once the rule of the module docstring allows writing it; ValueError naming the
-    problem otherwise. An existing file is replaced only with ``force`` and only when ``ours(out)`` (the
-    command's own kind of file, described by ``what``, e.g. ``a goboom model file``); never when it is one of
-    ``inputs``."""
+    """The absolute file ``out`` once the rule allows writing it: an existing one only with ``force`` and
+    ``ours(out)`` (the command's kind of file, ``what``); ValueError naming the problem otherwise."""
     out = Path(os.path.abspath(Path(out).expanduser()))
     if out.is_dir():
         raise ValueError(f"{option} {out} is a folder; give the name of the file to write")
@@ -97,7 +79,7 @@ def check_output_file(out: str | Path, *, force: bool, ours: Callable[[Path], bo
 
 
 def is_marked(folder: Path) -> bool:
-    """Whether ``folder`` holds goboom's :data:`MARKER` (a regular file with its text): goboom wrote the folder."""
+    """Whether ``folder`` holds goboom's :data:`MARKER` (a regular file with its text)."""
     marker = folder / MARKER
     if marker.is_symlink() or not marker.is_file():
         return False
@@ -109,13 +91,12 @@ def is_marked(folder: Path) -> bool:
 
 
 def mark(folder: Path) -> None:
-    """Write the :data:`MARKER` into ``folder``, an output folder goboom created (``--force`` may replace it)."""
+    """Write the :data:`MARKER` into ``folder``, an output folder goboom created."""
     (folder / MARKER).write_text(MARKER_TEXT)
 
 
 def _refuse_protected(out: Path, option: str) -> None:
-    """ValueError when ``out`` is the current folder or above it, the home folder or the root: folders no command
-    may replace or fill with its files."""
+    """ValueError when ``out`` is the current folder or above it, the home folder or the root."""
     real = Path(os.path.realpath(out))
     cwd = Path(os.path.realpath(Path.cwd()))
     if real == cwd or real in cwd.parents:
@@ -128,8 +109,7 @@ def _refuse_protected(out: Path, option: str) -> None:
 
 
 def _check_parent(out: Path, option: str) -> None:
-    """ValueError when ``out`` cannot be created beside its siblings: its nearest existing parent is a file or not
-    writable (a folder is staged beside ``out`` and a file written beside it, then renamed)."""
+    """ValueError when ``out`` cannot be created: its nearest existing parent is a file or not writable."""
     existing = out.parent
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -140,7 +120,7 @@ def _check_parent(out: Path, option: str) -> None:
 
 
 def _entries(folder: Path) -> list[str]:
-    """The names in ``folder`` (folders with a trailing ``/``), sorted; none when it is not a folder."""
+    """The names in ``folder`` (folders with a trailing ``/``), sorted."""
     if not folder.is_dir():
         return []
     with os.scandir(folder) as found:
@@ -148,7 +128,6 @@ def _entries(folder: Path) -> list[str]:
 
 
 def _listing(entries: list[str]) -> str:
-    """``a.txt, src/ and 3 more`` (at most :data:`SHOWN_ENTRIES` names)."""
     shown, rest = entries[:SHOWN_ENTRIES], len(entries) - SHOWN_ENTRIES
     if rest > 0:
         return ", ".join(shown) + f" and {rest} more"
@@ -176,14 +155,10 @@ def fresh_folder(base: Path, stem: str) -> Path:
 
 
 class StagedFolder:
-    """``with StagedFolder(out, force=...) as tmp:`` write every file into ``tmp``; when the block ends
-    without an exception, ``tmp`` replaces ``out``; on an exception (Ctrl-C included) it is removed, and so
-    it is by the forced exit of :mod:`goboom_env.process` (a second Ctrl-C).
-
-    The constructor checks ``out`` (:func:`check_output_folder`, with the command's ``inputs``) and entering
-    creates the hidden sibling with goboom's :data:`MARKER` in it, so an unwritable place fails with ValueError
-    before any work is done. ``kept`` names what the folder holds once in place, for the line of an interruption
-    that comes later (None: nothing worth naming yet, e.g. a run folder that training fills next)."""
+    """``with StagedFolder(out, force=...) as tmp:`` write every file into ``tmp``, which replaces ``out`` when the
+    block ends without an exception and is removed otherwise (or by a forced exit). The constructor checks ``out``
+    and entering creates ``tmp``, so an unwritable place fails before any work; ``kept`` names what the folder
+    holds for a later interruption's line (None: nothing yet)."""
 
     def __init__(self, out: str | Path, *, force: bool, option: str = "--out", inputs: Inputs = (),
                  kept: str | None = "the complete results") -> None:
@@ -191,8 +166,7 @@ class StagedFolder:
         self.option = option
         self.kept = kept
         self.tmp: Path | None = None
-        self.created = [p for p in self.out.parents if not p.exists()]
-        """Parent folders this run creates, innermost first (removed again if the run fails)."""
+        self.created = [p for p in self.out.parents if not p.exists()]  # removed again if the run fails
 
     def __enter__(self) -> Path:
         try:
@@ -223,7 +197,7 @@ class StagedFolder:
             raise OutputError(f"cannot write the results to {self.out}: {error.strerror or error}") from error
 
     def _discard(self) -> None:
-        """Remove the staged folder and the parent folders made for it: a failed run leaves nothing."""
+        """Remove the staged folder and the parent folders made for it."""
         with process.uninterrupted():
             if self.tmp is not None:
                 shutil.rmtree(self.tmp, ignore_errors=True)
@@ -235,9 +209,8 @@ class StagedFolder:
                     break
 
     def _replace(self) -> None:
-        """Rename the staged folder to ``out``; an existing ``out`` is moved aside first, then deleted. An ``out``
-        that something else filled meanwhile (not empty, not goboom's) is left alone, and so are the staged files
-        (the error names them)."""
+        """Rename the staged folder to ``out``, an existing one moved aside, then deleted (unless something else
+        filled it meanwhile: then both stay, the error names the staged files)."""
         assert self.tmp is not None
         if not self.out.exists():
             os.rename(self.tmp, self.out)

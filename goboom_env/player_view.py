@@ -1,23 +1,6 @@
-"""What one seat may know (RULES.md R4.1): :class:`PlayerView`, and :func:`observe` for fast runners.
-
-A :class:`PlayerView` is built from the engine (``PlayerView.of(match_or_hand, seat)``) but holds
-only the seat's own cards and public facts: every card played, hand sizes, the stock size, who
-drew how many cards, the trick / discard pile, dealer, turn, scores and the public event log.
-Two states that differ only in hidden cards (other hands, the stock order) give equal views.
-
-:meth:`PlayerView.sample_hand` is a *determinization* for search agents: a full :class:`Hand`
-consistent with the view, the hidden cards dealt at random. Its sampling choices:
-
-* the hidden pool is the deck minus the own hand minus the cards seen (R4.1); it is dealt
-  uniformly to the other hands (their public sizes) and the stock (its public size);
-* jokers buried under the stock at the turn-up (R2.3) are public: they stay at the bottom;
-* inferences from play (a player who drew could not follow then) are not used: every hidden
-  card is equally likely in every hidden place. This keeps sampling exact and fast; the price
-  is that a search agent does not use what those inferences would tell it.
-
-:func:`observe` (from :mod:`goboom_env.observation`, re-exported here) returns exactly what
-``raw_env.observe`` returns for the seat, without the PettingZoo wrapper, so tournaments run on the
-engine directly.
+"""What one seat may know (RULES.md R4.1): :class:`PlayerView`, the seat's own cards and the public facts of a
+hand, so that two states differing only in hidden cards give equal views. :func:`observe` is re-exported from
+:mod:`goboom_env.observation`.
 """
 
 from __future__ import annotations
@@ -26,44 +9,41 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from goboom_env.cards import JOKER, NUM_FACES, deck_faces, faces_in
+from goboom_env.cards import JOKER, NUM_FACES, faces_in
 from goboom_env.config import GameConfig, as_int
 from goboom_env.engine import Hand, Match, Phase
 from goboom_env.events import Event
+from goboom_env.hand_state import deck_counts
 from goboom_env.observation import action_mask, encoder_for, observe
 
 
 @dataclass(frozen=True, eq=True)
 class PlayerView:
-    """The information of one seat (R4.1): own hand plus public state. Equal views = same knowledge."""
+    """The information of one seat (R4.1): own hand plus public state, the public fields named as on
+    :class:`Hand` (per-seat ones by absolute seat). Equal views = same knowledge."""
 
     config: GameConfig
     seat: int
     hand: tuple[int, ...]
     """Own cards (faces, ascending, one entry per card)."""
     sizes: tuple[int, ...]
-    """Cards in each seat's hand (absolute seats)."""
     stock_size: int
     seen: tuple[int, ...]
-    """Per face: copies out of play and public (tricks, discard pile, up-card)."""
     drawn: tuple[int, ...]
-    """Cards each seat drew this hand."""
     phase: Phase
     current: int
     dealer: int
     trick: tuple[int, ...]
-    """Classic: per seat the face played to the current trick, or NOT_PLAYED / PASSED."""
     leader: int
     led: int
     best_face: int
     best_seat: int
     turns: int
     top: int
-    """Jokers: top of the discard pile (52 = joker); -1 in classic."""
     match_face: int
     passes: int
     events: tuple[Event, ...]
-    """The public event log of the hand (every engine event is public, R4.1)."""
+    """The hand's event log (every engine event is public, R4.1)."""
     buried: int
     """Jokers buried at the bottom of the stock at the turn-up (R2.3), public."""
     legal: int
@@ -95,11 +75,8 @@ class PlayerView:
             hands_played=match.hands_played if match is not None else 0,
         )
 
-    # -- derived public facts ----------------------------------------------------------------
-
     @property
     def n(self) -> int:
-        """Number of seats."""
         return self.config.num_players
 
     @property
@@ -114,22 +91,16 @@ class PlayerView:
         """Legal actions of this seat (empty when it is not to move)."""
         return faces_in(self.legal)
 
-    def unseen_counts(self) -> list[int]:
-        """Per face: copies this seat cannot see (in other hands or the stock)."""
-        total = [0] * NUM_FACES
-        for f in deck_faces(self.config.num_decks, self.config.num_jokers):
-            total[f] += 1
-        own = self.counts
-        return [total[f] - own[f] - self.seen[f] for f in range(NUM_FACES)]
-
     def hidden_pool(self) -> list[int]:
-        """The hidden cards as faces, ascending (other hands + stock, including buried jokers)."""
-        return [f for f, c in enumerate(self.unseen_counts()) for _ in range(c)]
-
-    # -- determinization ---------------------------------------------------------------------
+        """The cards this seat cannot see as faces, ascending (other hands + stock, including buried jokers)."""
+        own = self.counts
+        unseen = [total - own[f] - self.seen[f] for f, total in enumerate(deck_counts(self.config))]
+        return [f for f, c in enumerate(unseen) for _ in range(c)]
 
     def sample_hand(self, rng: np.random.Generator) -> Hand:
-        """A full :class:`Hand` consistent with this view, hidden cards dealt at random (see module doc)."""
+        """A *determinization* for search agents: a full :class:`Hand` consistent with this view, the hidden cards
+        dealt uniformly to the other hands and the stock (buried jokers stay at the bottom, R2.3); inferences from
+        play (a player who drew could not follow) are not used."""
         pool = self.hidden_pool()
         bottom = min(self.buried, self.stock_size)  # buried jokers still under the stock (R2.3)
         for _ in range(bottom):
@@ -143,16 +114,16 @@ class PlayerView:
                 continue
             hands.append(pool[start:start + self.sizes[s]])
             start += self.sizes[s]
-        stock_top_first = pool[start:] + [JOKER] * bottom
-        return self._build(hands, stock_top_first)
+        return self.hand_holding(hands, pool[start:] + [JOKER] * bottom)
 
-    def _build(self, hands: list[list[int]], stock_top_first: list[int]) -> Hand:
-        """A Hand in this view's public state holding the given cards."""
+    def hand_holding(self, hands: list[list[int]], stock: list[int], events: tuple[Event, ...] | None = None) -> Hand:
+        """A Hand in this view's public state holding the given cards (``stock`` top first), with ``events`` as its
+        log (default: the view's)."""
         out = [e[1] for e in self.events if e[0] == "out"]
         return Hand.from_state(
-            self.config, dealer=self.dealer, hands=hands, stock=stock_top_first, seen=self.seen,
-            drawn=self.drawn, events=self.events, current=self.current, phase=self.phase, trick=self.trick,
-            leader=self.leader, led=self.led, best_face=self.best_face, best_seat=self.best_seat,
+            self.config, dealer=self.dealer, hands=hands, stock=stock, seen=self.seen, drawn=self.drawn,
+            events=self.events if events is None else events, current=self.current, phase=self.phase,
+            trick=self.trick, leader=self.leader, led=self.led, best_face=self.best_face, best_seat=self.best_seat,
             turns=self.turns, top=self.top, match_face=self.match_face, passes=self.passes,
             winner=out[-1] if out else None, blocked=self.phase == Phase.OVER and not out,
         )

@@ -1,16 +1,10 @@
 """What every long command shares with the process it runs in: signals, worker processes and progress display.
 
-* **Start-up** (:func:`guard_startup`): while the ``goboom`` command imports the package, Ctrl-C or SIGTERM end it
-  at once with the command's one line (130 or 143): nothing has started, so there is nothing to clean up.
-* **Interruptions** (:func:`handled`, the first thing :func:`goboom_env.cli.main` does): SIGINT and SIGTERM raise
-  :class:`Interrupted`, a :class:`KeyboardInterrupt`, in the main thread, so every ``except KeyboardInterrupt``
-  clean-up runs (workers stopped, a staged results folder removed, a checkpoint saved); the command prints one line
-  and exits 128 + the signal. Inside :func:`uninterrupted` a signal waits for the end of the block. A second signal,
-  or a clean-up still running :data:`GRACE_S` seconds later, ends the process at once: its children are killed and
-  the staging folders it registered (:func:`staging`) removed. Forked workers ignore SIGINT (only the parent
-  decides) and, with :func:`end_with`, end when their parent does, however it ends.
-* **Progress** (:func:`say`, :func:`bar`): one status line per phase and a tqdm bar over it, drawn only when the
-  command asks for bars and standard error is a terminal or a notebook (:func:`bars_shown`).
+Under :func:`handled` SIGINT and SIGTERM raise :class:`Interrupted` (a :class:`KeyboardInterrupt`) in the main thread,
+so every clean-up runs, then the command prints one line and exits 128 + the signal; inside :func:`uninterrupted` a
+signal waits for the end of the block. A second signal, or a clean-up still running :data:`GRACE_S` seconds later,
+ends the process at once: its children killed, its staging folders (:func:`staging`) removed. Workers ignore SIGINT
+and end with their parent (:func:`end_with`). Progress: :func:`say` prints a status line, :func:`bar` a tqdm bar.
 """
 
 from __future__ import annotations
@@ -31,7 +25,6 @@ from types import FrameType
 from typing import Any, TypeVar
 
 PROGRAM = "goboom"
-"""The console script's name (``[project.scripts]`` in pyproject.toml)."""
 
 
 def _prog() -> str:
@@ -48,15 +41,14 @@ def _end(signum: int, _frame: FrameType | None) -> None:
 
 
 def guard_startup() -> None:
-    """In the ``goboom`` process only (its ``sys.argv[0]``), end the start-up at once on SIGINT or SIGTERM."""
+    """In the ``goboom`` process only, end the start-up (nothing to clean up yet) at once on SIGINT or SIGTERM."""
     if sys.argv and os.path.basename(sys.argv[0]) == PROGRAM and threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _end)
 
 
 GRACE_S = 1.5
-"""Seconds the clean-up after a first signal may take before the process is ended at once (with the forced
-exit's own few hundredths of a second, the 2 s a command has to stop)."""
+"""Seconds the clean-up after a first signal may take before the process is ended at once (within 2 s in all)."""
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -65,7 +57,7 @@ class WorkerLostError(RuntimeError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM received (``signum``) while :func:`handled` was in force."""
+    """SIGINT or SIGTERM (``signum``) received under :func:`handled`."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -73,7 +65,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 def exit_status(signum: int) -> int:
-    """The exit status after signal ``signum``, as a shell reports it: 128 + the signal number."""
+    """128 + the signal number, as a shell reports it."""
     return 128 + signum
 
 
@@ -82,27 +74,21 @@ class Handling:
 
     def __init__(self, prog: str, entry: bool) -> None:
         self.prog = prog
-        self.entry = entry
-        """The process entry point: the handling stays in force after the command returns (interpreter
-        shutdown included), instead of the previous handlers being restored."""
+        self.entry = entry  # the process entry point: the handling stays in force after the command returns
         self.pid = os.getpid()
-        self.signum = 0
-        """The first signal received (0: none yet)."""
-        self.pending = False
-        """The first signal arrived inside :func:`uninterrupted`: raised when the block ends."""
-        self.forced = False
-        """A second signal arrived inside :func:`uninterrupted`: the forced exit happens when the block ends."""
+        self.signum = 0  # the first signal received
+        self.pending = False  # it arrived inside uninterrupted(): raised when the block ends
+        self.forced = False  # a second one arrived there: the forced exit happens when the block ends
         self.returned = False
         self.disarmed = False
         self.kept: list[str] = []
         self.staged: list[Path] = []
         self.deadline = 0.0
-        self.line = _thread.allocate_lock()
-        """Taken by whoever prints the one line (the main thread's report or a forced exit), never released."""
+        self.line = _thread.allocate_lock()  # taken, never released, by whoever prints the one line
         self.previous: dict[int, Any] = {}
 
     def message(self) -> str:
-        """``PROG: interrupted`` (``... by SIGTERM``), then what was kept, if anything."""
+        """``PROG: interrupted`` (``by SIGTERM``), then what was kept."""
         text = f"{self.prog}: interrupted"
         if self.signum == signal.SIGTERM:
             text += " by SIGTERM"
@@ -115,15 +101,14 @@ class Handling:
         return exit_status(self.signum or signal.SIGINT)
 
     def report(self) -> int:
-        """After the command was interrupted and its clean-up ran: the one line on stderr; the exit status."""
+        """Print the one line (once the clean-up ran) and return the exit status."""
         if self.line.acquire(blocking=False):
             print(self.message(), file=sys.stderr, flush=True)
         return self.status()
 
     def exit(self, status: int) -> None:
-        """In the process entry, once a signal's clean-up has run: exit with ``status`` now. The output is
-        flushed and the ``atexit`` functions run (multiprocessing's, logging's, temporary files'), but the
-        interpreter's own teardown, which takes most of a second once torch is loaded, is skipped."""
+        """In the process entry, once a signal's clean-up has run: exit now, the output flushed and the ``atexit``
+        functions run, without the interpreter's teardown (most of a second once torch is loaded)."""
         if not (self.entry and self.signum):
             return
         for stream in (sys.stdout, sys.stderr):
@@ -137,15 +122,13 @@ class Handling:
 
 
 _current: Handling | None = None
-_depth = 0
-"""How many :func:`uninterrupted` blocks the main thread is in."""
+_depth = 0  # the uninterrupted() blocks the main thread is in
 
 
 @contextmanager
 def handled(prog: str, *, entry: bool = False) -> Iterator[Handling]:
-    """SIGINT and SIGTERM handled as the module docstring says while the block runs (main thread only; elsewhere
-    the block simply runs). With ``entry`` (the process's own entry point) the handling stays in force after
-    the block, through the interpreter's shutdown; without it the previous handlers come back."""
+    """SIGINT and SIGTERM handled as the module docstring says while the block runs (main thread only); with
+    ``entry`` the handling stays in force after it, through the interpreter's shutdown."""
     global _current
     handling = Handling(prog, entry)
     if threading.current_thread() is not threading.main_thread():
@@ -183,9 +166,8 @@ def staging(path: Path, *, done: bool = False) -> None:
 
 @contextmanager
 def uninterrupted() -> Iterator[None]:
-    """Run the block whole: a signal received inside it takes effect when it ends (the first one raises
-    :class:`Interrupted` there, a second one exits). Outside :func:`handled` (a library call) SIGINT is
-    ignored inside the block. Main thread only: elsewhere Python delivers no signal and the block simply runs."""
+    """Run the block whole: a signal received inside it takes effect when it ends (outside :func:`handled`,
+    SIGINT is ignored in it). Main thread only: elsewhere no signal is delivered."""
     global _depth
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -242,7 +224,7 @@ def _as_child(signum: int) -> None:
 
 
 def _after_fork_in_child() -> None:
-    """A process forked while :func:`handled` is in force: SIGINT ignored, SIGTERM as by default."""
+    """A process forked under :func:`handled`: SIGINT ignored, SIGTERM as by default."""
     global _current, _depth
     if _current is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -253,18 +235,13 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-PR_SET_PDEATHSIG = 1
-"""Linux ``prctl`` option: the signal this process gets when the thread that forked it ends."""
-PARENT_POLL_S = 0.5
-"""How often a worker without Linux's parent-death signal checks that its parent still runs."""
+PR_SET_PDEATHSIG = 1  # Linux prctl: the signal this process gets when the thread that forked it ends
+PARENT_POLL_S = 0.5  # how often a worker without it checks that its parent runs
 
 
 def end_with(parent: int) -> None:
-    """In a worker process of ``parent``: end this process when ``parent`` ends, however it ends, so that no worker
-    outlives the command that started it. On Linux, when ``parent`` forked it, the kernel sends SIGKILL at the
-    parent's end (checked once more after setting it: the parent may have ended already); otherwise (a parent
-    that ended before this call, a fork server, another system) a daemon thread checks every
-    :data:`PARENT_POLL_S` seconds."""
+    """In a worker of ``parent``: end when ``parent`` ends, however it ends (on Linux, when ``parent`` forked it, by
+    the kernel's SIGKILL; otherwise a daemon thread checks every :data:`PARENT_POLL_S` seconds)."""
     if sys.platform.startswith("linux") and os.getppid() == parent:
         import ctypes
 
@@ -275,31 +252,35 @@ def end_with(parent: int) -> None:
 
 
 def _watch_parent(parent: int) -> None:
-    """Exit this process once ``parent`` no longer runs."""
     while _running(parent):
         time.sleep(PARENT_POLL_S)
     os._exit(1)
 
 
 def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists and has not ended (a zombie, ended but not yet reaped, has)."""
+    """Whether process ``pid`` exists and has not ended (a zombie has)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # it exists, under another user
         return True
+    fields = _proc_stat(pid)
+    return fields is None or fields[0] != b"Z"  # no /proc here: existing is all that can be known
+
+
+def _proc_stat(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (the state, then the parent), None if unreadable."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
-        return True  # no /proc here: existing is all that can be known
-    return stat[stat.rindex(b")") + 2:][:1] != b"Z"
+        return None
+    return stat[stat.rindex(b")") + 2:].split()
 
 
 def _watchdog(handling: Handling) -> None:
-    """Ends the process once the clean-up has run past its deadline (a short ``uninterrupted`` block is let
-    finish, up to a quarter of a second)."""
+    """End the process once the clean-up has run past its deadline (a short ``uninterrupted`` block may finish)."""
     time.sleep(max(0.0, handling.deadline - time.monotonic()))
     finish = time.monotonic() + 0.25
     while _depth and time.monotonic() < finish:
@@ -309,8 +290,7 @@ def _watchdog(handling: Handling) -> None:
 
 
 def _exit_now(handling: Handling) -> None:
-    """The forced exit: kill the child processes, remove the registered staging folders, print the line
-    (unless printed already) and exit with the status of the first signal, without further clean-up."""
+    """The forced exit: kill the children, remove the staging folders, print the line unless printed, exit."""
     _kill_children()
     for path in list(handling.staged):
         try:  # renamed first: a write still under way in another thread no longer lands in it
@@ -328,29 +308,20 @@ def _exit_now(handling: Handling) -> None:
 
 
 def _kill_children() -> None:
-    """SIGKILL every live descendant of this process."""
     for pid in _descendants(os.getpid()):
         _signal(pid, signal.SIGKILL)
 
 
 def _descendants(root: int) -> list[int]:
-    """The live (not zombie) descendants of process ``root``, read from /proc (elsewhere: multiprocessing's
-    children, when it was imported)."""
+    """The live descendants of process ``root`` from /proc (elsewhere: multiprocessing's children)."""
     if not os.path.isdir("/proc"):
         multiprocessing = sys.modules.get("multiprocessing")  # never imported here: another thread may be importing
         children = multiprocessing.active_children() if multiprocessing is not None else []
         return [p.pid for p in children if p.pid is not None]
     parents: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(b")") + 2:].split()
-        if fields[0] != b"Z":
+        fields = _proc_stat(entry) if entry.isdigit() else None
+        if fields is not None and fields[0] != b"Z":
             parents.setdefault(int(fields[1]), []).append(int(entry))
     found, todo = [], [root]
     while todo:
@@ -361,8 +332,7 @@ def _descendants(root: int) -> list[int]:
 
 
 def stop_children(timeout: float = 0.5) -> None:
-    """After an interruption: SIGTERM every child process still alive (one that some library started and left
-    behind), then SIGKILL those still there after ``timeout`` seconds."""
+    """After an interruption: SIGTERM every child still alive (a library's), SIGKILL after ``timeout`` seconds."""
     pids = _descendants(os.getpid())
     for pid in pids:
         _signal(pid, signal.SIGTERM)
@@ -383,8 +353,7 @@ T = TypeVar("T")
 
 
 def bars_shown(enabled: bool = True) -> bool:
-    """Whether to draw progress bars: ``enabled`` (the command's ``--progress``) and standard error is a terminal
-    or a notebook's output."""
+    """Whether to draw progress bars: ``enabled`` (``--progress``) and stderr is a terminal or a notebook's."""
     if not enabled:
         return False
     try:
@@ -395,9 +364,8 @@ def bars_shown(enabled: bool = True) -> bool:
 
 def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: str | None = None,
         enabled: bool = True, **kwargs: Any) -> Any:
-    """A tqdm bar on standard error over ``iterable`` (or ``total`` items), drawn only where :func:`bars_shown`
-    says (an undrawn bar ignores its updates: keep a count elsewhere). ``kwargs`` go to tqdm (``unit``,
-    ``initial``, ``leave`` ...)."""
+    """A tqdm bar on stderr over ``iterable`` (or ``total`` items), drawn where :func:`bars_shown` says (an undrawn
+    bar ignores its updates)."""
     from tqdm.auto import tqdm
 
     return tqdm(iterable, total=total, desc=desc, disable=not bars_shown(enabled), dynamic_ncols=True,
@@ -405,7 +373,7 @@ def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: 
 
 
 def say(message: str) -> None:
-    """One status line on standard error, printed above any bar being drawn (tqdm moves the bars below it)."""
+    """One status line on stderr, above any bar being drawn."""
     from tqdm import tqdm
 
     tqdm.write(message, file=sys.stderr)
@@ -413,7 +381,7 @@ def say(message: str) -> None:
 
 
 def _in_notebook() -> bool:
-    """A Jupyter kernel runs this process (its stderr is no terminal but shows tqdm's notebook bars)."""
+    """A Jupyter kernel runs this process (its stderr shows tqdm's notebook bars)."""
     ipython = sys.modules.get("IPython")
     try:
         shell = ipython.get_ipython() if ipython is not None else None

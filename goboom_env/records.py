@@ -1,9 +1,7 @@
 """Complete game records as JSON Lines: write them while agents play, read them back checked, replay them.
 
-A *game* is one episode (a single hand or a whole match, see :mod:`goboom_env.episode`). Its record
-holds everything needed to see the game again move by move: the rules, who sat where, the deck and
-dealer of every hand, every move with the events it caused, and how the game ended. A record file
-holds one game per line (JSON Lines), so files can be appended to, concatenated and streamed.
+A record holds one episode (a hand or a match) with all it takes to see it again move by move: the rules, who sat
+where, the deck and dealer of every hand, every move with its events and how it ended; one game per line.
 
 One line, pretty-printed (a jokers hand, shortened)::
 
@@ -21,53 +19,12 @@ One line, pretty-printed (a jokers hand, shortened)::
      "result": {"episode": "hand", "winners": [1], "points": [12, 0, 31], "hands": 1, ...,
                 "rewards": [-0.5, 1.0, -0.5]}}
 
-=================  =========================================================================================
-field              meaning
-=================  =========================================================================================
-``format``         always ``"goboom-record"``
-``version``        :data:`VERSION`; a reader refuses versions it does not know
-``config``         the resolved :class:`~goboom_env.config.GameConfig` (``GameConfig.from_dict`` reads it)
-``episode``        ``"hand"`` (one hand) or ``"match"`` (hands until the match ends, R1.11, R1.12, R2.12)
-``seats``          the agent spec playing each seat (``"you"`` for a human in ``goboom play``)
-``meta``           where the game comes from (tournament game index, deal, seed...); not checked
-``hands[].dealer`` the dealer seat of that hand (R1.2, R2.2)
-``hands[].deck``   the hand's deck order as card codes, index 0 = top: ``Hand(config, deck, dealer)``
-                   deals exactly that hand (the cards dealt to one seat are listed in ascending order:
-                   the order within a hand changes nothing, so the original shuffle may differ there)
-``deal_events``    events logged while dealing (jokers: the up-card and any buried joker, R2.3)
-``moves[]``        one decision: ``seat``, ``action`` id (R3.1: 0..52 a card, 53 draw/pass), ``card``
-                   (its card code, or ``"draw"`` for action 53) and the ``events`` it caused, in order
-``winners``        the hand's winners; ``hand_points`` the points left in each hand (R1.10, R2.11)
-``score_deltas``   what the scoring added to each total for that hand; ``scores`` the totals after it
-                   (in a one-hand episode the match is not scored, so ``scores`` equal ``score_deltas``)
-``result``         the :class:`~goboom_env.episode.EpisodeResult` fields, plus ``rewards``: the env's
-                   zero-sum ``reward="win"`` reward of each seat (:func:`goboom_env.scoring.win_rewards`)
-=================  =========================================================================================
-
-Events are written as :func:`goboom_env.events.event_to_json` writes them (cards as codes):
-``["play", 0, "7S"]``, ``["draw", 1, 3]``, ``["pass", 2]``, ``["upcard", "9H"]``, ``["blocked"]``.
-
-The functions:
-
-* :func:`record_episode` plays an episode through :func:`goboom_env.game_loop.play_episode` and returns
-  its result with its :class:`GameRecord`; :class:`Recorder` is the decision hook behind it.
-* :func:`write` appends records to a file (each line whole, in one write; ``append=False`` replaces the
-  file atomically); :func:`dumps_record` / :func:`loads_record` convert one line.
-* :func:`read` reads a file back (:func:`loads_records` the text of one) and checks every field: a bad
-  line raises ValueError naming the file, the line number and the field
-  (``games.jsonl line 3: hands[0].moves[5].action: ...``). A record is data only: every line goes
-  through :func:`goboom_env.untrusted.parse_json`, which refuses NaN and Infinity, integers of more than 20
-  digits, nesting deeper than 32 levels and repeated keys, and a record's numbers must be numbers (a bool is
-  not one).
-* :func:`replay` rebuilds the game on the engine, yielding one :class:`ReplayStep` per deal and per move
-  (the hand after it, the running scores); it raises ValueError naming the hand and move when a recorded
-  move is not legal, an event or a result differs from what the engine gives. :func:`verify` runs it to
-  the end and returns the result.
+The Evaluation guide's "Game records" section describes every field. Reading checks every field (ValueError
+``games.jsonl line 3: hands[0].moves[5].action: ...``); :func:`replay` checks every move and result on the engine.
 
     >>> import numpy as np
     >>> from goboom_env.agents import RandomAgent
-    >>> from goboom_env.config import GameConfig
-    >>> from goboom_env.engine import Match
+    >>> from goboom_env import GameConfig, Match
     >>> config = GameConfig(variant="jokers", num_players=3)
     >>> agents = [RandomAgent(config, seed=s) for s in range(3)]
     >>> result, record = record_episode(Match(config, np.random.default_rng(1)), agents, "match",
@@ -90,9 +47,9 @@ import numpy as np
 
 from goboom_env.agents.policy import Policy
 from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, face_of
-from goboom_env.config import GameConfig, as_int, check_choice, errors_prefixed
+from goboom_env.config import GameConfig, as_int, errors_prefixed
 from goboom_env.engine import Hand, IllegalActionError, Match
-from goboom_env.episode import EPISODES, EpisodeResult, end_hand
+from goboom_env.episode import EPISODES, EpisodeResult, check_episode, end_hand
 from goboom_env.events import Event, EventKind, event_from_json, event_to_json
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.hints import shown
@@ -100,16 +57,18 @@ from goboom_env.scoring import score_deltas, win_rewards
 from goboom_env.untrusted import Fields, parse_json
 
 FORMAT = "goboom-record"
-"""The ``format`` field of every record."""
 VERSION = 1
 """The record format version this module writes and reads."""
 DRAW_WORD = "draw"
 """The ``card`` field of a move with action 53 (draw or pass, R3.1)."""
 
 
+def move_code(action: int) -> str:
+    """An action as people write it: a card code, or ``"draw"`` for action 53."""
+    return DRAW_WORD if action == DRAW_OR_PASS else code_of(action)
+
+
 # -- the record types ---------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Move:
     """One decision: the seat to move, its action id (R3.1) and the events it caused."""
@@ -120,8 +79,7 @@ class Move:
 
     @property
     def card(self) -> str:
-        """The action as people write it: a card code, or ``"draw"`` for action 53."""
-        return DRAW_WORD if self.action == DRAW_OR_PASS else code_of(self.action)
+        return move_code(self.action)
 
 
 @dataclass(frozen=True)
@@ -130,7 +88,7 @@ class HandRecord:
 
     dealer: int
     deck: tuple[int, ...]
-    """Faces, index 0 = top of the deck (R0.5)."""
+    """Faces, top first (R0.5)."""
     deal_events: tuple[Event, ...]
     moves: tuple[Move, ...]
     winners: tuple[int, ...]
@@ -146,7 +104,7 @@ class HandRecord:
 
 @dataclass(frozen=True)
 class GameRecord:
-    """A complete game (one episode): rules, seats, every hand, the result. See the module docstring."""
+    """A complete game (one episode): rules, seats, every hand, the result."""
 
     config: GameConfig
     episode: str
@@ -154,7 +112,7 @@ class GameRecord:
     hands: tuple[HandRecord, ...]
     result: EpisodeResult
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
-    """Where the game comes from (tournament game index, deal, seed...): JSON values, not checked."""
+    """Where the game comes from (tournament game, deal, seed...): JSON values, not checked."""
 
     @property
     def rewards(self) -> list[float]:
@@ -187,39 +145,27 @@ def _result_to_dict(result: EpisodeResult) -> dict[str, Any]:
 
 
 # -- recording ----------------------------------------------------------------------------------------
-
-
 class Recorder:
-    """Records an episode as it is played: pass :meth:`on_decision` as the decision hook of
-    :func:`goboom_env.game_loop.play_episode` (it learns the match from the first decision), then call
-    :meth:`finish` with the episode's result.
-
-    The deck of each hand is read from the freshly dealt hand at its first decision (the cards dealt to
-    each seat and the stock, R1.3, R2.3) and checked: dealing that deck again must give the same hand.
-    A match episode must be recorded from the match's first hand, so that its scores start at zero.
-    """
+    """Records an episode as it is played: :meth:`on_decision` is the decision hook of
+    :func:`goboom_env.game_loop.play_episode`, then :meth:`finish` gives the record. Each hand's deck is read from
+    the hand at its first decision (:func:`deck_of`); a match is recorded from its first hand."""
 
     def __init__(self, episode: str, seats: Sequence[str], meta: dict[str, Any] | None = None) -> None:
-        check_choice("episode", episode, EPISODES)
+        check_episode(episode)
         self.episode, self.seats = episode, tuple(str(s) for s in seats)
         self.meta = dict(meta or {})
         self.match: Match | None = None
         self._hands: list[HandRecord] = []
         self._hand: Hand | None = None
         self._deck: tuple[int, ...] = ()
-        self._moves: list[tuple[int, int, int]] = []
-        """(seat, action, length of the event log before the action) of the current hand."""
+        self._moves: list[tuple[int, int, int]] = []  # (seat, action, events before it) of the current hand
         self._results_before = 0
-
-    def _bind(self, match: Match) -> None:
-        """Start recording ``match`` (at the first decision)."""
-        check_recordable(match, self.episode, self.seats)
-        self.match, self._results_before = match, len(match.results)
 
     def on_decision(self, decision: Decision) -> None:
         """The decision hook: notes the move (its events are read once the hand is over)."""
         if self.match is None:
-            self._bind(decision.match)
+            check_recordable(decision.match, self.episode, self.seats)
+            self.match, self._results_before = decision.match, len(decision.match.results)
         if decision.hand is not self._hand:
             if self._hand is not None:
                 self._close_hand()
@@ -250,8 +196,7 @@ class Recorder:
         return [a + b for a, b in zip(before, deltas)]
 
     def finish(self, result: EpisodeResult | None = None) -> GameRecord:
-        """The complete record, once the episode has ended with ``result``. Without ``result`` (a caller
-        that does not see it) it is found by replaying the recorded hands on the engine."""
+        """The complete record, once the episode has ended with ``result`` (without it, found by replaying)."""
         if self.match is None:
             raise RuntimeError("finish() called before any decision was recorded")
         if self._hand is not None:
@@ -269,10 +214,8 @@ def _hand_deltas(hand: Hand) -> list[int]:
 
 def record_episode(match: Match, agents: Sequence[Policy], episode: str = "hand", *, seats: Sequence[str] | None = None,
                    meta: dict[str, Any] | None = None) -> tuple[EpisodeResult, GameRecord]:
-    """Play one episode like :func:`goboom_env.game_loop.play_episode` and record it.
-
-    ``seats`` names each seat's agent in the record (default: the agents' ``name``); ``meta`` is stored
-    as given. See :func:`check_recordable` for the matches that can be recorded."""
+    """Play one episode like :func:`goboom_env.game_loop.play_episode` and record it; ``seats`` names each seat's
+    agent (default: the agents' ``name``), ``meta`` is stored as given."""
     names = list(seats) if seats is not None else [agent.name for agent in agents]
     check_recordable(match, episode, names)
     recorder = Recorder(episode, names, meta)
@@ -293,13 +236,9 @@ def check_recordable(match: Match, episode: str, seats: Sequence[str]) -> None:
 
 
 def deck_of(hand: Hand) -> tuple[int, ...]:
-    """The deck order (faces, top first) that deals ``hand``, read from a hand before its first move.
-
-    Card ``i`` of the deck goes to seat ``(dealer + 1 + i) % n`` (R1.3, R2.3); the cards a seat gets are
-    interchangeable, so its cards are listed in ascending order. In jokers Go Boom the up-card and any
-    joker buried under the stock (R2.3) are put back on top of the stock. Raises ValueError when the
-    hand has already been played on, or when dealing the deck found does not give the same hand.
-    """
+    """The deck order (faces, top first) that deals ``hand``, read before its first move: card ``i`` goes to seat
+    ``(dealer + 1 + i) % n`` (R1.3, R2.3), each seat's cards ascending, the up-card and buried jokers (R2.3) back on
+    top of the stock. ValueError when the hand was played on or dealing the deck gives another hand."""
     config, n = hand.config, hand.n
     dealt = [list(hand.hand_faces(s)) for s in range(n)]
     if any(len(cards) != config.hand_size for cards in dealt) or (
@@ -321,8 +260,6 @@ def deck_of(hand: Hand) -> tuple[int, ...]:
 
 
 # -- JSON lines ---------------------------------------------------------------------------------------
-
-
 def dumps_record(record: GameRecord) -> str:
     """One record as one JSON line (no newline at the end)."""
     return json.dumps(record.to_dict(), separators=(",", ":"))
@@ -334,12 +271,8 @@ def loads_record(line: str | bytes) -> GameRecord:
 
 
 def write(path: str | Path, records: Iterable[GameRecord], *, append: bool = True) -> int:
-    """Write records to ``path``, one line each; returns how many.
-
-    ``append=True`` adds them at the end in a single write of whole lines (a file that does not end with
-    a newline, e.g. after a crash mid-write, is refused rather than joined to the new line);
-    ``append=False`` replaces the file atomically (a temporary file in the same folder, then a rename).
-    """
+    """Write records to ``path``, one line each; returns how many. ``append=True`` adds them in one write (a file
+    not ending with a newline, cut mid-write, is refused); ``append=False`` replaces the file atomically."""
     path = Path(path)
     lines = [dumps_record(r) + "\n" for r in records]
     text = "".join(lines).encode()
@@ -366,18 +299,18 @@ def write(path: str | Path, records: Iterable[GameRecord], *, append: bool = Tru
 
 
 def read(path: str | Path) -> list[GameRecord]:
-    """Every record of a JSON Lines file (blank lines skipped), each field checked.
-
-    A bad line raises ValueError ``"<path> line <k>: <field>: <problem>"``. The records are not
-    replayed here: :func:`verify` checks that the moves are legal and the results right."""
+    """Every record of a JSON Lines file (blank lines skipped), each field checked but not replayed
+    (:func:`verify` does); ValueError ``"<path> line <k>: <field>: <problem>"``, or when it cannot be read."""
     path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        try:
+    try:
+        with path.open(encoding="utf-8") as fh:
             return loads_records(_bounded_lines(fh))
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{path} is not a text file of game records (not UTF-8: {exc.reason})") from None
-        except ValueError as exc:
-            raise ValueError(f"{path} {exc}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not a text file of game records (not UTF-8: {exc.reason})") from None
+    except ValueError as exc:
+        raise ValueError(f"{path} {exc}") from None
 
 
 MAX_LINE = 64 * 2**20
@@ -385,7 +318,6 @@ MAX_LINE = 64 * 2**20
 
 
 def _bounded_lines(fh: TextIO) -> Iterator[str]:
-    """The lines of the text file ``fh``, each read with a length limit (:data:`MAX_LINE`)."""
     number = 0
     while line := fh.readline(MAX_LINE + 1):
         number += 1
@@ -395,8 +327,7 @@ def _bounded_lines(fh: TextIO) -> Iterator[str]:
 
 
 def loads_records(lines: Iterable[str]) -> list[GameRecord]:
-    """Every record of JSON Lines text (blank lines skipped), each field checked; a bad line raises
-    ValueError ``"line <k>: <field>: <problem>"``."""
+    """Every record of JSON Lines text, as :func:`read` reads a file."""
     records = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -407,11 +338,9 @@ def loads_records(lines: Iterable[str]) -> list[GameRecord]:
 
 
 # -- checked reading ----------------------------------------------------------------------------------
-
-
 def from_dict(data: Any) -> GameRecord:
-    """A :class:`GameRecord` from the JSON data of one line; every field is checked (type, range, cards,
-    consistent lengths), and ValueError names the first bad field."""
+    """A :class:`GameRecord` from the JSON data of one line, every field checked; ValueError names the first bad
+    one."""
     top = Fields(data, ("format", "version", "config", "episode", "seats", "hands", "result"), ("meta",))
     if data["format"] != FORMAT:
         raise top.error("format", f"must be {FORMAT!r}, got {shown(data['format'])}")
@@ -470,7 +399,7 @@ def _read_hand(r: Fields, config: GameConfig) -> HandRecord:
 def _read_move(r: Fields, config: GameConfig) -> Move:
     seat = r.integer("seat", 0, config.num_players - 1)
     action = r.integer("action", 0, NUM_ACTIONS - 1)
-    expected = DRAW_WORD if action == DRAW_OR_PASS else code_of(action)
+    expected = move_code(action)
     if r.data["card"] != expected:
         raise r.error("card", f"action {action} is {expected!r}, got {shown(r.data['card'])}")
     events = tuple(event_from_json(r, f"events[{i}]", raw, config) for i, raw in enumerate(r.items("events")))
@@ -492,39 +421,30 @@ def _read_result(r: Fields, config: GameConfig, episode: str) -> EpisodeResult:
 
 
 # -- replay -------------------------------------------------------------------------------------------
-
-
 class ReplayStep(NamedTuple):
     """One step of a replay: the deal of a hand (``move`` is None) or one move, with the state after it."""
 
     hand_index: int
-    """Which hand of the record (0-based)."""
     move_index: int | None
-    """Which move of that hand (0-based), or None for the deal."""
+    """None for the deal."""
     move: Move | None
     hand: Hand
-    """The hand after the step (an independent copy: it may be kept)."""
+    """The hand after the step (a copy: it may be kept)."""
     events: tuple[Event, ...]
-    """The events of this step (the deal's, or the move's)."""
     scores: tuple[int, ...]
-    """Each seat's total before the current hand is scored (at the last move of a hand: after it)."""
+    """Each seat's total before the current hand is scored."""
 
 
 def replay(record: GameRecord) -> Iterator[ReplayStep]:
-    """Play the record again on the engine, one :class:`ReplayStep` per deal and per move.
-
-    Each hand is dealt from its recorded deck and dealer; each recorded move must be the seat to move's
-    legal action and cause exactly the recorded events; each hand must end with its last move with the
-    recorded winners and points, and the episode's result must equal the recorded one (decided by
-    :func:`goboom_env.episode.end_hand`, as when it was played). Anything else raises ValueError naming
-    the hand and the move. Iterate to the end to check the whole record (:func:`verify` does)."""
+    """Play the record again on the engine, one :class:`ReplayStep` per deal and per move: each move must be legal
+    and cause the recorded events, each hand and the episode end as recorded; ValueError naming the hand and the
+    move otherwise."""
     result = yield from _replay_steps(record.config, record.episode, record.hands)
     _check_equal("result", result, record.result)
 
 
 def _replay_steps(config: GameConfig, episode: str,
                   hands: Sequence[HandRecord]) -> Generator[ReplayStep, None, EpisodeResult]:
-    """The steps of :func:`replay`; returns the episode's result as the engine decides it."""
     match = Match(config, np.random.default_rng(0), hands[0].deck, hands[0].dealer)
     result = None
     for h, recorded in enumerate(hands):
@@ -546,7 +466,8 @@ def _replay_steps(config: GameConfig, episode: str,
             yield _replay_move(hand, move, f"{where}.moves[{m}]", h, m, scores)
         if not hand.over:
             raise ValueError(f"{where}.moves: the hand is not over after its {len(recorded.moves)} recorded moves")
-        _check_hand_end(hand, recorded, where)
+        _check_equal(f"{where}.winners", tuple(hand.winners()), recorded.winners)
+        _check_equal(f"{where}.hand_points", tuple(hand.hand_points()), recorded.hand_points)
         result = end_hand(match, episode)
         deltas = match.results[-1].score_deltas if episode == "match" else tuple(_hand_deltas(hand))
         _check_equal(f"{where}.score_deltas", tuple(deltas), recorded.score_deltas)
@@ -558,7 +479,6 @@ def _replay_steps(config: GameConfig, episode: str,
 
 
 def _run_to_end(steps: Generator[ReplayStep, None, EpisodeResult]) -> EpisodeResult:
-    """Consume a replay and return its result."""
     while True:
         try:
             next(steps)
@@ -583,11 +503,6 @@ def _replay_move(hand: Hand, move: Move, where: str, h: int, m: int, scores: tup
     return ReplayStep(h, m, move, hand.copy(), events, scores)
 
 
-def _check_hand_end(hand: Hand, recorded: HandRecord, where: str) -> None:
-    _check_equal(f"{where}.winners", tuple(hand.winners()), recorded.winners)
-    _check_equal(f"{where}.hand_points", tuple(hand.hand_points()), recorded.hand_points)
-
-
 def _check_equal(where: str, got: Any, recorded: Any) -> None:
     if got != recorded:
         raise ValueError(f"{where}: the replay gives {got}, the record says {recorded}")
@@ -598,7 +513,7 @@ def _events_text(events: Iterable[Event]) -> str:
 
 
 def verify(record: GameRecord) -> EpisodeResult:
-    """Replay the whole record (see :func:`replay`) and return its result; ValueError where it differs."""
+    """Replay the whole record (:func:`replay`) and return its result."""
     for _ in replay(record):
         pass
     return record.result
@@ -607,5 +522,5 @@ def verify(record: GameRecord) -> EpisodeResult:
 __all__ = [
     "DRAW_WORD", "FORMAT", "VERSION", "GameRecord", "HandRecord", "Move", "Recorder",
     "ReplayStep", "check_recordable", "deck_of", "dumps_record", "from_dict", "loads_record", "loads_records",
-    "read", "record_episode", "replay", "verify", "write",
+    "move_code", "read", "record_episode", "replay", "verify", "write",
 ]

@@ -1,8 +1,5 @@
-"""Rendering of a hand: as text (``render_mode="ansi"`` / ``"human"``), as an RGB image (``"rgb_array"``,
-:func:`render_rgb`), and its public event log.
-
-Events are phrased by :func:`goboom_env.events.describe_event` (re-exported here). The image is drawn with numpy
-alone (rectangles and a 5x7 bitmap font), so it needs no optional dependency.
+"""Rendering of a hand as text (``render_mode="ansi"`` / ``"human"``) and as an RGB image (``"rgb_array"``), drawn
+with numpy alone (rectangles and a 5x7 bitmap font); events are phrased by :func:`goboom_env.events.describe_event`.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from goboom_env.cards import DRAW_OR_PASS, JOKER, SUIT_SYMBOLS, face_of, pretty
-from goboom_env.engine import PASSED, Hand
+from goboom_env.engine import NOT_PLAYED, PASSED, Hand
 from goboom_env.events import describe_event
 
 if TYPE_CHECKING:
@@ -24,8 +21,7 @@ if TYPE_CHECKING:
 
 def render_text(hand: Hand, match: Match | None = None, seat: int | None = None, last: int = 8,
                 reveal: bool = False) -> str:
-    """A readable view of the table; ``seat`` also shows that player's private hand, ``reveal`` every hand
-    (at the end of a hand, or a replay with the cards face up)."""
+    """A readable view of the table; ``seat`` also shows that player's private hand, ``reveal`` every hand."""
     cfg = hand.config
     lines = [f"Go Boom ({cfg.variant}, {cfg.num_players} players) - dealer P{hand.dealer}, "
              f"stock {len(hand.stock)}"]
@@ -34,20 +30,13 @@ def render_text(hand: Hand, match: Match | None = None, seat: int | None = None,
                      + f"  (hand {match.hands_played + 1})")
     if hand.classic:
         if hand.led >= 0:
-            plays = []
-            for s in range(hand.n):
-                t = hand.trick[s]
-                if t >= 0:
-                    plays.append(f"P{s}:{pretty(t)}")
-                elif t == PASSED:
-                    plays.append(f"P{s}:pass")
+            plays = [f"P{s}:{pretty(t) if t >= 0 else 'pass'}" for s, t in enumerate(hand.trick) if t != NOT_PLAYED]
             lines.append(f"trick (led {pretty(hand.led)} by P{hand.leader}): " + " ".join(plays))
         else:
             lines.append("trick: (new trick, waiting for the lead)")
     else:
-        top = pretty(hand.top)
-        lines.append(f"discard pile: {top}" + (f" over match card {pretty(hand.match_face)}"
-                                                if hand.top != hand.match_face else ""))
+        under = f" over match card {pretty(hand.match_face)}" if hand.top != hand.match_face else ""
+        lines.append(f"discard pile: {pretty(hand.top)}{under}")
     for s in range(hand.n):
         mark = "->" if s == hand.current and not hand.over else "  "
         cards = f"  [{' '.join(pretty(f) for f in hand.hand_faces(s))}]" if reveal or s == seat else ""
@@ -77,17 +66,14 @@ def move_text(action: int) -> str:
     return "draw" if action == DRAW_OR_PASS else pretty(action)
 
 
-DRAW_WORDS = frozenset({"draw", "pass", "d", "p"})
-"""Typed words that mean the draw/pass action (R3.1's action 53)."""
+DRAW_WORDS = frozenset({"draw", "pass", "d", "p"})  # typed words for action 53
 SUIT_LETTERS = {symbol: letter for letter, symbol in SUIT_SYMBOLS.items()} | {
     "\u2667": "C", "\u2662": "D", "\u2661": "H", "\u2664": "S"}  # the white (outline) suit symbols too
-"""The suit letter of each suit symbol people may type."""
 
 
 def parse_move(text: str) -> int:
-    """The action id of a typed move, the inverse of :func:`move_text`: a card as shown (``10♣``, ``K♠``) or as
-    a code (``KC``, ``10c``, ``JK``), a draw/pass word or an action number 0..53 (R3.1); ValueError naming
-    the text otherwise."""
+    """The action id of a typed move (the inverse of :func:`move_text`): a card as shown (``10♣``) or as a code
+    (``KC``, ``10c``, ``JK``), a draw/pass word or an action number 0..53 (R3.1); ValueError otherwise."""
     word = text.strip().lower()
     if word in DRAW_WORDS:
         return DRAW_OR_PASS
@@ -177,9 +163,8 @@ _CARD = (44, 62)  # width, height
 
 
 def render_rgb(hand: Hand, match: Match | None = None, seat: int | None = None) -> np.ndarray:
-    """The table as an ``IMAGE_SIZE + (3,)`` ``uint8`` RGB image: the game and the stock, each seat's card count
-    (the player to move outlined), the trick (classic) or the discard pile (jokers), and the cards of ``seat``
-    (the player to move when None) face up."""
+    """The table as an ``IMAGE_SIZE + (3,)`` ``uint8`` RGB image: the card counts, the trick or the discard pile,
+    and the cards of ``seat`` (the player to move when None) face up."""
     cfg = hand.config
     img = np.empty((*IMAGE_SIZE, 3), np.uint8)
     img[:] = _FELT
@@ -273,8 +258,7 @@ def _fill(img: np.ndarray, x: int, y: int, w: int, h: int, colour: tuple[int, in
 
 
 def _text(img: np.ndarray, x: int, y: int, text: str, colour: tuple[int, int, int], scale: int) -> None:
-    """``text`` in the 5x7 font (upper case; unknown characters as ``?``), each pixel a ``scale`` x ``scale``
-    square, clipped to the image."""
+    """``text`` in the 5x7 font (upper case, unknown characters as ``?``), ``scale`` times, clipped to the image."""
     height, width = img.shape[:2]
     for char in text.upper():
         if x >= width or y >= height:

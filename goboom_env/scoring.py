@@ -1,22 +1,16 @@
-"""Scoring and episode results (RULES.md R1.10-R1.12, R2.10-R2.12): pure functions, no RL imports.
-
-* :func:`score_deltas` and :func:`match_winners` are the scoring rules a :class:`~goboom_env.engine.Match`
-  applies after every hand.
-* :func:`win_rewards` and :func:`points_rewards` turn winners and hand points into the env's rewards.
-* :class:`HandResult` records how one hand of a match ended and what it did to the scores.
-
-What a finished hand means for an RL episode (one hand or a whole match) is :mod:`goboom_env.episode`.
-"""
+"""The scoring rules (RULES.md R1.10-R1.12, R2.10-R2.12) and the env's rewards: pure functions, no RL imports."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from goboom_env.config import GameConfig
 
-REWARDS = ("win", "points")
-"""The env's reward modes (see the Rewards section of :mod:`goboom_env.env`)."""
+Reward = Literal["win", "points"]
+REWARDS: tuple[str, ...] = get_args(Reward)
+"""The env's reward modes (see the Rewards section of the env's page)."""
 
 
 def score_deltas(config: GameConfig, winner: int | None, points: Sequence[int]) -> list[int]:
@@ -71,7 +65,6 @@ class HandResult:
     """Seat that went out, or None for a blocked round (R2.10)."""
     blocked: bool
     winners: tuple[int, ...]
-    """Hand winners: the one who went out, or the lowest hand points after a blocked round."""
     hand_points: tuple[int, ...]
     """Points left in each hand (R1.10 / R2.11)."""
     score_deltas: tuple[int, ...]

@@ -1,11 +1,6 @@
-"""Saved states: reading a :meth:`Hand.to_dict` / :meth:`Match.to_dict` dict back, every field checked.
-
-Each field is read with its type and range, then the state is checked to hold together (every card
-of the deck exactly once, a phase, trick and pile that fit the variant, scores that add up); anything
-else raises ValueError naming the field. :meth:`Hand.from_dict` and :meth:`Match.from_dict` are the
-entry points; this module is their reader, kept apart from the rules in :mod:`goboom_env.engine`: it
-returns checked fields, and the engine builds the hand from them (:meth:`Hand.from_state`). It runs to
-about 400 lines because every rule a saved state must obey has its own check and its own message.
+"""Saved states: reading a :meth:`Hand.to_dict` / :meth:`Match.to_dict` dict back for :meth:`Hand.from_dict` and
+:meth:`Match.from_dict`, each field with its type and range, then the state checked to hold together (every card
+once, a phase, trick and pile that fit the variant, scores that add up); ValueError naming the field otherwise.
 """
 
 from __future__ import annotations
@@ -76,8 +71,7 @@ def _read_trick_entry(r: Fields, field: str, raw: Any) -> int:
 
 
 def read_hand(data: Any) -> dict[str, Any]:
-    """The hand saved in ``data`` as the arguments of :meth:`Hand.from_state` (see :meth:`Hand.from_dict`);
-    ValueError naming the first bad field."""
+    """The hand saved in ``data`` as the arguments of :meth:`Hand.from_state`."""
     state = _read_hand(data)
     seen = bytearray(NUM_FACES)
     for face in state.pop("seen"):
@@ -86,13 +80,12 @@ def read_hand(data: Any) -> dict[str, Any]:
 
 
 def _hand_points(state: dict[str, Any]) -> tuple[int, ...]:
-    """Points of the cards left in each hand of a read hand state (R1.10 classic, R2.11 jokers)."""
+    """Points of the cards left in each hand of a read state (R1.10, R2.11)."""
     points = CLASSIC_POINTS if state["config"].is_classic else JOKERS_POINTS
     return tuple(sum(points[f] for f in faces) for faces in state["hands"])
 
 
 def _read_hand(data: Any) -> dict[str, Any]:
-    """The fields of a saved hand, typed and range-checked, then checked to hold together."""
     r = Fields(data, _HAND_FIELDS, prefix="malformed hand state")
     config = _config(r)
     n, classic = config.num_players, config.is_classic
@@ -108,7 +101,7 @@ def _read_hand(data: Any) -> dict[str, Any]:
         "hands": [_faces(r, f"hands[{seat}]", h) for seat, h in enumerate(hands)],
         "stock": _faces(r, "stock", data["stock"]),  # top first, as saved and as Hand.from_state takes it
         "seen": _faces(r, "seen", data["seen"]),
-        "drawn": [r.integer(f"drawn[{seat}]", 0, config.deck_size, d) for seat, d in enumerate(r.items("drawn", n))],
+        "drawn": list(r.ints("drawn", n, 0, config.deck_size)),
         "events": [event_from_json(r, f"events[{i}]", e, config) for i, e in enumerate(r.items("events"))],
         "current": r.seat("current", n),
         "phase": Phase[phase],
@@ -134,8 +127,7 @@ def _read_hand(data: Any) -> dict[str, Any]:
 
 
 def _check_cards(r: Fields, state: dict[str, Any]) -> None:
-    """Every card of the deck exactly once across the hands, the stock and the cards out of play;
-    the stock and the draw counters fit the deck."""
+    """Every card of the deck exactly once across the hands, the stock and the cards out of play."""
     config = state["config"]
     cards = [f for hand in state["hands"] for f in hand] + state["stock"] + state["seen"]
     try:
@@ -170,8 +162,7 @@ def _check_progress(r: Fields, state: dict[str, Any]) -> None:
 
 
 def _check_classic_trick(r: Fields, state: dict[str, Any]) -> None:
-    """Classic: the trick in progress is played in seat order from its leader, each card follows the
-    led card (R1.5), and the best card and seat are the ones R1.7 picks."""
+    """Classic: the trick is played in seat order from its leader, each card follows (R1.5), the best is R1.7's."""
     n, trick, phase = state["config"].num_players, state["trick"], state["phase"]
     for name in ("top", "match_face"):
         if state[name] >= 0:
@@ -214,12 +205,10 @@ def _check_classic_trick(r: Fields, state: dict[str, Any]) -> None:
                                    f"{best_seat} (R1.7), got {got}")
 
 
-_NO_TRICK = {"leader": -1, "led": None, "best_face": None, "best_seat": -1, "turns": 0}
-"""The trick fields while no trick is under way, as saved (faces as card codes or null)."""
+_NO_TRICK = {"leader": -1, "led": None, "best_face": None, "best_seat": -1, "turns": 0}  # as saved
 
 
 def _check_no_trick(r: Fields, state: dict[str, Any], when: str) -> None:
-    """No trick under way: no card in it, no leader, led or best card, no turns."""
     if any(t != NOT_PLAYED for t in state["trick"]):
         raise r.error("trick", f"must be {NOT_PLAYED} (not played) for every seat {when}, got {state['trick']}")
     for name, empty in _NO_TRICK.items():
@@ -229,8 +218,7 @@ def _check_no_trick(r: Fields, state: dict[str, Any], when: str) -> None:
 
 
 def _check_discard_pile(r: Fields, state: dict[str, Any]) -> None:
-    """Jokers: no trick; the top card and the match card are on the pile, and the match card is
-    the top card unless a joker covers it (R2.5, R2.6, R2.8)."""
+    """Jokers: no trick; the top and match cards are on the pile, the same unless a joker covers it (R2.5, R2.6)."""
     _check_no_trick(r, state, "in jokers Go Boom (it has no tricks)")
     top, match = state["top"], state["match_face"]
     if top < 0 or match < 0:
@@ -265,7 +253,7 @@ def _read_result(r: Fields, field: str, raw: Any, config: GameConfig) -> HandRes
     if winner is not None and points[winner]:
         raise res.error("hand_points", f"must be 0 for the winner {winner} (an empty hand), got {points[winner]}")
     expected = [winner] if winner is not None else [s for s, p in enumerate(points) if p == min(points)]
-    winners = [res.seat(f"winners[{i}]", n, raw=w) for i, w in enumerate(res.items("winners"))]
+    winners = list(res.seats("winners", n))
     if winners != expected:
         raise res.error("winners", f"must be {expected} (the seat that went out, or the fewest points), got {winners}")
     deltas = res.items("score_deltas", n)
@@ -277,7 +265,7 @@ def _read_result(r: Fields, field: str, raw: Any, config: GameConfig) -> HandRes
 
 
 def _read_rng(r: Fields, raw: Any) -> np.random.Generator:
-    """A generator in the saved state ``raw`` (``bit_generator.state``: a dict of names and ints)."""
+    """A generator in the saved ``bit_generator.state`` ``raw``."""
     rng = np.random.default_rng()
     kind = type(rng.bit_generator).__name__
     try:
@@ -290,22 +278,21 @@ def _read_rng(r: Fields, raw: Any) -> np.random.Generator:
 
 
 def _ints_and_names(value: Any) -> bool:
-    """True if ``value`` is built from dicts, strings and integers only (no bools or floats)."""
+    """Whether ``value`` is built from dicts, strings and integers only."""
     if isinstance(value, dict):
         return all(isinstance(k, str) and _ints_and_names(v) for k, v in value.items())
     return isinstance(value, str) or (isinstance(value, int) and as_int(value) is not None)
 
 
 def read_match(data: Any) -> dict[str, Any]:
-    """The attributes of the match saved in ``data`` (see :meth:`Match.from_dict`), typed, then checked
-    against the hands it records; ``"hand"`` holds the arguments of :meth:`Hand.from_state`."""
+    """The attributes of the match saved in ``data``, checked against its hands (``"hand"``: :func:`read_hand`'s)."""
     r = Fields(data, _MATCH_FIELDS, prefix="malformed match state")
     config = _config(r)
     n = config.num_players
     rng = _read_rng(r, data["rng"])
     results = [_read_result(r, f"results[{i}]", x, config) for i, x in enumerate(r.items("results"))]
-    scores = [r.integer(f"scores[{s}]", 0, 2**62, v) for s, v in enumerate(r.items("scores", n))]
-    winners = [r.seat(f"winners[{i}]", n, raw=w) for i, w in enumerate(r.items("winners"))]
+    scores = list(r.ints("scores", n, 0, 2**62))
+    winners = list(r.seats("winners", n))
     over = r.flag("over")
     hand = read_hand(data["hand"])
     if hand["config"] != config:

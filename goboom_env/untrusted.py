@@ -1,12 +1,8 @@
 """Data from outside the process: the one bounded JSON reader and checked reads of its fields.
 
-Every JSON file or message the package reads goes through :func:`parse_json` (text) or :func:`read_json` (a file,
-read with a size limit): both refuse what no file of ours holds (NaN and Infinity, integers of more than
-:data:`MAX_INT_DIGITS` digits, nesting deeper than :data:`MAX_DEPTH`, keys given twice), so a crafted file costs
-bounded work and answers with a ValueError, never a RecursionError or a 5,000-digit number. :class:`Fields` reads
-the fields of one JSON object with their types and ranges; every error names the field by its path from the
-document's root (``hands[0].moves[3].seat: must be an integer in 0..3, got 7``), after the file or the document,
-and echoes a bad value short and safe (:func:`goboom_env.hints.shown`).
+Every JSON text the package reads goes through :func:`parse_json` (or :func:`read_json`, a file within a size limit),
+so a crafted file costs bounded work and answers with a ValueError. :class:`Fields` reads one JSON object's fields
+with their types and ranges, every error naming the field by its path (``hands[0].moves[3].seat: must be ...``).
 """
 
 from __future__ import annotations
@@ -30,11 +26,8 @@ MAX_JSON_BYTES = 256 * 2**20
 _TOO_DEEP = f"not JSON we read: nested more than {MAX_DEPTH} levels deep"
 
 
-# -- the bounded JSON reader -----------------------------------------------------------------------------
-
-
 class _Refused:
-    """Stands in, while parsing, for a JSON value :func:`parse_json` refuses; found later with its path."""
+    """Stands in, while parsing, for a refused JSON value; found later with its path."""
 
     __slots__ = ("problem",)
 
@@ -70,45 +63,39 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Refused:
     raise AssertionError("unreachable: a shorter dict has a repeated key")
 
 
-def parse_json(text: str | bytes) -> Any:
-    """JSON data from ``text``, refusing what no file we read holds: NaN and Infinity (Python's json reads them,
-    JSON has none), numbers too large to be finite, integers of more than :data:`MAX_INT_DIGITS` digits, nesting
-    deeper than :data:`MAX_DEPTH` and keys given twice. ValueError names the problem and where it is
-    (``result.rewards[0]: NaN is not ...``)."""
+def parse_json(text: str | bytes, source: str = "") -> Any:
+    """JSON data from ``text``, refusing what no file we read holds: NaN and Infinity, numbers too large to be finite,
+    integers of more than :data:`MAX_INT_DIGITS` digits, nesting deeper than :data:`MAX_DEPTH` and repeated keys.
+    ValueError names the problem and where it is, after ``source: `` when given."""
+    prefix = f"{source}: " if source else ""
     try:
         data = json.loads(text, parse_constant=_constant, parse_int=_integer, parse_float=_float,
                           object_pairs_hook=_object)
-    except RecursionError:
-        raise ValueError(_TOO_DEEP) from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
         _check_tree(data, 1)
+    except RecursionError:
+        raise ValueError(prefix + _TOO_DEEP) from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{prefix}not JSON: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{prefix}not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except _RefusedError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(prefix + str(exc)) from None
     return data
 
 
 def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES) -> Any:
-    """The JSON data of the file at ``path`` (:func:`parse_json`), read with a size limit; ValueError starting
-    with the file's name when it cannot be read, is larger than ``max_bytes`` or is not JSON we read."""
+    """The JSON data of the file at ``path``, read within ``max_bytes``; ValueError naming the file otherwise."""
     path = Path(path)
     try:
         with path.open("rb") as fh:
             raw = read_limited(fh, max_bytes, str(path))
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    return parse_json(raw, str(path))
 
 
 def read_limited(fh: IO[bytes], max_bytes: int, name: str) -> bytes:
-    """At most ``max_bytes`` bytes of the stream ``fh``, all of it; ValueError naming ``name`` when it holds more
-    (a file that grows without end, such as ``/dev/zero``, costs ``max_bytes`` to refuse)."""
+    """All of the stream ``fh``; ValueError naming ``name`` when it holds more than ``max_bytes`` (``/dev/zero``)."""
     data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ValueError(f"{name} is larger than {_size(max_bytes)}, more than any file goboom-env writes; "
@@ -133,13 +120,13 @@ class _RefusedError(ValueError):
 
 
 def key_text(key: str) -> str:
-    """A field name as an error message shows it: as is when it is a name, else quoted (one line, short)."""
+    """A field name as an error message shows it: as is when it is a name, else quoted."""
     return key if key.isidentifier() else shown(key)
 
 
 def _check_tree(value: Any, depth: int) -> None:
-    """Raise :class:`_RefusedError` at the first refused value (in text order), ValueError at a container
-    nested deeper than :data:`MAX_DEPTH` (``depth`` counts the containers around ``value``, itself included)."""
+    """Raise :class:`_RefusedError` at the first refused value, ValueError at a container nested deeper than
+    :data:`MAX_DEPTH` (``depth`` counts the containers around ``value``, itself included)."""
     if isinstance(value, _Refused):
         raise _RefusedError(value.problem)
     if isinstance(value, dict):
@@ -158,20 +145,13 @@ def _check_tree(value: Any, depth: int) -> None:
             raise
 
 
-# -- checked fields ----------------------------------------------------------------------------------------
-
-
-_MISSING: Any = object()
-"""Default of the ``raw`` argument of the :class:`Fields` readers: read the value from the object."""
+_MISSING: Any = object()  # a reader's ``raw`` default: read the value from the object
 
 
 class Fields:
-    """Typed reads of one JSON object (or a dict of the same shape); every error is a ValueError
-    ``"<prefix>: <path>: <problem>"``: ``prefix`` names the document (``malformed hand state``, a file), ``path``
-    the field from the document's root (``hands[0].moves[3].seat``).
-
-    ``names`` must all be present and nothing else but ``optional`` may be. The readers take the field's name and,
-    for an item of a list, its value as ``raw`` (``integer("drawn[2]", 0, 9, raw=item)``)."""
+    """Typed reads of one JSON object whose fields are ``names`` (and maybe ``optional``); every error is a
+    ValueError ``"<prefix>: <path>: <problem>"``. The readers take the field's name and, for an item of a list, its
+    value as ``raw`` (``integer("drawn[2]", 0, 9, raw=item)``)."""
 
     def __init__(self, data: Any, names: Sequence[str], optional: Sequence[str] = (), *, path: str = "",
                  prefix: str = "") -> None:
@@ -187,7 +167,7 @@ class Fields:
         self.data = data
 
     def path(self, name: str) -> str:
-        """The path of field ``name`` (``name`` may end in ``[i]``, an item of a list)."""
+        """The path of field ``name`` (which may end in ``[i]``)."""
         if not name:
             return self.where
         return f"{self.where}.{name}" if self.where else name
@@ -197,7 +177,7 @@ class Fields:
         return ValueError(": ".join(part for part in (self.prefix, self.path(name), problem) if part))
 
     def child(self, name: str, names: Sequence[str], optional: Sequence[str] = (), raw: Any = _MISSING) -> Fields:
-        """The object in field ``name`` (or ``raw``), read with the same prefix and its path."""
+        """The object in field ``name`` (or ``raw``), read with its path."""
         return Fields(self.data[name] if raw is _MISSING else raw, names, optional, path=self.path(name),
                       prefix=self.prefix)
 
@@ -221,21 +201,19 @@ class Fields:
         return value
 
     def flag(self, name: str, raw: Any = _MISSING) -> bool:
-        """True or false (numpy's bool too)."""
         raw = self.data[name] if raw is _MISSING else raw
         if not isinstance(raw, bool) and type(raw).__name__ != "bool_":
             raise self.error(name, f"must be true or false, got {shown(raw)}")
         return bool(raw)
 
     def text(self, name: str, raw: Any = _MISSING) -> str:
-        """A string."""
         raw = self.data[name] if raw is _MISSING else raw
         if not isinstance(raw, str):
             raise self.error(name, f"must be a string, got {shown(raw)}")
         return raw
 
     def items(self, name: str, length: int | None = None, raw: Any = _MISSING) -> list:
-        """A list (a tuple too), of ``length`` entries when given."""
+        """A list (or tuple), of ``length`` entries when given."""
         raw = self.data[name] if raw is _MISSING else raw
         if not isinstance(raw, (list, tuple)):
             raise self.error(name, f"must be a list, got {type(raw).__name__}")
@@ -252,7 +230,7 @@ class Fields:
         return tuple(self.seat(f"{name}[{i}]", n, raw=raw) for i, raw in enumerate(self.items(name)))
 
     def numbers(self, name: str, length: int) -> tuple[float, ...]:
-        """A list of finite numbers (an int or a float; a bool is not a number)."""
+        """A list of finite numbers (not bools)."""
         out = []
         for i, raw in enumerate(self.items(name, length)):
             if type(raw) not in (int, float) or not math.isfinite(raw):

@@ -1,13 +1,8 @@
 """Batched Go Boom: ``B`` independent games stepped together in compiled code (numba).
 
-:class:`VectorGame` plays the rules of :mod:`goboom_env.engine` for every :class:`GameConfig`
-(classic 2-12 players, any number of decks, standard and reverse scoring; jokers with any number
-of jokers, aces mode, ``after_joker``; hand and match episodes; win and points rewards) and returns,
-for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the same action ids
-(RULES.md R3.1), the same ``float32`` observation vector bit for bit
-(:class:`goboom_env.observation.ObservationEncoder`; with ``observation="history"``,
-:class:`goboom_env.history.HistoryEncoder`), the same action mask, the same float64 rewards.
-``tests/rules/test_vector.py`` proves it move by move against ``raw_env``.
+:class:`VectorGame` plays every :class:`GameConfig` and gives, for each game, exactly what ``goboom_env.raw_env``
+shows the seat to move: the same action ids (R3.1), the same ``float32`` observation bit for bit (either layout), the
+same action mask and float64 rewards; ``tests/rules/test_vector.py`` proves it move by move against ``raw_env``.
 
     >>> import numpy as np
     >>> from goboom_env import GameConfig
@@ -21,18 +16,9 @@ for each game, exactly what ``goboom_env.raw_env`` shows the seat to move: the s
     >>> rewards.shape, rewards.dtype, done.dtype
     ((8, 4), dtype('float64'), dtype('bool'))
 
-**Buffers are reused**: ``reset`` and ``step`` return views of arrays owned by the
-``VectorGame`` and overwritten by the next call; copy what you keep (a rollout buffer usually does).
-
-**Holding games**: :meth:`VectorGame.step_some` moves only the chosen games and leaves the others
-exactly as they are (for loops where games wait for different seats, such as the opponents' turns
-before the learner's).
-
-**Randomness**: each game has its own NumPy generator (:class:`Streams`, ``np.random.default_rng``'s PCG64 stepped
-in compiled code), seeded from ``seed`` via ``numpy.random.SeedSequence``; it draws the dealer of every new game
-and the deck of every deal that ``reset(decks=...)`` does not fix (the next hands of a match, autoreset games),
-with the very draws of ``raw_env``'s generator. So after ``vg.streams.seed([s], rows=[b])`` game ``b`` deals what
-``raw_env.reset(seed=s)`` deals, hand after hand and game after game.
+``reset`` and ``step`` return views of buffers that the next call overwrites: copy what you keep. Each game has its
+own NumPy generator (:class:`Streams`) with the very draws of ``raw_env``'s, so after ``vg.streams.seed([s],
+rows=[b])`` game ``b`` deals what ``raw_env.reset(seed=s)`` deals, hand after hand and game after game.
 """
 
 from __future__ import annotations
@@ -65,14 +51,7 @@ from goboom_env.history import (
     history_size,
     window_size,
 )
-from goboom_env.observation import (
-    PADDED_SIZE,
-    ObservationEncoder,
-    face_copies,
-    layout,
-    observation_size,
-    padded_index,
-)
+from goboom_env.observation import PADDED_SIZE, ObservationEncoder, face_copies, layout, observation_size, padded_index
 
 __all__ = ["MixedVectorGame", "Streams", "VectorGame", "compile_pending", "random_legal_actions"]
 
@@ -80,35 +59,20 @@ _SCORING_CODES = {"standard": _k.STANDARD, "reverse": _k.REVERSE, "penalty": _k.
 
 
 class VectorGame:
-    """``num_envs`` Go Boom games of one configuration, stepped together (see the module docstring).
+    """``num_envs`` Go Boom games of ``config``, stepped together; ``episode``, ``reward`` and ``observation`` are
+    ``raw_env``'s, ``seed`` seeds each game's generator (:attr:`streams`).
 
     Args:
-        config: the rules of every game.
-        num_envs: ``B``, the number of games (>= 1).
-        seed: seeds each game's own generator (dealers, later decks: :attr:`streams`).
-        episode: ``"hand"`` or ``"match"``, as ``raw_env``'s ``episode``.
-        reward: ``"win"`` or ``"points"``, as ``raw_env``'s ``reward``.
-        autoreset: ``True``: a finished game is dealt anew in the same :meth:`step` (``done`` marks
-            it, and the returned observation, mask and seat are the new game's). ``False``: it stays
-            finished, ignores its actions and reports ``done`` until :meth:`reset`.
-        check: validate actions (``ValueError`` naming the game, the action and the legal ones);
-            ``False`` skips the legality test in trusted loops (an illegal action then corrupts that
-            game); an action outside 0..53 is always rejected.
-        observation: ``"snapshot"`` (:class:`goboom_env.observation.ObservationEncoder`) or ``"history"``
-            (:class:`goboom_env.history.HistoryEncoder`), as ``raw_env``'s ``observation``.
+        autoreset: ``True``: a finished game is dealt anew in the same :meth:`step` (``done`` marks it; the
+            observation, mask and seat returned are the new game's). ``False``: it stays finished, ignores its
+            actions and reports ``done`` until :meth:`reset`.
+        check: refuse illegal actions (``ValueError`` naming the game and the legal actions); ``False`` skips the
+            test in trusted loops (an illegal action then corrupts that game); one outside 0..53 is always refused.
     """
 
-    def __init__(
-        self,
-        config: GameConfig,
-        num_envs: int,
-        seed: int | None = 0,
-        episode: str = "hand",
-        reward: str = "win",
-        autoreset: bool = True,
-        check: bool = True,
-        observation: str = "snapshot",
-    ) -> None:
+    def __init__(self, config: GameConfig, num_envs: int, seed: int | None = 0, episode: str = "hand",
+                 reward: str = "win", autoreset: bool = True, check: bool = True,
+                 observation: str = "snapshot") -> None:
         _check_config_and_seed(config, seed)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
@@ -137,7 +101,6 @@ class VectorGame:
         self._scale = _observation_scale(config, history)
         self._copies_scale = (1.0 / face_copies(config)).astype(np.float32)
         self.streams = Streams(batch, seed)
-        """Each game's generator (row ``b``: game ``b``): seed a row to deal what ``raw_env`` seeded alike deals."""
         self._state = {
             "g": np.zeros((batch, _k.G_FIELDS), np.int32),
             "counts": np.zeros((batch, n, NUM_FACES), np.uint8),
@@ -167,19 +130,11 @@ class VectorGame:
         return (f"VectorGame({self.config!r}, num_envs={self.num_envs}, episode={self.episode!r}, "
                 f"reward={self.reward!r}, autoreset={self.autoreset}, check={self.check}{extra})")
 
-    # -- the API ----------------------------------------------------------------------------------
-
-    def reset(
-        self, decks: np.ndarray | None = None, dealers: np.ndarray | None = None, games: Any = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Start a new game (match) in every slot; returns ``obs [B, D]`` float32, ``mask [B, 54]``
-        int8 and ``seat [B]`` int64 of the seat to move.
-
-        ``decks`` ``[B, deck_size]`` (card faces, index 0 = top) and ``dealers`` ``[B]`` fix each
-        game's first deal exactly as ``raw_env.reset(options={"deck": ..., "dealer": ...})``; what is
-        not given is drawn from each game's stream. ``games [B]`` (bool), after a first full reset: start
-        only the marked games (their rows of ``decks`` and ``dealers`` are read); the others go on untouched.
-        """
+    def reset(self, decks: np.ndarray | None = None, dealers: np.ndarray | None = None,
+              games: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start a new game in every slot (after a first full reset, only in the ``games [B]`` marked); returns
+        ``obs [B, D]`` float32, ``mask [B, 54]`` int8 and ``seat [B]`` int64 of the seat to move. ``decks [B,
+        deck_size]`` (faces, top first) and ``dealers [B]`` fix the first deal as ``raw_env.reset(options=...)``."""
         everyone = games is None
         moving = self._check_games(games)
         if not everyone and not self._ready:
@@ -194,28 +149,18 @@ class VectorGame:
         return self._obs, self._mask, self._seat
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Play ``actions[b]`` (0..53, R3.1) in each game for its seat to move.
-
-        Returns ``obs``, ``mask``, ``seat`` (after the move; of the new game where one was dealt),
-        ``rewards [B, n]`` float64 (what seat ``s`` of game ``b`` receives on this step: ``raw_env``'s
-        rewards) and ``done [B]`` bool (the episode ended on this step; with ``autoreset=False`` it stays set).
-        """
+        """Play ``actions[b]`` (R3.1) in each game; returns ``obs``, ``mask``, ``seat`` (after the move),
+        ``rewards [B, n]`` float64 (``raw_env``'s rewards of each seat) and ``done [B]`` (the episode ended)."""
         return self._step(actions, self._everyone)
 
     def step_some(self, actions: Any, games: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Like :meth:`step`, but only the games where ``games [B]`` (bool) is True move; the others are held.
-
-        A held game keeps its whole state (hand, observation, mask, seat to move, random stream), its
-        action is ignored, and it reports zero rewards and ``done`` False. This is what a trainer needs when
-        the games wait for different players: e.g. play the opponents' seats until the learner is to move
-        in every game, holding the games where it already is.
-        """
+        """:meth:`step` in the games marked in ``games [B]``; the others are held whole (state, outputs, stream),
+        with zero rewards and ``done`` False: for loops whose games wait for different seats."""
         return self._step(actions, self._check_games(games))
 
     def observe(self, seats: Any, games: Any = None) -> np.ndarray:
-        """``[len(games), D]`` float32, a new array: each of ``games`` (indices; all games when None) seen from
-        ``seats[i]``, whoever is to move: ``raw_env.observe(f"player_{seat}")["observation"]``. What a seat sees of
-        a finished game (``autoreset=False``), or of a game where another seat is to move."""
+        """``[len(games), D]`` float32, new: game ``games[i]`` (all when None) seen from ``seats[i]``, whoever is to
+        move, as ``raw_env.observe``."""
         if not self._ready:
             raise RuntimeError("call reset() before observe()")
         rows = np.arange(self.num_envs) if games is None else np.asarray(games, np.int64).reshape(-1)
@@ -233,15 +178,12 @@ class VectorGame:
         return out
 
     def _step(self, actions: Any, moving: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Move the ``moving`` games (:meth:`step`, :meth:`step_some`)."""
         if not self._ready:
             raise RuntimeError("call reset() before step()")
         acts = self._check_actions(actions, moving=moving)
         _k.step_games(acts, moving, self._cfg, self._base, self._match_masks, self._boom, self._points, self._off,
                       self._scale, *self._args, self._obs, self._mask, self._seat, self._rewards, self._done)
         return self._obs, self._mask, self._seat, self._rewards, self._done
-
-    # -- read-only views of the state -----------------------------------------------------------------
 
     @property
     def decks(self) -> np.ndarray:
@@ -264,11 +206,8 @@ class VectorGame:
         return self._state["sizes"].astype(np.int64)
 
     def hidden(self) -> np.ndarray:
-        """``[B, H]`` float32, a new array: what only the engine sees, from each game's seat to move: exactly
-        :meth:`goboom_env.global_state.StateEncoder.hidden` (the other hands in relative seat order, the stock's
-        contents, its top card, the phase), so ``obs`` followed by ``hidden()`` is that seat's global state
-        vector (``raw_env.state()`` seen from it). For a privileged critic while training; a player must
-        never see it."""
+        """``[B, H]`` float32, new: :meth:`goboom_env.global_state.StateEncoder.hidden` from each game's seat to
+        move, so ``obs`` then ``hidden()`` is its global state (for a privileged critic; no player may see it)."""
         st, n, f, batch = self._state, self.num_players, NUM_FACES, self.num_envs
         blocks = state_layout(n)
         first = blocks["hands"].start
@@ -290,8 +229,7 @@ class VectorGame:
 
     @property
     def winners(self) -> np.ndarray:
-        """``[B, n]`` bool: the winners of each game's last finished episode (``raw_env``'s ``infos[...]["winners"]``;
-        all False before the first end). Read it when ``done`` says the episode ended: an autoreset keeps it."""
+        """``[B, n]`` bool: the winners of each game's last finished episode (kept through an autoreset)."""
         bits = self._state["g"][:, _k.G_WINNERS]
         return ((bits[:, None] >> np.arange(self.num_players)) & 1).astype(bool)
 
@@ -300,10 +238,7 @@ class VectorGame:
         """``[B]`` bool: games that are over and wait for :meth:`reset` (``autoreset=False`` only)."""
         return self._state["g"][:, _k.G_FINISHED] != 0
 
-    # -- argument checks ------------------------------------------------------------------------------
-
     def _check_games(self, games: Any) -> np.ndarray:
-        """``games`` as a ``[B]`` bool mask (every game when None), or ValueError."""
         if games is None:
             return self._everyone
         moving = np.asarray(games)
@@ -313,7 +248,7 @@ class VectorGame:
         return moving
 
     def _check_actions(self, actions: Any, first: int = 0, moving: np.ndarray | None = None) -> np.ndarray:
-        """``actions`` as int64, or ValueError naming the first bad moving game (numbered from ``first``)."""
+        """``actions`` as int64; ValueError naming the first bad moving game (numbered from ``first``)."""
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},) (one per game), got {acts.shape}")
@@ -363,42 +298,15 @@ class VectorGame:
 
 
 class MixedVectorGame:
-    """Games at several player counts stepped together: one :class:`VectorGame` per count, one padded batch.
+    """Games at several table sizes (a generalist's): one :class:`VectorGame` of ``config.replace(num_players=k)``
+    per count, in contiguous :attr:`rows`, stepped as one batch with every observation padded to the 12-seat layout
+    and ``rewards [B, 12]``. The ``num_envs`` games are split over ``player_counts`` evenly or by ``weights``, at
+    least one each; the other arguments are :class:`VectorGame`'s. An illegal action is refused before any game
+    moves."""
 
-    What a generalist (one network for every table size) trains on. The games are split over
-    ``player_counts`` as evenly as possible (or in proportion to ``weights``, each count at least one game),
-    in contiguous rows, in the order given: :attr:`rows` ``[i]`` holds the games of ``player_counts[i]``,
-    played by :attr:`games` ``[i]``, a :class:`VectorGame` of ``config.replace(num_players=k)`` seeded with
-    :attr:`seeds` ``[i]``. :meth:`reset` and :meth:`step` are :class:`VectorGame`'s (no fixed decks, no
-    ``step_some``; the per-count games' other views are in :attr:`games`) with every observation in the 12-seat
-    layout (:func:`goboom_env.observation.pad_observations`): ``obs [B, PADDED_SIZE]``, ``mask [B, 54]``,
-    ``seat [B]``, ``rewards [B, 12]`` (zeros beyond a game's seats) and ``done [B]``; :attr:`num_players`
-    ``[B]`` gives each game's table size. An illegal action (``check=True``) is refused before any game moves.
-
-    Args:
-        config: the rules of every game; its ``num_players`` is replaced by each count (derived fields such as
-            the number of decks are derived again).
-        player_counts: distinct table sizes in 2..12.
-        num_envs: games in all (at least one per count).
-        seed: seeds the games' streams (:attr:`seeds`).
-        weights: optional positive share of the games per count.
-        episode, reward, autoreset, check, observation: as :class:`VectorGame`; the history layout is padded by
-            :func:`goboom_env.history.pad_history` into ``HISTORY_PADDED_SIZE`` entries.
-    """
-
-    def __init__(
-        self,
-        config: GameConfig,
-        player_counts: Any,
-        num_envs: int,
-        seed: int | None = 0,
-        episode: str = "hand",
-        reward: str = "win",
-        autoreset: bool = True,
-        check: bool = True,
-        weights: Any = None,
-        observation: str = "snapshot",
-    ) -> None:
+    def __init__(self, config: GameConfig, player_counts: Any, num_envs: int, seed: int | None = 0,
+                 episode: str = "hand", reward: str = "win", autoreset: bool = True, check: bool = True,
+                 weights: Any = None, observation: str = "snapshot") -> None:
         _check_config_and_seed(config, seed)
         history = check_observation(observation) == "history"
         counts = check_player_counts(player_counts)
@@ -419,7 +327,6 @@ class MixedVectorGame:
         ends = np.cumsum(sizes)
         self.rows = [slice(int(end - size), int(end)) for end, size in zip(ends, sizes)]
         self.num_players = np.repeat(np.array(counts, np.int64), sizes)
-        """``[B]`` int64: the table size of each game."""
         self._index = [history_padded_index(k) if history else padded_index(k) for k in counts]
         self._obs, self._mask, self._seat, self._rewards, self._done = _output_arrays(
             self.num_envs, self.observation_size, MAX_PLAYERS)
@@ -454,8 +361,7 @@ class MixedVectorGame:
 
     @property
     def hand_sizes(self) -> np.ndarray:
-        """``[B, 12]`` int64: each seat's number of cards (zeros beyond a game's seats), as
-        :attr:`VectorGame.hand_sizes`."""
+        """``[B, 12]`` int64: each seat's number of cards (zeros beyond a game's seats)."""
         out = np.zeros((self.num_envs, MAX_PLAYERS), np.int64)
         for game, rows in zip(self.games, self.rows):
             out[rows, :game.num_players] = game.hand_sizes
@@ -468,8 +374,7 @@ class MixedVectorGame:
 
 
 def _output_arrays(batch: int, width: int, players: int) -> tuple[np.ndarray, ...]:
-    """The arrays that reset and step return, written in place every call: ``obs [B, width]`` float32,
-    ``mask [B, 54]`` int8, ``seat [B]`` int64, ``rewards [B, players]`` float64 and ``done [B]`` bool."""
+    """The ``obs``, ``mask``, ``seat``, ``rewards`` and ``done`` buffers that reset and step write in place."""
     return (np.zeros((batch, width), np.float32), np.zeros((batch, NUM_ACTIONS), np.int8), np.zeros(batch, np.int64),
             np.zeros((batch, players), np.float64), np.zeros(batch, np.bool_))
 
@@ -520,10 +425,8 @@ ENTRY_KERNELS = (_k.reset_games, _k.step_games, _k.first_illegal, _pcg64.seed_ro
 
 
 def compile_pending() -> bool:
-    """Whether the first :class:`VectorGame` of this process will compile the engine (about 15 s), rather than load
-    it from numba's cache (``goboom_env/__pycache__``, or ``NUMBA_CACHE_DIR``): no kernel of :data:`ENTRY_KERNELS`
-    is compiled in this process yet and the cache holds none for the current source (a fresh installation, an
-    upgrade, a cleared cache). A cheap look at the cache's index files; when numba's cache cannot be read, True."""
+    """Whether the first :class:`VectorGame` of this process will compile the engine (about 15 s) rather than load
+    it from numba's cache (a fresh installation, an upgrade, a cleared cache); True when the cache cannot be read."""
     for kernel in ENTRY_KERNELS:
         if kernel.overloads:  # compiled or loaded in this process already
             continue
@@ -537,18 +440,11 @@ def compile_pending() -> bool:
 
 
 class Streams:
-    """One NumPy generator per row, drawn in compiled code: row ``r`` draws exactly what a ``np.random.Generator``
-    (``default_rng``'s PCG64) in the same state draws, call for call, for the calls below.
-
-    The batched engine deals from one row per game (:attr:`VectorGame.streams`); the batched single-agent env keeps
-    rows for what each scalar env draws (learner seats, opponents, their tie-breaks), so that each of its games
-    follows the scalar env seeded alike. ``seed`` seeds the rows via ``numpy.random.SeedSequence`` (entropy when
-    None); :meth:`seed` restarts chosen rows as ``np.random.default_rng(seed)`` would start.
-    """
+    """One NumPy generator per row, drawn in compiled code: row ``r`` draws, call for call, what a
+    ``np.random.default_rng`` Generator in the same state draws. ``seed`` seeds the rows via ``SeedSequence``."""
 
     def __init__(self, rows: int, seed: int | None = None) -> None:
-        self.state = np.zeros((rows, _pcg64.STREAM_WORDS), np.uint64)
-        """``[rows, 6]`` uint64: each row's generator state (``PCG64.state``'s fields, see ``goboom_env._pcg64``)."""
+        self.state = np.zeros((rows, _pcg64.STREAM_WORDS), np.uint64)  # PCG64.state's fields (goboom_env._pcg64)
         words = np.random.SeedSequence(seed).generate_state(4 * rows, np.uint64).reshape(rows, 4)
         _pcg64.seed_rows(self.state, np.arange(rows), words)
 
@@ -584,10 +480,8 @@ class Streams:
         return out
 
     def best(self, candidates: np.ndarray, scores: np.ndarray, rows: Any = None) -> np.ndarray:
-        """``[len(rows)]`` int64: per row ``i``, the column of a highest of ``scores[i]`` among ``candidates[i]``
-        (bool), a tie drawn as a scalar agent draws it: ``top[rng.integers(len(top))]`` over the tied columns in
-        order, no draw without a tie; -1 where there is no candidate. ``rng.choice(legal)`` is the case of equal
-        scores."""
+        """``[len(rows)]`` int64: per row, the column of a highest score among its ``candidates`` (bool), a tie
+        drawn as a scalar agent draws it (``top[rng.integers(len(top))]``, no draw without one); -1 for none."""
         index = self._rows(rows)
         pool = np.ascontiguousarray(candidates, np.bool_)
         values = np.ascontiguousarray(np.broadcast_to(scores, pool.shape), np.float64)
@@ -643,8 +537,7 @@ def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool
 
 
 def _observation_scale(config: GameConfig, history: bool = False) -> np.ndarray:
-    """The float32 factor of each observation entry, as :class:`ObservationEncoder` (and, with ``history``,
-    :class:`HistoryEncoder`) scales its levels."""
+    """The float32 factor of each observation entry, as the encoders scale their levels."""
     slices = layout(config.num_players)
     copies = (1.0 / face_copies(config)).astype(np.float32)
     scale = np.ones(observation_size(config.num_players), np.float32)

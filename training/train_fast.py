@@ -17,34 +17,14 @@ from goboom_env.cli.options import run_script
 from goboom_env.training.settings import VectorArgs
 
 SETTINGS = VectorArgs(
-    # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------
+    # Every option of goboom train-fast is a field here (the game, PPO, the run: --help lists them with their
+    # defaults); set the ones to change. Command-line options override these.
     variant="classic",  # classic (R1) or jokers (R2)
-    num_players=4,  # 2..12
-    episode="hand",  # an episode is one deal ("hand") or a whole game ("match")
-    reward="win",  # +1 for the winner, -1/(n-1) for the others; or "points"
-    # -- PPO: the same names and units in train_sb3.py and train_rllib.py ------------------------------------
-    learning_rate=5e-4,
-    n_epochs=2,  # passes over each rollout
-    minibatch_size=1024,  # learner decisions per gradient step
-    gamma=0.995,
-    gae_lambda=0.95,
-    ent_coef=0.003,
-    vf_coef=0.5,
-    clip_range=0.2,
-    max_grad_norm=0.5,
-    net_arch=[256, 256],  # hidden layers of the policy and of the value network
-    # -- the run ---------------------------------------------------------------------------------------------
+    num_players=4,
     timesteps=2_000_000,  # learner decisions
     num_envs=512,  # games stepped together by the batched engine
-    num_steps=32,  # engine calls per rollout
     opponents=["learner=1"],  # SPEC=WEIGHT: learner (every seat learns), self (snapshots), random, heuristic
-    snapshot_every=250_000,  # steps between snapshots added to the "self" pool
-    bc_games=0,  # warm start: imitate the heuristic on this many hands first (0 = off)
-    eval_every=500_000,  # steps between evaluations against eval_opponents (-1 = never)
-    eval_opponents=["random", "heuristic"],
-    checkpoint_every=500_000,
     out="runs/fast",
-    seed=0,
 )
 
 

@@ -17,33 +17,14 @@ from goboom_env.cli.options import run_script
 from goboom_env.training.settings import RLlibArgs
 
 SETTINGS = RLlibArgs(
-    # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------
+    # Every option of goboom train-rllib is a field here (the game, PPO, the run: --help lists them with their
+    # defaults); set the ones to change. Command-line options override these.
     variant="classic",  # classic (R1) or jokers (R2)
-    num_players=4,  # 2..12
-    episode="hand",  # an episode is one deal ("hand") or a whole game ("match")
-    reward="win",  # +1 for the winner, -1/(n-1) for the others; or "points"
-    # -- PPO: the same names and units in train_sb3.py and train_fast.py -------------------------------------
-    learning_rate=3e-4,
-    n_epochs=4,  # passes over each train batch
-    minibatch_size=500,  # learner decisions per gradient step
-    gamma=0.995,
-    gae_lambda=0.95,
-    ent_coef=0.01,
-    vf_coef=1.0,
-    clip_range=0.2,
-    net_arch=[256, 256],  # hidden layers of the policy and of the value network
-    # -- the run ---------------------------------------------------------------------------------------------
+    num_players=4,
     timesteps=200_000,  # env steps (decisions of any seat)
-    train_batch_size=4000,  # env steps per training iteration
     num_env_runners=1,  # Ray actors that sample (0 = sample in this process)
-    num_envs_per_env_runner=16,
-    league_size=4,  # frozen snapshots that play the other seats
-    snapshot_every=20_000,  # env steps between league snapshots
-    self_play=0.5,  # chance that another seat is played by the learner itself
-    checkpoint_every=40_000,
-    eval_games=0,  # games against random and heuristic after training (0 = skip)
+    opponents=["learner=1", "self=1"],  # the other seats: the learner itself or one of its snapshots
     out="runs/rllib",
-    seed=0,
 )
 
 

@@ -47,36 +47,20 @@ class TianshouArgs(RecipeArgs):
 
 
 SETTINGS = TianshouArgs(
-    # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------
-    variant="classic",  # classic (R1) or jokers (R2)
-    num_players=4,  # 2..12
-    episode="hand",  # an episode is one deal ("hand") or a whole game ("match")
-    reward="win",  # +1 for the winner, -1/(n-1) for the others; or "points"
-    # -- PPO: the names and units of every goboom trainer ----------------------------------------------------
-    learning_rate=5e-4,
-    n_epochs=4,  # passes over each rollout
-    minibatch_size=256,  # learner decisions per gradient step
-    gamma=0.995,  # per learner decision
-    gae_lambda=0.95,
-    ent_coef=0.003,
-    vf_coef=0.5,
-    clip_range=0.2,
-    net_arch=[128, 128],  # hidden layers of the policy and of the value network
-    # -- the run ---------------------------------------------------------------------------------------------
+    # The game, PPO and run settings of every goboom trainer (--help lists them); set the ones to change.
     timesteps=50_000,  # learner decisions
-    num_envs=8,  # environments stepped together
-    num_steps=128,  # steps per environment per rollout
-    opponents=["random=1", "heuristic=1"],  # SPEC=WEIGHT
-    seat="random",
+    minibatch_size=256,
+    n_epochs=4,
+    ent_coef=0.003,
+    net_arch=[128, 128],
+    opponents=["random=1", "heuristic=1"],  # SPEC=WEIGHT, one drawn per episode for the other seats
     out="runs/tianshou",
-    seed=0,
 )
 
 
 def main(args: TianshouArgs) -> None:
     """Train with the settings read over :data:`SETTINGS`, print where the model went."""
     import gymnasium
-    import torch
     from tianshou.algorithm import PPO
     from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -89,14 +73,9 @@ def main(args: TianshouArgs) -> None:
     import goboom_env  # registers goboom_env/GoBoom-v0
     from goboom_env.cards import NUM_ACTIONS
     from goboom_env.observation import observation_size
-    from goboom_env.outdir import StagedFolder
-    from goboom_env.training import export_model
     from goboom_env.training.interop.tianshou import MaskedActor, MaskInObservation, ObservationCritic
-    from goboom_env.training.settings import set_threads
 
-    set_threads(args.threads)
-    staged = StagedFolder(args.out, force=args.force)  # --out checked now, written at the end
-    torch.manual_seed(args.seed)
+    staged = args.start()  # threads, seed, --out checked now (written at the end)
     config = args.game_config()
     opponents = dict(parse_opponents(args.opponents))
 
@@ -131,10 +110,7 @@ def main(args: TianshouArgs) -> None:
               f"{len(returns)} episodes, {steps / (time.perf_counter() - start):.0f} steps/s", flush=True)
     envs.close()
 
-    with staged as folder:  # --out appears only once the model is in it
-        export_model(actor.net.model, config, folder / "model.zip", args=args,  # the MLP's nn.Sequential
-                     timesteps=steps)
-    print(f"model: {staged.out / 'model.zip'}")
+    print(f"model: {args.save(staged, actor.net.model, steps)}")  # the MLP's nn.Sequential
 
 
 if __name__ == "__main__":

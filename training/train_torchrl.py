@@ -24,27 +24,13 @@ from goboom_env.cli.options import run_script
 from goboom_env.training.settings import RecipeArgs
 
 SETTINGS = RecipeArgs(
-    # -- the game: every GameConfig field (RULES.md) --------------------------------------------------------
-    variant="classic",  # classic (R1) or jokers (R2)
-    num_players=4,  # 2..12
-    episode="hand",  # an episode is one deal ("hand") or a whole game ("match")
-    reward="win",  # +1 for the winner, -1/(n-1) for the others; or "points"
-    # -- PPO: the names and units of every goboom trainer ----------------------------------------------------
-    learning_rate=5e-4,
-    n_epochs=4,  # passes over each rollout
-    minibatch_size=256,  # env steps (one seat's move each) per gradient step
-    gamma=0.995,  # per env step
-    gae_lambda=0.95,
-    ent_coef=0.003,
-    vf_coef=0.5,
-    clip_range=0.2,
-    net_arch=[128, 128],  # hidden layers of the policy and of the value network
-    # -- the run ---------------------------------------------------------------------------------------------
+    # The game, PPO and run settings of every goboom trainer (--help lists them); set the ones to change.
     timesteps=50_000,  # env steps, each one seat's move
-    num_envs=8,  # environments stepped together
-    num_steps=128,  # steps per environment per rollout
+    minibatch_size=256,  # env steps per gradient step
+    n_epochs=4,
+    ent_coef=0.003,
+    net_arch=[128, 128],
     out="runs/torchrl",
-    seed=0,
 )
 
 OBSERVATION = ("agents", "observation", "observation")
@@ -65,13 +51,8 @@ def main(args: RecipeArgs) -> None:
 
     import goboom_env
     from goboom_env.cards import NUM_ACTIONS
-    from goboom_env.outdir import StagedFolder
-    from goboom_env.training import export_model
-    from goboom_env.training.settings import set_threads
 
-    set_threads(args.threads)
-    staged = StagedFolder(args.out, force=args.force)  # --out checked now, written at the end
-    torch.manual_seed(args.seed)
+    staged = args.start()  # threads, seed, --out checked now (written at the end)
     config = args.game_config()
     # TorchRL warns for any PettingZoo but the one it was tested with; this recipe is tested with goboom-env's own
     # (tests/training/test_recipes.py)
@@ -129,9 +110,7 @@ def main(args: RecipeArgs) -> None:
               f"{steps / (time.perf_counter() - start):.0f} steps/s", flush=True)
     collector.shutdown()
 
-    with staged as folder:  # --out appears only once the model is in it
-        export_model(actor_net, config, folder / "model.zip", args=args, timesteps=steps)  # nn.Sequential
-    print(f"model: {staged.out / 'model.zip'}")
+    print(f"model: {args.save(staged, actor_net, steps)}")  # the actor's nn.Sequential
 
 
 if __name__ == "__main__":

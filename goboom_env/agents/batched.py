@@ -1,9 +1,7 @@
 """The rule-based heuristics on a batch of observations: the one implementation of each heuristic's rule.
 
-A rule reads observation rows (as :class:`goboom_env.vector.VectorGame` returns them, or the one observation of an
-agent's turn) decoded by :class:`TablesDecoder` into :class:`Tables`, and gives per row the cards it chooses among
-and their scores (a :class:`Choice`): the heuristic plays a best-scored card of the pool, ties at random, and
-DRAW_OR_PASS where the pool is empty.
+A rule reads observation rows decoded into :class:`Tables` and gives per row the cards it chooses among and their
+scores (a :class:`Choice`): the heuristic plays a best-scored card, ties at random, DRAW_OR_PASS for none.
 
 ===================  =====================================================  ====================================
 rule                 played by                                              idea
@@ -13,10 +11,8 @@ rule                 played by                                              idea
 :func:`jokers_boom`  ``jokers-boom``, :class:`JokersBoomOpponent`           also boom a player about to go out
 ===================  =====================================================  ====================================
 
-The scalar agents (:mod:`goboom_env.agents.heuristics`) break ties with their seeded generator (and so does the
-batched single-agent env, with each game's copy of it); the batched opponents (:func:`batched_heuristic`: the fast
-trainer's, ``goboom exploit``'s) with a millionth of noise. The search rollouts (:mod:`goboom_env.agents.rollout`)
-apply the same rules to the engine's bitmasks. Numpy only.
+The scalar agents (:mod:`goboom_env.agents.heuristics`) break ties with their seeded generator, the batched
+opponents (:func:`batched_heuristic`) with a millionth of noise.
 """
 
 from __future__ import annotations
@@ -33,12 +29,10 @@ from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.observation import encoder_for, layout, unpad_observations
 
 _FACES = np.arange(NUM_FACES)
-_SUITS = _FACES // 13
-"""Per face its suit (4 for the joker, which has none)."""
+_SUITS = _FACES // 13  # 4 for the joker, which has none
 MATCH = ((np.array([*MATCH_MASKS, 0])[:, None] >> _FACES) & 1).astype(np.float64)
-"""``MATCH[c, x] = 1`` when face ``x`` matches card ``c`` by suit or rank (R1.5, R2.5); the joker matches nothing
-(R2.6). The table is symmetric, so ``counts @ MATCH`` is, per card, how many of the counted cards match it (float64:
-exact counts, multiplied by BLAS)."""
+"""``MATCH[c, x] = 1`` when face ``x`` matches card ``c`` (R1.5, R2.5; the joker matches nothing, R2.6): symmetric, so
+``counts @ MATCH`` is, per card, how many counted cards match it."""
 
 FOLLOW_WEIGHT = 3.0
 """Jokers: score per other plain card in hand that matches the card played (our next turn's plays)."""
@@ -50,8 +44,7 @@ _JOKERS_POINTS = np.array(JOKERS_POINTS, np.float64)
 
 @dataclass(frozen=True)
 class Tables:
-    """Observations decoded into card counts and public facts, one row per observation, each seen from its
-    observer (R4.1). Per-face blocks have 53 columns (R0.3)."""
+    """Observations decoded into card counts and public facts, one row each, seen from its observer (R4.1)."""
 
     hand: np.ndarray
     """Own cards per face (int64)."""
@@ -60,9 +53,8 @@ class Tables:
     legal: np.ndarray
     """The 54 actions' legality (bool)."""
     sizes: np.ndarray
-    """Cards in each relative seat's hand (column 0 = the observer, 1 = its left, ...)."""
+    """Cards in each relative seat's hand (column 0 = the observer)."""
     stock: np.ndarray
-    """Cards in the stock."""
     led: np.ndarray
     """Classic: the face led to the current trick, -1 when the observer leads."""
     best: np.ndarray
@@ -70,13 +62,12 @@ class Tables:
 
     @property
     def cards(self) -> np.ndarray:
-        """The legal card plays per face (bool, 53 columns): the legal actions but DRAW_OR_PASS."""
+        """The legal card plays (bool, 53 columns)."""
         return self.legal[:, :NUM_FACES]
 
 
 class TablesDecoder:
-    """Turns observation rows of one configuration into :class:`Tables`, through the encoder's own decoding
-    (:meth:`~goboom_env.observation.ObservationEncoder.counts`)."""
+    """Turns observation rows of one configuration into :class:`Tables` (the encoder's own decoding)."""
 
     def __init__(self, config: GameConfig) -> None:
         self.n = config.num_players
@@ -86,8 +77,7 @@ class TablesDecoder:
         self.total[JOKER] = config.num_jokers
 
     def decode(self, obs: np.ndarray, mask: np.ndarray) -> Tables:
-        """Decode observations ``[B, size]`` with their action masks ``[B, 54]``; a history observation is read by
-        its snapshot part, which comes first (:mod:`goboom_env.history`)."""
+        """Decode observations ``[B, size]`` (a history layout's by its snapshot part) and masks ``[B, 54]``."""
         counts = self.encoder.counts(obs[:, :self.encoder.size])
         hand = counts["hand"]
         if self.classic:
@@ -109,27 +99,20 @@ class TablesDecoder:
 
 
 def _one_hot(block: np.ndarray) -> np.ndarray:
-    """The face of a one-hot block of 0/1 counts along its last axis, -1 where the block is empty."""
+    """The face of a one-hot block along its last axis, -1 where it is empty."""
     return block @ (_FACES + 1) - 1
 
 
 @dataclass(frozen=True)
 class Choice:
-    """Per row, what a heuristic chooses among: it plays a best-scored card of ``pool``, DRAW_OR_PASS where the
-    pool is empty."""
+    """Per row, the candidate cards (``pool``, bool) and their scores (meaningful on the pool; equal ones tie)."""
 
     pool: np.ndarray
-    """The candidate cards per face (bool, 53 columns)."""
     score: np.ndarray
-    """Per face: the card's score (float64; meaningful on the pool only). Equal scores are exact ties."""
-
-
-# -- the rules' pieces ---------------------------------------------------------------------------
 
 
 def kept(t: Tables) -> np.ndarray:
-    """Per card in hand: the unseen cards still matched by some card left in hand after playing it (the leads
-    we could still follow, R1.5, R1.6)."""
+    """Per card in hand: the unseen cards still matched by a card left after playing it (followable leads, R1.6)."""
     cover = t.hand @ MATCH  # per face: own cards that match it
     return (t.unseen * (cover > 0)).sum(1, keepdims=True) - (t.unseen * (cover == 1)) @ MATCH
 
@@ -140,8 +123,8 @@ def followers(t: Tables) -> np.ndarray:
 
 
 def trick_pool(t: Tables) -> np.ndarray:
-    """Classic, per row: the lowest legal card of the led suit above the trick's best card (it takes the trick,
-    R1.7) where there is one, else every legal card (bool, 53 columns)."""
+    """Classic, per row: the lowest legal card that takes the trick (R1.7) where there is one, else every legal
+    card."""
     wins = t.cards & (t.led[:, None] // 13 == _SUITS) & (t.best[:, None] < _FACES)  # no card has the suit -1 // 13
     lowest = wins.argmax(1)[:, None] == _FACES
     return np.where(wins.any(1)[:, None], lowest, t.cards)
@@ -149,7 +132,7 @@ def trick_pool(t: Tables) -> np.ndarray:
 
 def jokers_scores(t: Tables, boom: np.ndarray, follow: float = FOLLOW_WEIGHT, scarcity: float = 0.0) -> np.ndarray:
     """Jokers, per card: its points (R2.11), plus ``follow`` per other plain card in hand that matches it, minus
-    ``scarcity`` per unseen card that matches it. ``boom`` marks the boom faces (:func:`boom_faces`)."""
+    ``scarcity`` per unseen card that matches it (``boom``: :func:`boom_faces`)."""
     plain = t.hand * ~boom
     score = _JOKERS_POINTS + follow * (plain @ MATCH - plain)
     if scarcity:
@@ -158,8 +141,8 @@ def jokers_scores(t: Tables, boom: np.ndarray, follow: float = FOLLOW_WEIGHT, sc
 
 
 def jokers_pool(t: Tables, boom: np.ndarray, boom_first: bool) -> np.ndarray:
-    """Jokers, per row: the matching plain cards, else the boom cards (never a draw while holding one, R2.7);
-    with ``boom_first`` the boom cards whenever an opponent holds one card and the stock can make them draw."""
+    """Jokers, per row: the matching plain cards, else the boom cards (R2.7); with ``boom_first`` the boom cards
+    whenever an opponent holds one card and the stock can make them draw."""
     plays, booms = t.cards & ~boom, t.cards & boom
     use_booms = ~plays.any(1)
     if boom_first:
@@ -170,9 +153,6 @@ def jokers_pool(t: Tables, boom: np.ndarray, boom_first: bool) -> np.ndarray:
 def boom_faces(config: GameConfig) -> np.ndarray:
     """The boom cards per face (bool, 53): the aces in aces mode (R2.8), else the joker (R2.6)."""
     return ((boom_mask(config.aces_mode) >> _FACES) & 1).astype(bool)
-
-
-# -- the rules -----------------------------------------------------------------------------------
 
 
 def classic_cover(t: Tables) -> Choice:
@@ -205,11 +185,8 @@ def jokers_boom(t: Tables, boom: np.ndarray) -> Choice:
     return Choice(pool=jokers_pool(t, boom, boom_first=True), score=jokers_scores(t, boom, scarcity=SCARCITY_WEIGHT))
 
 
-# -- batched opponents ---------------------------------------------------------------------------
-
-
 class BatchOpponent(Protocol):
-    """Plays the seats to move of a batch of games: ``actions[i]`` for ``obs[i]`` with legal ``mask[i]``."""
+    """Plays the seats to move of a batch of games: ``actions[i]`` for ``obs[i]``, legal under ``mask[i]``."""
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
@@ -239,10 +216,8 @@ class HeuristicOpponent(abc.ABC):
 
 
 class ClassicTricksOpponent(HeuristicOpponent):
-    """``classic-tricks`` (:func:`classic_tricks`) on a batch of observations, ties at random.
-
-    Its scores are ranked in float32 (kept plus a hundredth of the points, less the followers on the lead), over
-    the 52 cards: the fixed-seed runs of the fast trainer depend on this rounding."""
+    """``classic-tricks`` (:func:`classic_tricks`) on a batch, its scores in float32 over the 52 cards (the fast
+    trainer's fixed-seed runs depend on this rounding)."""
 
     variant = "classic"
     points = np.array(CLASSIC_POINTS[:52], np.float32) / 100.0
@@ -255,7 +230,7 @@ class ClassicTricksOpponent(HeuristicOpponent):
 
 
 class JokersBoomOpponent(HeuristicOpponent):
-    """``jokers-boom`` (:func:`jokers_boom`) on a batch of observations, ties at random."""
+    """``jokers-boom`` (:func:`jokers_boom`) on a batch."""
 
     variant = "jokers"
 
@@ -268,15 +243,12 @@ class JokersBoomOpponent(HeuristicOpponent):
 
 
 class PaddedOpponent:
-    """A batched opponent per player count, on observations padded to the 12-seat layout (a generalist's games).
-
-    Each row's table size is read from its ``flags`` block (``num_players / 12``); the rows of one count are
-    un-padded (:func:`goboom_env.observation.unpad_observations`) and given to that count's opponent."""
+    """A batched opponent per player count on padded observations (a generalist's games): each row's count is read
+    from its ``flags`` block, its rows un-padded for that count's opponent."""
 
     def __init__(self, opponents: dict[int, BatchOpponent]) -> None:
         self.opponents = opponents
-        self.count_entry = layout(MAX_PLAYERS)["flags"].stop - 1
-        """The padded observation's ``num_players / 12`` entry."""
+        self.count_entry = layout(MAX_PLAYERS)["flags"].stop - 1  # the padded observation's num_players / 12
         self.max_players = MAX_PLAYERS
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -291,9 +263,8 @@ class PaddedOpponent:
 
 
 def batched_heuristic(config: GameConfig, player_counts: Sequence[int] = ()) -> BatchOpponent:
-    """The ``heuristic`` alias on a batch: the best rule-based agent of the variant (``classic-tricks`` or
-    ``jokers-boom``); with ``player_counts``, on padded observations of games at those counts
-    (:class:`PaddedOpponent`, each count playing ``config.replace(num_players=k)``)."""
+    """The ``heuristic`` alias on a batch (``classic-tricks`` or ``jokers-boom``); with ``player_counts``, on padded
+    observations of those counts."""
     if player_counts:
         return PaddedOpponent({int(k): batched_heuristic(config.replace(num_players=int(k))) for k in player_counts})
     return ClassicTricksOpponent(config) if config.is_classic else JokersBoomOpponent(config)

@@ -1,20 +1,11 @@
-"""Determinizations that respect what the public events prove about the hidden hands (R4.1).
+"""Determinizations that respect what the public events prove about the hidden hands (R4.1, read by
+:class:`~goboom_env.events.VoidProofs`): a player who drew or passed held no card it could have played.
 
-:meth:`PlayerView.sample_hand <goboom_env.player_view.PlayerView.sample_hand>` deals the hidden cards
-uniformly; this module also uses the inferences that the rules make certain:
-
-(:class:`~goboom_env.events.VoidProofs`, the one reading of those rules): a player who drew or passed
-held no card it could have played, and in classic the cards it drew and kept cannot be played either.
-
-Each opponent's hand is tracked as *slots*, one per card, each with a mask of faces it cannot be.
-A fact applies to the slots held at that moment; a drawn card adds a slot. Because a fact reaches
-every slot held at the time, an older slot's mask contains every newer slot's mask, so a played
-card is taken from the oldest slot that could have held it: what remains is the loosest set of
-constraints consistent with the log, so no consistent hand is ever excluded.
-
-:class:`Determinizer` reads the view once per decision and then samples many hands: the most
-constrained slots are filled first with a random allowed card; a dead end retries, and after a few
-retries an augmenting-path matching finds a consistent deal (one always exists: the real one).
+Each opponent's hand is a list of *slots*, one per card, each with a mask of faces it cannot be. A proof reaches
+every slot held then, so an older slot's mask contains every newer one's, and a played card is taken from the
+oldest slot that could have held it: no consistent hand is ever excluded. :class:`Determinizer` fills the most
+constrained slots first with random allowed cards; after a few dead ends an augmenting-path matching finds a
+deal (one always exists: the real one).
 """
 
 from __future__ import annotations
@@ -27,8 +18,7 @@ from goboom_env.engine import Hand
 from goboom_env.events import VoidProofs
 from goboom_env.player_view import PlayerView
 
-GREEDY_TRIES = 8
-"""Random most-constrained-first deals tried before the exact matching."""
+GREEDY_TRIES = 8  # random most-constrained-first deals tried before the exact matching
 
 
 class HandSlots:
@@ -76,12 +66,8 @@ class SlotProofs(VoidProofs):
 
 
 def hidden_constraints(view: PlayerView) -> list[list[int]]:
-    """Per seat, the forbidden-face mask of each hidden card (empty for the view's own seat).
-
-    Built by replaying ``view.events`` (see the module docstring). When the log does not account
-    for a seat's public hand size (a state restored without its history), that seat's cards are
-    left unconstrained.
-    """
+    """Per seat, the forbidden-face mask of each hidden card (empty for the view's own seat); a seat whose hand
+    size the log does not account for (a state restored without its history) is left unconstrained."""
     proofs = SlotProofs(view.config)
     for event in view.events:
         proofs.read(event)
@@ -109,12 +95,10 @@ class Determinizer:
         self.bottom = [JOKER] * bottom
         constraints = hidden_constraints(view) if use_inference else [
             [] if s == view.seat else [0] * view.sizes[s] for s in range(view.n)]
-        self.free = [sum(1 for m in masks if not m) for masks in constraints]
-        """Per seat, its cards with no constraint."""
+        self.free = [sum(1 for m in masks if not m) for masks in constraints]  # per seat, unconstrained cards
         tight = [(seat, mask) for seat, masks in enumerate(constraints) for mask in masks if mask]
         tight.sort(key=lambda sm: -self._excluded(sm[1]))
-        self.tight = tight
-        """(seat, forbidden mask) of every constrained card, most constrained first."""
+        self.tight = tight  # (seat, forbidden mask) of every constrained card, most constrained first
         self.own = list(view.hand)
 
     def _excluded(self, mask: int) -> int:
@@ -159,19 +143,9 @@ class Determinizer:
         return [f for i, f in enumerate(pool) if i not in taken]
 
     def sample(self, rng: random.Random) -> Hand:
-        """A full hand in the view's public state, hidden cards dealt consistently; no event log
-        (the engine only appends to it, and search does not read it)."""
-        return self.hand_of(*self.deal(rng))
-
-    def hand_of(self, hands: list[list[int]], stock: list[int]) -> Hand:
-        """The full hand of one :meth:`deal`: the view's public state with those hidden cards."""
-        view = self.view
-        return Hand.from_state(
-            view.config, dealer=view.dealer, hands=hands, stock=stock, seen=view.seen, drawn=view.drawn,
-            events=(), current=view.current, phase=view.phase, trick=view.trick, leader=view.leader,
-            led=view.led, best_face=view.best_face, best_seat=view.best_seat, turns=view.turns, top=view.top,
-            match_face=view.match_face, passes=view.passes,
-        )
+        """A full hand in the view's public state, hidden cards dealt consistently; no event log (search reads none)."""
+        hands, stock = self.deal(rng)
+        return self.view.hand_holding(hands, stock, events=())
 
 
 def _matching(masks: list[int], pool: list[int]) -> list[int]:

@@ -1,36 +1,14 @@
 """The search baseline ``ismcts:iters=N``: single-observer information-set Monte-Carlo tree search.
 
-SO-ISMCTS (Cowling, Powley and Whitehouse, "Information Set Monte Carlo Tree Search", IEEE TCIAIG
-2012) searches one tree over the moves of every seat, as seen from the searching seat's
-information set. Each iteration:
+SO-ISMCTS (Cowling, Powley and Whitehouse, IEEE TCIAIG 2012) searches one tree over the moves of every seat,
+from the searching seat's information set. Each iteration deals the hidden cards consistently with the public
+events (:mod:`goboom_env.agents.determinize`), selects by UCB1 with *availability* counts, expands one untried
+move (the rollout policy's choice first), rolls out with the variant's best heuristic
+(:mod:`goboom_env.agents.rollout`) and backs up each seat's own result. The most visited root move is played.
 
-1. *determinize*: deal the hidden cards at random, consistently with the seat's
-   :class:`~goboom_env.player_view.PlayerView` and with what the public events prove
-   (:mod:`goboom_env.agents.determinize`: a player who drew could not follow, R1.6, R2.7);
-2. *select*: from the root, follow the tree while every legal move of the determinization has a
-   child, picking the child with the best UCB1 score, where a child's exploration term counts the
-   iterations in which it was *available* (legal), not its parent's visits;
-3. *expand*: add one untried legal move: the rollout policy's choice while it is untried, so that
-   every seat's likeliest move is in the tree first, else a random one;
-4. *roll out*: play the hand to its end with the variant's best heuristic for every seat
-   (:mod:`goboom_env.agents.rollout`: ``classic-tricks`` or ``jokers-boom``);
-5. *back up*: each node on the path adds the result of the seat that chose its move (each seat
-   maximises its own result: a share of the hand's win, 1/k among k winners, minus 0.001 per point
-   left in its hand so that lost hands still rank moves).
-
-The move played is the root's most visited child. Options (``ismcts:iters=200,c=0.7``):
-
-* ``iters``: iterations per decision (default 200);
-* ``ms``: a time limit per decision in milliseconds; with it the search stops at whichever budget
-  runs out first (``iters`` is unlimited when only ``ms`` is given). A time limit makes the moves
-  depend on the machine's speed, so only an iteration budget is reproducible;
-* ``c``: the UCB exploration constant (default 0.7);
-* ``rollout``: ``heuristic`` (default) or ``random``;
-* ``infer``: use the public inferences when dealing hidden cards (default true; ``infer=no`` deals
-  them uniformly, as :meth:`PlayerView.sample_hand` does).
-
-A decision with one legal move is played at once. The agent sees only the observation and its
-view; it optimises the current hand, also in ``episode="match"`` games.
+Options (``ismcts:iters=200,c=0.7``): ``iters`` (default 200), ``ms`` (a time limit per decision, which makes
+the moves depend on the machine), ``c`` (UCB exploration, 0.7), ``rollout`` (``heuristic`` or ``random``) and
+``infer`` (``no`` deals the hidden cards uniformly). It optimises the current hand, also in match games.
 """
 
 from __future__ import annotations
@@ -43,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from goboom_env.agents.determinize import Determinizer
-from goboom_env.agents.montecarlo import moves_to_search
+from goboom_env.agents.montecarlo import moves_to_search, seat_results
 from goboom_env.agents.policy import Observation
 from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move, seen_mask
 from goboom_env.config import GameConfig, check_int, check_number
@@ -53,14 +31,10 @@ from goboom_env.player_view import PlayerView
 
 MAX_ITERS = 10_000_000
 DEFAULT_ITERS = 200
-POINTS_WEIGHT = 1e-3
-"""Per point held at the end of a rollout, subtracted from a seat's result."""
 ROLLOUTS = ("heuristic", "random")
 OPTIONS = ("iters", "ms", "c", "rollout", "infer")
-"""The options of an ``ismcts:`` spec."""
 MOVER_SHIFT = 6
-ACTION_BITS = (1 << MOVER_SHIFT) - 1
-"""A child's key is ``seat << MOVER_SHIFT | action`` (actions are 0..53)."""
+ACTION_BITS = (1 << MOVER_SHIFT) - 1  # a child's key is ``seat << MOVER_SHIFT | action``
 
 
 class Node:
@@ -69,16 +43,12 @@ class Node:
     __slots__ = ("available", "children", "seat", "total", "visits")
 
     def __init__(self, seat: int) -> None:
-        self.seat = seat
-        """The seat that chose this move (whose result it accumulates)."""
+        self.seat = seat  # who chose this move (whose result it accumulates)
         self.visits = 0
-        self.available = 0
-        """Iterations in which this move was legal when its parent was reached."""
+        self.available = 0  # iterations in which this move was legal when its parent was reached
         self.total = 0.0
+        # keyed by mover and action: in classic, who is to move after the same public history depends on the deal
         self.children: dict[int, Node] = {}
-        """By ``seat << MOVER_SHIFT | action``: the same public history can leave different seats to move
-        in different deals (in classic, who wins a trick depends on the card a draw turned up), so each
-        mover has its own children."""
 
 
 class ISMCTSAgent:
@@ -104,9 +74,7 @@ class ISMCTSAgent:
         self.config = config
         self.iters = iters if iters is not None else (MAX_ITERS if ms is not None else DEFAULT_ITERS)
         self.ms = ms
-        self.replayable = ms is None
-        """False with a time limit: the moves then depend on the machine's speed, so a game cannot be played again
-        exactly from its seed (to record it or luck-adjust it)."""
+        self.replayable = ms is None  # with a time limit a game cannot be played again exactly from its seed
         self.c = c
         self.infer = infer
         self.move: Move = HEURISTIC_MOVES[config.variant] if rollout == "heuristic" else random_move
@@ -192,7 +160,7 @@ class ISMCTSAgent:
             path.append(node)
         if hand.phase != Phase.OVER:
             play_out(hand, self.move, rng)
-        results = _results(hand)
+        results = seat_results(hand)
         for node in path:
             node.visits += 1
             node.total += results[node.seat]
@@ -211,12 +179,9 @@ probability of each of the searcher's moves (0 on the illegal ones)."""
 
 
 class GuidedISMCTSAgent(ISMCTSAgent):
-    """ISMCTS guided by a trained model's policy (:data:`Guide`): the root's children are expanded in the order of the
-    policy's probabilities, and each root child's UCB score gains ``prior x P(move) / (1 + visits)`` (progressive
-    bias: the prior leads while a move has few visits; the search's own results take over as they accumulate).
-
-    ``name`` names the model (``ppo-ismcts:PATH``, from its loader); the search's options follow it in the agent's
-    name. The other options are :class:`ISMCTSAgent`'s."""
+    """ISMCTS guided by a trained model's policy (:data:`Guide`): the root's children are expanded in the order of
+    its probabilities, and a root child's UCB score gains ``prior x P(move) / (1 + visits)`` (progressive bias).
+    ``name`` names the model (``ppo-ismcts:PATH``); the other options are :class:`ISMCTSAgent`'s."""
 
     def __init__(self, config: GameConfig, guide: Guide, name: str, seed: int | None = None, prior: float = 1.0,
                  **options: object) -> None:
@@ -250,10 +215,3 @@ class GuidedISMCTSAgent(ISMCTSAgent):
             return max(untried, key=lambda a: prior[a])
         return super()._expansion(hand, untried, rng, at_root)
 
-
-def _results(hand: Hand) -> list[float]:
-    """Each seat's result of a finished hand: its share of the win minus a little per point held."""
-    winners = hand.winners()
-    share = 1.0 / len(winners)
-    points = hand.hand_points()
-    return [(share if seat in winners else 0.0) - POINTS_WEIGHT * points[seat] for seat in range(hand.n)]

@@ -1,26 +1,19 @@
 """The search baseline ``mc:budget=N``: determinized (perfect-information) Monte-Carlo sampling.
 
-For each decision the agent spends ``budget`` rollouts, spread evenly over its legal actions:
-each rollout draws a :meth:`PlayerView.sample_hand` determinization (the hidden cards dealt at
-random consistently with what the seat knows, R4.1), applies the candidate action and plays the
-hand to its end with a fast rollout policy for every seat: ``greedy`` (default: random matching
-cards, boom cards only instead of drawing) or ``random`` (uniform legal moves). The action with
-the best mean result wins; a result is the seat's share of the hand win (1/k among k winners,
-R2.10 blocked rounds) minus 0.001 per point left in its hand, so that lost rollouts still rank
-the moves.
-
-The agent receives only the observation and its :class:`~goboom_env.player_view.PlayerView`; it never
-sees the engine's state, so it cannot peek at hidden cards (tested by permuting them).
-It optimises the current hand, also in ``episode="match"`` games.
+Each decision spends ``budget`` rollouts spread evenly over the legal actions: each deals the hidden cards at
+random consistently with the seat's :class:`~goboom_env.player_view.PlayerView` (R4.1), applies the action and
+plays the hand out with a fast policy for every seat, ``greedy`` (default) or ``random``. The action with the best
+mean result wins: the seat's share of the hand win minus 0.001 per point left in its hand. It optimises the current
+hand, also in match games.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 
 import numpy as np
 
+from goboom_env.agents.rollout import Move, play_out, random_move
 from goboom_env.cards import boom_mask, faces_in
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import DRAW_BIT, Hand
@@ -28,12 +21,12 @@ from goboom_env.player_view import PlayerView
 
 MAX_BUDGET = 1_000_000
 POINTS_WEIGHT = 1e-3
-"""Per point held at the end of a rollout, subtracted from its result (ranks lost rollouts)."""
+"""Per point held at the end of a rollout, subtracted from a seat's result (so that lost hands still rank moves)."""
 
 
 def moves_to_search(name: str, observation: dict[str, np.ndarray], view: PlayerView | None) -> list[int]:
-    """The legal actions of a search agent's turn (a forced move needs no search, and no view); ValueError
-    when the mask is empty, or when there is a choice to search but no ``view``."""
+    """The legal actions of a search agent's turn; ValueError when the mask is empty, or when there is a choice
+    to search but no ``view`` (a forced move needs none)."""
     legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
     if not legal:
         raise ValueError(f"{name}: the action_mask has no legal action (is this seat to move?)")
@@ -80,31 +73,27 @@ class MonteCarloAgent:
         """One determinization of the hidden cards, ``action``, then the rollout policy to the end."""
         hand = view.sample_hand(self.rng)
         hand.apply(action)
-        self.playout(hand, self._py)
-        winners = hand.winners()
-        share = 1.0 / len(winners) if view.seat in winners else 0.0
-        return share - POINTS_WEIGHT * hand.hand_points()[view.seat]
+        play_out(hand, self.playout, self._py)
+        return seat_results(hand)[view.seat]
 
 
-def random_playout(hand: Hand, rng: random.Random) -> None:
-    """Play ``hand`` to its end with uniformly random legal actions."""
-    while not hand.over:
-        legal = faces_in(hand.legal_mask())
-        hand.apply(legal[int(rng.random() * len(legal))] if len(legal) > 1 else legal[0])
+def seat_results(hand: Hand) -> list[float]:
+    """Each seat's result of a finished hand: its share of the win (1/k among k winners) minus a little per point
+    held."""
+    winners = hand.winners()
+    share = 1.0 / len(winners)
+    points = hand.hand_points()
+    return [(share if seat in winners else 0.0) - POINTS_WEIGHT * points[seat] for seat in range(hand.n)]
 
 
-def greedy_playout(hand: Hand, rng: random.Random) -> None:
-    """Play ``hand`` to its end like a sensible beginner: a random matching card when there is one,
-    a boom card (R2.6, R2.8) only instead of drawing, and draw only when nothing else is legal.
-    In classic Go Boom this is the same as :func:`random_playout` (draws are forced there, R1.5)."""
+def greedy_move(hand: Hand, seen: int, rng: random.Random) -> int:
+    """A sensible beginner: a random matching card, a boom card (R2.6, R2.8) only instead of drawing, and a draw
+    only when nothing else is legal (in classic, the same as a random move: draws are forced there, R1.5)."""
+    legal = hand.legal_mask()
     boom = boom_mask(hand.config.aces_mode)
-    while not hand.over:
-        legal = hand.legal_mask()
-        plain = legal & ~boom & ~DRAW_BIT
-        pick = plain or (legal & boom) or legal
-        choices = faces_in(pick)
-        hand.apply(choices[int(rng.random() * len(choices))] if len(choices) > 1 else choices[0])
+    choices = faces_in(legal & ~boom & ~DRAW_BIT or legal & boom or legal)
+    return choices[int(rng.random() * len(choices))] if len(choices) > 1 else choices[0]
 
 
-PLAYOUTS: dict[str, Callable[[Hand, random.Random], None]] = {"random": random_playout, "greedy": greedy_playout}
+PLAYOUTS: dict[str, Move] = {"random": random_move, "greedy": greedy_move}
 """Rollout policies by name (``mc:budget=N,rollout=greedy``)."""

@@ -1,16 +1,10 @@
-"""The ``openspiel-ismcts`` agent: OpenSpiel's own ``ISMCTSBot`` searching the ``python_goboom`` game.
+"""The ``openspiel-ismcts:sims=100,rollouts=1,c=2`` agent: OpenSpiel's own ``ISMCTSBot`` searching the
+``python_goboom`` game (one hand, ``reward="win"``) with random rollouts, as a :class:`~goboom_env.agents.Policy`.
 
-``openspiel-ismcts:sims=100,rollouts=1,c=2`` plays through the :class:`~goboom_env.agents.Policy` protocol
-like every agent here (tournaments, ``goboom evaluate``, the single-agent env), so OpenSpiel's search can
-be measured against our baselines. Each decision hands the bot a state that the seat cannot tell from the
-real one (:func:`goboom_env.openspiel.state_from_view`); the bot then resamples the hidden cards itself
-(``resample_from_infostate``, drawing from the agent's seeded generator, so a seeded game is played the
-same way again) on every simulation and evaluates leaves with random rollouts.
-
-Options: ``sims`` simulations per decision (default 100), ``rollouts`` random playouts per leaf
-(default 1), ``c`` the UCT exploration constant (default 2.0). The search's goal is the hand: the game is
-loaded with ``episode="hand"`` and ``reward="win"``. Found through the ``goboom_env.agents`` entry point,
-so ``pyspiel`` is imported only when such a spec is made (the ``openspiel`` extra).
+Each decision hands the bot a state the seat cannot tell from the real one
+(:func:`goboom_env.openspiel.state_from_view`); the bot resamples the hidden cards from the agent's seeded
+generator, so a seeded game is played the same way again. Options: ``sims`` per decision (100), ``rollouts`` per
+leaf (1), ``c`` the UCT exploration constant (2.0). Found through the ``goboom_env.agents`` entry point.
 """
 
 from __future__ import annotations
@@ -28,11 +22,10 @@ with needs_extra("the openspiel-ismcts agent"):
     from open_spiel.python.algorithms import ismcts, mcts
 
 OPTIONS = ("sims", "rollouts", "c")
-"""The options of an ``openspiel-ismcts:`` spec."""
 
 
 class OpenSpielISMCTSAgent(Agent):
-    """OpenSpiel's ``ISMCTSBot`` with a random-rollout evaluator on ``python_goboom`` (see the module docstring)."""
+    """OpenSpiel's ``ISMCTSBot`` with a random-rollout evaluator on ``python_goboom``."""
 
     needs_view = True
 

@@ -12,21 +12,14 @@ from goboom_env.config import GameConfig
 from goboom_env.player_view import PlayerView
 
 Observation = dict[str, np.ndarray]
-"""What ``raw_env.observe`` and :func:`goboom_env.player_view.observe` return: ``observation`` and ``action_mask``."""
+"""What ``raw_env.observe`` returns: ``observation`` and ``action_mask``."""
 
 
 @runtime_checkable
 class Policy(Protocol):
-    """Anything that picks a legal action for one seat: all that tournaments, trainers and ``goboom play``
-    use of an agent.
-
-    * ``name``: how reports and error messages call the agent.
-    * ``needs_view``: when True the caller passes the seat's :class:`~goboom_env.player_view.PlayerView` as
-      ``view`` (what the seat may know, R4.1); otherwise ``view`` is None.
-    * ``act(observation, view)``: a legal action (``observation["action_mask"]`` marks them).
-    * ``reseed(seed)``: restart the agent's randomness; runners call it before each game, so that
-      results do not depend on which process played which game.
-    """
+    """Anything that picks a legal action for one seat: all that tournaments, trainers and ``goboom play`` use of
+    an agent. ``name`` is how reports call it; with ``needs_view`` the caller passes the seat's
+    :class:`~goboom_env.player_view.PlayerView` (R4.1) to :meth:`act`, else None."""
 
     name: str
     needs_view: bool
@@ -36,7 +29,7 @@ class Policy(Protocol):
         ...
 
     def reseed(self, seed: int | None) -> None:
-        """Restart the agent's random generators from ``seed``."""
+        """Restart the agent's randomness (runners do before each game, so results do not depend on the process)."""
         ...
 
 
@@ -50,9 +43,8 @@ def missing_members(agent: object) -> list[str]:
 
 
 class Agent(abc.ABC):
-    """A base class for agents with :class:`Policy`'s defaults: no view, and a seeded generator
-    ``self.rng`` that :meth:`reseed` restarts. Subclasses draw all their randomness from ``self.rng``
-    and implement :meth:`act`."""
+    """A base for agents: no view, and a seeded generator ``self.rng`` (all their randomness) that :meth:`reseed`
+    restarts; subclasses implement :meth:`act`."""
 
     name = "agent"
     needs_view = False

@@ -1,13 +1,9 @@
 """The ``ppo:`` agent: a trained policy played in numpy, and the model file it is read from.
 
-A model zip (``goboom train``, ``goboom train-fast``, ``goboom export``) holds ``goboom_meta.json``, the metadata
-every trained policy carries (its game ``config``, the ``observation_version`` of the layout it reads, the
-``package_version``, ``timesteps`` and ``train_args``, among them the ``episode`` unit), and ``goboom_actor.npz``, the
-actor network as numpy arrays (:class:`FrozenMlp`); a *play-only* zip holds just those two. :func:`check_compatible`
-is the one check that a policy fits the requested game, made by the ``ppo:`` and the ``rllib:`` loaders alike. A
-*generalist* (one network for several table sizes) also records ``player_counts``, the game of each
-(``player_configs``) and the width of the padded observation it reads. Playing needs neither torch nor
-stable-baselines3, and every member is read within a size bound.
+A model zip holds ``goboom_meta.json`` (the game ``config``, the ``observation_version`` it reads, the
+``package_version``, ``timesteps`` and ``train_args``; a generalist's ``player_counts``, ``player_configs`` and padded
+``observation_size``) and ``goboom_actor.npz``, the actor as numpy arrays (:class:`FrozenMlp`); a play-only zip holds
+just those two. Playing needs no torch, and every member is read within a size bound.
 """
 
 from __future__ import annotations
@@ -37,10 +33,7 @@ ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
 
 class FrozenMlp:
-    """A numpy copy of an SB3 ``MlpPolicy`` actor: hidden layers, then the action logits.
-
-    ``layers`` is a list of ``(weight, bias)`` with weight shaped ``(out, in)`` like torch.
-    """
+    """A numpy copy of an SB3 ``MlpPolicy`` actor: ``layers`` of ``(weight (out, in), bias)``, then the logits."""
 
     def __init__(self, layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str = "tanh") -> None:
         if activation not in ACTIVATIONS:
@@ -52,7 +45,6 @@ class FrozenMlp:
 
     @property
     def input_size(self) -> int:
-        """Length of the observation vectors the network reads."""
         return int(self.layers[0][0].shape[0])
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
@@ -60,8 +52,7 @@ class FrozenMlp:
         return self.forward(obs)[1]
 
     def forward(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The last hidden layer's activations (the observation itself when there is none) and the unmasked
-        action logits, for one observation vector or a batch."""
+        """The last hidden layer's activations (the observation without one) and the unmasked logits."""
         x = np.asarray(obs, np.float32)
         *hidden, (w_out, b_out) = self.layers
         for w, b in hidden:
@@ -69,20 +60,8 @@ class FrozenMlp:
         return x, x @ w_out + b_out
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
-        """Most probable legal action, or a sample from the masked softmax when ``rng`` is given. ValueError when
-        no action is legal or a legal action's score is not finite (weights so large that the network overflows),
-        rather than a NaN probability or an illegal arg-max."""
-        legal = mask.astype(bool)
-        logits = np.where(legal, self.logits(obs), -np.inf)
-        if not legal.any():
-            raise ValueError("the action mask has no legal action")
-        if not np.isfinite(logits[legal]).all():
-            raise ValueError("the network's scores of the legal actions are not finite for this observation "
-                             "(its weights overflow)")
-        if rng is None:
-            return int(np.argmax(logits))
-        p = np.exp(logits - logits.max())
-        return int(rng.choice(NUM_ACTIONS, p=p / p.sum()))
+        """:func:`masked_action` of this network's logits."""
+        return masked_action(self.logits(obs), mask, rng)
 
     def state(self) -> dict[str, Any]:
         """Picklable weights (to ship to subprocess envs or save as ``.npz``)."""
@@ -95,8 +74,8 @@ class FrozenMlp:
 
 
 def _checked_layers(layers: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The layers as float arrays, or ValueError naming what is wrong: a network that is empty, whose shapes do
-    not chain, that does not end in the NUM_ACTIONS logits, or that holds NaN or infinite weights."""
+    """The layers as float arrays; ValueError for an empty network, shapes that do not chain or end in the 54
+    logits, NaN or infinite weights."""
     if not isinstance(layers, Sequence) or not layers:
         raise ValueError("the network has no layers")
     checked = []
@@ -118,6 +97,27 @@ def _checked_layers(layers: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[tup
     if checked[-1][0].shape[0] != NUM_ACTIONS:
         raise ValueError(f"the network gives {checked[-1][0].shape[0]} action logits, not {NUM_ACTIONS}")
     return checked
+
+
+def masked_argmax(logits: np.ndarray, mask: np.ndarray) -> Any:
+    """The highest-scored legal action of each row of ``logits`` (the last axis; ``mask`` marks the legal ones)."""
+    return np.argmax(np.where(np.asarray(mask).astype(bool), logits, -np.inf), axis=-1)
+
+
+def masked_action(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
+    """A policy's legal action: the most probable one, or with ``rng`` a sample of the softmax over the legal ones;
+    ValueError when none is legal or a legal score is not finite (overflowing weights)."""
+    legal = np.asarray(mask).astype(bool)
+    if not legal.any():
+        raise ValueError("the action mask has no legal action: is it this agent's turn?")
+    scores = np.where(legal, logits, -np.inf)
+    if not np.isfinite(scores[legal]).all():
+        raise ValueError("the network's scores of the legal actions are not finite for this observation "
+                         "(its weights overflow)")
+    if rng is None:
+        return int(masked_argmax(scores, legal))
+    p = np.exp(scores - scores.max())
+    return int(rng.choice(len(p), p=p / p.sum()))
 
 
 class SnapshotAgent:
@@ -153,9 +153,8 @@ def save_snapshot(path: Path | io.BytesIO, state: dict[str, Any]) -> None:
 
 
 def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
-    """Inverse of :func:`save_snapshot`; ValueError when the data is not such a file (pickled objects are
-    refused, never loaded; arrays larger than a network of :data:`MAX_PARAMETERS` weights are refused before they
-    are allocated)."""
+    """Inverse of :func:`save_snapshot` (:func:`read_npz`, bounded by :data:`MAX_PARAMETERS`); ValueError when the
+    data is not such a file."""
     data = read_npz(path, 4 * MAX_PARAMETERS + 2**16)
     count = sum(1 for k in data if k.startswith("w"))
     try:
@@ -166,8 +165,8 @@ def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
 
 
 MAX_PARAMETERS = 2**25
-"""The most weights a network may have (33.5 million, 128 MiB as float32; the shipped models have about 100,000):
-the bound on the networks a trainer builds (``--net-arch``) and on the arrays a model file may declare."""
+"""The most weights a network may have (128 MiB as float32; the shipped models have about 100,000): the bound on
+``--net-arch`` and on the arrays a model file may declare."""
 
 
 def network_size(sizes: Sequence[int]) -> int:
@@ -176,9 +175,8 @@ def network_size(sizes: Sequence[int]) -> int:
 
 
 def read_npz(source: Path | IO[bytes], max_bytes: int) -> dict[str, np.ndarray]:
-    """The arrays of an ``.npz`` file or buffer, each header read and checked before its array is allocated: no
-    pickled object, and at most ``max_bytes`` of array data in all (a header may declare any shape: a
-    ``(2**20, 2**20)`` array would be 4 TiB). ValueError naming what is wrong."""
+    """The arrays of an ``.npz`` file or buffer, each header checked before its array is allocated: no pickled
+    object, at most ``max_bytes`` of data in all (a header may declare 4 TiB). ValueError naming what is wrong."""
     try:
         with zipfile.ZipFile(source) as zf:
             budget = max_bytes
@@ -211,27 +209,16 @@ def _npy_header(fh: IO[bytes], name: str) -> tuple[tuple[int, ...], np.dtype]:
 
 
 META_NAME = "goboom_meta.json"
-"""The metadata member of a model zip."""
-
-
 ACTOR_NAME = "goboom_actor.npz"
-"""The numpy actor member of a model zip."""
-
-
-def observation_layout(metadata: dict[str, Any]) -> str:
-    """The name of the observation layout a model reads (``snapshot`` or ``history``), from its version."""
-    return next(name for name, version in OBSERVATION_LAYOUTS.items() if version == metadata["observation_version"])
 
 
 def default_player_count(player_counts: Sequence[int]) -> int:
-    """The table a generalist plays when a command names none: 4 players when it was trained for them, else the
-    first count it was trained for."""
+    """The table a generalist plays when a command names none: 4 players if it knows them, else its first count."""
     return 4 if 4 in player_counts else int(player_counts[0])
 
 
 def trained_episode(metadata: dict[str, Any]) -> str:
-    """The episode unit a model was trained on, ``"hand"`` or ``"match"``: its ``train_args["episode"]``, which every
-    trainer records; ``"hand"`` (every trainer's default) for a model without it (older or exported models)."""
+    """The episode unit a model was trained on: its ``train_args["episode"]``, else ``"hand"`` (the default)."""
     episode = (metadata.get("train_args") or {}).get("episode")
     return episode if episode in EPISODES else "hand"
 
@@ -244,16 +231,13 @@ def trained_games(metadata: dict[str, Any]) -> list[GameConfig]:
 
 
 MEMBER_LIMITS = {META_NAME: 2**22, "data": 2**24, ACTOR_NAME: 4 * MAX_PARAMETERS + 2**16}
-"""The largest size, in bytes, of each member of a model zip that is read (the JSON metadata, SB3's JSON ``data``,
-the numpy actor); any other member (the weights and the optimizer state of a checkpoint): :data:`MAX_MEMBER`."""
-
-
+"""The largest size in bytes of each member of a model zip that is read; any other: :data:`MAX_MEMBER`."""
 MAX_MEMBER = 2**30
 
 
 def read_member(path: Path, name: str) -> bytes:
-    """One member of a model zip, refused past its size limit (:data:`MEMBER_LIMITS`: by the size the zip declares,
-    then by the bytes it really inflates to); ValueError naming the file and what is wrong with it."""
+    """One member of a model zip, refused past its size limit (declared, then inflated); ValueError naming the
+    file."""
     limit = MEMBER_LIMITS.get(name, MAX_MEMBER)
     try:
         with open_zip(path) as zf:
@@ -272,8 +256,7 @@ def read_member(path: Path, name: str) -> bytes:
 
 
 def open_zip(path: str | Path) -> zipfile.ZipFile:
-    """The zip file at ``path``, opened for reading; ValueError unless it is a regular file (a folder, or a device
-    such as ``/dev/zero``, which zipfile would read without end)."""
+    """The zip file at ``path``; ValueError unless it is a regular file (not a folder or ``/dev/zero``)."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a folder, not a model file (a .zip saved by `goboom train`)")
@@ -289,17 +272,18 @@ def open_zip(path: str | Path) -> zipfile.ZipFile:
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The ``goboom_meta.json`` of a saved model, checked; ValueError when the file is not a readable goboom model
-    (for a stable-baselines3 zip without the metadata, the export that makes one)."""
+    """The checked ``goboom_meta.json`` of a saved model; ValueError when it is no readable goboom model."""
     path = Path(path)
     if is_sb3_zip(path):
-        raise ValueError(sb3_zip_hint(path))
+        raise ValueError(f"{path} is a stable-baselines3 model without goboom metadata (it has no {META_NAME} member): "
+                         f"export it with `goboom export {path} --variant VARIANT --num-players N --out "
+                         "model_goboom.zip` (the game it was trained on; in Python, export_model of the training "
+                         "package), then play ppo:model_goboom.zip")
     return parse_metadata(read_member(path, META_NAME), f"{path} is damaged: {META_NAME}")
 
 
 def is_model_file(path: str | Path) -> bool:
-    """Whether ``path`` is a goboom model file (a zip with valid goboom metadata, as every trainer and ``goboom
-    export`` write): what ``goboom export --force`` may replace."""
+    """Whether ``path`` is a goboom model file (what ``goboom export --force`` may replace)."""
     try:
         read_metadata(path)
     except ValueError:
@@ -308,12 +292,8 @@ def is_model_file(path: str | Path) -> bool:
 
 
 def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
-    """Metadata JSON checked against the schema (:func:`metadata_problem`); ValueError starting with ``source``
-    (what it was read from) when it is not valid JSON or not the schema."""
-    try:
-        meta = parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"{source} is not valid JSON ({exc})") from None
+    """Metadata JSON checked against the schema; ValueError starting with ``source`` otherwise."""
+    meta = parse_json(raw, source)
     problem = metadata_problem(meta)
     if problem:
         raise ValueError(f"{source} {problem}")
@@ -321,8 +301,7 @@ def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
 
 
 def metadata_problem(meta: Any) -> str | None:
-    """What is wrong with a model's metadata, or None when it has every field :func:`load_ppo_agent` and
-    ``--resume`` read, with the right types."""
+    """What is wrong with a model's metadata, or None when every field the loaders read has its type."""
     if not isinstance(meta, dict):
         return f"must hold a JSON object, not a {type(meta).__name__}"
     if not isinstance(meta.get("config"), dict):
@@ -344,7 +323,6 @@ def metadata_problem(meta: Any) -> str | None:
 
 
 def _generalist_problem(meta: dict[str, Any]) -> str | None:
-    """What is wrong with a generalist's ``player_counts``, ``player_configs`` and ``observation_size``."""
     configs, counts = meta.get("player_configs"), meta.get("player_counts")
     if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
         return "has 'player_configs' that are not a non-empty list of game configurations"
@@ -363,8 +341,8 @@ def _generalist_problem(meta: dict[str, Any]) -> str | None:
 
 def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | Path = "model",
                      layouts: Sequence[str] = ("snapshot",)) -> None:
-    """Raise ValueError naming each mismatch between a model's metadata and the requested config; ``layouts``
-    are the observation layouts the caller's loader can play (the ``ppo:`` agent: both)."""
+    """ValueError naming the mismatch between a model's metadata and the requested config (the one check of the
+    ``ppo:`` and ``rllib:`` loaders); ``layouts``: the observation layouts the loader plays."""
     version = metadata.get("observation_version")
     readable = sorted(OBSERVATION_LAYOUTS[name] for name in layouts)
     if version not in readable:
@@ -395,12 +373,10 @@ def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | 
 _FIELD_WORDS = {"hand_size": "cards a hand", "num_decks": "decks", "num_jokers": "jokers", "scoring": "scoring",
                 "target_score": "target score", "rounds": "rounds", "after_joker": "after a joker",
                 "num_players": "players", "variant": "variant"}
-"""How the model's mismatch message names each GameConfig field."""
 
 
 def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
-    """``classic Go Boom, 4 players, target score 200; the requested game is jokers Go Boom, 4 players, 2 jokers,
-    4 rounds (different: variant, jokers, ...)``: each game with the fields where they differ, in words."""
+    """Both games in words, with the fields where they differ."""
     ours, theirs = trained.to_dict(), requested.to_dict()
     differ = [k for k in ours if ours[k] != theirs[k]]
 
@@ -427,9 +403,7 @@ def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
 
 
 def spec_config(spec: str) -> GameConfig | None:
-    """The game configuration the model of a ``ppo:`` agent spec was trained for (``ppo:jokers-4p-hands``,
-    ``ppo:runs/x/model.zip``, ``ppo:path=m.zip,deterministic=false``), read from its metadata (for a generalist,
-    the game it plays by default); None for any other spec. ValueError when the model cannot be read."""
+    """The game the model of a ``ppo:`` spec was trained for (a generalist's default); None for another spec."""
     meta = spec_metadata(spec)
     return None if meta is None else GameConfig.from_dict(meta["config"])
 
@@ -441,8 +415,7 @@ def spec_games(spec: str) -> list[GameConfig]:
 
 
 def spec_metadata(spec: str) -> dict[str, Any] | None:
-    """The metadata of the model of a ``ppo:`` or ``ppo-ismcts:`` agent spec (see :func:`spec_config`); None for any
-    other spec."""
+    """The metadata of the model of a ``ppo:`` or ``ppo-ismcts:`` spec; None for another spec."""
     from goboom_env.agents.registry import parse_spec
     from goboom_env.models import model_path
 
@@ -463,12 +436,10 @@ def load_actor(path: str | Path) -> FrozenMlp:
 
 
 SB3_MEMBERS = ("data", "policy.pth")
-"""The members of a zip saved by stable-baselines3's ``model.save`` that :func:`export_model` reads."""
 
 
 def is_sb3_zip(path: str | Path) -> bool:
-    """Whether ``path`` is a zip saved by stable-baselines3 (``model.save``) that holds no goboom metadata: what
-    :func:`export_model` turns into a model file."""
+    """Whether ``path`` is a zip of stable-baselines3's ``model.save`` without goboom metadata."""
     try:
         with open_zip(path) as zf:
             names = set(zf.namelist())
@@ -477,21 +448,9 @@ def is_sb3_zip(path: str | Path) -> bool:
     return set(SB3_MEMBERS) <= names and META_NAME not in names
 
 
-def sb3_zip_hint(path: str | Path) -> str:
-    """The error for a stable-baselines3 zip given where a model file is expected, with the export that fixes it."""
-    return (f"{path} is a stable-baselines3 model without goboom metadata (it has no {META_NAME} member): export "
-            f"it with `goboom export {path} --variant VARIANT --num-players N --out model_goboom.zip` (the game it "
-            "was trained on; in Python, export_model of the training package), then play ppo:model_goboom.zip")
-
-
 class PPOAgent(SnapshotAgent):
-    """A trained model as a :class:`~goboom_env.agents.Policy` (greedy over the legal actions by default).
-
-    A generalist's agent has ``pad_players`` set: each observation of that many players is padded to the
-    12-seat layout (:func:`~goboom_env.observation.pad_observations`) before the actor reads it. An agent of a
-    model that reads the history layout has ``history`` set and asks for the seat's view (``needs_view``): it
-    extends the snapshot observation with the history of the view's public events; an observation already in
-    the history layout (``raw_env(observation="history")``) is read as it is."""
+    """A trained model as a :class:`~goboom_env.agents.Policy`: a generalist's pads each observation to the 12-seat
+    layout (``pad_players``); a history model's extends it with the view's public events (``needs_view``)."""
 
     def __init__(self, name: str, net: FrozenMlp, seed: int | None = None, deterministic: bool = False,
                  pad_players: int | None = None, history: HistoryEncoder | None = None) -> None:
@@ -504,8 +463,7 @@ class PPOAgent(SnapshotAgent):
         return self.choose(self.inputs(observation, view), observation["action_mask"])
 
     def inputs(self, observation: dict[str, np.ndarray], view: Any | None = None) -> np.ndarray:
-        """The vector the actor reads for this observation: padded for a generalist, extended with the view's
-        public history for a model of the history layout, else the observation itself."""
+        """The vector the actor reads for this observation."""
         obs = observation["observation"]
         if self.pad_players is not None:
             return pad_observations(obs, self.pad_players)
@@ -519,12 +477,8 @@ class PPOAgent(SnapshotAgent):
 
 def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None = None,
                    deterministic: bool | None = None) -> PPOAgent:
-    """The ``ppo:PATH`` agent spec: a model saved by ``goboom train`` or a shipped model's name
-    (``ppo:classic-4p-hands``, see :mod:`goboom_env.models`), checked against ``config``.
-
-    It plays the most probable legal action, or samples from the masked policy when
-    ``deterministic=False`` (``ppo:path=m.zip,deterministic=false``); by default, as the model's metadata says
-    (greedy unless the export that wrote it recorded otherwise)."""
+    """The ``ppo:PATH`` agent: a model file or a shipped model's name, checked against ``config``; greedy, or
+    sampling with ``deterministic=false`` (by default as the model's metadata says)."""
     if not path:
         raise ValueError("the ppo agent needs a model path: ppo:path/to/model.zip")
     if not isinstance(path, str):
@@ -536,7 +490,8 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
                                                                                               deterministic)
     actor = load_actor(path)
     generalist = "player_configs" in meta
-    history = HistoryEncoder(config) if observation_layout(meta) == "history" else None  # its own: it keeps facts
+    reads_history = meta["observation_version"] == OBSERVATION_LAYOUTS["history"]
+    history = HistoryEncoder(config) if reads_history else None  # its own: it keeps facts
     size = PADDED_SIZE if generalist else history.size if history else observation_size(config.num_players)
     if actor.input_size != size:
         raise ValueError(f"{path} is damaged: its actor reads {actor.input_size} inputs, but "

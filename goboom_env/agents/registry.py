@@ -1,17 +1,9 @@
 """Agent specs and the registry that turns them into agents (:func:`make_agent`).
 
-Names resolve in two places: agents registered in this process (:func:`register_agent`; the
-built-in baselines are registered here), then the ``goboom_env.agents`` entry-point group of every
-installed distribution. An entry point is loaded only when its name is used, so ``rllib:`` imports Ray only when
-such an agent is made.
-
-A spec whose name ends in ``.py`` names a file instead: ``my_agents.py:Greedy,depth=2`` loads
-``my_agents.py`` (relative to the working directory) as a module of its own and calls its ``Greedy`` as a
-registered factory is called, ``Greedy(config, seed, depth=2)``. The file is run when the first agent is made
-from it (in each process: a tournament's workers load it again from the same path), so a file spec is code
-the user chose to run: only a spec the caller names itself (the command line, the caller's Python code) may
-name a file. A spec read from elsewhere is made with its :class:`SpecSource` (a settings file, a game record, a
-web request), and one that names a Python file is refused (:func:`check_spec_source`).
+A name resolves to an agent registered in this process (:func:`register_agent`), else to the ``goboom_env.agents``
+entry point of that name, loaded when first used. A spec naming a ``.py`` file (``my_agents.py:Greedy,depth=2``) runs
+that file and calls its class as a factory, so only the caller's own specs may name one: a spec from a settings file,
+a record or a request (its :class:`SpecSource`) that does is refused.
 """
 
 from __future__ import annotations
@@ -39,7 +31,6 @@ from goboom_env.config import GameConfig
 from goboom_env.hints import close_matches, did_you_mean, shown
 
 ENTRY_POINT_GROUP = "goboom_env.agents"
-"""The entry-point group in which installed distributions declare agent factories."""
 
 AgentFactory = Callable[..., Policy]
 """``factory(config, seed, **params) -> Policy``; for path loaders ``params`` holds ``path``."""
@@ -51,25 +42,20 @@ AGENTS: dict[str, AgentFactory] = {
     "mc": MonteCarloAgent,
     "ismcts": ISMCTSAgent,
 }
-"""The agents registered in this process, by name (entry points are not listed here)."""
+"""The agents registered in this process, by name."""
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-_LOADED: dict[str, AgentFactory] = {}
-"""Factories loaded from entry points, by name."""
+_LOADED: dict[str, AgentFactory] = {}  # the factories loaded from entry points
 _FILE_SPEC = re.compile(r"(?P<file>(?:[A-Za-z]:[\\/])?[^:]*\.py)(?::(?P<rest>.*))?", flags=re.S)
 """``path/to/file.py`` (a Windows drive allowed), then optionally ``:Class,key=value,...``."""
-_FILE_MODULES: dict[tuple[Path, int], ModuleType] = {}
-"""The agent files loaded in this process, by resolved path and modification time (an edited file is run again)."""
+_FILE_MODULES: dict[tuple[Path, int], ModuleType] = {}  # by resolved path and modification time
 FILE_MODULE_PREFIX = "goboom_agent_file_"
-"""The start of the module name an agent file is loaded under (the rest: its stem and a hash of its path)."""
+"""The start of the module name an agent file is loaded under."""
 
 
 def register_agent(name: str, factory: AgentFactory, *, replace: bool = False) -> None:
-    """Make ``factory`` the agent called ``name`` in specs (``name`` or ``name:key=value,...``).
-
-    ``factory(config, seed, **params)`` must return a :class:`Policy`. A name already registered is
-    a ValueError unless ``replace=True``; a registered name hides an entry point of the same name.
-    """
+    """Make ``factory(config, seed, **params) -> Policy`` the agent called ``name`` in specs (a name taken is a
+    ValueError unless ``replace=True``; it hides an entry point of that name)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(f"agent name must be letters, digits, '_', '.' or '-' (not first), got {name!r}")
     if name.endswith(".py"):
@@ -90,7 +76,7 @@ def unregister_agent(name: str) -> None:
 
 
 def known_agents() -> list[str]:
-    """Every agent name that a spec may use: the registered ones and the installed entry points."""
+    """Every agent name a spec may use: the registered ones and the installed entry points."""
     return sorted(set(AGENTS) | set(_entry_points()))
 
 
@@ -100,9 +86,8 @@ def baselines(config: GameConfig) -> list[str]:
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split an agent spec: ``"mc:budget=200"`` -> ``("mc", {"budget": 200})``;
-    ``"ppo:runs/x/model.zip"`` -> ``("ppo", {"path": "runs/x/model.zip"})``; a file spec keeps its class in the
-    name: ``"my_agents.py:Greedy,depth=2"`` -> ``("my_agents.py:Greedy", {"depth": 2})``."""
+    """Split an agent spec: ``"mc:budget=200"`` -> ``("mc", {"budget": 200})``, ``"ppo:x.zip"`` -> ``("ppo",
+    {"path": "x.zip"})``, ``"my.py:Greedy,depth=2"`` -> ``("my.py:Greedy", {"depth": 2})``."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}")
     file_spec = _FILE_SPEC.fullmatch(spec.strip())
@@ -119,8 +104,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def spec_files(spec: str) -> list[str]:
-    """The files (or folders) ``spec`` reads, as written in it: its Python file, its ``path``; none for a spec that
-    cannot be parsed (making the agent reports that)."""
+    """The files (or folders) ``spec`` reads, as written in it: its Python file, its ``path``."""
     try:
         _, params = parse_spec(spec)
     except ValueError:
@@ -131,13 +115,12 @@ def spec_files(spec: str) -> list[str]:
 
 
 def is_file_spec(spec: object) -> bool:
-    """True for a spec that names a Python file (``path/to/file.py:Class...``): making it runs that file."""
+    """True for a spec that names a Python file (making it runs that file)."""
     return isinstance(spec, str) and _FILE_SPEC.fullmatch(spec.strip()) is not None
 
 
 class SpecSource(enum.Enum):
-    """Where an agent spec comes from. Only :attr:`CALLER`'s specs may name a Python file (making the agent runs it):
-    a spec read from a file or a request names what someone else chose."""
+    """Where an agent spec comes from: only :attr:`CALLER`'s may name a Python file."""
 
     CALLER = "the command line or the caller's code"
     SETTINGS_FILE = "a settings file"
@@ -146,15 +129,13 @@ class SpecSource(enum.Enum):
 
 
 def check_spec_source(spec: str, source: SpecSource, where: str = "") -> None:
-    """ValueError when ``spec`` names a Python file but comes from another ``source`` than the caller (``where``
-    names the file or the field it was read from)."""
+    """ValueError when ``spec`` names a Python file but does not come from the caller (``where`` it was read)."""
     if source is not SpecSource.CALLER and is_file_spec(spec):
         raise ValueError(f"the agent spec {shown(spec)} from {where or source.value} names a Python file; a Python "
                          "file runs only when the command line (or the caller's own code) names it")
 
 
 def _parse_file_spec(file: str, rest: str | None, spec: str) -> tuple[str, dict[str, Any]]:
-    """``file.py:Class,key=value,...`` -> ``("file.py:Class", {key: value})``."""
     items = (rest or "").split(",")
     class_name = items[0].strip()
     if not class_name or "=" in class_name:
@@ -166,7 +147,7 @@ def _parse_file_spec(file: str, rest: str | None, spec: str) -> tuple[str, dict[
 
 
 def _options(items: list[str], name: str, spec: str) -> dict[str, Any]:
-    """The ``key=value`` items of a spec, their values parsed (:func:`_parse_value`; a ``path`` stays text)."""
+    """The ``key=value`` items of a spec, their values parsed (a ``path`` stays text)."""
     params: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -182,8 +163,7 @@ def _options(items: list[str], name: str, spec: str) -> dict[str, Any]:
 
 def make_agent(spec: str, config: GameConfig, seed: int | None = None, *,
                source: SpecSource = SpecSource.CALLER) -> Policy:
-    """Create an agent from a spec string (see :mod:`goboom_env.agents`); ``source`` says where the spec comes from
-    (a spec read from a record or a request may not name a Python file: :func:`check_spec_source`)."""
+    """Create an agent from a spec string (see :mod:`goboom_env.agents`); ``source``: where the spec comes from."""
     check_spec_source(spec, source)
     name, params = parse_spec(spec)
     factory = _factory(name, spec)
@@ -208,8 +188,7 @@ def make_agent(spec: str, config: GameConfig, seed: int | None = None, *,
 
 
 def _factory(name: str, spec: str) -> AgentFactory:
-    """The factory registered as ``name``, else the entry point of that name, loaded once; for a file spec's
-    ``file.py:Class``, that class of the file."""
+    """The factory registered as ``name``, else the entry point of that name, or a file spec's class."""
     if name in AGENTS:
         return AGENTS[name]
     if name in _LOADED:
@@ -229,7 +208,6 @@ def _factory(name: str, spec: str) -> AgentFactory:
 
 
 def _file_factory(file: str, class_name: str, spec: str) -> AgentFactory:
-    """The class (or factory function) ``class_name`` of the agent file ``file``, loaded as a module."""
     module = _load_file(file, spec)
     factory = getattr(module, class_name, None)
     if factory is None:
@@ -274,8 +252,8 @@ def _load_file(file: str, spec: str) -> ModuleType:
 
 
 def _named_options(factory: Callable[..., Any]) -> tuple[list[str], bool] | None:
-    """The option names a factory declares (after ``config`` and ``seed``) and whether it takes ``**options``
-    as well; None when its signature cannot be read."""
+    """The option names a factory declares (after ``config`` and ``seed``) and whether it takes ``**options``;
+    None when its signature cannot be read."""
     try:
         parameters = list(inspect.signature(factory).parameters.values())
     except (TypeError, ValueError):
@@ -298,7 +276,7 @@ def _check_options(factory: Callable[..., Any], params: dict[str, Any], name: st
 
 
 def _option_hint(factory: Callable[..., Any], params: dict[str, Any]) -> str:
-    """``" (did you mean 'iters'?)"`` for the first option the factory does not declare, if one is close."""
+    """``" (iter: did you mean 'iters'?)"`` for the first undeclared option close to a declared one."""
     declared = _named_options(factory)
     if declared is None:
         return ""
@@ -313,7 +291,7 @@ def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
 
 
 def _load(entry: importlib.metadata.EntryPoint) -> AgentFactory:
-    """Import an entry point's factory; a missing dependency or a wrong target is a clear error."""
+    """Import an entry point's factory, with a clear error for a missing dependency or a wrong target."""
     where = f"entry point {entry.name} = {entry.value!r} of {entry.dist.name if entry.dist else 'an installed package'}"
     try:
         factory = entry.load()
@@ -335,8 +313,7 @@ FALSE_WORDS = ("false", "no", "0")
 
 
 def spec_bool(option: str, value: Any) -> bool:
-    """A boolean agent option (``deterministic=no``): True/False, 1/0 or the words true/false, yes/no, 1/0 in any
-    case; anything else (``off``, ``maybe``, 2) is a ValueError naming the option, never read as true."""
+    """A boolean agent option: true/false, yes/no or 1/0 in any case (or a bool); ValueError for anything else."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     text = str(value).strip().lower() if isinstance(value, (str, int, np.integer)) else None
@@ -346,7 +323,7 @@ def spec_bool(option: str, value: Any) -> bool:
 
 
 def _booleans_checked(factory: Callable[..., Any], params: dict[str, Any], spec: str) -> dict[str, Any]:
-    """``params`` with every option that the factory annotates as ``bool`` parsed by :func:`spec_bool`."""
+    """``params`` with every option the factory annotates as ``bool`` parsed by :func:`spec_bool`."""
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError):

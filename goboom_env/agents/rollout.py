@@ -1,15 +1,9 @@
-"""Fast rollout policies for search and luck-adjusted playouts: the heuristics, played on the engine's bitmasks.
+"""Fast rollout policies for search and luck-adjusted playouts: the heuristics of :mod:`goboom_env.agents.batched`
+played on the engine's bitmasks, since decoding an observation costs more than the engine step and a search plays
+thousands of hands per decision. Each player sees only its own cards and the cards out of play.
 
-:func:`classic_tricks_move`, :func:`classic_cover_move`, :func:`jokers_boom_move` and :func:`jokers_shed_move` apply the
-rules of :mod:`goboom_env.agents.batched` (``classic_tricks``, ``classic_cover``, ``jokers_boom``, ``jokers_shed``) to a
-:class:`~goboom_env.engine.Hand` directly, with card sets as bitmasks: decoding an observation with numpy costs more
-than the engine step itself, and a search agent plays thousands of hands to their end per decision. Each player sees
-only its own cards and the cards out of play (the rollout runs on a determinization, so this is what the heuristic would
-see there).
-
-With one deck they choose among the same best-scored cards as the heuristics. With two decks they count faces, not
-copies, for speed: a face is unseen while no copy of it is in the player's hand and some copy is not out of play (the
-heuristics count the unseen copies), and ``jokers-boom``'s follow-ups count the other plain faces in hand."""
+With two decks they count faces, not copies, for speed: a face is unseen while no copy is in hand and some copy
+is not out of play."""
 
 from __future__ import annotations
 
@@ -20,10 +14,8 @@ from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKER, JOKERS_POINTS,
 from goboom_env.engine import DRAW_BIT, Hand
 from goboom_env.hand_state import Phase
 
-DECK_MASK = (1 << 52) - 1
-"""Every non-joker face."""
-_MATCH = (*MATCH_MASKS, 0)
-"""``MATCH_MASKS`` with an empty row for the joker (it matches nothing, R2.6)."""
+DECK_MASK = (1 << 52) - 1  # every non-joker face
+_MATCH = (*MATCH_MASKS, 0)  # with an empty row for the joker: it matches nothing (R2.6)
 
 
 def seen_mask(hand: Hand) -> int:
@@ -117,8 +109,8 @@ def jokers_shed_move(hand: Hand, seen: int, rng: random.Random) -> int:
 
 
 def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_first: bool) -> int:
-    """The jokers heuristics' rule: points plus three per own follow-up, less ``scarcity`` per unseen matching
-    card; boom cards instead of drawing, or at once (``boom_first``) when an opponent holds one card."""
+    """Points plus three per own follow-up, less ``scarcity`` per unseen matching card; boom cards instead of
+    drawing, or at once (``boom_first``) when an opponent holds one card."""
     legal = hand.legal_mask()
     seat = hand.current
     boom = boom_mask(hand.config.aces_mode)
@@ -154,7 +146,6 @@ def random_move(hand: Hand, seen: int, rng: random.Random) -> int:
 Move = Callable[[Hand, int, random.Random], int]
 """``move(hand, seen_mask, rng) -> action`` for the player to move (:func:`play_out` asks it only for a choice)."""
 HEURISTIC_MOVES: dict[str, Move] = {"classic": classic_tricks_move, "jokers": jokers_boom_move}
-"""The rollout policy of each variant: its best heuristic."""
 AGENT_MOVES: dict[str, Move] = {
     "classic-tricks": classic_tricks_move,
     "classic-cover": classic_cover_move,
@@ -162,12 +153,11 @@ AGENT_MOVES: dict[str, Move] = {
     "jokers-shed": jokers_shed_move,
     "random": random_move,
 }
-"""The agents with a move on the engine, by spec: the same choice (and tie set) as the agent, far faster."""
+"""The agents with a move on the engine, by spec: the agent's choice (and tie set), far faster."""
 
 
 def play_out(hand: Hand, move: Move, rng: random.Random, seats: Mapping[int, Move] | None = None) -> None:
-    """Play ``hand`` to its end with ``move`` for every seat but those ``seats`` gives their own move; an only
-    legal action is played without asking."""
+    """Play ``hand`` to its end with ``move`` for every seat but those ``seats`` gives their own move."""
     seen = seen_mask(hand)
     copies = hand.config.num_decks
     classic = hand.config.is_classic

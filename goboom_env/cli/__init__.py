@@ -34,9 +34,9 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
                     "eval"),
     "train": ("goboom_env.cli.train", "train a MaskablePPO agent by self-play (stable-baselines3)", "train"),
     "train-rllib": ("goboom_env.cli.train_rllib", "train a multi-agent PPO agent on Ray RLlib", "rllib"),
-    "train-fast": ("goboom_env.cli.train_fast", "train a PPO agent by self-play on the batched engine (fast)", "train"),
-    "exploit": ("goboom_env.cli.exploit", "train a best response to an agent: how exploitable it is", "train"),
-    "demo": ("goboom_env.cli.demo", "train a small agent on the default configuration and evaluate it", "train"),
+    "train-fast": ("goboom_env.cli.train_fast", "train a PPO agent by self-play on the batched engine (fast)", "fast"),
+    "exploit": ("goboom_env.cli.exploit", "train a best response to an agent: how exploitable it is", "fast"),
+    "demo": ("goboom_env.cli.demo", "train a small agent on the default configuration and evaluate it", "fast"),
     "export": ("goboom_env.cli.export", "write a model file (ppo:PATH) of a stable-baselines3 model", "train"),
     "serve": ("goboom_env.cli.serve", "play in the browser against the agents, and replay game records", "web"),
 }

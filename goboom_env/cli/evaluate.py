@@ -8,7 +8,7 @@ Examples::
     goboom evaluate --preset classic-2p --pairwise --games 2000 --processes 2 --out results/pairs
     goboom evaluate --variant classic --agents ppo:runs/x/model.zip heuristic --games 1000
     goboom evaluate --preset jokers --agents ppo:jokers-4p-hands heuristic --episode both --duplicate   # side by side
-    goboom evaluate --variant classic --agents classic-cover classic-tricks --episode hand --duplicate \
+    goboom evaluate --variant classic --agents classic-cover classic-tricks --episode hand --duplicate \\
         --games 400 --luck-adjusted   # raw and luck-adjusted (AIVAT) win rates side by side
 
 The results appear in ``--out`` only once complete (written into a hidden sibling folder, then
@@ -23,11 +23,12 @@ fills the remaining seats. With ``ppo:`` models and no game option, the game is 
 for; a generalist (``goboom train-fast --player-counts``) plays 4 players (its first count when it was not trained
 for 4), and ``--players N`` picks any other count it was trained for.
 
-A game is a whole match by default (``--episode match``), the game the rules define; ``--episode hand``
-plays single deals, ``--episode both`` plays the same seeds and deals both ways and reports them side by
-side (``match/`` and ``hand/`` hold the full report of each). A model trained on the other unit (the trainers
-play single hands by default; a model records its unit) is named in one ``note:`` line on stderr, with the
-``--episode`` that scores it on its own unit (docs/evaluation.md, "Hands and matches").
+``--episode`` says what one game is. By default (``auto``) a model is scored on the unit it was trained for (its
+file records it: the trainers play single hands unless told otherwise), and baselines alone play whole matches,
+the game the rules define; ``--episode hand`` or ``match`` chooses, ``--episode both`` plays the same seeds and
+deals both ways and reports them side by side (``match/`` and ``hand/`` hold the full report of each). Every
+table and report names the unit it played; a model played on another unit than its own is named in one
+``note:`` line on stderr (docs/evaluation.md, "What a game is").
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from goboom_env.agents import baselines
 from goboom_env.cli.options import command_line, parse, print_error, with_model_game
@@ -53,19 +54,19 @@ if TYPE_CHECKING:
 
 GAMES_FILE = "games.jsonl"
 """The file of game records written by ``--save-games`` (JSON Lines, :mod:`goboom_env.records`)."""
-EPISODE_CHOICES = ("match", "hand", "both")
-"""What ``--episode`` may be: one of the env's episode units, or both side by side (match first)."""
+EvaluateEpisode = Literal["auto", "match", "hand", "both"]
+EPISODE_CHOICES: tuple[str, ...] = get_args(EvaluateEpisode)
+"""What ``--episode`` may be: the models' unit, one of the env's episode units, or both side by side (match first)."""
 
 
 @dataclass
 class EvaluateArgs(GameArgs):
     """The options of ``goboom evaluate`` (the game fields, then the tournament's own)."""
 
-    episode: str = "match"
-    """What one game is: match (hands until the match ends, R1.11, R1.12, R2.12), hand (one deal) or both (the
-    same seeds and deals played both ways, reported side by side). Default match: every configuration
-    defines a match, it is the game the rules define, and an agent that wins more hands can still win fewer
-    matches; hand is about five times faster."""
+    episode: EvaluateEpisode = "auto"
+    """What one game is: auto (the unit the ppo: models among --agents were trained for; without a model, or with
+    models of both units, match), match (hands until the match ends, R1.11, R1.12, R2.12), hand (one deal, about
+    five times faster) or both (the same seeds and deals played both ways, reported side by side)."""
     agents: list[str] = field(default_factory=list)
     """Agent spec per seat (random, heuristic, classic-tricks, ismcts:iters=400, mc:budget=64, ppo:classic-4p-hands,
     ppo:PATH, rllib:PATH, ...); the last one fills the remaining seats; none given = heuristic then random.
@@ -124,7 +125,10 @@ class EvaluateArgs(GameArgs):
         return spec_inputs("--agents", self.agents)
 
     def episodes(self) -> tuple[str, ...]:
-        """The episode units to play: ``("match", "hand")`` for ``both``, else the one chosen."""
+        """The episode units to play: ``("match", "hand")`` for ``both``; for ``auto`` the models' unit
+        (:func:`models_episode`; hands with --luck-adjusted); else the one chosen."""
+        if self.episode == "auto":
+            return ("hand",) if self.luck_adjusted else (models_episode(self.agents),)
         return ("match", "hand") if self.episode == "both" else (self.episode,)
 
 
@@ -146,6 +150,8 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
     before the tables are printed."""
     try:
         config = args.game_config()
+        if args.episode == "auto":
+            args = replace(args, episode=args.episodes()[0])
         args.validate()
         if args.luck_adjusted or args.save_games:
             from goboom_env.evaluation.tournament import check_replayable
@@ -191,6 +197,22 @@ def processes_note(processes: int, games: int) -> str | None:
         return None
     return (f"note: --processes {processes} lowered to {used}: at most one worker per game ({games}) and per CPU "
             f"({available_cpus()})")
+
+
+def models_episode(specs: Sequence[str]) -> str:
+    """The episode unit the ``ppo:`` models among ``specs`` were trained for; ``match`` without a model, for models of
+    both units, or when a model cannot be read (the tournament reports it)."""
+    from goboom_env.agents.ppo import spec_metadata, trained_episode
+
+    units = set()
+    for spec in dict.fromkeys(specs):
+        try:
+            meta = spec_metadata(spec)
+        except ValueError:
+            return "match"
+        if meta is not None:
+            units.add(trained_episode(meta))
+    return units.pop() if len(units) == 1 else "match"
 
 
 EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "matches")}

@@ -25,7 +25,7 @@ from goboom_env.agents.ppo import is_model_file
 from goboom_env.cli.options import parse, run_command
 from goboom_env.observation import OBSERVATION_LAYOUTS
 from goboom_env.outdir import check_output_file
-from goboom_env.training.settings import GameArgs
+from goboom_env.training.settings import GameArgs, Observation
 
 
 @dataclasses.dataclass
@@ -38,7 +38,7 @@ class ExportOptions(GameArgs):
     """The model file to write (play it as ppo:OUT); an existing file is refused unless --force."""
     force: bool = False
     """Replace an existing --out that is a goboom model file (never MODEL itself, never another kind of file)."""
-    observation: str = "snapshot"
+    observation: Observation = "snapshot"
     """The observation layout the model reads: snapshot (the Gymnasium view's) or history."""
     deterministic: bool = True
     """Play the most probable legal action by default (--no-deterministic: sample from the masked policy)."""

@@ -23,7 +23,7 @@ from typing import Annotated
 import tyro
 
 from goboom_env.cli.options import command_line, parse, print_error, run_command
-from goboom_env.evaluation.ratings import OUTCOMES
+from goboom_env.evaluation.ratings import OUTCOMES, Outcome
 from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.training.settings import check_choice
 
@@ -35,7 +35,7 @@ class LeaderboardArgs:
     folders: Annotated[list[Path], tyro.conf.Positional, tyro.conf.arg(metavar="DIR")] = field(default_factory=list)
     """Result folders of goboom evaluate (--out), each with results.json, or match/ and hand/ (--episode both), or
     of goboom benchmark (benchmark.json and tasks/)."""
-    outcome: str = "win"
+    outcome: Outcome = "win"
     """What the ratings rank in each game: win (winners first, all others tied: agrees with the win tables)
     or placing (winners first, then by points)."""
     out: Path | None = None

@@ -23,11 +23,13 @@ import dataclasses
 import io
 import re
 import sys
+import types
+import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
-from goboom_env.config import PRESETS, GameConfig, field_names
+from goboom_env.config import PRESETS, GameConfig, field_docs, field_names
 from goboom_env.hints import did_you_mean, one_line
 from goboom_env.training.settings import GameArgs, build_args, load_config_file
 from goboom_env.untrusted import MAX_INT_DIGITS
@@ -64,9 +66,12 @@ def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None 
     plays_a_game = issubclass(cls, GameArgs)  # only a game-playing command takes --preset
     config, preset = _config_and_preset(argv, prog, plays_a_game)
     default = build_args(cls, config=config, preset=preset, base=defaults)
-    wrapper = _wrapper(cls, plays_a_game)
+    shown = _shown_fields(cls)
+    wrapper = _wrapper(shown, plays_a_game)
     extra = {"preset": preset} if plays_a_game else {}
-    return _tyro_cli(wrapper, argv, prog, description, wrapper(config=config, args=default, **extra)).args
+    parsed = _tyro_cli(wrapper, argv, prog, description and plain_text(description),
+                       wrapper(config=config, args=shown(**_values(default)), **extra)).args
+    return cls(**_values(parsed))
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:
@@ -100,7 +105,7 @@ def run_script(body: Callable[[S], object], settings: S, description: str | None
     return run_command(prog, run)
 
 
-def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[str], prog: str,
+def train_command(cls: type[G], train: Callable[[G, str], Path], argv: Sequence[str], prog: str,
                   description: str | None) -> int:
     """A PPO training command: parse and validate ``cls`` from ``argv``, ``train(args, command_line)``
     (the model's path), print the last evaluation's table (:func:`print_evaluation`) and where the model, the
@@ -112,7 +117,7 @@ def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[
         args.validate()
         model = train(args, command_line(prog, argv))
         files = RunFiles(model.parent)
-        print_evaluation(files)
+        print_evaluation(files, args.episode)
         print(f"model: {model}")
         if files.eval.exists():
             print(f"evaluation: {files.eval}")
@@ -122,9 +127,10 @@ def train_command(cls: type[S], train: Callable[[S, str], Path], argv: Sequence[
     return run_command(prog, run)
 
 
-def print_evaluation(files: Any) -> None:
+def print_evaluation(files: Any, episode: str) -> None:
     """The win rates of the run's last evaluation (the last row of ``eval.csv``, the final one unless evaluations
-    are off) as a table, with each baseline's 95% Wilson interval; nothing when the run was never evaluated."""
+    are off, played on the run's ``episode`` unit) as a table, with each baseline's 95% Wilson interval; nothing
+    when the run was never evaluated."""
     from rich.console import Console
 
     from goboom_env.evaluation.report import rich_table
@@ -134,7 +140,7 @@ def print_evaluation(files: Any) -> None:
     if found is None:
         return
     steps, rows = found
-    Console().print(rich_table(f"Evaluation at {steps:,} steps", rows,
+    Console().print(rich_table(f"Evaluation at {steps:,} steps, one {episode} a game", rows,
                                caption="win rate 1-vs-(n-1), 95% Wilson CI"))
 
 
@@ -234,8 +240,8 @@ def _wrapper(cls: type, with_preset: bool) -> type:
         ("config", Annotated[Path | None, tyro.conf.arg(help=CONFIG_HELP, metavar="FILE")], None),
     ]
     if with_preset:
-        fields.append(("preset", Annotated[Literal[tuple(sorted(PRESETS))] | None,  # type: ignore[valid-type]
-                                           tyro.conf.arg(help=PRESET_HELP)], None))
+        fields.append(("preset", Annotated[str | None, tyro.conf.arg(help=PRESET_HELP, metavar="{" + ",".join(
+            sorted(PRESETS)) + "}")], None))  # checked by _config_and_preset, with a did-you-mean
     return dataclasses.make_dataclass(f"{cls.__name__}Options", fields)
 
 
@@ -287,8 +293,6 @@ def _flag_hints(message: str, wrapper: type) -> str:
 def _flags(cls: type) -> set[str]:
     """The ``--option`` names of a dataclass's fields, nested dataclasses unprefixed (as :func:`_wrapper` asks
     tyro), booleans with their ``--no-`` form too."""
-    import typing
-
     flags = {"--help"}
     types = typing.get_type_hints(cls)
     for item in dataclasses.fields(cls):
@@ -314,7 +318,61 @@ _BOX = re.compile(r"^[\s│╭╮╰╯─|+\-]*|[\s│╭╮╰╯─|+\-]*$")
 
 
 def _first_line(panel: str) -> str:
-    """The message of tyro's error panel: its first line of text under the title, box drawing removed."""
+    """The message of tyro's error panel as one line: its text under the title, up to the panel's rule, box drawing
+    removed."""
     lines = [_BOX.sub("", line) for line in panel.splitlines()]
-    lines = [line for line in lines if line]
-    return lines[1] if len(lines) > 1 else (lines[0] if lines else "")
+    if len(lines) < 2:
+        return lines[0] if lines else ""
+    message: list[str] = []
+    for line in lines[1:]:
+        if line.startswith("For full helptext") or (not line and message):
+            break
+        if line:
+            message.append(line)
+    return " ".join(message)
+
+
+def _values(args: Any) -> dict[str, Any]:
+    """The init fields of a settings dataclass instance, by name."""
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(args) if f.init}
+
+
+def _shown_fields(cls: type) -> type:
+    """A subclass of ``cls`` whose fields tell tyro how to show them: each one's help its docstring as plain text
+    (tyro keeps an indented docstring's line breaks and reST markup), an optional field's metavar its type's
+    (``INT``, not ``{None}|INT``; ``{standard,reverse}`` for an optional Literal, not ``{None,standard,reverse}``)."""
+    import tyro
+
+    hints, docs, fields = typing.get_type_hints(cls, include_extras=True), field_docs(cls), []
+    arg = type(tyro.conf.arg())
+    for item in dataclasses.fields(cls):
+        kind, *marks = typing.get_args(hints[item.name]) if typing.get_origin(hints[item.name]) is Annotated \
+            else (hints[item.name],)
+        optional = typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in typing.get_args(kind)
+        inner = next((a for a in typing.get_args(kind) if a is not type(None)), kind) if optional else kind
+        metavar = None
+        if optional and typing.get_origin(inner) is Literal:  # tyro would show {None,standard,...}
+            metavar = "{" + ",".join(typing.get_args(inner)) + "}"
+        elif optional and inner in (int, float, str, Path):
+            metavar = inner.__name__.upper()
+        text = docs.get(item.name) or next((m.help for m in marks if isinstance(m, arg) and m.help), None)
+        help_text = " ".join(plain_text(text).split()) if text else None
+        default = ({"default": item.default} if item.default is not dataclasses.MISSING
+                   else {"default_factory": item.default_factory})
+        fields.append((item.name, Annotated[(kind, *marks, tyro.conf.arg(help=help_text, metavar=metavar))],
+                       dataclasses.field(**default)))  # type: ignore[call-overload]
+    return dataclasses.make_dataclass(cls.__name__, fields, bases=(cls,))
+
+
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`]*)`")
+"""A reST role: ``:class:`~goboom_env.config.GameConfig``` (the ``~`` shows the last name only)."""
+
+
+def plain_text(text: str) -> str:
+    """A docstring as plain text for ``--help``: reST roles and literals and Markdown code spans unquoted, each
+    paragraph on one line, an indented block (an example) kept line for line, ``Examples::`` ending in one colon."""
+    text = _ROLE.sub(lambda m: m[2].rpartition(".")[2] if m[1] else m[2], text)
+    text = re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+    text = re.sub(r"`([^`\n]+)`", r"\1", text).replace("::\n", ":\n")
+    paragraphs = re.split(r"\n\s*\n", text.strip("\n"))
+    return "".join(("\n" + p if p.startswith(" ") else "\n\n" + " ".join(p.split())) for p in paragraphs).strip("\n")

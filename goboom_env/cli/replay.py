@@ -1,13 +1,8 @@
 """``goboom replay FILE``: show a saved game move by move in the terminal, replayed on the engine.
 
-FILE is a game record file (JSON Lines, :mod:`goboom_env.records`): ``games.jsonl`` of ``goboom evaluate
---save-games N``, or the file of ``goboom play --save FILE``. Every hand is shown face up (``--all``, the
-default) or from one seat's view (``--seat S``: its own cards, the others' card counts); ``--wait``
-waits for Enter after each move. The file is read as data only and checked first: a line that is not a
-valid record (not JSON, NaN or Infinity, a field out of range, nesting or numbers too large) is refused
-with one error line naming the line and the field. The replay checks the record as it goes: a move the
-rules do not allow, or a result that differs from the engine's, stops it with an error naming the hand
-and the move.
+FILE is a game record file (``games.jsonl`` of ``goboom evaluate --save-games N``, or ``goboom play --save FILE``),
+shown with every hand face up or from one seat's view (``--seat S``). Every line is checked first and every move as
+it is replayed: an error names the line and field, or the hand and move.
 
 Examples::
 
@@ -60,8 +55,7 @@ class ReplayArgs:
 
 
 def main(argv: Sequence[str], prog: str = "goboom replay") -> int:
-    """Show one game of a record file: 0 when shown to its end (or stopped with q), 2 on a bad option or
-    file, 1 when the record does not replay (the error names the hand and the move)."""
+    """Show one game of a record file: 0 when shown, 2 on a bad option or file, 1 when the record does not replay."""
     try:
         args = parse(ReplayArgs, argv, prog, __doc__)
         args.validate()
@@ -85,10 +79,7 @@ def _pick(path: Path, index: int) -> GameRecord:
     """Game ``index`` of the file; ValueError when the file cannot be read or has fewer games."""
     if not path.is_file():
         raise ValueError(f"no game record file {path}")
-    try:
-        records = read(path)
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    records = read(path)
     if not records:
         raise ValueError(f"{path} holds no game records")
     if not 0 <= index < len(records):
@@ -101,15 +92,14 @@ class Show:
 
     def __init__(self, record: GameRecord, seat: int | None, out: TextIO, pause: TextIO | None = None) -> None:
         self.record, self.seat, self.out, self.pause = record, seat, out, pause
-        self.names = [safe_text(name) for name in record.seats]
-        """The seats' agent specs as the terminal may show them (a record's strings: control characters escaped)."""
+        self.names = [safe_text(name) for name in record.seats]  # a record's strings, control characters escaped
         self.before: Hand | None = None
 
     def say(self, text: str) -> None:
         print(text, file=self.out)
 
     def run(self, title: str) -> None:
-        """Replay the whole record; returns early when the viewer stops it with q."""
+        """Replay the whole record (until the viewer types q)."""
         record, n = self.record, self.record.config.num_players
         config = record.config
         seats = "  ".join(f"P{s}={name}" for s, name in enumerate(self.names))
@@ -175,5 +165,4 @@ class Show:
 
 
 def _drawn(before: Hand, after: Hand, seat: int, step: ReplayStep) -> Counter[int]:
-    """The cards that reached ``seat``'s hand in this step (:func:`~goboom_env.events.drawn_cards`)."""
     return drawn_cards(before.hand_faces(seat), after.hand_faces(seat), step.events, seat, before.classic)

@@ -6,15 +6,11 @@ Examples::
     goboom serve --port 8080 --model runs/x   # also offer the model files of runs/x as opponents
     goboom serve --host 0.0.0.0 --allow-host mybox.lan   # others on the network open http://mybox.lan:8000
 
-The page offers every preset and GameConfig field, your seat, the opponents (the baselines, the search
-agents and the shipped models by name, plus the ``--model`` folders: the page never names a file), one
-hand or a whole match, and a seed. Finished games are saved as game records in ``--records``; the page
-replays them, or a record file you open (``goboom evaluate --save-games``). The server listens on
-127.0.0.1 only unless ``--host`` says otherwise: it has no accounts, so bind it to another address only
-on a network you trust. It answers only to this machine's loopback names (``localhost``, ``127.0.0.1``,
-``::1``), the address it listens on and the names given with ``--allow-host`` (the name or address that
-others open it under), so that no web site can reach it by pointing its own name at it; it takes moves only
-from its own page, and cuts off a request that takes more than 30 seconds to arrive.
+The page offers every preset and GameConfig field, your seat, the opponents (baselines, search agents, shipped
+models and the ``--model`` folders), one hand or a whole match, and a seed; it replays the games saved in
+``--records`` or a record file you open. The server has no accounts: it listens on 127.0.0.1 unless ``--host``
+says otherwise (bind another address only on a network you trust), answers only to the loopback names, its
+address and the ``--allow-host`` names, and takes moves only from its own page.
 """
 
 from __future__ import annotations
@@ -37,10 +33,8 @@ from goboom_env.config import check_int
 if TYPE_CHECKING:
     from goboom_env.web import ServerSettings
 
-LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
-"""Names of this machine that the server always answers to."""
+LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")  # this machine's names, always answered to
 HOST_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
-"""A DNS name as ``--allow-host`` takes it (lower case, no trailing dot)."""
 
 
 @dataclass
@@ -79,8 +73,7 @@ class ServeArgs:
 
 
 def check_records_folder(folder: Path) -> None:
-    """ValueError unless ``folder`` is a folder the server can save records in, or one it can make (the first
-    part of the path that exists must be a writable folder)."""
+    """ValueError unless ``folder`` is, or can be made, a folder the server can save records in."""
     existing = folder
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -92,8 +85,8 @@ def check_records_folder(folder: Path) -> None:
 
 
 def loopback_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The loopback address ``host`` is (``127.0.0.2``, the short form ``127.1``, ``::1``, ``::ffff:127.0.0.1``),
-    or that a name such as ``localhost`` only resolves to; None for any other host."""
+    """The loopback address ``host`` is (``127.1``, ``::ffff:127.0.0.1`` ...) or that a name only resolves to, else
+    None."""
     name = host.strip("[]").partition("%")[0]
     try:
         address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(name)
@@ -118,8 +111,8 @@ def _resolved_loopback(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Addre
 
 
 def host_name(name: str) -> str:
-    """``name`` as the Host check compares it (lower case, no brackets or trailing dot); ValueError naming the
-    option unless it is an IP address or a DNS name without a port, a scheme or a path."""
+    """``name`` as the Host check compares it; ValueError naming the option unless it is an IP address or a DNS
+    name without a port, a scheme or a path."""
     plain = name.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
     with contextlib.suppress(ValueError):
         return str(ipaddress.ip_address(plain))
@@ -130,10 +123,8 @@ def host_name(name: str) -> str:
 
 
 def allowed_hosts(host: str, others: Sequence[str] = ()) -> list[str]:
-    """The host names a server listening on ``host`` answers to: this machine's loopback names
-    (:data:`LOCAL_NAMES`), the host as given (and its loopback address written out), and ``others``
-    (``--allow-host``). A wildcard host (``0.0.0.0``, ``::``) also answers on the loopback addresses, and to the
-    same names only: a web site whose name is made to point at this machine is refused."""
+    """The host names a server listening on ``host`` answers to: :data:`LOCAL_NAMES`, the host (and its loopback
+    address written out) and ``others``; a wildcard host answers to the same names only."""
     names = {*LOCAL_NAMES, host.strip("[]").rstrip(".").lower(), *map(host_name, others)}
     address = loopback_address(host)
     if address is not None:
@@ -142,12 +133,9 @@ def allowed_hosts(host: str, others: Sequence[str] = ()) -> list[str]:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket listening on ``host:port`` for the server, bound before the URL is printed; ValueError naming
-    the address when it cannot be (the port is taken, the host is not an address of this machine).
-
-    The socket says it is TCP (``proto``), as one asyncio binds itself does: asyncio turns Nagle's algorithm off
-    (``TCP_NODELAY``) only on the connections of such a socket, and without that each answer on a kept-alive
-    connection, written as its headers then its body, waits some 40 ms for the client's delayed ACK."""
+    """A socket listening on ``host:port``, bound before the URL is printed; ValueError naming the address when it
+    cannot be. It says it is TCP (``proto``) so that asyncio turns Nagle's algorithm off on its connections (each
+    kept-alive answer would wait some 40 ms for the client's delayed ACK)."""
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         sock = socket.create_server((host, port), family=family)  # its proto is 0

@@ -2,7 +2,7 @@
 
 Example::
 
-    goboom train --variant classic --players 4 --timesteps 2000000 --n-envs 8 --out runs/classic4
+    goboom train --variant classic --players 4 --timesteps 2000000 --num-envs 8 --out runs/classic4
     goboom train --config run.toml --out runs/x          # TOML keys = the options' field names
     goboom train --out runs/classic4 --resume --timesteps 3000000
 """

@@ -1,8 +1,7 @@
 """``goboom train-rllib``: multi-agent self-play PPO on Ray RLlib (options:
 :class:`goboom_env.training.settings.RLlibArgs`; the PPO settings have the names and units of ``goboom train``).
 
-This module imports no Ray, so ``goboom --help`` stays fast; the training itself lives in
-:mod:`goboom_env.training.rllib.train` and is imported when the command runs. Examples::
+Examples::
 
     goboom train-rllib --players 4 --timesteps 500000 --num-env-runners 2 --out runs/rllib4
     goboom train-rllib --address auto --num-env-runners 16 --out runs/big     # an existing cluster
@@ -15,21 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from goboom_env.cli.options import parse, run_command
-from goboom_env.training.rllib.cluster import probe
-from goboom_env.training.settings import RLlibArgs, cluster_endpoint
+from goboom_env.training.settings import RLlibArgs
 from goboom_env.untrusted import read_json
-
-
-@dataclass
-class RLlibCommand(RLlibArgs):
-    """The options of ``goboom train-rllib``: the run's settings and one measuring mode."""
-
-    measure_sampling: int = 0
-    """Instead of training, sample this many env steps per env runner and print env steps/s (0 = train)."""
 
 
 def main(argv: Sequence[str], prog: str = "goboom train-rllib") -> int:
@@ -38,17 +27,12 @@ def main(argv: Sequence[str], prog: str = "goboom train-rllib") -> int:
 
 
 def _train_or_measure(argv: Sequence[str], prog: str) -> int:
-    ns = parse(RLlibCommand, argv, prog, __doc__)
-    ns.validate()
-    if ns.measure_sampling < 0:
-        raise ValueError(f"--measure-sampling must be >= 0, got {ns.measure_sampling}")
-    if ns.address is not None and cluster_endpoint(ns.address) is not None:
-        probe(ns.address)  # before the slow Ray import; training checks again (auto included)
-    args = RLlibArgs(**{name: getattr(ns, name) for name in RLlibArgs.__dataclass_fields__})
+    args = parse(RLlibArgs, argv, prog, __doc__)
+    args.validate()
     from goboom_env.training.rllib import train as rllib_train
 
-    if ns.measure_sampling:
-        print(json.dumps(rllib_train.measure_sampling(args, ns.measure_sampling)))
+    if args.measure_sampling:
+        print(json.dumps(rllib_train.measure_sampling(args, args.measure_sampling)))
         return 0
     run_dir = rllib_train.train(args)
     print(f"policy: {run_dir / 'policy'} (agent spec rllib:{run_dir})")

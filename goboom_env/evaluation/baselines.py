@@ -1,10 +1,4 @@
-"""One agent against each baseline: the evaluation every trainer and ``goboom demo`` report.
-
-:func:`evaluate_vs_baselines` plays one 1-vs-(n-1) duplicate tournament per baseline (the agent in
-one seat, the baseline in every other, seats rotating over the same deals) with
-:func:`~goboom_env.evaluation.tournament.run_tournament`; :func:`win_rate_columns` flattens the agent's
-win rates and 95% confidence intervals into the ``eval.csv`` columns of the training run folders.
-"""
+"""One agent against each baseline: the evaluation every trainer and ``goboom demo`` report."""
 
 from __future__ import annotations
 
@@ -17,10 +11,8 @@ from goboom_env.evaluation.tournament import TournamentResult, run_tournament
 
 def evaluate_vs_baselines(config: GameConfig, agent: str, baselines: Sequence[str], games: int, *, seed: int = 0,
                           episode: str = "hand", progress: bool = False) -> dict[str, TournamentResult]:
-    """The tournament of ``agent`` (a spec such as ``ppo:run/model.zip``) against each of ``baselines``, by name.
-
-    Each tournament plays ``games`` games from the same ``seed`` with duplicate deals, so every baseline
-    meets the agent on the same cards."""
+    """The 1-vs-(n-1) duplicate tournament of ``agent`` against each of ``baselines``, by name, all from ``seed``
+    (every baseline meets the agent on the same cards)."""
     return {baseline: run_tournament(config, [agent] + [baseline] * (config.num_players - 1), games, seed=seed,
                                      duplicate=True, episode=episode, progress=progress)
             for baseline in baselines}

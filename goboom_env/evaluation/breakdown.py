@@ -1,17 +1,6 @@
-"""Where and how the games of a tournament were won, recomputed from its game records.
-
-* :func:`seat_rows`: each agent's win rate in each seat (95% Wilson CI);
-* :func:`dealer_rows`: each agent's win rate by its place after the (first) dealer: ``after_dealer = 1``
-  plays first (R1.4, R2.4), ``0`` is the dealer, who plays last; in a match the deal passes to the left
-  after every hand, so this is the place in the first hand;
-* :func:`point_rows`: the distribution of each agent's points per game (what the scoring added to its
-  total over the game: points won in standard classic scoring, points taken in reverse and jokers);
-* :func:`length_rows`: the distributions of hands per game and of decisions per hand (a game's moves,
-  forced ones included, over its hands).
-
-Every figure comes from the :class:`~goboom_env.evaluation.tournament.GameOutcome` fields saved in
-``results.json`` (``seats``, ``winners``, ``dealer``, ``points``, ``hands``, ``decisions``), so a reader
-can check it. A shared win counts ``1/k`` as in the main table.
+"""Where and how the games of a tournament were won: win rates by seat and by place after the first dealer, points
+per game, hands per game and decisions per hand, every figure from the
+:class:`~goboom_env.evaluation.tournament.GameOutcome` fields in ``results.json``.
 """
 
 from __future__ import annotations
@@ -25,9 +14,6 @@ import numpy as np
 from goboom_env.evaluation.stats import wilson_interval
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
 
-SUMMARY_KEYS = ("count", "mean", "sd", "min", "p25", "median", "p75", "max")
-"""The columns of a distribution's summary (``sd`` with ``ddof=1``; quartiles linearly interpolated)."""
-
 
 def seat_rows(result: TournamentResult) -> list[dict[str, Any]]:
     """Per agent and seat: ``agent, seat, games, wins, win_rate, ci_low, ci_high``."""
@@ -35,14 +21,14 @@ def seat_rows(result: TournamentResult) -> list[dict[str, Any]]:
 
 
 def dealer_rows(result: TournamentResult) -> list[dict[str, Any]]:
-    """Per agent and place after the first dealer (``(seat - dealer) % n``): the same columns as
-    :func:`seat_rows` with ``after_dealer`` instead of ``seat``."""
+    """Per agent and place after the first dealer (``after_dealer = (seat - dealer) % n``; 1 plays first, R1.4,
+    R2.4): the columns of :func:`seat_rows`."""
     n = result.config.num_players
     return _win_rows(result, "after_dealer", lambda game, seat: (seat - game.dealer) % n)
 
 
 def point_rows(result: TournamentResult) -> list[dict[str, Any]]:
-    """Per agent: the summary (:data:`SUMMARY_KEYS`) of its points per game over its seat-games."""
+    """Per agent: the :func:`summarize` of its points per game (what the scoring added to its total)."""
     points: dict[str, list[int]] = defaultdict(list)
     for game in result.games:
         for seat, spec in enumerate(game.seats):
@@ -51,13 +37,12 @@ def point_rows(result: TournamentResult) -> list[dict[str, Any]]:
 
 
 def length_rows(result: TournamentResult) -> list[dict[str, Any]]:
-    """The summaries of ``hands per game`` and ``decisions per hand`` (per game: its decisions / its hands)."""
+    """The summaries of ``hands per game`` and ``decisions per hand`` (forced moves included)."""
     return [{"measure": "hands per game", **summarize(hands_per_game(result.games))},
             {"measure": "decisions per hand", **summarize(decisions_per_hand(result.games))}]
 
 
 def hands_per_game(games: Sequence[GameOutcome]) -> list[int]:
-    """The number of hands of each game."""
     return [game.hands for game in games]
 
 
@@ -67,7 +52,7 @@ def decisions_per_hand(games: Sequence[GameOutcome]) -> list[float]:
 
 
 def summarize(values: Sequence[float]) -> dict[str, float]:
-    """``count, mean, sd, min, p25, median, p75, max`` of ``values`` (``sd`` is 0 for a single value)."""
+    """``count, mean, sd, min, p25, median, p75, max`` of ``values`` (``sd`` with ``ddof=1``, 0 for one value)."""
     if not len(values):
         raise ValueError("summarize needs at least one value")
     x = np.asarray(values, np.float64)

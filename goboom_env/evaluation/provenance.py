@@ -1,13 +1,6 @@
-"""What produced a result: the package version, the git commit, what each agent spec resolved to and the
-sha256 of every model file an agent loaded, so that a report can be traced and repeated.
-
-* the git commit is that of the checkout holding the installed ``goboom_env`` package (an editable
-  install in a clone); a package installed from a wheel is in no checkout, and the commit is
-  ``"unknown"``. ``dirty`` says whether tracked files differed from that commit;
-* an agent spec resolves to the agent it makes (``heuristic`` -> ``classic-tricks`` in classic); a spec
-  with a path (``ppo:PATH``, ``rllib:PATH``, ``name:path=PATH``) resolves to its model file, a shipped
-  model's name (``ppo:classic-4p-hands``) to the file inside the package (:func:`goboom_env.models.model_path`),
-  and a folder (an RLlib checkpoint) to every file in it.
+"""What produced a result, so that a report can be traced and repeated: the package version, the git commit of the
+checkout holding the installed package (``"unknown"`` for a wheel), what each agent spec resolved to (the agent it
+makes, or its model files) and the sha256 of every model file.
 """
 
 from __future__ import annotations
@@ -36,8 +29,8 @@ def provenance(specs: Iterable[str], config: GameConfig) -> dict[str, Any]:
 
 
 def git_commit(folder: Path | None = None) -> tuple[str, bool | None]:
-    """The commit of the git checkout that tracks ``folder`` (default: the installed package) and whether
-    tracked files differ from it; ``("unknown", None)`` outside a checkout or without git."""
+    """The commit of the checkout tracking ``folder`` (default: the package) and whether tracked files differ from
+    it; ``("unknown", None)`` outside a checkout."""
     folder = folder or Path(goboom_env.__file__).resolve().parent
     try:
         # the package must be tracked there: a wheel installed inside some other repository is no checkout of it
@@ -52,8 +45,8 @@ def git_commit(folder: Path | None = None) -> tuple[str, bool | None]:
 
 
 def agent_rows(specs: Iterable[str], config: GameConfig) -> list[dict[str, Any]]:
-    """Per distinct spec: ``spec, resolves_to, sha256``: the agent's name and None for an agent without a model,
-    else one row per model file (its absolute path and sha256)."""
+    """Per distinct spec: ``spec, resolves_to, sha256`` (the agent's name and None without a model, else one row per
+    model file)."""
     rows = []
     for spec in dict.fromkeys(specs):
         files = model_files(spec)
@@ -64,8 +57,7 @@ def agent_rows(specs: Iterable[str], config: GameConfig) -> list[dict[str, Any]]
 
 
 def model_files(spec: str) -> list[Path]:
-    """The files the model of ``spec`` is loaded from: none for a spec without a path, the file, or every
-    file of a folder (sorted); ValueError when the path does not exist."""
+    """The files the model of ``spec`` is loaded from (every file of a folder); ValueError when there is none."""
     _, params = parse_spec(spec)
     if "path" not in params:
         return []
@@ -78,8 +70,7 @@ def model_files(spec: str) -> list[Path]:
 
 
 def _agent_name(spec: str, config: GameConfig) -> str:
-    """The name of the agent ``spec`` makes, or ``"unknown"`` for a spec no registered agent or entry point
-    makes in this process (results built by hand, or an agent registered only where the games were played)."""
+    """The name of the agent ``spec`` makes, or ``"unknown"`` where this process cannot make it."""
     try:
         return make_agent(spec, config, 0).name
     except ValueError:
@@ -87,13 +78,12 @@ def _agent_name(spec: str, config: GameConfig) -> str:
 
 
 def sha256(path: Path) -> str:
-    """The sha256 of a file's bytes, as hex."""
     with path.open("rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _git(folder: Path, *args: str) -> str | None:
-    """``git -C folder ARGS`` output, or None when git fails (not a checkout, file not tracked)."""
+    """``git -C folder ARGS`` output, or None when git fails."""
     done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10,
                           check=False)
     return done.stdout.strip() if done.returncode == 0 else None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import zip_longest
-from typing import Any
+from typing import Any, Literal, get_args
 
 from goboom_env.config import check_choice
 from goboom_env.evaluation.stats import Z95
@@ -34,7 +34,8 @@ from goboom_env.hints import needs_extra
 with needs_extra("the ratings of goboom_env.evaluation.ratings"):
     from openskill.models import PlackettLuce
 
-OUTCOMES = ("win", "placing")
+Outcome = Literal["win", "placing"]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 """What a rating ranks the seats of a game by (see the module docstring)."""
 
 

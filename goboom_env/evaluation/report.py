@@ -116,7 +116,8 @@ def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | Non
     luck-adjusted win rates when given."""
     tables = []
     if result is not None:
-        tables.append(_rich("Results (win rate with 95% Wilson CI; shared wins count 1/k)", result.table()))
+        title = f"Results, one {result.episode} a game (win rate with 95% Wilson CI; shared wins count 1/k)"
+        tables.append(_rich(title, result.table()))
         if luck is not None:
             tables.append(_rich(luck_title(luck), luck.table(), LUCK_KEYS))
             tables.append(_rich("What the luck adjustment did to each agent", luck.agent_rows()))
@@ -128,7 +129,9 @@ def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | Non
                                 [t.to_dict() for t in luck.paired()], RICH_PAIRED))
         tables.append(_rich("Ratings of the raw win outcome (openskill Plackett-Luce)", rating_table(result)))
     if pairwise:
-        tables.append(_rich("Pairwise 1-vs-(n-1) win rates", pairwise_rows(pairwise), RICH_PAIRWISE))
+        episode = next(iter(pairwise.values())).episode
+        tables.append(_rich(f"Pairwise 1-vs-(n-1) win rates, one {episode} a game", pairwise_rows(pairwise),
+                            RICH_PAIRWISE))
         tables.append(_rich("Ratings of the win outcome over all pairwise games", rating_table(pairwise.values())))
     return tables
 

@@ -1,19 +1,12 @@
-"""Tournaments between agents on the engine directly (no PettingZoo wrapper), reproducible from a seed.
+"""Tournaments between agents on the engine directly, reproducible from a seed: game ``g`` is fixed by ``(seed, g)``.
 
-Game ``g`` of a tournament is fully determined by ``(seed, g)``:
+* seats rotate: in game ``g`` seat ``s`` is played by ``agents[(s - g) % n]``;
+* the deal (dealer and decks, R1.2, R2.2) comes from ``(seed, deal)``, ``deal = g``, or ``g // n`` with
+  ``duplicate=True``: each deal is played ``n`` times, once per rotation, so card luck cancels in the paired
+  comparisons (:meth:`TournamentResult.paired`; the games are rounded up to a multiple of ``n``);
+* each agent is re-seeded from ``(seed, g, seat)`` before the game, so results do not depend on the processes.
 
-* seats rotate: in game ``g`` seat ``s`` is played by ``agents[(s - g) % n]`` (game 0: agent ``i``
-  sits in seat ``i``);
-* the deal (first dealer, deck orders, R1.2, R2.2) comes from the generator ``(seed, deal)`` with
-  ``deal = g`` normally and ``deal = g // n`` with ``duplicate=True``: each deal is then replayed
-  ``n`` times, once per rotation, so every agent plays every seat of the same cards (card luck
-  cancels in the paired comparisons of :meth:`TournamentResult.paired`);
-* each agent is re-seeded from ``(seed, g, seat)`` before the game (created on its first game, then
-  ``reseed``), so results are identical whatever the number of processes.
-
-With ``duplicate=True`` the number of games is rounded up to a whole number of deals (multiple of n).
-An ``episode`` is one hand (winners: who went out, R1.9, R2.9, or the lowest points of a blocked
-round, R2.10) or one match (R1.11, R1.12, R2.12). A shared win counts ``1/k`` (see ``stats``).
+A shared win counts ``1/k``.
 """
 
 from __future__ import annotations
@@ -41,8 +34,7 @@ from goboom_env.episode import check_episode
 from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
 from goboom_env.game_loop import Decision, DecisionHook, play_episode
 from goboom_env.process import WorkerLostError, bars_shown, end_with, uninterrupted
-from goboom_env.records import GameRecord as SavedGame
-from goboom_env.records import Recorder
+from goboom_env.records import GameRecord, Recorder
 
 TABLE_KEYS = ("agent", "games", "wins", "win_rate", "ci_low", "ci_high", "mean_points")
 
@@ -54,7 +46,6 @@ class GameOutcome:
     index: int
     deal: int
     seats: tuple[str, ...]
-    """Agent spec of each seat."""
     winners: tuple[int, ...]
     points: tuple[int, ...]
     """Per seat: what the scoring added to its total over the game (R1.11, R1.12, R2.11)."""
@@ -65,7 +56,7 @@ class GameOutcome:
     deck: str
     """The first hand's deck order as card codes, top first (to check duplicate deals)."""
     decisions: int = 0
-    """Moves made over the whole game (forced ones included): ``decisions / hands`` is its mean hand length."""
+    """Moves made over the whole game, forced ones included."""
 
     def win_shares(self) -> list[float]:
         """Per seat: 1/k if among the k winners, else 0."""
@@ -84,7 +75,6 @@ class TournamentResult:
     duplicate: bool = False
     episode: str = "hand"
     elapsed: float = field(default=0.0, compare=False)
-    """Wall-clock seconds of the run (not part of the result's identity)."""
     processes: int = field(default=1, compare=False)
 
     def specs(self) -> list[str]:
@@ -149,26 +139,19 @@ class TournamentResult:
                 "games": [asdict(g) for g in self.games]}
 
     def to_json(self, path: str | Path) -> None:
-        """Write :meth:`to_dict` as JSON."""
         Path(path).write_text(json.dumps(self.to_dict(), indent=1))
 
     def to_csv(self, path: str | Path) -> None:
-        """Write :meth:`table` as CSV (one row per distinct agent)."""
+        """Write :meth:`table` as CSV."""
         with Path(path).open("w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(TABLE_KEYS))
             writer.writeheader()
             writer.writerows(self.table())
 
 
-# -- running games ------------------------------------------------------------------------------
-
-
 def seat_agents(specs: Sequence[str], num_players: int) -> list[str]:
-    """One spec per seat: the given specs, the last one repeated to fill the remaining seats.
-
-    ``seat_agents(["heuristic", "random"], 4)`` is ``["heuristic", "random", "random", "random"]`` (1 vs 3).
-    :func:`run_tournament` fills its seats with it, and so do ``goboom evaluate --agents`` and ``goboom play
-    --opponents``. ValueError for no spec, a plain string, or more specs than seats."""
+    """One spec per seat: the specs given, the last one repeated (``["heuristic", "random"]`` at 4 players is 1 vs
+    3); ValueError for no spec, a plain string, or more specs than seats."""
     if isinstance(specs, str) or not isinstance(specs, Sequence):
         raise ValueError(f"agents must be a list of specs, got {specs!r}")
     if not specs:
@@ -209,6 +192,13 @@ class _Seats:
         self.cache[(spec, seat)] = agent
         return agent
 
+    def play(self, seed: int, seats: Sequence[str], duplicate: bool, episode: str, game: int,
+             on_decision: DecisionHook | None = None) -> GameOutcome:
+        """Game ``game`` of the tournament of ``seed`` (see the module docstring)."""
+        deal = deal_of(game, self.config.num_players, duplicate)
+        players = [self.get(spec, s, _seed_of(seed, 1, game, s)) for s, spec in enumerate(seats)]
+        return play_game(self.config, seats, players, _seed_of(seed, 0, deal), episode, game, deal, on_decision)
+
 
 def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy], deal_seed: int,
               episode: str = "hand", index: int = 0, deal: int = 0,
@@ -236,34 +226,26 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
 
 
 def check_replayable(config: GameConfig, specs: Iterable[str]) -> None:
-    """ValueError naming the first agent whose games cannot be played again exactly from the tournament's seed, as
-    recording (:func:`record_games`) and luck adjustment need: one whose ``replayable`` is False (a search with a
-    time limit, ``ms=``, whose moves depend on the machine's speed)."""
+    """ValueError naming the first agent whose games cannot be played again from the seed, as recording and luck
+    adjustment need: one whose ``replayable`` is False (a search with a time limit, ``ms=``)."""
     for spec in dict.fromkeys(specs):
         if not getattr(make_agent(spec, config, 0), "replayable", True):
             raise ValueError(f"{spec} decides by the clock, so its games cannot be played again exactly to record or "
                              "luck-adjust them: give it an iteration budget instead (iters=N)")
 
 
-def record_games(result: TournamentResult, count: int) -> list[SavedGame]:
-    """Complete records (:mod:`goboom_env.records`) of the tournament's first ``count`` games, in game order.
-
-    A game is fully determined by the tournament's seed and its index (see the module docstring), so the
-    games are played again here with a recorder, whatever the number of processes that first played
-    them; each replayed game must end as the tournament's game did (else RuntimeError: an agent that is
-    not reproducible from its seed)."""
+def record_games(result: TournamentResult, count: int) -> list[GameRecord]:
+    """Complete records of the tournament's first ``count`` games, played again from the seed with a recorder; a
+    game that ends otherwise than in the tournament is a RuntimeError (an agent not reproducible from its seed)."""
     count = check_int("count", count, 0)
-    config, n = result.config, result.config.num_players
-    check_replayable(config, result.agents)
-    pool = _Seats(config)
+    check_replayable(result.config, result.agents)
+    pool = _Seats(result.config)
     saved = []
     for game in result.games[:count]:
         g = game.index
-        players = [pool.get(spec, s, _seed_of(result.seed, 1, g, s)) for s, spec in enumerate(game.seats)]
         recorder = Recorder(result.episode, game.seats, {"game": g, "deal": game.deal, "seed": result.seed,
                                                           "duplicate": result.duplicate, "agents": list(result.agents)})
-        again = play_game(config, game.seats, players, _seed_of(result.seed, 0, deal_of(g, n, result.duplicate)),
-                          result.episode, g, game.deal, recorder.on_decision)
+        again = pool.play(result.seed, game.seats, result.duplicate, result.episode, g, recorder.on_decision)
         if again != game:
             raise RuntimeError(f"game {g} played again ended differently ({again.winners} won, not {game.winners}): "
                                f"an agent of {list(game.seats)} does not replay from its seed")
@@ -284,14 +266,7 @@ def _play_range(config: GameConfig, agents: Sequence[str], seed: int, duplicate:
                 games: Iterable[int], pool: _Seats | None = None) -> list[GameOutcome]:
     """Play the given game indices (one worker's chunk)."""
     pool = pool or _Seats(config)
-    n = config.num_players
-    out = []
-    for g in games:
-        seats = seat_specs(agents, g)
-        deal = deal_of(g, n, duplicate)
-        players = [pool.get(spec, s, _seed_of(seed, 1, g, s)) for s, spec in enumerate(seats)]
-        out.append(play_game(config, seats, players, _seed_of(seed, 0, deal), episode, g, deal))
-    return out
+    return [pool.play(seed, seat_specs(agents, g), duplicate, episode, g) for g in games]
 
 
 def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) -> list[GameOutcome]:
@@ -301,9 +276,8 @@ def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) 
 
 
 def _worker_start(parent: int) -> None:
-    """Worker initializer: Ctrl-C reaches the whole process group, but only the parent acts on it (it stops
-    the workers); SIGTERM, which the parent sends them, ends a worker at once; and a worker ends with its parent
-    (:func:`~goboom_env.process.end_with`), even one killed while its workers were starting."""
+    """Worker initializer: Ctrl-C is the parent's to act on, SIGTERM ends a worker at once, and a worker ends with
+    its parent (:func:`~goboom_env.process.end_with`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     end_with(parent)
@@ -317,18 +291,14 @@ def available_cpus() -> int:
 
 
 def worker_count(processes: int, games: int) -> int:
-    """The worker processes a tournament of ``games`` games asked to use ``processes`` starts: at most one per game
-    and one per CPU (more would only wait for each other, and their start-up alone can take minutes)."""
+    """The workers a tournament of ``games`` games asked for ``processes`` starts: at most one per game and CPU."""
     return max(1, min(processes, games, available_cpus()))
 
 
 def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: bool, episode: str, total: int,
                    processes: int, bar: tqdm) -> list[GameOutcome]:
-    """Play every game on a pool of worker processes, chunks in any order.
-
-    The first failing chunk, a worker that dies, or a Ctrl-C or SIGTERM in the parent terminates every worker
-    at once: nothing keeps playing the rest of the tournament, and no worker outlives the call. The pool is
-    started whole (a signal meanwhile takes effect once it exists, so that its workers are stopped too)."""
+    """Play every game on a pool of worker processes, chunks in any order; a failing chunk, a dead worker or a
+    signal terminates every worker at once (the pool is started whole, so that a signal meanwhile stops it too)."""
     size = max(1, min(200, total // (processes * 8)))
     jobs = [(config.to_dict(), agents, seed, duplicate, episode, a, b) for a, b in _chunks(total, size)]
     records: list[GameOutcome] = []
@@ -358,11 +328,10 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
 
 
 def _next_chunk(chunks: Any, workers: list[multiprocessing.process.BaseProcess]) -> list[GameOutcome]:
-    """The next finished chunk. The pool would replace a dead worker and wait for its chunk forever, so
-    the workers are checked while waiting: one that has exited raises :class:`WorkerLostError`."""
+    """The next finished chunk; :class:`WorkerLostError` once a worker has exited (the pool would wait for its
+    chunk forever)."""
     while True:
-        # Checked before every wait, not only after a timeout: while the other workers keep finishing
-        # chunks a timeout may never come, and the lost chunk would only be missed at the very end.
+        # checked before every wait: while the others finish chunks, a timeout may never come
         dead = next((w for w in workers if w.exitcode is not None), None)
         if dead is not None:
             raise WorkerLostError(f"a worker process ended with exit code {dead.exitcode} (killed, e.g. for lack "
@@ -378,28 +347,12 @@ def _chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
         yield start, min(total, start + size)
 
 
-def run_tournament(
-    config: GameConfig,
-    agents: list[str],
-    games: int,
-    *,
-    seed: int = 0,
-    duplicate: bool = False,
-    processes: int = 1,
-    episode: str = "hand",
-    progress: bool = True,
-) -> TournamentResult:
-    """Play ``games`` games, ``agents[i]`` in seat ``i`` first, seats rotating (see module docstring).
-
-    With fewer specs than seats the last one fills the remaining seats (:func:`seat_agents`, as ``goboom evaluate
-    --agents`` does): ``["highest", "random"]`` at 4 players is ``highest`` against three ``random``, and
-    :attr:`TournamentResult.agents` lists all four. More specs than seats is a ValueError.
-
-    With ``processes > 1`` the games are played by worker processes started the platform's way (fork
-    on Linux up to Python 3.13); where they are spawned, a script calling this at import level needs
-    the usual ``if __name__ == "__main__":`` guard. An agent's error, or Ctrl-C (or SIGTERM under
-    :func:`goboom_env.process.handled`), stops every worker at once and is raised here (the games
-    played so far are dropped)."""
+def run_tournament(config: GameConfig, agents: list[str], games: int, *, seed: int = 0, duplicate: bool = False,
+                   processes: int = 1, episode: str = "hand", progress: bool = True) -> TournamentResult:
+    """Play ``games`` games, ``agents[i]`` in seat ``i`` first, seats rotating (the last spec fills the remaining
+    seats: :func:`seat_agents`). With ``processes > 1`` worker processes play them (where they are spawned, a script
+    needs the ``if __name__ == "__main__":`` guard); an agent's error or a signal stops every worker and is raised
+    here."""
     games, seed, processes = _check_args(config, agents, games, seed, processes, episode)
     processes = worker_count(processes, games)
     n = config.num_players
@@ -423,9 +376,8 @@ def run_tournament(
                             time.perf_counter() - started, processes)
 
 
-def run_pairwise(
-    config: GameConfig, specs: Sequence[str], games: int, **kwargs: Any
-) -> dict[tuple[str, str], TournamentResult]:
+def run_pairwise(config: GameConfig, specs: Sequence[str], games: int,
+                 **kwargs: Any) -> dict[tuple[str, str], TournamentResult]:
     """Every spec against every other, 1-vs-(n-1): ``result[(x, y)]`` = ``[x] + [y] * (n - 1)``."""
     n = config.num_players
     return {(x, y): run_tournament(config, [x] + [y] * (n - 1), games, **kwargs)
@@ -434,7 +386,7 @@ def run_pairwise(
 
 def _check_args(config: GameConfig, agents: Sequence[str], games: int, seed: int, processes: int,
                 episode: str) -> tuple[int, int, int]:
-    """Every argument checked; returns games, seed and processes as Python ints."""
+    """Returns games, seed and processes as Python ints, every argument checked."""
     if not isinstance(config, GameConfig):
         raise ValueError(f"config must be a GameConfig, got {type(config).__name__}")
     seat_agents(agents, config.num_players)

@@ -1,12 +1,6 @@
-"""The trained agents shipped inside the package, and the lookup that lets ``ppo:NAME`` name them.
-
-Each shipped model is a play-only ``NAME.zip`` in this folder (``README.md`` here says how each was
-trained and evaluated). ``ppo:classic-4p-hands`` loads ``classic-4p-hands.zip`` from the installed package,
-wherever it is installed; any other spec is a file path, as before (``ppo:runs/x/model.zip``). To load a local
-file that happens to share a shipped model's name, write it as a path (``ppo:./classic-4p-hands``).
-
-A model's name says the episode unit it was trained on: ``classic-4p`` whole matches, ``classic-4p-hands``
-single hands.
+"""The trained agents shipped inside the package, found by name: ``ppo:classic-4p-hands`` loads
+``classic-4p-hands.zip`` here (``README.md`` says how each was trained); any other spec is a path (a local file of a
+shipped model's name: ``ppo:./classic-4p-hands``). ``classic-4p`` plays whole matches, ``classic-4p-hands`` hands.
 """
 
 from __future__ import annotations
@@ -17,7 +11,7 @@ __all__ = ["model_path", "shipped_models"]
 
 
 def _folder() -> Path:
-    """This folder on disk (pip installs the package as plain files, so the models are files next to this one)."""
+    """This folder on disk (pip installs the models as plain files)."""
     return Path(__file__).resolve().parent
 
 
@@ -27,10 +21,8 @@ def shipped_models() -> list[str]:
 
 
 def model_path(spec: str) -> Path:
-    """The model file a ``ppo:`` spec names: a shipped model's file for a shipped name, else ``spec`` as a path.
-
-    Raises ValueError for a bare name (no folder, no suffix) that is neither a shipped model nor a file, listing the
-    shipped names, so a typo such as ``ppo:clasic-4p`` says what exists."""
+    """The model file a ``ppo:`` spec names: a shipped model's for a shipped name, else ``spec`` as a path;
+    ValueError listing the shipped names for a bare name that is neither (``ppo:clasic-4p``)."""
     shipped = shipped_models()
     if spec in shipped:
         return _folder() / f"{spec}.zip"

@@ -71,15 +71,17 @@ def run_demo(args: DemoArgs) -> Path:
     started = time.perf_counter()
     model = train(train_args)
     train_s = time.perf_counter() - started
-    print(f"Trained in {train_s:.0f} s. Evaluating against the baselines ({args.games} games each)...")
-    rows = evaluate(config, model, ["random", "heuristic"], args.games, args.seed + 1, out, args.progress)
-    report = write_report(out, config, model, rows, args.timesteps, train_s)
+    print(f"Trained in {train_s:.0f} s. Evaluating against the baselines ({args.games} games each, one "
+          f"{args.episode} a game: the unit it trained on)...")
+    rows = evaluate(config, model, ["random", "heuristic"], args.games, args.seed + 1, out, args.progress,
+                    args.episode)
+    report = write_report(out, config, model, rows, args.timesteps, train_s, args.episode)
     print(format_table(rows, config.num_players))
     return report
 
 
 def evaluate(config: GameConfig, model: Path, baselines: list[str], games: int, seed: int, out: Path,
-             progress: bool) -> list[dict[str, Any]]:
+             progress: bool, episode: str = "hand") -> list[dict[str, Any]]:
     """One 1-vs-(n-1) duplicate tournament per baseline
     (:func:`~goboom_env.evaluation.baselines.evaluate_vs_baselines`), saved as ``eval_vs_BASELINE.json``;
     the model's table row of each."""
@@ -87,7 +89,8 @@ def evaluate(config: GameConfig, model: Path, baselines: list[str], games: int, 
 
     spec = f"ppo:{model}"
     rows = []
-    for baseline, result in evaluate_vs_baselines(config, spec, baselines, games, seed=seed, progress=progress).items():
+    results = evaluate_vs_baselines(config, spec, baselines, games, seed=seed, episode=episode, progress=progress)
+    for baseline, result in results.items():
         result.to_json(out / f"eval_vs_{baseline}.json")
         table = {r["agent"]: r for r in result.table()}
         rows.append({"opponent": baseline, **table[spec], "opponent_win_rate": table[baseline]["win_rate"],
@@ -106,7 +109,7 @@ def format_table(rows: list[dict[str, Any]], num_players: int = 4) -> str:
 
 
 def write_report(out: Path, config: GameConfig, model: Path, rows: list[dict[str, Any]], timesteps: int,
-                 train_s: float) -> Path:
+                 train_s: float, episode: str = "hand") -> Path:
     """``report.md`` (and ``report.json``) in the run folder."""
     data = {"config": config.to_dict(), "model": str(model), "timesteps": timesteps,
             "train_seconds": round(train_s, 1), "evaluation": rows}
@@ -117,7 +120,8 @@ def write_report(out: Path, config: GameConfig, model: Path, rows: list[dict[str
         f"Model `{model}`: PPO (`goboom train-fast`), {config.variant} Go Boom, {config.num_players} players, "
         f"{timesteps} training steps in {train_s:.0f} s.", "",
         f"Evaluation: the model in one seat against {config.num_players - 1} copies of each baseline, seats "
-        f"rotated, duplicate deals; a win rate whose 95% CI lies above 1/{config.num_players} beats the baseline.",
+        f"rotated, duplicate deals, one {episode} a game; a win rate whose 95% CI lies above 1/{config.num_players} "
+        "beats the baseline.",
         "",
         "```", format_table(rows, config.num_players), "```", "",
         f"Tournament records: {records}; learning curve: learning_curve.png.", "",

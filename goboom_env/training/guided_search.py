@@ -1,14 +1,7 @@
-"""The ``ppo-ismcts:`` agent: ISMCTS guided by a trained model (:class:`~goboom_env.agents.ismcts.GuidedISMCTSAgent`).
+"""The ``ppo-ismcts:`` agent: ISMCTS guided by a trained model's policy as the prior at the root.
 
-The model's policy is the search's prior at the root. Spec:
-``ppo-ismcts:path=MODEL[,ms=150][,iters=N][,prior=1][,c=0.7][,infer=yes]``, ``MODEL`` a model file or a shipped
-model's name, as for ``ppo:``.
-
-* ``ms`` (default 150 when no ``iters`` is given): the time per decision in milliseconds; ``iters`` an iteration
-  budget instead (reproducible, as for ``ismcts:``);
-* ``prior``: the weight of the policy's prior in the root's scores (0 = none).
-
-Like every search agent it reads only its observation and its seat's view (``needs_view``).
+Spec: ``ppo-ismcts:path=MODEL[,ms=150][,iters=N][,prior=1][,c=0.7][,infer=yes]``: ``ms`` milliseconds per decision
+(150 without ``iters``), or an ``iters`` budget (reproducible); ``prior`` the prior's weight (0 = none).
 """
 
 from __future__ import annotations
@@ -23,8 +16,7 @@ from goboom_env.agents.ppo import PPOAgent, load_ppo_agent
 from goboom_env.config import GameConfig
 from goboom_env.player_view import PlayerView
 
-DEFAULT_MS = 150.0
-"""The time per decision when a spec gives no budget: within 200 ms on a 2-core machine with the model's passes."""
+DEFAULT_MS = 150.0  # within 200 ms a decision on a 2-core machine, with the model's passes
 
 
 class ModelGuide:
@@ -44,8 +36,7 @@ class ModelGuide:
 
 def load_guided_ismcts(config: GameConfig, seed: int | None = None, path: str | None = None,
                        ms: float | None = None, iters: int | None = None, **options: Any) -> GuidedISMCTSAgent:
-    """The ``ppo-ismcts:`` agent spec (see the module docstring): the model at ``path`` checked against ``config``
-    as ``ppo:`` checks it, guiding an ISMCTS of ``ms`` milliseconds (or ``iters`` iterations) per decision."""
+    """The ``ppo-ismcts:`` agent: the model at ``path``, checked as ``ppo:`` checks it, guiding an ISMCTS."""
     if not path:
         raise ValueError("the ppo-ismcts agent needs a model: ppo-ismcts:path=MODEL.zip[,ms=150]")
     policy = load_ppo_agent(config, seed, path)

@@ -1,14 +1,6 @@
-"""Warm start for PPO: behaviour cloning of a teacher agent (``goboom train --bc-games N``).
-
-A policy trained from scratch on the sparse win reward spends most of its budget rediscovering what
-a rule-based agent already knows. Cloning the teacher first (the actor learns the teacher's moves by
-cross-entropy over the legal actions, the critic learns the hand's win reward of the seat that moved)
-lets PPO start from the teacher's level and spend the budget on improving on it.
-
-Data comes from games played on the engine with the teacher in every seat (R3: every decision of
-every seat is one sample), played by :func:`goboom_env.game_loop.play_episode`, so observations are
-exactly what the env builds (:func:`goboom_env.observation.observe`).
-"""
+"""Warm start for PPO: behaviour cloning of a teacher agent (``goboom train --bc-games N``), so that PPO starts
+from the teacher's level instead of rediscovering it from the sparse win reward. The data are every decision of
+games played with the teacher in every seat (:func:`goboom_env.game_loop.play_episode`)."""
 
 from __future__ import annotations
 
@@ -29,7 +21,7 @@ from goboom_env.scoring import win_rewards
 
 @dataclass
 class Demonstrations:
-    """Teacher decisions: observation, legal mask, action and the hand's win reward of the mover."""
+    """Teacher decisions: observation, legal mask, action and the mover's win reward of the hand."""
 
     obs: np.ndarray
     masks: np.ndarray
@@ -42,9 +34,8 @@ class Demonstrations:
 
 def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
             hidden: StateEncoder | None = None, progress: bool = False) -> Demonstrations:
-    """Play ``games`` hands with ``teacher`` in every seat and record every decision; with ``hidden``,
-    each observation is followed by the hidden blocks of the global state seen from the mover (the privileged
-    critic's inputs). ``progress``: a bar over the games (on a terminal)."""
+    """Play ``games`` hands with ``teacher`` in every seat and record every decision; with ``hidden``, each
+    observation is followed by the mover's hidden blocks of the global state (a privileged critic's inputs)."""
     rng = np.random.default_rng(seed)
     n = config.num_players
     agents = [make_agent(teacher, config, seed * 100 + s) for s in range(n)]
@@ -71,9 +62,8 @@ def collect(config: GameConfig, teacher: str, games: int, seed: int = 0,
 
 def clone(model: Any, data: Demonstrations, epochs: int = 4, batch_size: int = 512, learning_rate: float = 1e-3,
           seed: int = 0, progress: bool = False) -> dict[str, float]:
-    """Fit the model's actor to the teacher's actions and its critic to the win rewards; returns the final
-    epoch's mean loss and the share of decisions where the actor's greedy move equals the teacher's.
-    ``progress``: a bar over the minibatches of every epoch (on a terminal)."""
+    """Fit the model's actor to the teacher's actions and its critic to the win rewards; returns the final epoch's
+    mean loss and the share of decisions where the actor's greedy move is the teacher's."""
     with needs_extra("behaviour cloning (goboom_env.training.imitation)"):
         import torch
 
@@ -118,6 +108,6 @@ def fitting_line(decisions: int, epochs: int) -> str:
 
 
 def cloned_line(report: dict[str, Any]) -> str:
-    """The status line of a finished warm start (its ``bc.json`` report): its time and how well it imitates."""
+    """The status line of a finished warm start (its ``bc.json`` report)."""
     return (f"warm start done in {report['seconds']:.1f} s: the network plays {report['teacher']}'s move in "
             f"{report['bc_agreement']:.1%} of its decisions")

@@ -1,16 +1,8 @@
 """The opponent pool of self-play, one for every trainer: weighted opponent entries plus the learner's snapshots.
 
-A :class:`League` holds the opponent mix (``learner=3 self=1 heuristic=1``: entries with weights) and the most
-recent ``size`` frozen snapshots of the learner, which the :data:`SELF` entry stands for. It draws an entry per game
-(:meth:`League.draw`, or one name with :meth:`League.sample`) or per seat (:meth:`League.pick`, from a uniform draw
-the caller makes), and a snapshot per game (:meth:`League.draw_snapshots`). It does not know what a snapshot is:
-each trainer keeps its own kind of opponent there.
-
-* ``goboom train`` (its Gymnasium env): :class:`OpponentPool`, a league of :class:`FrozenMlp` snapshots with one
-  scalar agent per name (a baseline by agent spec, or a snapshot);
-* ``goboom train-fast``: the seat plan draws each game's entry, learner seat and snapshot (batched opponents);
-* ``goboom train-rllib``: the league mapping picks, per seat, the learner's own module or one of the league's
-  module slots (its snapshots).
+A :class:`League` holds the opponent mix (``learner=3 self=1 heuristic=1``) and the learner's last ``size``
+snapshots, which the :data:`SELF` entry stands for; each trainer keeps its own kind of snapshot there
+(``goboom train``: :class:`OpponentPool`; ``train-fast``: its seat plan; ``train-rllib``: module slots).
 """
 
 from __future__ import annotations
@@ -26,15 +18,14 @@ from goboom_env.agents.ppo import FrozenMlp, SnapshotAgent
 from goboom_env.config import GameConfig, check_number
 from goboom_env.training.settings import SNAPSHOTS
 
-SELF = SNAPSHOTS
-"""Opponent-pool name of the learner's snapshots."""
+SELF = SNAPSHOTS  # the pool entry of the learner's snapshots
 
 Snapshot = TypeVar("Snapshot")
 
 
 def opponent_entries(opponents: str | Sequence[str] | dict[str, float]) -> list[tuple[str, float]]:
-    """The pool entries of a single-agent env's ``opponents``: an agent spec or a list of them (equal weights), or a
-    ``{spec: weight}`` dict; ValueError for anything else."""
+    """The pool entries of a single-agent env's ``opponents``: a spec, a list of them (equal weights) or a ``{spec:
+    weight}`` dict."""
     if isinstance(opponents, str):
         opponents = [opponents]
     entries = list(opponents.items()) if isinstance(opponents, dict) else [(spec, 1.0) for spec in opponents]
@@ -46,11 +37,8 @@ def opponent_entries(opponents: str | Sequence[str] | dict[str, float]) -> list[
 
 @dataclass(frozen=True)
 class SelfPlaySeeds:
-    """Where each generator of a single-agent episode restarts when the env is reset with ``seed``: the learner's
-    seat draw, the deal, the opponent draw and the pool's agents (agent ``k``, in entry order, from ``agents + k``).
-
-    ``SelfPlayEnv.reset(seed=...)`` restarts its generators here, and the batched env restarts each game's alike, so
-    that its game ``i`` reset with ``seed + i`` plays what ``SelfPlayEnv`` reset with that seed plays."""
+    """Where each generator of a single-agent episode restarts on ``reset(seed)`` (the pool's agent ``k`` from
+    ``agents + k``): ``SelfPlayEnv`` and each game of the batched env alike."""
 
     seat: int
     deal: int
@@ -65,20 +53,16 @@ class SelfPlaySeeds:
 
 @dataclass
 class PoolEntry:
-    """One opponent choice: an agent spec (or :data:`SELF`) and its sampling weight."""
-
     spec: str
     weight: float
 
 
 class League(Generic[Snapshot]):
-    """Weighted opponent entries and the learner's last ``size`` snapshots (oldest first), drawn from ``rng``.
+    """Weighted opponent entries and the learner's last ``size`` snapshots (oldest first), drawn from ``rng``; an
+    entry of weight 0 is never drawn, nor :data:`SELF` while there is no snapshot."""
 
-    An entry with weight 0 is never drawn, and neither is :data:`SELF` while there is no snapshot."""
-
-    def __init__(
-        self, entries: Sequence[tuple[str, float]], *, size: int = 8, rng: np.random.Generator | None = None
-    ) -> None:
+    def __init__(self, entries: Sequence[tuple[str, float]], *, size: int = 8,
+                 rng: np.random.Generator | None = None) -> None:
         weights = [check_number(f"the weight of opponent {spec!r}", w, allow_zero=True) for spec, w in entries]
         if not any(w > 0 for w in weights):
             raise ValueError(f"opponent pool needs at least one entry with a positive weight, got {list(entries)}")
@@ -89,7 +73,7 @@ class League(Generic[Snapshot]):
         self.snapshots: dict[str, Snapshot] = {}
 
     def add(self, name: str, snapshot: Snapshot) -> list[str]:
-        """Add the newest snapshot; returns the names of the oldest ones dropped beyond ``size``."""
+        """Add the newest snapshot; returns the names of those dropped beyond ``size``."""
         self.snapshots[name] = snapshot
         dropped = list(self.snapshots)[: max(len(self.snapshots) - self.size, 0)]
         for old in dropped:
@@ -97,8 +81,7 @@ class League(Generic[Snapshot]):
         return dropped
 
     def pick(self, uniform: np.ndarray | float) -> np.ndarray:
-        """The entry (an index into :attr:`entries`) at each uniform draw in [0, 1): the weights' inverse
-        distribution function, so that a draw below the first entry's share picks it, and so on."""
+        """The entry (index) at each uniform draw in [0, 1): the weights' inverse distribution function."""
         live = [i for i, e in enumerate(self.entries) if e.weight > 0 and (e.spec != SELF or self.snapshots)]
         if not live:
             raise ValueError(f"no opponent to draw: the pool's entries {self.specs} need a snapshot first")
@@ -112,7 +95,7 @@ class League(Generic[Snapshot]):
         return self.pick(self.rng.random(count))
 
     def draw_snapshots(self, count: int) -> np.ndarray:
-        """A snapshot for each of ``count`` games (indices into :attr:`snapshots`, oldest first), uniformly."""
+        """A snapshot index for each of ``count`` games, uniformly."""
         return self.rng.integers(len(self.snapshots), size=count)
 
     def sample(self) -> str:
@@ -124,14 +107,11 @@ class League(Generic[Snapshot]):
 
 
 class OpponentPool(League[FrozenMlp]):
-    """Baseline agents by spec plus the learner's snapshots, one scalar agent per name (``goboom train``'s env).
+    """``goboom train``'s pool: one scalar agent per name, baselines by spec and the learner's snapshots; each
+    :meth:`sample` names the opponent of an episode's other seats, :meth:`agent` its policy."""
 
-    Each :meth:`sample` names one opponent for all other seats of an episode: a baseline spec, or a snapshot
-    (uniform over the last ``pool_size``) when the :data:`SELF` entry is drawn; :meth:`agent` is its policy."""
-
-    def __init__(
-        self, config: GameConfig, entries: Sequence[tuple[str, float]], *, pool_size: int = 8, seed: int | None = None
-    ) -> None:
+    def __init__(self, config: GameConfig, entries: Sequence[tuple[str, float]], *, pool_size: int = 8,
+                 seed: int | None = None) -> None:
         super().__init__(entries, size=pool_size, rng=np.random.default_rng(seed))
         self.config = config
         self.pool_size = pool_size
@@ -142,22 +122,20 @@ class OpponentPool(League[FrozenMlp]):
                 self._agents[entry.spec] = make_agent(entry.spec, config, seed_base + i)
 
     def add_snapshot(self, name: str, state: dict[str, Any]) -> None:
-        """Add a frozen learner (weights from :meth:`FrozenMlp.state`); drops the oldest beyond ``pool_size``."""
+        """Add a frozen learner (:meth:`FrozenMlp.state`), dropping the oldest beyond ``pool_size``."""
         snapshot = FrozenMlp.from_state(state)
         self._agents[name] = SnapshotAgent(name, snapshot, int(self.rng.integers(2**31)))
         for old in self.add(name, snapshot):
             del self._agents[old]
 
     def reseed(self, seed: int) -> None:
-        """Restart the draws and every agent's generator from ``seed``, so that a seeded episode is played
-        the same way again (Gymnasium's ``reset(seed=...)`` contract)."""
+        """Restart the draws and every agent's generator from ``seed`` (Gymnasium's ``reset(seed=...)``)."""
         seeds = SelfPlaySeeds.of(seed)
         self.rng = np.random.default_rng(seeds.pool)
         for i, agent in enumerate(self._agents.values()):
             agent.reseed(seeds.agents + i)
 
     def agent(self, name: str) -> Policy:
-        """The policy object of a sampled name."""
         if name not in self._agents:
             raise ValueError(f"opponent {name!r} is not in the pool; known: {sorted(self._agents)}")
         return self._agents[name]

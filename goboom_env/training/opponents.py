@@ -1,36 +1,16 @@
-"""Batched opponents: numpy agents that each pick one action for many games at once.
-
-A :class:`BatchOpponent` plays the seats to move of a batch of games from their observations and legal masks:
-``random``, a frozen snapshot of the learner (:class:`SnapshotOpponent`, the numpy actor that ``ppo:`` plays), or the
-variant's best heuristic (``classic-tricks`` or ``jokers-boom``: :func:`batched_heuristic`, from
-:mod:`goboom_env.agents.batched`, the one implementation of the heuristics); :class:`PaddedOpponent` serves a
-generalist's padded observations. The fast trainer (``goboom train-fast``) and ``goboom exploit`` play them (the
-batched single-agent env plays the scalar heuristics' rules instead, with each game's tie-breaks). Numpy only.
+"""Batched opponents: numpy agents that each pick one action for many games at once (the fast trainer's and
+``goboom exploit``'s): ``random`` and the learner's frozen snapshots here, the heuristics in
+:mod:`goboom_env.agents.batched` (:func:`batched_heuristic`). Numpy only.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from goboom_env.agents.batched import (
-    BatchOpponent,
-    ClassicTricksOpponent,
-    JokersBoomOpponent,
-    PaddedOpponent,
-    batched_heuristic,
-)
+from goboom_env.agents.batched import batched_heuristic
 from goboom_env.agents.ppo import FrozenMlp
 
-__all__ = [
-    "BatchOpponent",
-    "ClassicTricksOpponent",
-    "JokersBoomOpponent",
-    "PaddedOpponent",
-    "RandomOpponent",
-    "SnapshotOpponent",
-    "batched_heuristic",
-    "sample_masked",
-]
+__all__ = ["RandomOpponent", "SnapshotOpponent", "batched_heuristic", "sample_masked"]
 
 
 def sample_masked(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -1,21 +1,14 @@
-"""Privileged critic (asymmetric actor-critic): the value network also sees the hidden cards.
+"""Privileged critic (the asymmetric actor-critic of Pinto et al., 2017): the value network also sees the hidden
+cards, which cause most of the variance of a hand's outcome, so its advantages are less noisy.
 
-In a card game most of the variance of a hand's outcome comes from cards nobody can see: the
-opponents' hands and the stock order. A critic that sees only the learner's observation must
-average over them, so its advantage estimates are noisy and small differences between moves
-(a percent of win rate) drown. Training is the one place where the hidden state is at hand, so the
-critic gets it: the learner's vector is the global state seen from its seat,
-:class:`goboom_env.global_state.StateEncoder` (its observation, then the other hands, the stock and its top card,
-the phase; the encoder of the env's ``state()`` too), and :class:`PrivilegedCriticPolicy` feeds the actor
-only the first ``public_dim`` entries (the env's observation, R4.1) while the critic reads the whole vector.
-
-Only the actor is ever played (snapshots, ``ppo:`` models and exports hold the actor alone), so a
-trained agent never sees hidden information; the critic is thrown away after training. The idea is
-the "asymmetric actor-critic" of Pinto et al. (2017) and the oracle critics of card-game agents.
+The learner's vector is the global state seen from its seat (:class:`goboom_env.global_state.StateEncoder`);
+:class:`PrivilegedCriticPolicy` feeds the actor only the first ``public_dim`` entries (the observation, R4.1) and
+the critic the whole. Only the actor is ever played, so a trained agent never sees hidden information.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from goboom_env.config import GameConfig
@@ -28,18 +21,9 @@ def critic_encoder(config: GameConfig) -> StateEncoder:
     return state_encoder_for(config)
 
 
+@functools.cache
 def policy_class() -> type:
     """:class:`PrivilegedCriticPolicy`, built on first use so that importing this module needs no torch."""
-    global _POLICY
-    if _POLICY is None:
-        _POLICY = _build_policy_class()
-    return _POLICY
-
-
-_POLICY: type | None = None
-
-
-def _build_policy_class() -> type:
     with needs_extra("the privileged critic (goboom_env.training.privileged)"):
         import torch
         from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -74,10 +58,8 @@ def _build_policy_class() -> type:
         return nn.Sequential(*layers)
 
     class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
-        """MaskablePPO's MLP policy whose actor sees the observation only and whose critic sees it all.
-
-        ``public_dim`` (a policy keyword) is the length of the public observation at the front of
-        each vector; ``net_arch`` must be a ``{"pi": [...], "vf": [...]}`` dict."""
+        """MaskablePPO's MLP policy whose actor sees only the first ``public_dim`` entries (the observation) and
+        whose critic sees them all; ``net_arch`` must be a ``{"pi": [...], "vf": [...]}`` dict."""
 
         def __init__(self, *args: Any, public_dim: int, **kwargs: Any) -> None:
             self.public_dim = public_dim

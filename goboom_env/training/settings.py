@@ -27,30 +27,34 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, get_args, runtime_checkable
 
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import PRESETS, GameConfig, check_choice, field_help, field_names
-from goboom_env.env import EPISODES, REWARDS
+from goboom_env.config import PRESETS, GameConfig, check_choice, field_docs, field_names
+from goboom_env.env import REWARDS
+from goboom_env.episode import Episode, check_episode
 from goboom_env.hints import needs_extra, shown
-from goboom_env.outdir import check_output_folder
+from goboom_env.outdir import StagedFolder, check_output_folder
+from goboom_env.scoring import Reward
 from goboom_env.untrusted import parse_json, read_limited
 
-Episode = Literal["hand", "match"]
-VEC_ENVS = ("dummy", "subproc")
-"""Choices of ``goboom train --vec-env``."""
-SEAT_MODES = ("rotate", "random")
+VecEnv = Literal["dummy", "subproc"]
+"""Choices of ``goboom train --vec-env`` (the settings' Literal fields are checked by check_field_types)."""
+SeatMode = Literal["rotate", "random"]
+SEAT_MODES: tuple[str, ...] = get_args(SeatMode)
 """Choices of ``goboom train --seat``."""
-PRECISIONS = ("auto", "fp32", "bf16")
+Precision = Literal["auto", "fp32", "bf16"]
 """Choices of ``--precision`` (``goboom train-fast``, ``goboom exploit``)."""
-TRAINERS = ("auto", "fast", "sb3")
+Trainer = Literal["auto", "fast", "sb3"]
 """Choices of ``goboom exploit --trainer``: auto = the fast trainer where the agent plays without a view, else sb3."""
 MAX_SETTINGS_BYTES = 2**20
 """The largest ``--config`` file read (settings files are a few hundred bytes)."""
+Observation = Literal["snapshot", "history"]
+"""The observation layouts a network reads (goboom_env.observation.OBSERVATION_LAYOUTS)."""
 
-# the entries of goboom train-fast --opponents
+# the entries of --opponents (SPEC=WEIGHT) that are no agent spec
 LEARNER = "learner"
 """Opponent-pool entry: every seat of the game is the learner itself (parameter-shared self-play)."""
 SNAPSHOTS = "self"
@@ -61,7 +65,9 @@ HEURISTIC = "heuristic"
 """Opponent-pool entry: the other seats play the variant's best heuristic, batched (``classic-tricks`` or
 ``jokers-boom``)."""
 POOL_KINDS = (LEARNER, SNAPSHOTS, RANDOM, HEURISTIC)
-"""The entries of ``goboom train-fast --opponents`` (:func:`parse_pool`)."""
+"""The entries ``goboom train-fast --opponents`` plays (:func:`parse_opponents`)."""
+LEAGUE_KINDS = (LEARNER, SNAPSHOTS)
+"""The entries ``goboom train-rllib --opponents`` plays: the learner itself, or one of its snapshots."""
 
 
 def _game_fields() -> list[tuple[str, Any, Any]]:
@@ -69,7 +75,7 @@ def _game_fields() -> list[tuple[str, Any, Any]]:
     default and docstring (its ``--help`` text), then the episode unit."""
     import tyro
 
-    hints, docs = typing.get_type_hints(GameConfig), field_help()
+    hints, docs = typing.get_type_hints(GameConfig), field_docs(GameConfig)
     fields: list[tuple[str, Any, Any]] = [
         (f.name, Annotated[hints[f.name], tyro.conf.arg(help=docs[f.name])], field(default=f.default))
         for f in dataclasses.fields(GameConfig) if f.name in field_names()]
@@ -88,7 +94,7 @@ class _GameMethods:
         """Raise ValueError naming the first bad game field (or any field of the wrong type)."""
         check_field_types(dataclasses.asdict(self), type(self), "the arguments")
         self.game_config()
-        check_choice("episode", self.episode, EPISODES)
+        check_episode(self.episode)
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (subclasses check their own fields too)."""
@@ -101,6 +107,8 @@ class _GameMethods:
 
 GameArgs = dataclasses.make_dataclass("GameArgs", _game_fields(), bases=(_GameMethods,),
                                       namespace={"__module__": __name__})
+"""The settings dataclass of the game a command plays: every :class:`~goboom_env.config.GameConfig` field (its name,
+type, default and docstring) and the episode unit; the base of every command's settings."""
 GameArgs.__doc__ = "The game a command plays: every GameConfig field (RULES.md) and the episode unit."
 
 
@@ -108,7 +116,7 @@ GameArgs.__doc__ = "The game a command plays: every GameConfig field (RULES.md) 
 class PPOArgs(GameArgs):
     """The PPO settings every trainer shares: same names, same units (learner steps, never iterations)."""
 
-    reward: str = "win"
+    reward: Reward = "win"
     """Reward: win (zero-sum +1 / -1/(n-1)) or points (centred hand points / 100)."""
     learning_rate: float = 5e-4
     """Adam learning rate."""
@@ -188,10 +196,13 @@ class SelfPlayArgs(PPOArgs):
     """The settings both PPO self-play trainers (``goboom train`` and ``goboom train-fast``) share: the snapshot
     pool, the warm start, the periodic evaluation and how the run folder is used."""
 
+    timesteps: int = 200_000
+    """Learner decisions to train for."""
     pool_size: int = 8
     """Keep at most this many (most recent) snapshots in the pool."""
-    bc_games: int = 5000
-    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off)."""
+    bc_games: int | None = None
+    """Warm start: clone the --bc-teacher on this many of its self-play hands before PPO (0 = off; None = one hand
+    per 40 steps of --timesteps, at most 5,000)."""
     bc_teacher: str = "heuristic"
     """Agent spec whose moves the warm start imitates."""
     bc_epochs: int = 4
@@ -206,8 +217,9 @@ class SelfPlayArgs(PPOArgs):
     (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
     eval_every: int = 250_000
     """Evaluate against the baselines every this many steps (0 = only at the end, -1 = never)."""
-    eval_games: int = 2000
-    """Games per baseline in each periodic evaluation (1-vs-(n-1), seat-rotated, duplicate)."""
+    eval_games: int | None = None
+    """Games per baseline in each evaluation (1-vs-(n-1), seat-rotated, duplicate); None = one per 100 steps of
+    --timesteps, from 100 to 2,000 (train-fast: 1,000)."""
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     """Baselines of the periodic evaluation; the last one picks the best model."""
     resume: bool = False
@@ -218,6 +230,39 @@ class SelfPlayArgs(PPOArgs):
     progress: bool = True
     """Show progress bars, on a terminal only (a log piped to a file gets the one-line messages alone)."""
 
+    EVAL_GAMES: ClassVar[int] = 2000
+    """The most games per baseline that ``eval_games=None`` sizes an evaluation to."""
+
+    def sized(self) -> Self:
+        """These settings with the budget's sizes for ``bc_games`` and ``eval_games`` left None: a small budget gets
+        a small warm start and small evaluations."""
+        bc_games = min(5000, max(0, self.timesteps // 40)) if self.bc_games is None else self.bc_games
+        eval_games = (min(self.EVAL_GAMES, max(100, self.timesteps // 100)) if self.eval_games is None
+                      else self.eval_games)
+        return dataclasses.replace(self, bc_games=bc_games, eval_games=eval_games)
+
+    def plan(self, rollout: int, exact: bool) -> str:
+        """The line a run prints before any work: the steps it trains (``--timesteps`` rounded up to whole rollouts of
+        ``rollout`` steps, ``exact``: as SB3 does, else at most one more), its warm start and its evaluations."""
+        sized, end = self.sized(), -(-self.timesteps // rollout) * rollout
+        if not exact:
+            steps = f"{self.timesteps:,} steps or up to one rollout more (rollouts of up to {rollout:,})"
+        elif end != self.timesteps:
+            steps = f"{end:,} steps (--timesteps {self.timesteps:,} rounded up to whole rollouts of {rollout:,})"
+        else:
+            steps = f"{end:,} steps"
+        warm = "no warm start"
+        if sized.bc_games and not self.resume:
+            warm = f"a warm start on {sized.bc_games:,} hands of {self.bc_teacher}"
+            warm += " (one per 40 steps)" if self.bc_games is None else ""
+        when = "at the end" if self.eval_every == 0 or self.eval_every >= end else None if self.eval_every < 0 \
+            else f"every {self.eval_every:,} steps and at the end"
+        evaluation = "none"
+        if when:
+            evaluation = f"{sized.eval_games:,} games against each of {', '.join(self.eval_opponents)} {when}"
+            evaluation += " (one per 100 steps)" if self.eval_games is None else ""
+        return f"plan: {steps}; {warm}; evaluation: {evaluation}"
+
     def inputs(self) -> list[tuple[str, str]]:
         """What the run reads, as ``(option, path)``: the files of the warm-start teacher and the evaluation
         baselines (its --out may not hold them)."""
@@ -227,10 +272,15 @@ class SelfPlayArgs(PPOArgs):
         """The warm-start teacher and the evaluation baselines."""
         return [("bc_teacher", self.bc_teacher), *(("eval_opponents", spec) for spec in self.eval_opponents)]
 
+    def network(self) -> dict[str, Any]:
+        """What a resumed run must keep (:func:`~goboom_env.training.artifacts.run_folder.checkpoint_to_resume`)."""
+        return {"net_arch": list(self.net_arch), "privileged_critic": self.privileged_critic}
+
     def validate_self_play(self) -> None:
         """Raise ValueError naming the first bad pool, warm-start or evaluation setting."""
-        check_bounds(self, ">= 1", "pool_size", "eval_games", "bc_epochs")
-        check_bounds(self, ">= 0", "bc_games", "shaping")
+        sized = self.sized()
+        check_bounds(sized, ">= 1", "pool_size", "eval_games", "bc_epochs")
+        check_bounds(sized, ">= 0", "bc_games", "shaping")
         check_bounds(self, ">= -1", "eval_every")
         if self.eval_every >= 0 and not self.eval_opponents:
             raise ValueError("eval_opponents must name at least one agent spec (or set eval_every to -1)")
@@ -240,13 +290,11 @@ class SelfPlayArgs(PPOArgs):
 class TrainArgs(SelfPlayArgs):
     """Everything one MaskablePPO self-play run (``goboom train``) needs; saved as ``args.json`` in the run folder."""
 
-    timesteps: int = 200_000
-    """Learner decisions to train for (SB3 timesteps)."""
-    n_envs: int = 16
+    num_envs: int = 16
     """Parallel environments (one batched policy call serves all of them)."""
-    n_steps: int = 1024
+    num_steps: int = 1024
     """Rollout length per environment between updates."""
-    vec_env: str = "dummy"
+    vec_env: VecEnv = "dummy"
     """Vectorisation: dummy (one process, fastest on few cores) or subproc."""
     seed: int = 0
     """Seed of the model, the environments and the opponent sampling."""
@@ -256,7 +304,7 @@ class TrainArgs(SelfPlayArgs):
     opponents: list[str] = field(default_factory=lambda: ["random=1", "heuristic=4", "self=1"])
     """Opponent pool as SPEC=WEIGHT items; SPEC is an agent spec (random, heuristic, mc:budget=20, ppo:PATH)
     or `self` for the snapshots of the learner. Each episode draws one entry for all opponent seats."""
-    seat: str = "rotate"
+    seat: SeatMode = "rotate"
     """Learner seat per episode: rotate (next seat each episode) or random."""
     out: str = "runs/ppo"
     """Run folder: model.zip, best_model.zip, checkpoints/, snapshots/, progress.csv, eval.csv, tensorboard/."""
@@ -267,9 +315,7 @@ class TrainArgs(SelfPlayArgs):
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         self.validate_ppo()
-        check_choice("vec_env", self.vec_env, VEC_ENVS)
-        check_choice("seat", self.seat, SEAT_MODES)
-        check_bounds(self, ">= 1", "timesteps", "n_envs", "n_steps")
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps")
         check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "seed")
         check_training_seed(self.seed, self.timesteps)
@@ -294,8 +340,8 @@ class TrainArgs(SelfPlayArgs):
         from goboom_env.agents import make_agent
 
         config = self.game_config()
-        unused = {name for name, off in (("bc_teacher", self.bc_games <= 0), ("eval_opponents", self.eval_every < 0))
-                  if off}
+        unused = {name for name, off in (("bc_teacher", not self.sized().bc_games),
+                                         ("eval_opponents", self.eval_every < 0)) if off}
         for option, spec in self.agent_specs():
             if option in unused:
                 continue
@@ -314,7 +360,7 @@ class VectorArgs(SelfPlayArgs):
     ent_coef: float = 0.003
     snapshot_every: int = 250_000
     checkpoint_every: int = 500_000
-    bc_games: int = 0
+    bc_games: int | None = 0
     critic_warmup: int = 0
     """Learner decisions at the start of a fresh run during which only the critic learns: the actor keeps its
     warm start while the critic, cloned on single-hand wins, learns the run's own return (match episodes,
@@ -324,9 +370,8 @@ class VectorArgs(SelfPlayArgs):
     path) trained on another game with the same observation size and --net-arch (classic 4p standard scoring ->
     reverse scoring). The critic starts fresh: pair it with --critic-warmup. Excludes --bc-games ("" = off)."""
     eval_every: int = 500_000
-    eval_games: int = 1000
+    EVAL_GAMES: ClassVar[int] = 1000
     timesteps: int = 2_000_000
-    """Learner decisions to train for."""
     time_limit: float = 0.0
     """Also stop after this many seconds of training wall time, warm start included (0 = no limit)."""
     num_envs: int = 512
@@ -338,7 +383,7 @@ class VectorArgs(SelfPlayArgs):
     threads: int = 1
     """CPU threads of torch and of numpy's BLAS (1 is fastest on a shared 2-core machine: more threads spin against
     other jobs)."""
-    precision: str = "auto"
+    precision: Precision = "auto"
     """Matrix products of the networks: fp32, bf16 (bfloat16 autocast; weights, gradients and losses stay
     float32; about twice the update speed on CPUs with native bfloat16) or auto (bf16 where the CPU
     has native bfloat16, AVX512-BF16 or AMX, else fp32)."""
@@ -358,7 +403,7 @@ class VectorArgs(SelfPlayArgs):
     eval_player_counts: list[int] = field(default_factory=list)
     """The player counts a generalist is evaluated at (eval.csv columns win_rate/BASELINE@Np; the best model has
     the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
-    observation: str = "snapshot"
+    observation: Observation = "snapshot"
     """The observation layout the network reads: snapshot (the table as it is) or history (the snapshot, then what
     the hand's public events prove: the cards each seat played, what it is proved not to hold, the last moves; see
     docs/environment.md). history trains for one table size (not --player-counts) and warm-starts from the
@@ -381,20 +426,22 @@ class VectorArgs(SelfPlayArgs):
             raise ValueError("privileged_critic is for one table size: a generalist (--player-counts) pads its "
                              "observations to 12 seats and has no hidden-state layout to pad them with")
         if self.init_actor:
-            if self.bc_games > 0:
+            if self.sized().bc_games:
                 raise ValueError("init_actor and bc_games are two warm starts: give one of them (--bc-games 0 with "
                                  "--init-actor)")
             from goboom_env.training.artifacts.model_files import read_init_actor
 
             read_init_actor(self.init_actor, self.observation_width(), self.net_arch)
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check_bounds(self, "> 0", "max_grad_norm")
-        parse_pool(self.opponents)  # names a bad entry before the run folder is made
+        parse_opponents(self.opponents, POOL_KINDS)  # names a bad entry before the run folder is made
 
     def inputs(self) -> list[tuple[str, str]]:
         """What the run reads, as ``(option, path)``: the model of --init-actor too."""
         return super().inputs() + ([("--init-actor", self.init_actor)] if self.init_actor else [])
+
+    def network(self) -> dict[str, Any]:
+        """What a resumed run must keep: also a generalist's player counts."""
+        return {**super().network(), "player_counts": list(self.player_counts)}
 
     def validate_observation(self) -> None:
         """Raise ValueError when ``observation`` names no layout or a history run asks for what it lacks."""
@@ -407,7 +454,7 @@ class VectorArgs(SelfPlayArgs):
                              "padded snapshot layout")
         from goboom_env.agents.heuristics import BEST_HEURISTIC
 
-        if self.bc_games > 0 and self.bc_teacher not in ("heuristic", BEST_HEURISTIC[self.variant]):
+        if self.sized().bc_games and self.bc_teacher not in ("heuristic", BEST_HEURISTIC[self.variant]):
             raise ValueError(f"observation history warm-starts from the batched heuristic only (--bc-teacher "
                              f"heuristic), not {self.bc_teacher!r}")
 
@@ -485,14 +532,15 @@ class RLlibArgs(PPOArgs):
     """Stop once this many env steps (decisions of any seat) have been sampled."""
     num_env_runners: int = 1
     """Ray actors that sample episodes (0 = sample in the driver process)."""
-    num_envs_per_env_runner: int = 16
+    num_envs: int = 16
     """Environments stepped together (one batched forward pass) inside each env runner."""
     train_batch_size: int = 4000
     """Env steps sampled per training iteration."""
-    league_size: int = 4
-    """Frozen snapshot slots that play the non-learner seats."""
-    self_play: float = 0.5
-    """Probability that a non-learner seat is played by main itself instead of a snapshot."""
+    opponents: list[str] = field(default_factory=lambda: ["learner=1", "self=1"])
+    """Opponent pool as SPEC=WEIGHT items, one draw per non-learner seat and episode: `learner` (the learner itself)
+    or `self` (a frozen snapshot of it)."""
+    pool_size: int = 4
+    """Frozen snapshot slots that `self` draws from."""
     out: str = "runs/rllib"
     """Run folder: checkpoints/, policy/, goboom.json, progress.csv, tensorboard/."""
     resume: bool = False
@@ -510,19 +558,20 @@ class RLlibArgs(PPOArgs):
     """After training, play this many games 1-vs-(n-1) against random and against heuristic (0 = skip)."""
     progress: bool = True
     """Show a live progress display, on a terminal only."""
+    measure_sampling: int = 0
+    """Instead of training, sample this many env steps per env runner and print env steps/s (0 = train)."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         self.validate_ppo()
-        check_bounds(self, ">= 1", "timesteps", "train_batch_size", "league_size", "num_envs_per_env_runner")
-        check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed")
+        check_bounds(self, ">= 1", "timesteps", "train_batch_size", "pool_size", "num_envs")
+        check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed", "measure_sampling")
         check_training_seed(self.seed, self.timesteps)
         if self.minibatch_size > self.train_batch_size:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
                              f"({self.train_batch_size})")
-        if not 0.0 <= self.self_play <= 1.0:
-            raise ValueError(f"self_play must be a probability in [0, 1], got {self.self_play}")
+        parse_opponents(self.opponents, LEAGUE_KINDS)
         if self.num_cpus is not None:
             check_bounds(self, ">= 1", "num_cpus")
         if self.address is not None:
@@ -547,7 +596,7 @@ class ExploitArgs(PPOArgs):
     """Learner decisions to train the best response for."""
     time_limit: float = 0.0
     """Also stop after this many seconds of training (evaluations not counted; 0 = no limit)."""
-    trainer: str = "auto"
+    trainer: Trainer = "auto"
     """auto (the fast trainer on the batched engine where the agent plays from its observation alone,
     batched for ppo models, classic-tricks, jokers-boom and random, else called per game; MaskablePPO on the scalar
     environments for agents that need the seat's view, ismcts and mc), fast, or sb3."""
@@ -559,7 +608,7 @@ class ExploitArgs(PPOArgs):
     """Seed of the network, the deals, the agent's randomness and the evaluations."""
     threads: int = 1
     """CPU threads of torch and of numpy's BLAS."""
-    precision: str = "auto"
+    precision: Precision = "auto"
     """Fast trainer's matrix products: fp32, bf16 or auto (as goboom train-fast)."""
     max_grad_norm: float = 0.5
     """Gradient norm clipping (fast trainer; SB3's own default 0.5 in the sb3 path)."""
@@ -586,12 +635,10 @@ class ExploitArgs(PPOArgs):
         self.validate_ppo()
         if not self.agent:
             raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic-4p-hands --variant classic")
-        check_choice("trainer", self.trainer, TRAINERS)
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "eval_games")
         check_bounds(self, THREADS, "threads")
         check_bounds(self, ">= 0", "time_limit", "eval_every", "seed")
         check_training_seed(self.seed, self.timesteps)
-        check_choice("precision", self.precision, PRECISIONS)
         check_bounds(self, "> 0", "max_grad_norm")
         check_output_folder(self.out, force=self.force, inputs=self.inputs())
 
@@ -633,6 +680,25 @@ class RecipeArgs(PPOArgs):
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= num_envs x num_steps ({rollout}), "
                              "the learner decisions of one rollout")
         check_output_folder(self.out, force=self.force)
+
+    def start(self) -> StagedFolder:
+        """Begin a recipe's run: the threads (:func:`set_threads`), torch's seed, and --out checked now; the folder
+        is written by :meth:`save`."""
+        with needs_extra("the recipes (torch)"):
+            import torch
+
+        set_threads(self.threads)
+        torch.manual_seed(self.seed)
+        return StagedFolder(self.out, force=self.force)
+
+    def save(self, staged: StagedFolder, network: Any, steps: int) -> Path:
+        """The trained ``network`` (an ``nn.Sequential`` reading the observation) as ``--out/model.zip``, a model every
+        tool plays as ``ppo:PATH``; --out appears only once the model is in it. Returns the model's path."""
+        from goboom_env.training.artifacts.model_files import export_model
+
+        with staged as folder:
+            export_model(network, self.game_config(), folder / "model.zip", args=self, timesteps=steps)
+        return staged.out / "model.zip"
 
 
 # -- checks shared by every settings class ---------------------------------------------------------------
@@ -711,8 +777,10 @@ def spec_inputs(option: str, specs: Sequence[str]) -> list[tuple[str, str]]:
     return [(option, path) for spec in specs for path in spec_files(spec)]
 
 
-def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
-    """``["random=1", "self=3"]`` -> ``[("random", 1.0), ("self", 3.0)]``; the weight follows the last '='."""
+def parse_opponents(items: Sequence[str], kinds: Sequence[str] | None = None) -> list[tuple[str, float]]:
+    """The one grammar of every trainer's ``--opponents``: ``["random=1", "self=3"]`` -> ``[("random", 1.0), ("self",
+    3.0)]``, the weight after the last '='. ``kinds``: the entries the trainer plays (None: any agent spec, plus
+    ``self``)."""
     out = []
     for item in items:
         spec, sep, weight = str(item).rpartition("=")
@@ -722,18 +790,12 @@ def parse_opponents(items: list[str]) -> list[tuple[str, float]]:
             value = -1.0
         if not sep or not spec or value < 0:
             raise ValueError(f"opponents item {item!r} must be SPEC=WEIGHT with a weight >= 0, e.g. heuristic=2")
+        if kinds is not None and spec not in kinds:
+            raise ValueError(f"opponents entry {spec!r}: this trainer plays {', '.join(kinds)}")
         out.append((spec, value))
     if not any(w > 0 for _, w in out):
         raise ValueError(f"opponents must give at least one positive weight, got {items}")
     return out
-
-
-def parse_pool(items: Sequence[str]) -> list[tuple[str, float]]:
-    """``["learner=3", "self=1"]`` -> ``[("learner", 3.0), ("self", 1.0)]``, checked against :data:`POOL_KINDS`."""
-    pool = parse_opponents(list(items))
-    for spec, _ in pool:
-        check_choice("opponents entry", spec, POOL_KINDS)
-    return pool
 
 
 def cluster_endpoint(address: str) -> tuple[str, int] | None:

@@ -8,39 +8,14 @@
     obs, info = envs.reset(seed=0)
     obs, reward, terminated, truncated, info = envs.step(actions)   # info["action_mask"], envs.action_masks()
 
-Each of the ``num_envs`` games is the env that ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds
-(:class:`~goboom_env.training.sb3.selfplay.SelfPlayEnv`): the learner holds one seat, drawn per episode (or rotated),
-and the other seats are played by an opponent drawn per episode from ``opponents``. Here every game runs on
-:class:`goboom_env.vector.VectorGame` and the opponents are played on all games at once: ``random`` and the
-heuristics (``heuristic``, ``classic-tricks``, ``classic-cover``, ``jokers-boom``, ``jokers-shed``) through the
-heuristic agents' own rules (:meth:`~goboom_env.agents.heuristics.HeuristicAgent.choice`) on a batch.
+Each of the ``num_envs`` games is the env ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds
+(:class:`~goboom_env.training.sb3.selfplay.SelfPlayEnv`: the learner in one seat, an opponent drawn per episode from
+``opponents`` in the others), run on :class:`goboom_env.vector.VectorGame` with the opponents (``random`` and the
+heuristics, by their own rules) played on all games at once. Game ``i`` draws from its own generators what a scalar
+env draws, so ``reset(seed=s)`` plays what the ``sync`` vector env reset alike plays, step for step
+(``tests/env/test_vector_env.py``).
 
-**The same games as the scalar env.** Game ``i`` draws from its own generators exactly what a scalar env draws
-(:class:`goboom_env.vector.Streams`: the deal, the learner's seat, the opponent and each opponent agent's tie-breaks),
-restarted by ``reset(seed=s)`` from ``s + i`` as ``SelfPlayEnv`` restarts them from its seed
-(:class:`~goboom_env.training.league.SelfPlaySeeds`). So ``make_vec(..., vectorization_mode="vector_entry_point")`` and
-``make_vec(..., vectorization_mode="sync")`` reset with the same seed return the same observations, rewards,
-terminations and infos step for step under the same actions (``tests/env/test_vector_env.py`` holds them to it).
-
-**Spaces**: ``single_observation_space`` and ``single_action_space`` are the scalar env's (a ``Box`` of the
-observation vector, ``Discrete(54)``); ``observation_space`` and ``action_space`` are their batches.
-
-**Action mask**: ``info["action_mask"]`` (``[num_envs, 54]`` bool, Gymnasium's place) and :meth:`action_masks`
-(sb3-contrib's); all zeros where the learner's episode has just ended.
-
-**Rewards**: what the learner's seat received since its previous action (float64), a loss caused by another player
-going out included; an illegal action (outside 0..53 or masked out) ends the learner's episode with -1, as the scalar
-env does. Nothing is truncated.
-
-**Autoreset** (``metadata["autoreset_mode"]``, chosen with ``autoreset_mode=``): ``NEXT_STEP`` (the default, as
-Gymnasium's sync env: the step after a termination starts a new episode in that game and ignores its action),
-``SAME_STEP`` (the new episode starts in the same step; ``info["final_obs"]`` and ``info["final_info"]`` hold the
-ended one's) or ``DISABLED`` (reset ended games with ``reset(options={"reset_mask": mask})``).
-
-**Infos** are Gymnasium's vector infos (``key`` and ``_key`` arrays): ``action_mask`` always; where the learner's
-episode ended also ``winners``, ``won``, ``seat`` and ``opponent`` (and ``illegal_action``, ``legal_actions`` after
-an illegal action). ``reset(options=...)`` takes the scalar env's ``deck``, ``dealer``, ``seat`` and ``opponent``
-(applied to every game reset) and Gymnasium's ``reset_mask``.
+Spaces, rewards, infos, the autoreset modes and the reset options are listed in the batched engine's guide.
 """
 
 from __future__ import annotations
@@ -70,8 +45,8 @@ RESET_OPTIONS = ("deck", "dealer", "seat", "opponent", "reset_mask")
 
 
 class StreamSeats(LearnerSeats):
-    """Learner seats whose autoreset draw takes game ``b``'s seat from row ``b`` of :attr:`streams` (the draw a
-    scalar env makes from its own generator)."""
+    """Learner seats whose autoreset draw takes game ``b``'s seat from row ``b`` of :attr:`streams`, as a scalar env
+    draws it."""
 
     def __init__(self, streams: Streams, width: int) -> None:
         super().__init__(len(streams), width)
@@ -85,9 +60,8 @@ class StreamSeats(LearnerSeats):
 
 
 class AgentOpponent:
-    """A built-in scalar agent (``random`` or a heuristic) played on many games: the agent's rule on a batch, each
-    game's tie-breaks drawn from its own copy of the agent's generator (row ``games[i] * stride + offset`` of
-    ``streams``), so each game sees the move the scalar agent would make."""
+    """``random`` or a heuristic played on many games: its rule on a batch, each game's tie-breaks drawn from its own
+    copy of the agent's generator (row ``games[i] * stride + offset`` of ``streams``), as the scalar agent draws."""
 
     def __init__(self, spec: str, config: GameConfig, streams: Streams, stride: int, offset: int) -> None:
         agent = make_agent(spec, config)
@@ -126,13 +100,9 @@ class ObjectOpponent:
 
 
 class SelfPlayVectorEnv(VectorEnv):
-    """``num_envs`` single-agent games of ``config`` on the batched engine (see the module docstring).
-
-    ``opponents``: pool entries ``(spec, weight)``, one drawn per game and episode (:func:`single_agent_vector_env`
-    takes the scalar env's forms). ``opponent``: instead, one :class:`~goboom_env.agents.batched.BatchOpponent` object
-    for every other seat of every game (its own generator, reseeded by ``reset(seed=...)``: not a scalar env's draws).
-    ``seat``: ``"random"`` or ``"rotate"``; ``episode`` and ``reward``: the AEC env's.
-    """
+    """``num_envs`` single-agent games of ``config`` on the batched engine. ``opponents``: pool entries ``(spec,
+    weight)``, one drawn per game and episode; or ``opponent``, one :class:`~goboom_env.agents.batched.BatchOpponent`
+    for every other seat (with its own generator). ``seat``: ``"random"`` or ``"rotate"``."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
@@ -157,29 +127,23 @@ class SelfPlayVectorEnv(VectorEnv):
         self.pool = League(list(opponents) if opponent is None else [(type(opponent).__name__, 1.0)])
         self.specs = self.pool.specs
         names = list(dict.fromkeys(spec for spec in self.specs if spec != SELF))  # SelfPlayEnv's agents, in order
-        self.agent_streams = Streams(self.num_envs * len(names))
-        """Per game, a copy of each opponent agent's generator: row ``game * len(names) + k`` for agent ``k``."""
+        self.agent_streams = Streams(self.num_envs * len(names))  # row game * len(names) + k: agent k's generator
         self.players = ([ObjectOpponent(opponent)] if opponent is not None else [
             AgentOpponent(spec, config, self.agent_streams, len(names), k) for k, spec in enumerate(names)])
         self.player_of_entry = np.array([names.index(spec) if spec in names else -1 for spec in self.specs])
         self.seats = StreamSeats(Streams(self.num_envs), self.n)
-        """The learner's seat in each game and what each seat received since its last move."""
-        self.pool_streams = Streams(self.num_envs)
-        """Per game, the opponent draw (the scalar env's pool generator)."""
-        self.entry = np.zeros(self.num_envs, np.int64)
-        """The pool entry each game's episode plays against."""
+        self.pool_streams = Streams(self.num_envs)  # per game, the scalar env's opponent draws
+        self.entry = np.zeros(self.num_envs, np.int64)  # the pool entry each game's episode plays against
         self._dealt = np.zeros(self.num_envs, bool)  # "rotate" starts from a drawn seat
         self._over = np.zeros(self.num_envs, bool)  # the learner's episode ended: autoreset or reset_mask next
         self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape), np.float32)
         self._mask = np.zeros((self.num_envs, NUM_ACTIONS), bool)
         self._engine: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # VectorGame's obs, mask, seat buffers
 
-    # -- the VectorEnv API ----------------------------------------------------------------------------------
-
     def reset(self, *, seed: int | Sequence[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start a new episode in every game (the games of ``options["reset_mask"]`` only): ``seed`` an int (game
-        ``i`` from ``seed + i``), one seed (or None) per game, or None (the generators go on)."""
+        """Start a new episode in every game (or those of ``options["reset_mask"]``): ``seed`` an int (game ``i`` from
+        ``seed + i``), one seed (or None) per game, or None."""
         options = dict(options or {})
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
@@ -195,8 +159,7 @@ class SelfPlayVectorEnv(VectorEnv):
         return self._obs.copy(), info
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """The learner's action in every game, then the opponents until the learner is to move again (or its episode
-        is over) in each; a game whose episode ended on the previous step starts a new one instead (``NEXT_STEP``)."""
+        """The learner's action in every game, then the opponents' until the learner is to move again in each."""
         if self._engine is None:
             raise RuntimeError("call reset() before step()")
         acts = np.asarray(actions)
@@ -233,20 +196,16 @@ class SelfPlayVectorEnv(VectorEnv):
         return self._mask.copy()
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """``call("action_masks")``: each game's mask, as the sync env's ``call`` returns it (the games are no
-        Python envs here, so no other method can be called on them)."""
+        """``call("action_masks")``: each game's mask, as the sync env's ``call`` returns it (the only call here)."""
         if name != "action_masks":
             raise AttributeError(f"call({name!r}): the batched env's games answer only call('action_masks')")
         return tuple(self.action_masks())
 
     def render(self) -> None:
-        """Nothing to show: the batched env does not render (``render_mode`` is None)."""
         return None
 
-    # -- episodes ---------------------------------------------------------------------------------------------
-
     def _reseed(self, games: np.ndarray, seeds: list[int | None]) -> None:
-        """Restart the generators of the marked games that have a seed, as ``SelfPlayEnv.reset(seed=...)`` does."""
+        """Restart the generators of the marked games that have a seed, as ``SelfPlayEnv.reset`` does."""
         idx = np.array([b for b in np.flatnonzero(games) if seeds[b] is not None], np.int64)
         if not len(idx):
             return
@@ -262,7 +221,7 @@ class SelfPlayVectorEnv(VectorEnv):
         self._dealt[idx] = False  # "rotate" starts again from a seeded seat
 
     def _start(self, games: np.ndarray, options: dict[str, Any]) -> None:
-        """A new episode in the marked games: the learner's seat, the opponent, the deal (the options fix them)."""
+        """A new episode in the marked games: the learner's seat, the opponent, the deal."""
         idx = np.flatnonzero(games)
         if not len(idx) and self._engine is not None:
             return
@@ -286,8 +245,7 @@ class SelfPlayVectorEnv(VectorEnv):
         self._over[idx] = False
 
     def _choose_seats(self, games: np.ndarray, seat: Any) -> None:
-        """The learner's seat in the marked games: ``seat`` when given, else drawn (``"random"``, or the first
-        episode after seeding) or the next one (``"rotate"``)."""
+        """The learner's seat in the marked games: ``seat``, else drawn, or the next one (``"rotate"``)."""
         idx = np.flatnonzero(games)
         if seat is not None:
             index = as_int(seat)
@@ -303,7 +261,7 @@ class SelfPlayVectorEnv(VectorEnv):
 
     def _advance(self, games: np.ndarray) -> None:
         """Play the opponents' seats of the marked games until the learner is to move in each or its game is over,
-        crediting every seat's rewards; then what came before a fresh episode's first move is no step's reward."""
+        crediting every seat's rewards."""
         obs, mask, seat = self._engine
         entry_player = self.player_of_entry[self.entry]
         while True:
@@ -320,7 +278,7 @@ class SelfPlayVectorEnv(VectorEnv):
 
     def _autoreset_now(self, ended: np.ndarray, info: dict[str, Any]) -> dict[str, Any]:
         """``SAME_STEP``: the ended games' last observation and info go to ``final_obs`` / ``final_info``, and a new
-        episode starts in them at once (the top-level info is then the new episode's)."""
+        episode starts in them at once."""
         final_obs = np.full(self.num_envs, None, object)
         for b in np.flatnonzero(ended):
             final_obs[b] = self._obs[b].copy()
@@ -334,17 +292,13 @@ class SelfPlayVectorEnv(VectorEnv):
                 "_final_info": ended.copy()}
 
     def _drop_rewards(self, games: np.ndarray) -> None:
-        """What the learner's seat received before a fresh episode's first move is no step's reward (the scalar env's
-        reset drops it too)."""
+        """Drop what the learner's seat received before a fresh episode's first move (as the scalar env's reset)."""
         idx = np.flatnonzero(games)
         self.seats.take(idx, self.seats.seat[idx])
 
-    # -- what the learner sees --------------------------------------------------------------------------------
-
     def _read(self, games: np.ndarray, illegal: np.ndarray) -> None:
-        """The learner's observation and mask in the marked games: the engine's where the learner is to move, its
-        view of the final state where the game is over (mask zero); after an illegal action, the observation as it
-        was and a zero mask."""
+        """The learner's observation and mask in the marked games (of the final state where the game is over; as it
+        was after an illegal action), the mask zero where the episode ended."""
         obs, mask, _ = self._engine
         finished = self.game.finished
         playing = games & ~finished & ~illegal
@@ -358,8 +312,7 @@ class SelfPlayVectorEnv(VectorEnv):
 
     def _step_info(self, ended: np.ndarray, illegal: np.ndarray, actions: np.ndarray,
                    legal_before: dict[int, list[int]]) -> dict[str, Any]:
-        """Gymnasium's vector info of a step: the masks, and where the learner's episode ended what the scalar env's
-        info holds then."""
+        """Gymnasium's vector info of a step: the masks, and the scalar env's info where an episode ended."""
         info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": np.ones(self.num_envs, bool)}
         idx = np.flatnonzero(ended)
         if not len(idx):
@@ -384,10 +337,7 @@ class SelfPlayVectorEnv(VectorEnv):
             info[f"_{key}"] = (illegal if key in ("illegal_action", "legal_actions") else ended).copy()
         return info
 
-    # -- arguments --------------------------------------------------------------------------------------------
-
     def _reset_mask(self, mask: Any) -> np.ndarray:
-        """The games a reset starts: ``reset_mask`` (a bool array with one True or more) or every game."""
         if mask is None:
             return np.ones(self.num_envs, bool)
         games = np.asarray(mask)
@@ -397,7 +347,6 @@ class SelfPlayVectorEnv(VectorEnv):
         return games
 
     def _seeds(self, seed: Any) -> list[int | None]:
-        """One seed (or None) per game: ``seed + i``, the list given, or Nones."""
         if seed is None:
             return [None] * self.num_envs
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
@@ -414,8 +363,7 @@ def single_agent_vector_env(num_envs: int = 1, opponents: Sequence[str] | dict[s
                             render_mode: str | None = None, config: GameConfig | None = None,
                             preset: str | None = None, **fields: Any) -> SelfPlayVectorEnv:
     """What ``gymnasium.make_vec("goboom_env/GoBoom-v0", num_envs=N, vectorization_mode="vector_entry_point", ...)``
-    builds: ``N`` games of :func:`~goboom_env.training.sb3.selfplay.single_agent_env`'s env, taking its arguments
-    (``opponents``: ``random`` and the heuristics) plus ``autoreset_mode``. Seed with ``reset(seed=...)``."""
+    builds, from :func:`~goboom_env.training.sb3.selfplay.single_agent_env`'s arguments plus ``autoreset_mode``."""
     if render_mode is not None:
         raise ValueError(f"render_mode={render_mode!r}: the batched env does not render; use "
                          f"vectorization_mode='sync' for a rendering env")

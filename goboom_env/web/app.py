@@ -1,34 +1,10 @@
-"""The web app: a Starlette application that serves the page and plays games over HTTP and a websocket.
+"""The web app: a Starlette application that serves the page and plays games over HTTP and a websocket (the routes
+are listed in the Browser guide).
 
-======================================  =====================================================================
-route                                   what it does
-======================================  =====================================================================
-``GET /``                               the page (``static/index.html``; its script and style under ``/static``)
-``GET /api/options``                    presets, the GameConfig fields, the opponents offered
-``POST /api/games``                     a new game: ``{config | preset, seat, opponents, episode, seed, delay_ms}``
-``GET /api/games/{id}``                 the table as the player sees it (header ``X-Game-Token``)
-``POST /api/games/{id}/move``           ``{"move": "7D" | "draw" | 0..53}``, then the agents move up to your turn
-``POST /api/games/{id}/next``           deal the next hand of a match
-``POST /api/games/{id}/advance``        let the agents move up to your turn (when they start)
-``DELETE /api/games/{id}``              end the game
-``WS /api/games/{id}/play?token=...``   live play: messages ``{"type": "move" | "next" | "state"}``
-``GET /api/records``                    the game records this server saved
-``GET /api/records/{name}``             one saved record, as a page of replay frames (``?game=&start=&count=``)
-``POST /api/replay``                    a record file's text (JSON Lines), as a page of replay frames
-======================================  =====================================================================
-
-Every refusal is a 4xx JSON ``{"error": "..."}`` (on the websocket: a ``{"type": "error", "status": ...,
-"error": ...}`` message, and the connection stays open unless the game cannot be played from it). Agents
-run on worker threads, one game at a time under its lock, so a slow agent holds up only its own game.
-
-What a hostile page or request meets (:mod:`~goboom_env.web.guard`, :mod:`~goboom_env.web.limits`): a request
-that may change state, and every websocket, must come from this server's own page (403 otherwise; requests
-that carry no ``Origin`` and no ``Sec-Fetch-Site``, as scripts send them, are let through); the server answers
-only to the host names of ``allowed_hosts`` (400); no page may frame it; bodies are size-capped and JSON bodies
-must be labelled as JSON; JSON is parsed with bounded nesting and integer size; a replay answer holds at most
-one page of frames and is built on a worker thread, at most :data:`REPLAYS_AT_ONCE` at a time; messages echo
-at most a short excerpt of the input and never a server path, a model's folder or a traceback (those go to
-the server's log). Requests that arrive too slowly are cut off by :mod:`~goboom_env.web.server`.
+Every refusal is a 4xx JSON ``{"error": "..."}`` (on the websocket a ``{"type": "error", ...}`` message). Agents run
+on worker threads under their game's lock. A request that may change state, and every websocket, must come from this
+server's own page (:mod:`~goboom_env.web.guard`); bodies are size-capped, JSON bodies labelled as JSON, and messages
+echo no server path or traceback (:mod:`~goboom_env.web.limits`).
 """
 
 from __future__ import annotations
@@ -43,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_choice, check_int
-from goboom_env.episode import EPISODES
+from goboom_env.config import DERIVED_FIELDS, PRESETS, GameConfig, check_int
+from goboom_env.episode import EPISODES, check_episode
 from goboom_env.hints import needs_extra
 from goboom_env.records import GameRecord
 from goboom_env.untrusted import parse_json
@@ -69,25 +45,19 @@ with needs_extra("goboom serve (goboom_env.web)"):
     from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = replay.MAX_RECORD_BYTES
-"""The largest request body read (a record file posted for replay)."""
-MAX_JSON_BODY = 64 * 1024
-"""The largest body of a new game or a move."""
+MAX_BODY = replay.MAX_RECORD_BYTES  # a record file posted for replay
+MAX_JSON_BODY = 64 * 1024  # a new game or a move
 MAX_WS_MESSAGE = 4096
-"""The longest websocket message read (a move is a few dozen characters)."""
 MAX_WORD = 60
 """The longest text accepted in a field of the new-game form (names of presets, variants, opponents)."""
 MAX_DELAY_MS = 5000
 TOKEN_HEADER = "x-game-token"
 JSON_TYPES = frozenset({"application/json"})
 RECORD_TYPES = frozenset({"application/json", "application/x-ndjson", "application/jsonl"})
-"""Content types of a record file posted for replay (JSON Lines); text/plain, which a page of another web site
-may send without asking first, is not one."""
-NUMBER = re.compile(r"[0-9]{1,6}")
-"""A number in a query (``?game=``, ``?start=``, ``?count=``): ASCII digits, short enough to read at once."""
+"""A posted record file's content types; not text/plain, which another web site's page may send unasked."""
+NUMBER = re.compile(r"[0-9]{1,6}")  # a number in a query (?game=, ?start=, ?count=)
 REPLAYS_AT_ONCE = 2
-"""Replays built at the same time (each reads and replays a whole record file: up to some 200 MB and seconds
-of CPU for the largest); more wait their turn."""
+"""Replays built at the same time (the largest take seconds of CPU); more wait their turn."""
 INTERNAL_ERROR = "internal error; the server's log has the details"
 
 
@@ -99,16 +69,14 @@ class ServerSettings:
     ttl: float = 1800.0
     """Seconds a game may stay unused before it is dropped."""
     finished_ttl: float = 120.0
-    """Seconds a finished game stays (a reload of its page shows its end); it never holds a slot meanwhile."""
+    """Seconds a finished game stays (holding no slot)."""
     max_games: int = 100
     records: Path | None = None
-    """Folder where finished hands are saved as game records (None: not saved)."""
+    """Folder where finished games are saved as records (None: not saved)."""
     sweep_every: float = 60.0
-    """Seconds between two sweeps for idle games."""
     allowed_hosts: list[str] | None = None
-    """Host names the server answers to (None: any, for a test client or a proxy that checks them itself).
-    ``goboom serve`` always gives them (this machine's names, the address it listens on and ``--allow-host``),
-    so that a web site whose name is made to point at this machine cannot use the server."""
+    """Host names the server answers to (None: any); ``goboom serve`` always gives them, so that a web site whose
+    name points at this machine cannot use the server."""
 
 
 def create_app(settings: ServerSettings | None = None) -> Starlette:
@@ -164,11 +132,10 @@ class _Api:
         self.replays = anyio.CapacityLimiter(REPLAYS_AT_ONCE)
 
     async def index(self, request: Request) -> Response:
-        """``GET /``: the page."""
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
     async def options(self, request: Request) -> Response:
-        """``GET /api/options``: what the new-game form offers (presets, GameConfig defaults, opponents)."""
+        """What the new-game form offers."""
         fields = GameConfig().to_dict()  # the derived fields are None: the rules derive them
         return JSONResponse({"presets": PRESETS,
                              "defaults": {k: None if k in DERIVED_FIELDS else v for k, v in fields.items()},
@@ -176,7 +143,7 @@ class _Api:
                              "max_delay_ms": MAX_DELAY_MS})
 
     async def create(self, request: Request) -> Response:
-        """``POST /api/games``: a new game from the form (201 with its id, token and first frame)."""
+        """A new game from the form (201 with its id, token and first frame)."""
         body = await _json_object(request)
         session = await run_in_threadpool(self._new_game, body)
         self.store.add(session)
@@ -184,7 +151,7 @@ class _Api:
                              "frame": session.frame()}, status_code=201)
 
     def _new_game(self, body: dict[str, Any]) -> GameSession:
-        """A game from the page's form (every field checked: GameError 400 naming the first bad one)."""
+        """A game from the page's form; GameError 400 naming the first bad field."""
         unknown = sorted(set(body) - {"config", "preset", "seat", "opponents", "episode", "seed", "delay_ms"})
         if unknown:
             raise GameError(400, f"unknown fields {excerpt(unknown)} in the new-game request")
@@ -193,7 +160,7 @@ class _Api:
             config = _config(body.get("preset"), body.get("config", {}))
             seat = check_int("seat", body.get("seat", 0), 0, config.num_players - 1)
             episode = body.get("episode", "hand")
-            check_choice("episode", episode, EPISODES)
+            check_episode(episode)
             seed = body.get("seed")
             seed = None if seed is None else check_int("seed", seed, 0, 2**63 - 1)
             delay = check_int("delay_ms", body.get("delay_ms", 700), 0, MAX_DELAY_MS)
@@ -216,18 +183,15 @@ class _Api:
         return self.store.get(request.path_params["game"], request.headers.get(TOKEN_HEADER))
 
     async def state(self, request: Request) -> Response:
-        """``GET /api/games/{game}``: the table as the human sees it now."""
         session = self._game(request)
         return JSONResponse({"frame": session.frame()})
 
     async def delete(self, request: Request) -> Response:
-        """``DELETE /api/games/{game}``: drop the game."""
         session = self._game(request)
         self.store.remove(session.id)
         return Response(status_code=204)
 
     async def move(self, request: Request) -> Response:
-        """``POST /api/games/{game}/move``: play the human's move, then the agents' up to the next turn."""
         session = self._game(request)
         body = await _json_object(request)
         if set(body) != {"move"}:
@@ -235,12 +199,10 @@ class _Api:
         return await self._frames(session, lambda: session.play(body["move"]))
 
     async def next_hand(self, request: Request) -> Response:
-        """``POST /api/games/{game}/next``: deal the next hand of a match."""
         session = self._game(request)
         return await self._frames(session, session.next_hand)
 
     async def advance(self, request: Request) -> Response:
-        """``POST /api/games/{game}/advance``: let the agents move up to the human's turn."""
         session = self._game(request)
         return await self._frames(session, session.advance)
 
@@ -250,9 +212,8 @@ class _Api:
         return JSONResponse({"frames": await _locked(session, step)})
 
     async def play(self, ws: WebSocket) -> None:
-        """Live play: the table after every move, the agents' moves ``delay_ms`` apart. A refused message gets
-        an error message and the connection stays open; a game that cannot be played from here (unknown, wrong
-        token, open elsewhere, ended by a failing agent) gets the error and a close code 4000 + its status."""
+        """Live play, the agents' moves ``delay_ms`` apart. A refused message gets an error and the connection stays
+        open; a game that cannot be played from here closes it with code 4000 + the status."""
         await ws.accept()
         try:
             session = self.store.get(ws.path_params["game"], ws.query_params.get("token"))
@@ -273,7 +234,6 @@ class _Api:
             session.attached = False
 
     async def _live(self, ws: WebSocket, session: GameSession) -> None:
-        """The websocket's session: the table once (then the agents' moves), then one step per message."""
         if not await self._stream(ws, session, session.resume):
             return
         while True:
@@ -305,8 +265,7 @@ class _Api:
         raise GameError(400, 'a message is {"type": "move", "move": CARD}, {"type": "next"} or {"type": "state"}')
 
     async def _stream(self, ws: WebSocket, session: GameSession, step: Callable[[], list[Frame]]) -> bool:
-        """Send the frames of ``step`` (the first at once, then one every ``delay_ms``), each with the next
-        ``seq``; a refusal is sent as an error. False when the game has failed (the socket is then closed)."""
+        """Send the frames of ``step``, ``delay_ms`` apart; False when the game has failed (the socket closed)."""
         try:
             frames = await _locked(session, step)
         except GameError as exc:
@@ -324,18 +283,16 @@ class _Api:
         return True
 
     async def records(self, request: Request) -> Response:
-        """``GET /api/records``: the names of the saved record files, newest first."""
         return JSONResponse({"records": await run_in_threadpool(replay.saved_records, self.settings.records)})
 
     async def record(self, request: Request) -> Response:
-        """``GET /api/records/{name}?game=K&start=S&count=C``: the games of a saved record file and frames
-        ``S`` to ``S + C`` of game K (:func:`~goboom_env.web.replay.replay_page`)."""
+        """A page of replay frames of a saved record file (:func:`~goboom_env.web.replay.replay_page`)."""
         page = _page(request)
         folder, name = self.settings.records, request.path_params["name"]
         return await self._replay(lambda: replay.replay_page(replay.read_saved(folder, name), *page))
 
     async def replay(self, request: Request) -> Response:
-        """``POST /api/replay?game=K&start=S&count=C``: the same for the text of a record file the page sends."""
+        """The same for the text of a record file the page sends."""
         page = _page(request)
         _check_content_type(request, RECORD_TYPES)
         body = await _body(request, MAX_BODY)
@@ -346,8 +303,7 @@ class _Api:
         return await self._replay(lambda: replay.replay_page(text, *page))
 
     async def _replay(self, build: Callable[[], dict[str, Any]]) -> Response:
-        """The answer of ``build``, read, replayed and written as JSON on a worker thread (the event loop serves
-        the other requests meanwhile), at most :data:`REPLAYS_AT_ONCE` at a time."""
+        """The answer of ``build``, made on a worker thread, at most :data:`REPLAYS_AT_ONCE` at a time."""
         return await anyio.to_thread.run_sync(lambda: JSONResponse(build()), limiter=self.replays)
 
 
@@ -360,7 +316,6 @@ async def _receive_text(ws: WebSocket) -> str | None:
 
 
 async def _send_error(ws: WebSocket, status: int, message: str) -> None:
-    """A refusal on the websocket: the HTTP status it would have had and the message the page shows."""
     await ws.send_json({"type": "error", "status": status, "error": public(message)})
 
 
@@ -374,14 +329,12 @@ async def _close_with_error(ws: WebSocket, status: int, message: str, code: int 
 
 
 def _page(request: Request) -> tuple[int, int, int]:
-    """``game``, ``start`` and ``count`` of a replay request (``?game=K&start=S&count=C``): which game of a record
-    file (0-based), its first frame to send and how many (at most a page)."""
+    """``game``, ``start`` and ``count`` of a replay request (``?game=K&start=S&count=C``)."""
     return (_query_number(request, "game", "a game number", 0), _query_number(request, "start", "a frame number", 0),
             _query_number(request, "count", "a number of frames", replay.MAX_PAGE_FRAMES))
 
 
 def _query_number(request: Request, name: str, what: str, default: int) -> int:
-    """The number ``?name=`` of the request's query (ASCII digits only), ``default`` when it is not given."""
     text = request.query_params.get(name)
     if text is None:
         return default
@@ -401,8 +354,7 @@ async def _locked(session: GameSession, step: Callable[[], list[Frame]]) -> list
 
 
 async def _body(request: Request, limit: int) -> bytes:
-    """The request's body, refused (413) past ``limit`` bytes; GameError 400 when the client went away before
-    sending it whole (the server cuts off a request that is sent too slowly)."""
+    """The request's body; GameError 413 past ``limit`` bytes, 400 when the client went away before sending it."""
     size = request.headers.get("content-length")
     if size is not None and (not size.isascii() or not size.isdigit() or int(size) > limit):
         raise GameError(413, f"the request body is larger than {limit} bytes")
@@ -419,8 +371,8 @@ async def _body(request: Request, limit: int) -> bytes:
 
 
 def _check_content_type(request: Request, allowed: frozenset[str]) -> None:
-    """GameError 415 unless the request says its body is one of ``allowed``, body or not: a page of another web
-    site can send text/plain or a form without the browser asking the server first, never JSON."""
+    """GameError 415 unless the request's content type is one of ``allowed`` (another site's page can send
+    text/plain or a form unasked, never JSON)."""
     kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     if kind not in allowed:
         wanted = " or ".join(sorted(allowed))
@@ -428,8 +380,7 @@ def _check_content_type(request: Request, allowed: frozenset[str]) -> None:
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
-    """The request's JSON object (an empty body is ``{}``): GameError 415 for a request not labelled as JSON,
-    413 past :data:`MAX_JSON_BODY`, 400 for malformed or oversized JSON or anything but an object."""
+    """The request's JSON object (an empty body is ``{}``); GameError 415, 413 or 400 otherwise."""
     _check_content_type(request, JSON_TYPES)
     body = await _body(request, MAX_JSON_BODY)
     data = _parse_json(body or b"{}")
@@ -439,14 +390,13 @@ async def _json_object(request: Request) -> dict[str, Any]:
 
 
 def _parse_json(text: str | bytes) -> Any:
-    """JSON data within the bounds of :func:`~goboom_env.untrusted.parse_json`; GameError 400 naming the problem."""
     with refused_as_bad_request():
         return parse_json(text)
 
 
 def _check_form(body: dict[str, Any]) -> None:
-    """ValueError unless every field of the new-game form holds what a form can: numbers and short words
-    (the config an object of them, the opponents a list of names), so that no message quotes a big value."""
+    """ValueError unless every field of the new-game form holds numbers and short words (no message then quotes a
+    big value)."""
     for name in ("preset", "seat", "episode", "seed", "delay_ms"):
         _check_scalar(name, body.get(name))
     fields = body.get("config", {})
@@ -456,13 +406,12 @@ def _check_form(body: dict[str, Any]) -> None:
 
 
 def _check_scalar(name: str, value: Any) -> None:
-    """ValueError unless ``value`` is None, a number, a boolean or a short string."""
     if isinstance(value, (dict, list)) or (isinstance(value, str) and len(value) > MAX_WORD):
         raise ValueError(f"{name} must be a number or a word of at most {MAX_WORD} characters, got {excerpt(value)}")
 
 
 def _opponents(opponents: Any, config: GameConfig) -> list[Any]:
-    """One opponent id per other seat: the list given, its last one repeated; ValueError for a bad list."""
+    """One opponent id per other seat: the list given, its last one repeated."""
     if not isinstance(opponents, list) or not opponents:
         raise ValueError(f"opponents must be a non-empty list of opponent ids, got {excerpt(opponents)}")
     if len(opponents) > config.num_players - 1:
@@ -471,7 +420,7 @@ def _opponents(opponents: Any, config: GameConfig) -> list[Any]:
 
 
 def _config(preset: Any, fields: Any) -> GameConfig:
-    """The game's configuration: a preset (optional) with ``fields`` over it; None values derive."""
+    """A preset (optional) with ``fields`` over it; None values derive."""
     if not isinstance(fields, dict):
         raise ValueError(f"config must be an object of GameConfig fields, got {excerpt(fields)}")
     fields = {k: v for k, v in fields.items() if v is not None}
@@ -493,5 +442,5 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
-    """A bug, not a refusal: a 500 that says so without a traceback or a path (the server logs the error)."""
+    """A bug: a 500 without a traceback or a path (the server logs the error)."""
     return JSONResponse({"error": INTERNAL_ERROR}, status_code=500)

@@ -1,11 +1,8 @@
-"""The opponents a page may choose: a list kept on the server, so the page never names a file.
+"""The opponents a page may choose: a list kept on the server, so that the page never names a file.
 
-Each choice has an ``id`` (what the page sends: ``heuristic``, ``ismcts:iters=200``, ``ppo:classic-4p-hands``) and
-the agent spec the server builds it from. Baselines and search agents fit every game of their variant;
-a trained model fits the one configuration it records (its metadata, checked again when the game starts).
-``goboom serve --model DIR`` adds the model files of a folder, offered as ``model:NAME``. A spec that names a
-Python file (``agents.py:Class``, which runs the file) is never handed out, even by a choice added to the list.
-What the page is told names a model by its id only (:meth:`Catalog.without_files`), never by its file or folder.
+Each choice has an ``id`` (what the page sends) and the agent spec the server builds it from; a trained model
+fits the configuration its metadata records, and the page learns its id only, never its file or folder. A spec
+that names a Python file (which would run it) is never handed out.
 """
 
 from __future__ import annotations
@@ -30,18 +27,14 @@ class Choice:
     """One opponent the page may pick."""
 
     id: str
-    """What the page sends (never a path)."""
     spec: str
     """The agent spec the server makes it from (may hold a path: never sent to the page)."""
     label: str
-    variant: str | None = None
-    """The variant it plays; None = both."""
+    variant: str | None = None  # None: both
     config: GameConfig | None = None
     """The configuration a trained model plays (a generalist's default one); None = any of its variant."""
-    meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)
-    """A trained model's metadata (what :func:`check_compatible` reads)."""
-    player_counts: list[int] | None = None
-    """A trained model's table sizes (one, or every count a generalist was trained for); None = any."""
+    meta: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # a trained model's metadata
+    player_counts: list[int] | None = None  # a trained model's table sizes; None: any
 
     def public(self) -> dict[str, Any]:
         """What the page is told about this choice."""
@@ -87,8 +80,8 @@ class Catalog:
         return [c.public() for c in self.choices.values()]
 
     def without_files(self, message: str) -> str:
-        """``message`` (an error of a model the list offers) with the path of each model file replaced by the id of
-        its choice and that of each ``--model`` folder by ``a --model folder``: the page learns no folder name."""
+        """``message`` (an error of a model the list offers) with each model's path replaced by its choice's id and
+        each ``--model`` folder by ``a --model folder``."""
         for path, name in self._paths:
             message = message.replace(path, name)
         return message
@@ -110,8 +103,7 @@ class Catalog:
 
 
 def _path_forms(path: Path, name: str, relative: bool = False) -> dict[str, str]:
-    """The ways an error may write ``path`` (absolute, resolved, and as given when ``relative``), each mapped to
-    ``name``."""
+    """The ways an error may write ``path`` (absolute, resolved, as given when ``relative``), mapped to ``name``."""
     forms = {str(path.absolute()), str(path.resolve())} | ({str(path)} if relative else set())
     return dict.fromkeys(forms, name)
 

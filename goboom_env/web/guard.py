@@ -1,18 +1,6 @@
-"""Who may use the server: the Host names it answers to, which pages may change its state, who may frame it.
-
-Three ASGI middlewares; the first two answer a refusal with the app's JSON error (a websocket handshake is
-refused before it is accepted):
-
-* :class:`AllowedHosts` answers only to the given host names (400 otherwise), against DNS rebinding: a web
-  site whose name is made to point at this machine reaches the port, but its requests carry its own name in
-  ``Host``. ``goboom serve`` uses it on every address it listens on, a wildcard (``0.0.0.0``, ``::``) included.
-* :class:`SameOrigin` refuses (403) every request that may change state (any method but GET and HEAD) and
-  every websocket handshake that a browser marks as sent by another web site: an ``Origin`` that is not the
-  server's own (the scheme it is asked over and the ``Host`` it is asked under), or a ``Sec-Fetch-Site`` of
-  ``cross-site`` or ``same-site``. A request with neither header (curl, scripts, test clients) is not from a
-  web page and is let through.
-* :class:`NoFraming` adds :data:`NO_FRAMING` to every answer: no page of another site may show the server's
-  page in a frame (where it could trick a click).
+"""Who may use the server, as three ASGI middlewares: :class:`AllowedHosts` (the Host names it answers to),
+:class:`SameOrigin` (which pages may change its state) and :class:`NoFraming` (no other site may frame it, where
+it could trick a click). Refusals are the app's JSON error; a websocket handshake is refused before it is accepted.
 """
 
 from __future__ import annotations
@@ -29,15 +17,11 @@ with needs_extra("goboom serve (goboom_env.web)"):
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket
 
-SAFE_METHODS = frozenset({"GET", "HEAD"})
-"""Methods that change nothing: a page of another site may send them (it cannot read the answers)."""
+SAFE_METHODS = frozenset({"GET", "HEAD"})  # change nothing: another site may send them (it cannot read the answers)
 DEFAULT_PORTS = {"http": 80, "https": 443}
-PAGE_SCHEMES = {"http": "http", "https": "https", "ws": "http", "wss": "https"}
-"""The scheme of the page that may send a request over each scheme (a websocket's page is served over HTTP)."""
+PAGE_SCHEMES = {"http": "http", "https": "https", "ws": "http", "wss": "https"}  # the scheme of a request's page
 NO_FRAMING = ((b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"))
-"""Headers that forbid every page to show this server's answers in a frame (the old and the current form)."""
-TRUSTED_FETCH_SITES = frozenset({"same-origin", "none"})
-"""``Sec-Fetch-Site`` values of this server's own page (``none``: the person typed or bookmarked the address)."""
+TRUSTED_FETCH_SITES = frozenset({"same-origin", "none"})  # ``none``: the person typed or bookmarked the address
 
 
 def endpoint(netloc: str, default_port: int) -> tuple[str, int] | None:
@@ -54,8 +38,8 @@ def endpoint(netloc: str, default_port: int) -> tuple[str, int] | None:
 
 
 async def refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
-    """Answer the request with ``{"error": message}`` and ``status``; a websocket handshake gets it as the
-    handshake's HTTP answer where the server supports that, else a plain refusal."""
+    """Answer the request with ``{"error": message}`` and ``status`` (a websocket handshake: as its HTTP answer where
+    the server supports that, else a plain refusal)."""
     response = JSONResponse({"error": message}, status_code=status)
     if scope["type"] != "websocket":
         await response(scope, receive, send)
@@ -68,8 +52,8 @@ async def refuse(scope: Scope, receive: Receive, send: Send, status: int, messag
 
 
 class AllowedHosts:
-    """Refuse (400) a request whose ``Host`` header does not name one of ``hosts`` (names or addresses, without
-    a port: any port is accepted, since the name is what a rebinding site cannot choose)."""
+    """Refuse (400) a request whose ``Host`` does not name one of ``hosts`` (any port), against DNS rebinding: a site
+    whose name is made to point at this machine reaches the port, but its requests carry its own name."""
 
     def __init__(self, app: ASGIApp, hosts: Iterable[str]) -> None:
         self.app = app
@@ -89,7 +73,8 @@ class AllowedHosts:
 
 
 class SameOrigin:
-    """Refuse (403) a state-changing request or a websocket handshake that a browser sent for another site."""
+    """Refuse (403) a state-changing request or a websocket handshake that a browser marks as sent by another site
+    (its ``Origin`` or ``Sec-Fetch-Site``); a request with neither header is not from a web page."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -104,8 +89,7 @@ class SameOrigin:
 
 
 def cross_site(headers: Headers, scheme: str) -> str | None:
-    """Why a request over ``scheme`` (``http`` or ``https``: the page's) comes from another web site, or None
-    when it does not (or says nothing about it)."""
+    """Why a request over ``scheme`` (the page's) comes from another web site, or None."""
     site = headers.get("sec-fetch-site")
     if site is not None and site.lower() not in TRUSTED_FETCH_SITES:
         return f"the browser marks this request as {excerpt(site)}"
@@ -116,8 +100,8 @@ def cross_site(headers: Headers, scheme: str) -> str | None:
 
 
 def same_origin(origin: str, scheme: str, host: str) -> bool:
-    """True when ``origin`` (``scheme://name[:port]``) names the server that ``scheme`` and the ``Host`` header
-    ``host`` ask for: the same scheme, name and port (``https://name`` is another site than ``http://name``)."""
+    """True when ``origin`` (``scheme://name[:port]``) has the scheme, name and port of the server ``scheme`` and
+    the ``Host`` header ``host`` ask for."""
     try:
         parts = urlsplit(origin)
     except ValueError:

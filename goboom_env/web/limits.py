@@ -1,10 +1,5 @@
-"""Bounds on what the server says back: short excerpts, no server paths.
-
-(What it reads is bounded by :func:`goboom_env.untrusted.parse_json`, the one reader of outside JSON: no deep
-nesting, huge integers or NaN.) Messages the page is shown go through :func:`public`: a value echoed from the
-input is cut to a short excerpt, and a file path of the server is reduced to its file name (the full error goes
-to the server's log).
-"""
+"""Bounds on what the server says back (:func:`public`): input echoed as a short excerpt, a server path reduced to
+its file name (the full error goes to the server's log)."""
 
 from __future__ import annotations
 
@@ -12,12 +7,9 @@ import re
 import reprlib
 from typing import Any
 
-EXCERPT = 60
-"""The most characters of an input value quoted back in a message."""
+EXCERPT = 60  # the most characters of an input value quoted back
 MAX_MESSAGE = 500
-"""The longest message sent to the page."""
-_SCANNED = 100 * MAX_MESSAGE
-"""How much of a message is looked at for literals and paths (the rest is cut anyway)."""
+_SCANNED = 100 * MAX_MESSAGE  # how much of a message is looked at (the rest is cut anyway)
 
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = EXCERPT
@@ -38,8 +30,7 @@ _RELATIVE_FILE = re.compile(r"""(?<![\w.~/\\-])(?:[\w.-]+/)+([\w-][\w.-]*\.[A-Za
 
 
 def without_paths(message: str) -> str:
-    """``message`` with each file path (absolute, or relative to a file with a suffix) reduced to its last part,
-    so that the page never learns where the server keeps its files."""
+    """``message`` with each file path (absolute, or relative with a suffix) reduced to its last part."""
     return _RELATIVE_FILE.sub(r"\1", _ABSOLUTE_PATH.sub(r"\1", message))
 
 

@@ -1,19 +1,10 @@
-"""Game records for the page: the records a server saves, and a record turned into replay frames.
+"""Game records for the page: the records a server saves (:mod:`goboom_env.records`, one file per game), and a
+record turned into replay frames, the table after the deal and after every move with every hand face up.
 
-Records are those of :mod:`goboom_env.records` (JSON Lines, one game a line). A server started with a
-records folder writes each finished game to its own file there; the page lists them by file name
-(never a path) or sends the text of a record file it opened, and gets back frames: the table after
-the deal and after every move, every hand face up (the page hides the hands of the other seats when
-you watch from one seat), as :func:`goboom_env.records.replay` rebuilds them on the engine.
-
-An answer holds at most :data:`MAX_PAGE_FRAMES` frames (a page: ``start`` and ``count``), so that one long
-match, which may have a hundred thousand steps, costs the server and the page the same as a short one: the
-whole record is read and replayed (every move is checked before any frame is shown), but only the frames of
-the page are built.
-
-Only regular files directly in the records folder are listed and read: a symbolic link there (which could
-point anywhere on the machine) is neither, and a name is never joined to the folder unless it is listed.
-Record text is parsed by :func:`goboom_env.records.loads_records` (JSON data only, every field checked).
+An answer holds at most :data:`MAX_PAGE_FRAMES` frames, so that a long match costs the same as a short one: the
+whole record is replayed (every move checked), but only the page's frames are built. Only regular files directly
+in the records folder are listed and read (never a symbolic link), and a name is never joined to the folder
+unless it is listed.
 """
 
 from __future__ import annotations
@@ -30,8 +21,7 @@ from goboom_env.records import GameRecord
 from goboom_env.web.limits import excerpt
 from goboom_env.web.session import GameError, event_view, move_code, refused_as_bad_request, table_view
 
-RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.jsonl")
-"""A record file name the server lists and reads: no folder, no path."""
+RECORD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.jsonl")  # no folder, no path
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 """The largest saved record file read (as large as a record file the page may send)."""
 MAX_PAGE_FRAMES = 500
@@ -47,31 +37,29 @@ def save_game(folder: Path, game_id: str, record: GameRecord) -> Path:
 
 
 def saved_records(folder: Path | None) -> list[str]:
-    """The record files in ``folder`` (regular files, not symbolic links), newest first; none when the server
-    saves no records."""
+    """The record files in ``folder`` (regular files, not symbolic links), newest first."""
     if folder is None or not folder.is_dir():
         return []
-    found = []
     with os.scandir(folder) as entries:
-        for entry in entries:
-            if RECORD_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-                found.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+        found = [(entry.stat(follow_symlinks=False).st_mtime, entry.name) for entry in entries
+                 if RECORD_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)]
     return [name for _, name in sorted(found, reverse=True)]
 
 
 def read_saved(folder: Path | None, name: str) -> str:
-    """The text of the saved record file ``name``: GameError 404 unless it is one that :func:`saved_records`
-    lists (a file swapped for a link meanwhile is not followed), 413 past :data:`MAX_RECORD_BYTES`."""
+    """The text of the saved record file ``name``: GameError 404 unless :func:`saved_records` lists it (a file
+    swapped for a link meanwhile is not followed), 413 past :data:`MAX_RECORD_BYTES`."""
+    missing = GameError(404, f"no saved record {excerpt(name)} on this server")
     if folder is None or not RECORD_NAME.fullmatch(name) or name not in saved_records(folder):
-        raise GameError(404, f"no saved record {excerpt(name)} on this server")
+        raise missing
     try:
         fd = os.open(folder / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        raise GameError(404, f"no saved record {excerpt(name)} on this server") from None
+        raise missing from None
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(file.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise GameError(404, f"no saved record {excerpt(name)} on this server")
+            raise missing
         if info.st_size > MAX_RECORD_BYTES:
             raise GameError(413, f"the record file {excerpt(name)} is larger than {MAX_RECORD_BYTES} bytes")
         data = file.read(MAX_RECORD_BYTES + 1)
@@ -82,8 +70,7 @@ def read_saved(folder: Path | None, name: str) -> str:
 
 
 def parse_records(text: str) -> list[GameRecord]:
-    """Every record of a JSON Lines text (blank lines skipped), each checked; GameError 400 naming the line and
-    the field."""
+    """Every record of a JSON Lines text, each checked; GameError 400 naming the line and the field."""
     with refused_as_bad_request():
         games = records.loads_records(text.splitlines())
     if not games:
@@ -92,9 +79,8 @@ def parse_records(text: str) -> list[GameRecord]:
 
 
 def replay_page(text: str, game: int = 0, start: int = 0, count: int = MAX_PAGE_FRAMES) -> dict[str, Any]:
-    """The games of a record file (a summary each) and the frames ``start`` to ``start + count`` of game number
-    ``game`` (0-based), with the number of frames of that game (``total``) and the first frame of each of its
-    hands (``hand_starts``); GameError 400 for a game or a start past the end, or a count past the page size."""
+    """The games of a record file (a summary each) and one page of frames of game number ``game`` (0-based), with
+    its frame count and the first frame of each hand; GameError 400 for a game, start or count out of range."""
     if not 1 <= count <= MAX_PAGE_FRAMES:
         raise GameError(400, f"count must be in 1..{MAX_PAGE_FRAMES} frames (a page), got {count}; ask for the "
                              "next frames with start=")
@@ -116,19 +102,16 @@ def summary(record: GameRecord) -> dict[str, Any]:
 
 
 class Frames(NamedTuple):
-    """Some frames of a replay, and where they sit in the whole."""
+    """Some frames of a replay, the frame count of the whole record and the first frame (the deal) of each hand."""
 
     frames: list[dict[str, Any]]
     total: int
-    """The number of frames of the whole record."""
     hand_starts: list[int]
-    """The number of the first frame (the deal) of each hand."""
 
 
 def frames(record: GameRecord, start: int = 0, stop: int | None = None) -> Frames:
-    """The frames ``start`` to ``stop`` of a record (all by default): the table after the deal of each hand and
-    after each move, every hand face up. The whole record is replayed (GameError 400 when it does not: an
-    illegal move, events or results that differ from the engine's); the frames outside the range are not built."""
+    """The frames ``start`` to ``stop`` of a record (all by default); the whole record is replayed, GameError 400
+    when it does not (an illegal move, events or results that differ from the engine's)."""
     n = record.config.num_players
     out, hand_starts, number = [], [], 0
     try:

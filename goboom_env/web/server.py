@@ -1,12 +1,6 @@
-"""The HTTP server that ``goboom serve`` runs the app on: uvicorn over h11, with a deadline on each request.
-
-uvicorn closes a kept-alive connection that stays silent, but it waits for ever on a request that arrives a
-byte at a time (a "slowloris"): each such connection holds a socket and its memory. :class:`DeadlineProtocol`
-gives every request :data:`REQUEST_TIMEOUT` seconds, from the moment the server waits for it (a new connection,
-or the answer to the previous request sent) until it has arrived whole, head and body; a request still
-arriving then is cut off (the connection is closed). Heads are bounded by h11 (16 KB), bodies by the app.
-A websocket, once open, is the websocket protocol's to keep: it pings the page and closes when it gets no pong.
-"""
+"""The HTTP server that ``goboom serve`` runs the app on: uvicorn over h11, with a deadline on each request
+against "slowloris" clients, which uvicorn would wait for for ever (heads are bounded by h11, bodies by the app,
+an open websocket by its pings)."""
 
 from __future__ import annotations
 
@@ -24,13 +18,12 @@ REQUEST_TIMEOUT = 30.0
 """Seconds a request may take to arrive whole (a record file of 8 MB needs some 2 Mbit/s)."""
 WS_MAX_SIZE = 64 * 1024
 """The largest websocket message the server reads (a move is a few dozen bytes)."""
-_ARRIVING = (h11.IDLE, h11.SEND_BODY)
-"""The states of the client's side of h11 while the server waits for (part of) a request."""
+_ARRIVING = (h11.IDLE, h11.SEND_BODY)  # the client's h11 states while the server waits for (part of) a request
 
 
 class DeadlineProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline: a request that has not arrived whole :attr:`request_timeout`
-    seconds after the server started waiting for it is cut off."""
+    """uvicorn's h11 protocol with a deadline: a request not arrived whole (head and body) :attr:`request_timeout`
+    seconds after the server began to wait for it (a new connection, or the previous answer sent) is cut off."""
 
     request_timeout: float = REQUEST_TIMEOUT
     _deadline: asyncio.TimerHandle | None = None
@@ -71,15 +64,14 @@ class DeadlineProtocol(H11Protocol):
             self._deadline = None
 
     def _cut_off(self) -> None:
-        """Close the connection of a request that is still arriving (the app, if it reads the body, sees the
-        client gone)."""
+        """Close the connection of a request that is still arriving."""
         self._deadline = None
         if self.conn.their_state in _ARRIVING and not self._upgraded:
             self.transport.close()
 
 
 def server_config(app: Any, host: str, port: int, request_timeout: float = REQUEST_TIMEOUT) -> uvicorn.Config:
-    """uvicorn's settings for ``app`` on ``host:port``: h11 with a deadline of ``request_timeout`` seconds on each
-    request, websocket messages of at most :data:`WS_MAX_SIZE` bytes, only warnings logged."""
+    """uvicorn's settings for ``app`` on ``host:port``: h11 with a deadline on each request, websocket messages of at
+    most :data:`WS_MAX_SIZE` bytes, only warnings logged."""
     protocol = type("DeadlineProtocol", (DeadlineProtocol,), {"request_timeout": request_timeout})
     return uvicorn.Config(app, host=host, port=port, http=protocol, log_level="warning", ws_max_size=WS_MAX_SIZE)

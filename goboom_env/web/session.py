@@ -1,15 +1,9 @@
 """One game played in the browser: a human in one seat, agents in the others, on the engine's public API.
 
-A :class:`GameSession` owns its :class:`~goboom_env.engine.Match` and its agents, so games never share
-state. The agents move through the one decision loop, :func:`goboom_env.game_loop.play_hand`: the
-human's seat is a policy that stops the loop when it is asked to act, and the loop's decision hook
-takes a picture of the table before each agent move, so the page can show the opponents' moves one by
-one. Every change happens under the session's lock, on a worker thread (the server never runs an agent
-on its event loop). An agent that raises ends its game (status ``failed``, with a message naming the agent
-and no server path: ``redact`` names a model file by its choice); the full error goes to the server's log.
-
-Seeding matches ``goboom play``: a game with seed ``S`` deals like ``Match(config, default_rng(S))`` and
-the agent in seat ``s`` gets seed ``S + 1 + s``.
+A :class:`GameSession` owns its match and agents. The agents move through :func:`goboom_env.game_loop.play_hand`:
+the human's seat stops the loop when asked to act, and the decision hook takes a picture of the table before each
+agent move. An agent that raises ends its game (status ``failed``, a message without server paths); the full error
+goes to the server's log. Seeds as ``goboom play``: the deal from ``S``, the agent in seat ``s`` from ``S + 1 + s``.
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ from goboom_env.events import EventKind, describe_event, fields_of
 from goboom_env.game_loop import Decision, play_hand
 from goboom_env.observation import observe
 from goboom_env.player_view import PlayerView
-from goboom_env.records import GameRecord, Recorder
+from goboom_env.records import GameRecord, Recorder, move_code
 from goboom_env.render import parse_move as typed_move
 from goboom_env.scoring import HandResult
 from goboom_env.web.limits import excerpt, without_paths
@@ -76,7 +70,7 @@ class _HumanSeat:
         raise _YourTurn
 
     def reseed(self, seed: int | None) -> None:
-        """Nothing to restart: the moves come from the page."""
+        pass
 
 
 Frame = dict[str, Any]
@@ -98,34 +92,25 @@ class GameSession:
         self.config, self.seat, self.episode, self.seed = config, seat, episode, seed
         self.specs = dict(zip(others, specs))
         self.names = ["you" if s == seat else names[others.index(s)] for s in range(config.num_players)]
-        self.redact = redact
-        """What an agent's error becomes before the page sees it (the paths of model files replaced)."""
+        self.redact = redact  # an agent's error as the page may see it (model paths replaced)
         agents = {s: self._agent(s, spec, seed) for s, spec in self.specs.items()}
         self.policies: list[Policy] = [agents.get(s, _HumanSeat()) for s in range(config.num_players)]
         self.match = Match(config, np.random.default_rng(seed))
         self.recorder = Recorder(episode, self.names, {"source": "goboom serve", "seed": seed})
         self.record: GameRecord | None = None
-        """The game's record, once it is over."""
-        self.shown: Hand = self.match.hand
-        """The hand the page shows: the current one, or the finished one until the player asks for the next."""
+        self.shown: Hand = self.match.hand  # the current hand, or the finished one until the next is asked for
         self.result: EpisodeResult | None = None
-        """How the game ended, once it is over."""
         self.waiting_next = False
         self.lock = threading.Lock()
-        self.attached = False
-        """True while a websocket plays this game (a second one is refused)."""
+        self.attached = False  # a websocket plays this game (a second one is refused)
         self.last_active = time.monotonic()
-        self.delay_ms = delay_ms
-        """Milliseconds between two agent moves shown on a websocket."""
+        self.delay_ms = delay_ms  # between two agent moves shown on a websocket
         self.on_game_end = on_game_end
-        self.failure: str | None = None
-        """Why the game ended early (an agent raised), in words the page may show; None while it runs."""
-        self.seq = 0
-        """The number of the last frame sent to a websocket (each frame sent gets the next one)."""
+        self.failure: str | None = None  # why an agent ended the game, in words the page may show
+        self.seq = 0  # the number of the last frame sent to a websocket
 
     def _agent(self, seat: int, spec: str, seed: int | None) -> Policy:
-        """The agent of ``seat``; GameError 400 naming it by its choice when it cannot be made (a model file that
-        the loader refuses, or that is gone)."""
+        """The agent of ``seat``; GameError 400 naming it by its choice when it cannot be made."""
         try:
             return make_agent(spec, self.config, None if seed is None else seed + 1 + seat, source=SpecSource.WEB)
         except (ValueError, OSError) as exc:
@@ -133,21 +118,17 @@ class GameSession:
             raise GameError(400, f"opponent P{seat} ({self.names[seat]}) cannot play: {self.redact(str(exc))}") \
                 from None
 
-    # -- state ---------------------------------------------------------------------------------------
-
     @property
     def over(self) -> bool:
-        """True once the episode (the hand, or the match) has ended."""
         return self.result is not None
 
     @property
     def finished(self) -> bool:
-        """True once the game can no longer be played: it is over, or an agent failed."""
+        """Over, or an agent failed."""
         return self.over or self.failure is not None
 
     def status(self) -> str:
-        """``your_turn``, ``agents`` (an agent is to move), ``hand_over`` (waiting for the next hand), ``over``
-        or ``failed`` (an agent raised: the game ended early)."""
+        """``your_turn``, ``agents``, ``hand_over`` (waiting for the next hand), ``over`` or ``failed``."""
         if self.failure is not None:
             return "failed"
         if self.over:
@@ -176,15 +157,12 @@ class GameSession:
         return frame
 
     def next_seq(self) -> int:
-        """The number of the next frame sent to a websocket: increasing, so a page can drop a stale one."""
+        """The next frame's number: increasing, so a page can drop a stale frame."""
         self.seq += 1
         return self.seq
 
-    # -- moves ---------------------------------------------------------------------------------------
-
     def play(self, move: Any) -> list[Frame]:
-        """Play the human's ``move`` (a card code, ``draw``/``pass`` or an action number), then let the agents
-        move up to the human's next turn; returns the frames of the agents' moves and the final frame."""
+        """Play the human's ``move``, then the agents' up to the human's next turn; returns their frames."""
         self._check_not_failed()
         if self.over:
             raise GameError(409, "the game is over; start a new game")
@@ -214,9 +192,8 @@ class GameSession:
         return self.advance()
 
     def advance(self) -> list[Frame]:
-        """Let the agents move until the human's turn or the end of the hand: the table as it is, then a frame
-        after each agent move (the page shows them one by one). When an agent raises, the game ends there: the
-        last frame has the status ``failed`` and the message."""
+        """Let the agents move until the human's turn or the end of the hand: a frame before each agent move, then
+        the table as it ends up (status ``failed`` when an agent raised)."""
         self._check_not_failed()
         if self.over or self.waiting_next:
             return [self.frame()]
@@ -248,8 +225,7 @@ class GameSession:
             raise GameError(410, self.failure)
 
     def _fail(self, exc: Exception) -> None:
-        """End the game after the agent to move raised ``exc``: the full error to the server's log, a short
-        message without paths for the page."""
+        """End the game after the agent to move raised ``exc``: the error to the log, a short message to the page."""
         seat = self.match.hand.current
         print(f"goboom serve: game {self.id}: the agent of P{seat} ({self.specs.get(seat, '?')}) failed:",
               file=sys.stderr)
@@ -271,9 +247,8 @@ class GameSession:
 
 
 def parse_move(move: Any) -> int:
-    """An action id from what the page sent: an action number 0..53 (R3.1), or text as people type a move
-    (:func:`goboom_env.render.parse_move`: a card code such as ``7D``, ``10h``, ``K♣`` or ``JK``, or a draw/pass
-    word); GameError 400 for anything else."""
+    """An action id from what the page sent: an action number (R3.1) or a typed move
+    (:func:`goboom_env.render.parse_move`); GameError 400 for anything else."""
     if isinstance(move, bool) or not isinstance(move, (int, str)):
         raise GameError(400, f"a move must be a card code such as '7D', 'draw' or an action number, "
                              f"got {excerpt(move)}")
@@ -285,11 +260,6 @@ def parse_move(move: Any) -> int:
         raise GameError(400, f"not a move: {excerpt(move)}; type a card code (TC, KS, JK), draw, or an action number")
     with refused_as_bad_request():
         return typed_move(move)
-
-
-def move_code(action: int) -> str:
-    """How a move is written to the page: a card code, or ``draw``."""
-    return "draw" if action == DRAW_OR_PASS else code_of(action)
 
 
 def card(face: int) -> dict[str, str]:
@@ -308,9 +278,8 @@ def event_view(event: tuple) -> dict[str, Any]:
 
 def table_view(hand: Hand, seat: int | None, *, reveal: bool = False, names: list[str] | None = None,
                with_events: bool = True) -> Frame:
-    """The table of ``hand`` as ``seat`` sees it (``seat=None``: every hand face up): the public facts of
-    R4.1 and the seat's own cards with the legal ones marked; ``reveal`` shows every hand (the end of a hand);
-    ``with_events`` adds the hand's event log."""
+    """The table of ``hand`` as ``seat`` sees it (R4.1), its legal cards marked (``seat=None`` or ``reveal``: every
+    hand face up); ``with_events`` adds the hand's event log."""
     legal = set(hand.legal_actions()) if not hand.over else set()
     mover = hand.current if not hand.over else None
     players = []

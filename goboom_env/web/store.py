@@ -1,8 +1,4 @@
-"""The games of one server, by id: looked up with their secret token, capped in number, expired when idle.
-
-A finished game (over, or ended by a failing agent) keeps its table for a reload of its page, for at most
-``finished_ttl`` seconds, and never holds a slot: a new game past ``max_games`` first drops finished ones.
-"""
+"""The games of one server, by id: looked up with their secret token, capped in number, expired when idle."""
 
 from __future__ import annotations
 
@@ -16,8 +12,8 @@ from goboom_env.web.session import GameError, GameSession
 
 
 class GameStore:
-    """Live games by id. A game unused for ``ttl`` seconds is dropped (a finished one after ``finished_ttl``);
-    at most ``max_games`` games are kept, finished ones dropped first to make room."""
+    """Live games by id. A game unused for ``ttl`` seconds is dropped; a finished one keeps its table for a reload
+    of its page for ``finished_ttl`` seconds, and is dropped first to make room past ``max_games``."""
 
     def __init__(self, ttl: float = 1800.0, max_games: int = 100, clock: Callable[[], float] = time.monotonic,
                  finished_ttl: float = 120.0) -> None:
@@ -49,8 +45,7 @@ class GameStore:
             del self._games[session.id]
 
     def get(self, game_id: str, token: str | None) -> GameSession:
-        """The game ``game_id`` if ``token`` is its token: GameError 404 for an unknown (or expired) game, 403 for a
-        wrong token. Using a game keeps it alive."""
+        """The game ``game_id`` if ``token`` is its token (GameError 404 or 403); using a game keeps it alive."""
         self.expire()
         session = self._games.get(game_id)
         if session is None:

@@ -12,7 +12,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import MATRIX, config_id, make_hand, on_matrix, play, random_move, soak, soak_count, suited_hands
+from helpers import (
+    MATRIX,
+    LowestLegal,
+    config_id,
+    make_hand,
+    on_matrix,
+    play,
+    random_move,
+    soak,
+    soak_count,
+    suited_hands,
+)
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
@@ -20,7 +31,6 @@ from goboom_env.agents import (
     AGENTS,
     BEST_HEURISTIC,
     HEURISTICS,
-    Agent,
     Policy,
     RandomAgent,
     TableDecoder,
@@ -195,15 +205,6 @@ class Bare:
         return int(np.flatnonzero(observation["action_mask"])[0])
 
 
-class FirstLegal(Agent):
-    """The smallest complete agent: the Agent base class supplies needs_view and reseed."""
-
-    name = "first-legal"
-
-    def act(self, observation: dict, view: object = None) -> int:
-        return int(np.flatnonzero(observation["action_mask"])[0])
-
-
 @pytest.fixture
 def registered() -> Iterator[list[str]]:
     """Names registered by a test, unregistered after it."""
@@ -214,7 +215,7 @@ def registered() -> Iterator[list[str]]:
 
 
 def test_register_agent_adds_a_name_to_specs(registered: list[str]) -> None:
-    register_agent("first-legal", FirstLegal)
+    register_agent("first-legal", LowestLegal)
     registered.append("first-legal")
     agent = make_agent("first-legal", GameConfig(), 0)
     assert isinstance(agent, Policy) and not agent.needs_view
@@ -226,7 +227,7 @@ def test_register_agent_adds_a_name_to_specs(registered: list[str]) -> None:
 
 
 def test_unregister_agent_removes_the_name() -> None:
-    register_agent("short-lived", FirstLegal)
+    register_agent("short-lived", LowestLegal)
     unregister_agent("short-lived")
     assert "short-lived" not in registry.known_agents()
     with pytest.raises(ValueError, match="no agent named 'short-lived' is registered"):
@@ -236,7 +237,7 @@ def test_unregister_agent_removes_the_name() -> None:
 @pytest.mark.parametrize("name", ["", "a:b", "a,b", "a=b", "-a", "two words", 3])
 def test_register_agent_refuses_a_name_a_spec_cannot_hold(name: object) -> None:
     with pytest.raises(ValueError, match="agent name must be"):
-        register_agent(name, FirstLegal)  # type: ignore[arg-type]
+        register_agent(name, LowestLegal)  # type: ignore[arg-type]
 
 
 def test_register_agent_refuses_a_factory_that_is_not_callable() -> None:

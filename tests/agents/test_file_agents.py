@@ -41,13 +41,17 @@ def helper():
 '''
 
 
+def written_in_workdir(monkeypatch: pytest.MonkeyPatch, path: Path, text: str) -> Path:
+    """``path``, written with ``text``, its folder made the working directory."""
+    monkeypatch.chdir(path.parent)
+    path.write_text(text)
+    return path
+
+
 @pytest.fixture
 def agent_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``my_agents.py`` in the working directory (a fresh temporary one)."""
-    monkeypatch.chdir(tmp_path)
-    path = tmp_path / "my_agents.py"
-    path.write_text(AGENT_FILE)
-    return path
+    return written_in_workdir(monkeypatch, tmp_path / "my_agents.py", AGENT_FILE)
 
 
 def test_a_file_spec_keeps_its_class_in_the_name() -> None:
@@ -178,10 +182,7 @@ from goboom_env.agents import RandomAgent as Agent
 
 @pytest.fixture
 def marking_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    path = tmp_path / "evil.py"
-    path.write_text(MARKING_FILE)
-    return path
+    return written_in_workdir(monkeypatch, tmp_path / "evil.py", MARKING_FILE)
 
 
 @pytest.mark.parametrize(("argv", "settings"), [

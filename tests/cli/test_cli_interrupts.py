@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from helpers import GOBOOM, ROOT, needs_extra_of
+from helpers import EARLIER_RUN, GOBOOM, ROOT, earlier_run, needs_extra_of
+from helpers.processes import alive, descendants, group_members, proc_file
 
 from goboom_env import process
-from goboom_env.outdir import mark
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the processes from /proc")
 
@@ -38,46 +38,10 @@ SHORT = ["--games", "40", "--episode", "hand"]  # played in a moment: the result
 # -- processes, read from /proc ------------------------------------------------------------------------
 
 
-def _stat(pid: int) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command name (state first), or None if it has gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rindex(")") + 2:].split()
-
-
-def _alive(pid: int, started: str) -> bool:
-    """Whether process ``pid``, started at ``started`` (clock ticks after boot), still runs (zombies have ended)."""
-    fields = _stat(pid)
-    return fields is not None and fields[19] == started and fields[0] != "Z"
-
-
-def _descendants(root: int) -> dict[int, str]:
-    """The live descendants of ``root``: pid -> start time."""
-    parents: dict[int, list[tuple[int, str]]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := _stat(int(entry))) is not None and fields[0] != "Z":
-            parents.setdefault(int(fields[1]), []).append((int(entry), fields[19]))
-    found, todo = {}, [root]
-    while todo:
-        for pid, started in parents.get(todo.pop(), []):
-            found[pid] = started
-            todo.append(pid)
-    return found
-
-
-def _group(pgid: int) -> list[int]:
-    """The live members of process group ``pgid``."""
-    return [int(e) for e in os.listdir("/proc") if e.isdigit() and (f := _stat(int(e))) is not None
-            and int(f[2]) == pgid and f[0] != "Z"]
-
-
 def _handlers_installed(pid: int) -> bool:
     """Whether goboom's handlers are in force in ``pid``: it catches SIGTERM (Python alone does not)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
+    status = proc_file(pid, "status")
+    if status is None:
         return False
     caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
     return bool(caught & (1 << (signal.SIGTERM - 1)))
@@ -97,7 +61,7 @@ class Command:
         """What the command printed on stdout after :meth:`send` (once it has ended)."""
 
     def watch(self) -> None:
-        self.seen |= _descendants(self.proc.pid)
+        self.seen |= descendants(self.proc.pid)
 
     def wait_until(self, condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
         """Poll ``condition`` (every few milliseconds, noting the processes) until it holds; fails when the
@@ -115,7 +79,7 @@ class Command:
         self.watch()
 
     def workers(self) -> int:
-        return len(_descendants(self.proc.pid))
+        return len(descendants(self.proc.pid))
 
     def send(self, signum: int = signal.SIGINT, *, whole_group: bool = True) -> str:
         """Send ``signum`` (to the process group, as a terminal's Ctrl-C, or to the command alone); the
@@ -143,8 +107,8 @@ class Command:
         """Stopped with the status of ``signum``, a single line on stderr, no process left."""
         assert self.proc.returncode == process.exit_status(signum), err
         assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-        assert [pid for pid, started in self.seen.items() if _alive(pid, started)] == []
-        assert _group(self.proc.pid) == []
+        assert [pid for pid, started in self.seen.items() if alive(pid, started)] == []
+        assert group_members(self.proc.pid) == []
 
 
 def _staging(parent: Path) -> list[Path]:
@@ -212,17 +176,14 @@ def test_an_interrupt_mid_run(tmp_path: Path, signum: int, whole_group: bool, ig
 
 @pytest.mark.slow  # whole goboom processes, interrupted at each moment of their run
 def test_an_interrupt_while_the_results_are_written(tmp_path: Path) -> None:
-    out = tmp_path / "results"
-    out.mkdir()
-    mark(out)  # an earlier run's results, which --force would replace
-    (out / "report.md").write_text("earlier run")
+    out = earlier_run(tmp_path / "results")  # which --force would replace
     command = Command(*EVALUATE, *SHORT, "--out", str(out), "--force")
     # results.json is the first file written; the CSV, the plots and report.md follow (most of a second)
     command.wait_until(lambda: any((p / "results.json").exists() for p in _staging(tmp_path)), "results being written")
     err = command.send()
     command.assert_stopped(err)
     assert err == "goboom evaluate: interrupted\n"
-    assert (out / "report.md").read_text() == "earlier run" and len(list(out.iterdir())) == 2  # the earlier run kept
+    assert (out / "report.md").read_text() == EARLIER_RUN and len(list(out.iterdir())) == 2  # the earlier run kept
     assert [p.name for p in tmp_path.iterdir()] == ["results"]  # no staging folder left
 
 
@@ -238,7 +199,7 @@ def test_an_interrupt_once_the_results_are_in_place(tmp_path: Path) -> None:
     if command.proc.returncode == -signal.SIGINT:
         # The command had returned: the signal landed in the interpreter's final teardown, where Python restores
         # the default handling and the process ends by the signal (a shell reports 130 all the same), silently.
-        assert err == "" and _group(command.proc.pid) == [], err
+        assert err == "" and group_members(command.proc.pid) == [], err
         return
     command.assert_stopped(err)
     assert err == f"goboom evaluate: interrupted; kept the complete results in {out}\n"

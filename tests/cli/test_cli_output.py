@@ -6,18 +6,21 @@ names instead of cutting them, and win counts as integers when they are whole.""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, needs_extra_of
 from rich.console import Console
 
+from goboom_env.cli import SUBCOMMANDS
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.leaderboard import Group
 from goboom_env.evaluation.leaderboard import rich_tables as leaderboard_tables
@@ -56,81 +59,72 @@ def last_count(stderr: str, desc: str) -> tuple[int, int]:
 
 
 # Every trainer's run below: 600 steps asked, whole rollouts of 256 (2 x 128; 16 x 16), so 768 are taken.
+TINY_RUNS = {
+    "train-fast": ["--num-envs", "16", "--num-steps", "16"],
+    "train": ["--num-envs", "2", "--num-steps", "128", "--minibatch-size", "128", "--n-epochs", "1",
+              "--opponents", "random=1"],
+}
+"""Each trainer's own options of its tiny run."""
 WARM = ["--bc-games", "20", "--eval-every", "0", "--eval-games", "8", "--net-arch", "32"]
+PHASES = {
+    "train-fast": ["setting up", "compiling the batched engine (first run only, ~15 s)...",
+                   "warm start: playing 20 games", "warm start: fitting the network", "warm start done",
+                   "training: 600 learner steps", "evaluating at 768 steps: 8 games against each of random, heuristic"],
+    "train": ["setting up", "warm start: playing 20 games", "warm start: fitting the network", "warm start done",
+              "training: 768 steps; --timesteps 600 rounded up to whole rollouts of 256", "evaluating at 768 steps"],
+}
+"""The status lines each trainer starts its phases with, in order."""
+STEP_BAR = {"train-fast": "fast PPO", "train": "PPO"}
+"""The name of each trainer's bar of the training steps."""
 
 
-@pytest.fixture(scope="module")
-def fast_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
-    """A tiny ``goboom train-fast`` on a terminal, its engine taken for uncompiled: stdout, stderr, run folder."""
-    pytest.importorskip("torch")
-    pytest.importorskip("numba")
-    from goboom_env.cli import train_fast
+@dataclass
+class Run:
+    """A finished run of a trainer: its command, what it printed and its run folder."""
 
-    out = tmp_path_factory.mktemp("fast") / "run"
+    command: str
+    stdout: str
+    stderr: str
+    out: Path
+
+
+@pytest.fixture(scope="module", params=list(TINY_RUNS))
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """A tiny ``goboom train-fast`` (its engine taken for uncompiled) and ``goboom train``, on a terminal."""
+    command = request.param
+    needs_extra_of(command)
+    main = importlib.import_module(SUBCOMMANDS[command][0]).main
+    out = tmp_path_factory.mktemp(command) / "run"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("goboom_env.vector.compile_pending", lambda: True)
-        stdout, stderr = run_main(train_fast.main, ["--timesteps", "600", "--num-envs", "16", "--num-steps", "16",
-                                                    *WARM, "--out", str(out)])
-    return stdout, stderr, out
+        if command == "train-fast":
+            patch.setattr("goboom_env.vector.compile_pending", lambda: True)
+        stdout, stderr = run_main(main, ["--timesteps", "600", *TINY_RUNS[command], *WARM, "--out", str(out)])
+    return Run(command, stdout, stderr, out)
 
 
-@pytest.fixture(scope="module")
-def sb3_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
-    """A tiny ``goboom train`` on a terminal: stdout, stderr, run folder."""
-    pytest.importorskip("torch")
-    pytest.importorskip("sb3_contrib")
-    from goboom_env.cli import train
-
-    out = tmp_path_factory.mktemp("sb3") / "run"
-    stdout, stderr = run_main(train.main, ["--timesteps", "600", "--n-envs", "2", "--n-steps", "128",
-                                           "--minibatch-size", "128", "--n-epochs", "1", "--opponents", "random=1",
-                                           *WARM, "--out", str(out)])
-    return stdout, stderr, out
-
-
-def test_train_fast_says_each_phase_with_a_bar(fast_run: tuple[str, str, Path]) -> None:
-    _, stderr, _ = fast_run
-    said = lines(stderr)
-    expected = ["setting up", "compiling the batched engine (first run only, ~15 s)...", "warm start: playing 20 games",
-                "warm start: fitting the network", "warm start done", "training: 600 learner steps",
-                "evaluating at 768 steps: 8 games against each of random, heuristic"]
-    found = [next((i for i, line in enumerate(said) if line.startswith(start)), None) for start in expected]
+def test_training_says_each_phase_with_a_bar(run: Run) -> None:
+    said = lines(run.stderr)
+    found = [next((i for i, line in enumerate(said) if line.startswith(start)), None) for start in PHASES[run.command]]
     assert None not in found and found == sorted(found), said
-    for desc in ("warm start: games", "warm start: fit", "fast PPO", "classic 4p: ppo:"):
-        assert f"{desc}" in stderr
+    for desc in ("warm start: games", "warm start: fit", STEP_BAR[run.command], "classic 4p: ppo:"):
+        assert desc in run.stderr
 
 
-def test_train_says_each_phase_with_a_bar(sb3_run: tuple[str, str, Path]) -> None:
-    _, stderr, _ = sb3_run
-    said = lines(stderr)
-    expected = ["setting up", "warm start: playing 20 games", "warm start: fitting the network", "warm start done",
-                "training: 768 steps; --timesteps 600 rounded up to whole rollouts of 256",
-                "evaluating at 768 steps"]
-    found = [next((i for i, line in enumerate(said) if line.startswith(start)), None) for start in expected]
-    assert None not in found and found == sorted(found), said
-    for desc in ("warm start: games", "warm start: fit", "PPO", "classic 4p: ppo:"):
-        assert f"{desc}" in stderr
+def test_the_step_bar_ends_at_its_total_the_steps_taken(run: Run) -> None:
+    assert last_count(run.stderr, STEP_BAR[run.command]) == (768, 768)
 
 
-@pytest.mark.parametrize("run, desc", [("fast_run", "fast PPO"), ("sb3_run", "PPO")])
-def test_the_step_bar_ends_at_its_total_the_steps_taken(run: str, desc: str, request: pytest.FixtureRequest) -> None:
-    _, stderr, _ = request.getfixturevalue(run)
-    assert last_count(stderr, desc) == (768, 768)
-
-
-@pytest.mark.parametrize("run", ["fast_run", "sb3_run"])
-def test_training_ends_with_the_evaluation_table(run: str, request: pytest.FixtureRequest) -> None:
-    stdout, _, out = request.getfixturevalue(run)
-    table, _, paths = stdout.partition("model: ")
-    assert "Evaluation at 768 steps" in table and "95% Wilson CI" in table
+def test_training_ends_with_the_evaluation_table(run: Run) -> None:
+    table, _, paths = run.stdout.partition("model: ")
+    assert "Evaluation at 768 steps, one hand a game" in table and "95% Wilson CI" in table
     import csv
 
-    (row,) = csv.DictReader((out / "eval.csv").open())
+    (row,) = csv.DictReader((run.out / "eval.csv").open())
     for baseline in ("random", "heuristic"):
         cells = [c.strip() for c in next(line for line in table.splitlines() if f" {baseline} " in line).split("│")]
         assert cells[1:5] == [baseline, *(format_cell(float(row[f"{k}/{baseline}"])) for k in
                                           ("win_rate", "ci_low", "ci_high"))]
-    assert paths.startswith(str(out / "model.zip"))
+    assert paths.startswith(str(run.out / "model.zip"))
 
 
 def test_the_compile_is_announced_when_numba_has_not_cached_the_engine(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import GOBOOM, ROOT, needs_extra_of
+from helpers import EARLIER_RUN, GOBOOM, ROOT, earlier_run, needs_extra_of
+from helpers.processes import group_members
 
 import goboom_env.evaluation.report
 import goboom_env.evaluation.tournament
@@ -35,22 +36,6 @@ def start(*args: str, cwd: Path = ROOT, **kwargs: object) -> subprocess.Popen:
     """``goboom ARGS`` in its own process group (as a terminal runs a foreground job)."""
     return subprocess.Popen([*GOBOOM, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True, **kwargs)  # type: ignore[call-overload]
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live processes (zombies excluded) of process group ``pgid``, read from /proc."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        state, _, group = stat[stat.rindex(")") + 2:].split()[:3]
-        if int(group) == pgid and state != "Z":
-            members.append(int(entry))
-    return members
 
 
 def wait_until_started(proc: subprocess.Popen, started: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
@@ -114,10 +99,7 @@ def leftovers(folder: Path) -> list[str]:
 @pytest.mark.parametrize("times, whole_group", [(1, True), (2, True), (1, False)],
                          ids=["ctrl-c", "ctrl-c-twice", "sigint-to-parent-only"])
 def test_ctrl_c_stops_a_parallel_evaluation_at_once(tmp_path: Path, times: int, whole_group: bool) -> None:
-    out = tmp_path / "results"
-    out.mkdir()
-    mark(out)  # an earlier run's results, which --force would replace
-    (out / "report.md").write_text("earlier run")
+    out = earlier_run(tmp_path / "results")  # which --force would replace
     proc = start("evaluate", "--processes", "2", *LONG, "--out", str(out), "--force")
     wait_for_games(proc, tmp_path)
     wait_for_workers(proc, 2)
@@ -125,7 +107,7 @@ def test_ctrl_c_stops_a_parallel_evaluation_at_once(tmp_path: Path, times: int, 
     assert proc.returncode == 130
     assert err.splitlines() == ["goboom evaluate: interrupted"]
     assert group_members(proc.pid) == []  # no worker outlives the command
-    assert (out / "report.md").read_text() == "earlier run" and sorted(p.name for p in out.iterdir()) == [
+    assert (out / "report.md").read_text() == EARLIER_RUN and sorted(p.name for p in out.iterdir()) == [
         MARKER, "report.md"]
     assert leftovers(tmp_path) == []
 
@@ -274,10 +256,7 @@ def test_a_full_disk_is_one_line_and_leaves_no_half_written_folder(tmp_path: Pat
 
 
 def test_force_replaces_the_whole_folder(tmp_path: Path, capsys) -> None:
-    out = tmp_path / "results"
-    out.mkdir()
-    mark(out)  # an earlier run's folder
-    (out / "stale.txt").write_text("from an earlier run")
+    out = earlier_run(tmp_path / "results", "stale.txt")
     (tmp_path / "plain").mkdir()
     assert main(["evaluate", "--games", "4", "--no-progress", "--out", str(out), "--force"]) == 0
     assert sorted(p.name for p in out.iterdir()) == [MARKER, "distributions.png", "report.md", "results.csv",
@@ -309,8 +288,8 @@ def test_evaluate_help_states_the_folder_rule() -> None:
     assert "an existing non-empty one is refused unless --force" in text and "--force" in text
 
 
-TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--minibatch-size", "128",
-              "--n-epochs", "1", "--net-arch", "16", "--eval-every", "-1", "--no-progress"]
+TINY_TRAIN = ["--timesteps", "256", "--bc-games", "0", "--num-envs", "2", "--num-steps", "128",
+              "--minibatch-size", "128", "--n-epochs", "1", "--net-arch", "16", "--eval-every", "-1", "--no-progress"]
 
 
 @pytest.mark.slow  # several short training processes
@@ -375,7 +354,8 @@ def _blocked(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     ("evaluate", "openskill", "eval"),
     ("train", "torch", "train"),
     ("train", "sb3_contrib", "train"),
-    ("demo", "torch", "train"),
+    ("demo", "torch", "fast"),  # the demo needs the fast trainer only
+    ("train-fast", "tensorboard", "fast"),
     ("train-rllib", "ray", "rllib"),
     ("train", "matplotlib", "train"),  # the command's extra, which includes the eval extra
 ])

@@ -156,7 +156,8 @@ def test_a_game_record_with_a_field_of_the_wrong_kind_names_it(folders: dict[str
 
 def test_a_bad_outcome_is_refused(folders: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
     assert main([str(folders["a"]), "--outcome", "points"]) == 2
-    assert "outcome must be one of ['win', 'placing']" in capsys.readouterr().err
+    assert "invalid choice 'points' for argument '--outcome'. Expected one of ('win', 'placing')" in \
+        capsys.readouterr().err
 
 
 def test_agent_names_of_a_result_file_reach_the_terminal_as_plain_text(folders: dict[str, Path], tmp_path: Path,

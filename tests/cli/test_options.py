@@ -17,7 +17,6 @@ from goboom_env.cli.demo import DemoArgs
 from goboom_env.cli.evaluate import EvaluateArgs
 from goboom_env.cli.options import parse, print_error
 from goboom_env.cli.play import PlayArgs
-from goboom_env.cli.train_rllib import RLlibCommand
 from goboom_env.config import GameConfig
 from goboom_env.training.settings import (
     GameArgs,
@@ -30,7 +29,7 @@ from goboom_env.training.settings import (
     sb3_ppo_kwargs,
 )
 
-COMMANDS = {"play": PlayArgs, "evaluate": EvaluateArgs, "train": TrainArgs, "train-rllib": RLlibCommand,
+COMMANDS = {"play": PlayArgs, "evaluate": EvaluateArgs, "train": TrainArgs, "train-rllib": RLlibArgs,
             "demo": DemoArgs}
 """The options dataclass of each command (train-fast's VectorArgs needs numba: checked where it is installed)."""
 GAME_FIELDS = [f.name for f in dataclasses.fields(GameConfig) if f.init and f.name != "extra"]

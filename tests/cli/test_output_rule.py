@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import GOBOOM, ROOT
+from helpers import EARLIER_RUN, GOBOOM, ROOT, earlier_run
 
 from goboom_env import outdir
 from goboom_env.cli import main
@@ -153,14 +153,11 @@ def test_a_marker_of_another_content_or_a_link_is_not_goboom_s(tmp_path: Path) -
 
 
 def test_the_folder_is_replaced_only_once_the_new_one_is_ready(tmp_path: Path) -> None:
-    out = tmp_path / "results"
-    out.mkdir()
-    mark(out)
-    (out / "report.md").write_text("the earlier run")
+    out = earlier_run(tmp_path / "results")
     with pytest.raises(RuntimeError), StagedFolder(out, force=True) as staged:
         (staged / "report.md").write_text("half")
         raise RuntimeError("the run failed")
-    assert (out / "report.md").read_text() == "the earlier run"
+    assert (out / "report.md").read_text() == EARLIER_RUN
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
 
 
@@ -195,9 +192,7 @@ def test_force_never_replaces_the_models_an_evaluation_plays(tmp_path: Path,
 def test_the_trainers_never_replace_the_models_they_read(tmp_path: Path) -> None:
     from goboom_env.training.settings import ExploitArgs, VectorArgs
 
-    out = tmp_path / "run"
-    out.mkdir()
-    mark(out)
+    out = earlier_run(tmp_path / "run")
     model = out / "model.zip"
     shutil.copy(model_path("classic-4p-hands"), model)
     before = tree(out)

@@ -31,9 +31,13 @@ API_IDS = ["-".join(str(v) for v in c.values()) for c in API_CONFIGS]
 @pytest.mark.parametrize("episode", ["hand", "match"])
 @pytest.mark.parametrize("observation", ["snapshot", "history"])
 def test_pettingzoo_api_test(fields: dict, episode: str, observation: str) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # api_test's own advisory warnings (e.g. observation bounds)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         api_test(goboom_env.env(episode=episode, observation=observation, **fields), num_cycles=300)
+    # only api_test's own advisories about a Dict observation (as for every PettingZoo classic env with a mask)
+    assert {str(w.message) for w in caught} <= {
+        "Observation space for each agent probably should be gymnasium.spaces.box or gymnasium.spaces.discrete",
+        "Observation is not a NumPy array"}
 
 
 @pytest.mark.parametrize("fields", API_CONFIGS, ids=API_IDS)
@@ -120,10 +124,20 @@ def test_reset_rejects_an_invalid_dealer(dealer: object) -> None:
         env.reset(options={"dealer": dealer})
 
 
-def test_unknown_reset_option_warns() -> None:
+def test_a_misspelt_reset_option_warns_and_any_other_is_ignored() -> None:
     env = goboom_env.raw_env()
-    with pytest.warns(UserWarning, match=r"ignoring unknown reset options \['dek'\]"):
+    with pytest.warns(UserWarning, match=r"ignoring unknown reset option 'dek' \(did you mean 'deck'\?\)"):
         env.reset(seed=0, options={"dek": []})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env.reset(seed=0, options={"options": 1})  # what pettingzoo.test.api_test passes
+
+
+def test_the_env_prints_its_name_and_short_spaces() -> None:
+    env = goboom_env.env()
+    assert str(env) == "goboom_v0"
+    assert repr(env.observation_space("player_0")) == (
+        "Dict('action_mask': Box(0, 1, (54,), int8), 'observation': Box(0, 1..2.695, (517,), float32))")
 
 
 def test_raw_env_illegal_action_names_agent_action_and_legal_actions() -> None:

@@ -124,15 +124,6 @@ def test_the_env_ends_an_episode_as_the_loop_does(config: GameConfig, episode: s
     assert list(totals.values()) == win_rewards(config.num_players, result.winners)
 
 
-def test_module_example_runs() -> None:
-    import doctest
-
-    import goboom_env.game_loop
-
-    failures, tried = doctest.testmod(goboom_env.game_loop)
-    assert tried > 0 and failures == 0
-
-
 @pytest.mark.parametrize("value, expected", [(3, 3), (np.int8(3), 3), (np.array(3), 3)])
 def test_check_int_takes_every_integer_type(value: object, expected: int) -> None:
     got = check_int("games", value, 1)

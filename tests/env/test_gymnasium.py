@@ -39,7 +39,8 @@ def test_gymnasium_and_sb3_checkers_pass_without_warnings(kwargs: dict) -> None:
 def test_the_mask_is_in_info_and_action_masks_every_step() -> None:
     env = _make()
     obs, info = env.reset(seed=4)
-    masks = env.get_wrapper_attr("action_masks")
+    masks = env.action_masks  # gymnasium.make returns the env itself: no wrapper hides the method
+    assert str(env) == "<SelfPlayEnv<goboom_env/GoBoom-v0>>"
     steps = 0
     terminated = False
     rng = np.random.default_rng(4)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import random_match_states
+from helpers import RULE_CONFIGS, random_match_states
 
 from goboom_env import GameConfig, Match
 from goboom_env.cards import NUM_FACES
@@ -14,12 +14,9 @@ from goboom_env.engine import PASSED
 from goboom_env.observation import ObservationEncoder, layout
 
 ENCODER_CONFIGS = [
+    *RULE_CONFIGS,  # every rule option; classic 7p has two decks: hand and seen counts of 2
     GameConfig(variant="classic", num_players=4),
-    GameConfig(variant="classic", num_players=12),  # two decks: hand and seen counts of 2
-    GameConfig(variant="classic", num_players=3, scoring="reverse"),
-    GameConfig(variant="jokers", num_players=4),
-    GameConfig(variant="jokers", num_players=3, num_jokers=0),
-    GameConfig(variant="jokers", num_players=4, after_joker="any"),
+    GameConfig(variant="classic", num_players=12),  # the most seats
     # 4 decks + 200 jokers = 408 cards: sizes, drawn and stock can pass 255, the non-byte path
     GameConfig(variant="jokers", num_players=2, num_decks=4, num_jokers=200, hand_size=1, rounds=2),
 ]

@@ -3,7 +3,7 @@ wrote it; the test regenerates the trace and compares it exactly, and replays ev
 through the bare engine (deal, legal actions, events) as an independent check of the file.
 
 After an intended change of the rules, the env's rewards or the seeding, regenerate a file with
-the command in its first line, e.g. ``python -m goboom_env.playthrough --config classic --seed 0 >
+the command in its first line, e.g. ``python tests/helpers/playthrough.py --config classic --seed 0 >
 tests/data/playthroughs/classic_4p.txt``, and review the diff.
 """
 
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 from helpers import DATA, ROOT, deck_for
+from helpers.playthrough import action_text, arguments_of, event_text, playthrough
 
 from goboom_env import GameConfig, Hand
 from goboom_env.cards import face_of
-from goboom_env.playthrough import action_text, arguments_of, event_text, playthrough
 
 PLAYTHROUGHS = DATA / "playthroughs"
 FILES = sorted(PLAYTHROUGHS.glob("*.txt"))
@@ -99,7 +99,7 @@ def test_golden_file_replays_through_the_engine(path: Path) -> None:
 def test_cli_writes_the_golden_text() -> None:
     path = PLAYTHROUGHS / "jokers_aces.txt"
     args = arguments_of(path.read_text().splitlines()[0])
-    cmd = [sys.executable, "-m", "goboom_env.playthrough", "--config", args["config"], "--seed", str(args["seed"]),
+    cmd = [sys.executable, "tests/helpers/playthrough.py", "--config", args["config"], "--seed", str(args["seed"]),
            "--episode", args["episode"], "--reward", args["reward"]]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stderr) == (0, "")
@@ -109,9 +109,9 @@ def test_cli_writes_the_golden_text() -> None:
 @pytest.mark.parametrize(
     ("config", "message"),
     [("nope", "unknown preset 'nope'"), ('{"num_players": 13}', "num_players must be an integer in 2..12"),
-     ("{bad json", "--config is not valid JSON"), ("[1, 2]", "unknown preset")],
+     ("{bad json", "--config: not JSON"), ("[1, 2]", "unknown preset")],
 )
 def test_cli_reports_a_bad_config(config: str, message: str) -> None:
-    cmd = [sys.executable, "-m", "goboom_env.playthrough", "--config", config]
+    cmd = [sys.executable, "tests/helpers/playthrough.py", "--config", config]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and done.stdout == "" and message in done.stderr

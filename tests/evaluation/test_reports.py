@@ -249,11 +249,11 @@ def test_episode_both_reports_match_and_hand_side_by_side_on_the_same_deals(tmp_
     assert (out / "match" / "distributions.png").read_bytes()[:8] == PNG
 
 
-def test_evaluate_plays_matches_by_default_and_refuses_other_episodes(tmp_path: Path) -> None:
+def test_evaluate_plays_matches_without_a_model_and_refuses_other_episodes(tmp_path: Path) -> None:
     from goboom_env.cli.evaluate import EvaluateArgs, main
 
-    assert EvaluateArgs().episode == "match"
-    with pytest.raises(ValueError, match=r"episode must be one of \['match', 'hand', 'both'\]"):
+    assert EvaluateArgs().episode == "auto" and EvaluateArgs().episodes() == ("match",)
+    with pytest.raises(ValueError, match=r"episode must be one of \['auto', 'match', 'hand', 'both'\]"):
         EvaluateArgs(episode="set").validate()
     assert main(["--episode", "set", "--out", str(tmp_path / "x")]) == 2
     assert not (tmp_path / "x").exists()

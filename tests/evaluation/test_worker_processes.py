@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
+from helpers.processes import alive, children, proc_file
 
 from goboom_env import GameConfig
 from goboom_env.cli import main
@@ -88,34 +89,9 @@ run_tournament(GameConfig(), ["random"], 10_000_000, processes=2, progress=False
 """A parent playing a long tournament on two workers, stopped ``before any work`` or not (``while playing``)."""
 
 
-def _children(pid: int) -> list[int]:
-    """The live (not zombie) child processes of ``pid``, read from /proc."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        state, parent = text[text.rindex(")") + 2:].split()[:2]
-        if int(parent) == pid and state != "Z":
-            found.append(int(stat.parent.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return text[text.rindex(")") + 2] != "Z"
-
-
 def _waiting_in(pid: int) -> str:
     """The kernel function process ``pid`` sleeps in (``/proc/PID/wchan``), "" when unknown."""
-    try:
-        return Path(f"/proc/{pid}/wchan").read_text()
-    except OSError:
-        return ""
+    return proc_file(pid, "wchan") or ""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the processes from /proc")
@@ -130,7 +106,7 @@ def test_no_worker_outlives_a_parent_killed_outright(moment: str) -> None:
     workers: list[int] = []
     try:
         deadline = time.monotonic() + HANG_GUARD_S
-        while len(workers := _children(parent.pid)) < 2 or (
+        while len(workers := children(parent.pid)) < 2 or (
                 moment == "before any work" and not any("pipe" in _waiting_in(pid) for pid in workers)):
             assert parent.poll() is None and time.monotonic() < deadline, "the workers did not start"
             time.sleep(0.05)
@@ -138,8 +114,8 @@ def test_no_worker_outlives_a_parent_killed_outright(moment: str) -> None:
             os.kill(next(pid for pid in workers if "pipe" in _waiting_in(pid)), signal.SIGKILL)
         parent.kill()
         parent.wait()
-        while alive := [pid for pid in workers if _alive(pid)]:
-            assert time.monotonic() < deadline + HANG_GUARD_S, f"workers {alive} outlived their parent"
+        while left := [pid for pid in workers if alive(pid)]:
+            assert time.monotonic() < deadline + HANG_GUARD_S, f"workers {left} outlived their parent"
             time.sleep(0.05)
     finally:
         parent.kill()

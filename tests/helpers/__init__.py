@@ -1,6 +1,8 @@
 """Helpers shared by the test folders (``from helpers import ...``: pyproject.toml puts ``tests`` on the path):
 build fixed deck orders, play scripted and random games, the configuration matrices, the soak counts. Helpers of
-one folder's modules are a module of this package named after the folder (``from helpers.web import ...``).
+one folder's modules are a module of this package named after the folder (``from helpers.web import ...``); helpers
+of one concern that several folders share, a module named after it (``helpers.processes``: processes read from
+/proc).
 
 Deck orders follow RULES.md R0.5 (index 0 = top) and the deal of R1.3/R2.3: one card at a time,
 starting with the dealer's left. :func:`deck_for` turns "these are the hands, this is the stock"
@@ -26,7 +28,9 @@ import pytest
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
+from goboom_env.agents import Agent
 from goboom_env.cards import code_of, deck_faces, face_of
+from goboom_env.outdir import mark
 
 ROOT = Path(__file__).resolve().parents[2]
 """The checkout: the folder of pyproject.toml."""
@@ -261,6 +265,19 @@ def goboom_evaluate(out: Path, *args: str) -> subprocess.CompletedProcess:
     return done
 
 
+EARLIER_RUN = "an earlier run's file"
+"""What :func:`earlier_run` writes in its folder's file."""
+
+
+def earlier_run(out: Path, file: str = "report.md") -> Path:
+    """``out`` made the folder of an earlier goboom run, which ``--force`` may replace: goboom's marker in it and
+    ``file``, which reads :data:`EARLIER_RUN`; ``out``."""
+    out.mkdir()
+    mark(out)
+    (out / file).write_text(EARLIER_RUN)
+    return out
+
+
 def python_output(code: str, timeout: float = 120) -> str:
     """Run ``python -c CODE`` in a fresh interpreter from the checkout; its standard output, stripped (a failure
     shows its standard error)."""
@@ -295,7 +312,7 @@ def tiny_train_args(**changes: Any) -> Any:
 
     from goboom_env.training.settings import TrainArgs
 
-    args = TrainArgs(timesteps=256, n_envs=2, n_steps=64, minibatch_size=64, n_epochs=1, net_arch=[32, 32],
+    args = TrainArgs(timesteps=256, num_envs=2, num_steps=64, minibatch_size=64, n_epochs=1, net_arch=[32, 32],
                      opponents=["random=1"], progress=False)
     return dataclasses.replace(args, **changes)
 
@@ -311,6 +328,16 @@ def save_untrained_model(args: Any, config: GameConfig, path: Path, timesteps: i
         return save_model(build_model(args, vec, None), path, model_metadata(config, args, timesteps))
     finally:
         vec.close()
+
+
+class LowestLegal(Agent):
+    """Plays the lowest legal action (action 53, draw, is the highest): a deterministic opponent, and the smallest
+    complete agent (the Agent base class supplies ``needs_view`` and ``reseed``)."""
+
+    name = "lowest"
+
+    def act(self, observation: dict[str, np.ndarray], view: Any = None) -> int:
+        return int(np.flatnonzero(observation["action_mask"])[0])
 
 
 class AECStep(NamedTuple):
@@ -384,14 +411,29 @@ class Payload:
 @contextlib.contextmanager
 def benchmark_module(name: str) -> Iterator[Any]:
     """``benchmarks/NAME.py`` imported as a module (it is a script, not part of the package), in ``sys.modules``
-    while the block runs (its dataclasses look their module up there)."""
+    while the block runs (its dataclasses look their module up there), with ``benchmarks/`` on the module path, as
+    when the script runs (the scripts import ``_timing`` from there)."""
     import importlib.util
 
+    folder = str(ROOT / "benchmarks")
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
+    sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
         yield module
     finally:
+        sys.path.remove(folder)
         del sys.modules[spec.name]
+
+
+def benchmark_fixture(name: str) -> Callable[[], Iterator[Any]]:
+    """A module-scoped fixture: :func:`benchmark_module` of ``benchmarks/NAME.py`` while the module's tests run."""
+
+    @pytest.fixture(scope="module")
+    def fixture() -> Iterator[Any]:
+        with benchmark_module(name) as module:
+            yield module
+
+    return fixture

@@ -1,10 +1,13 @@
 """Helpers of the web tests (tests/web): game bodies, a scripted player over the ASGI test client, record files,
-ports on 127.0.0.1. The web extra is imported only by :func:`clocked_client`, when it is called."""
+a real server in a thread, ports on 127.0.0.1. The web extra is imported only by :func:`clocked_client` and
+:func:`served`, when they are called."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env import records
-from goboom_env.agents import Agent, make_agent
+from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
 
@@ -49,15 +52,6 @@ def clocked_client(**settings: Any) -> Iterator[tuple[Any, Any, list[float]]]:
         yield client, store, now
 
 
-class LowestLegal(Agent):
-    """The engine-side twin of :func:`first_legal`: the lowest legal action (action 53, draw, is the highest)."""
-
-    name = "lowest"
-
-    def act(self, observation: Any, view: Any = None) -> int:
-        return int(np.flatnonzero(observation["action_mask"])[0])
-
-
 def new_game(client: Any, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str, str], dict[str, Any]]:
     """Start a game through the test client: its id, the headers that carry its token, its first frame."""
     response = client.post("/api/games", json=body)
@@ -66,13 +60,21 @@ def new_game(client: Any, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str
     return data["game"], {"X-Game-Token": data["token"]}, data["frame"]
 
 
+def refused_host(client: Any, host: str) -> str:
+    """The error of ``GET /api/options`` sent with the Host header ``host``, which the server must refuse (400)."""
+    response = client.get("/api/options", headers={"Host": host})
+    assert response.status_code == 400, (host, response.text[:MAX_REPLY])
+    return response.json()["error"]
+
+
 def ws_url(game: str, headers: dict[str, str]) -> str:
     """The websocket path of ``game`` with the token of ``headers``."""
     return f"/api/games/{game}/play?token={headers['X-Game-Token']}"
 
 
 def first_legal(frame: dict[str, Any]) -> str:
-    """The move a scripted player makes: the lowest legal card of the hand, else draw (= the lowest legal action)."""
+    """The move a scripted player makes: the lowest legal card of the hand, else draw (= the lowest legal action,
+    :class:`~helpers.LowestLegal`'s move on the engine)."""
     return next((c["code"] for c in frame["your_hand"] if c["legal"]), "draw")
 
 
@@ -124,11 +126,31 @@ def records_folder_with_links(root: Path) -> Path:
     return folder
 
 
-def free_port() -> int:
-    """A port of 127.0.0.1 that nothing listens on (free when probed)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+START_GUARD = 60.0
+"""Seconds a server in a thread may take to start before a test calls it a failure (it takes well under one)."""
+
+
+@contextlib.contextmanager
+def served(app: Any, **settings: Any) -> Iterator[int]:
+    """``app`` served by uvicorn in a thread as ``goboom serve`` sets it up (``server_config``; ``settings`` such as
+    ``request_timeout`` replace its own), on a port of 127.0.0.1 the system picks; yields the port once the server
+    listens, and stops it when the block ends."""
+    import uvicorn
+
+    from goboom_env.web.server import server_config
+
+    server = uvicorn.Server(server_config(app, "127.0.0.1", 0, **settings))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + START_GUARD
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=START_GUARD)
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
-"""``benchmarks/throughput.py``: its rate arithmetic on a scripted clock, and the script end to end (every row
-measured, the JSON consistent with itself, every target reported, bad options refused). The rows of OpenSpiel
-and PettingZoo's own envs need the ``bench`` extra."""
+"""The benchmark scripts: ``benchmarks/throughput.py``'s timing method (``_timing.py``) on a scripted clock, and the
+script end to end (every row measured, the JSON consistent with itself, every target reported, bad options refused;
+the rows of OpenSpiel and PettingZoo's own envs need the ``bench`` extra); the other scripts end to end on tiny
+budgets."""
 
 from __future__ import annotations
 
@@ -8,38 +9,22 @@ import csv
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
-from helpers import ROOT, benchmark_module
+from helpers import ROOT, benchmark_fixture, benchmark_module
 
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
 
+timing = benchmark_fixture("_timing")
 
 
-
-
-def script_fixture(name: str) -> Callable[[], Iterator[ModuleType]]:
-    """A module-scoped fixture: :func:`~helpers.benchmark_module` of ``benchmarks/NAME.py``."""
-
-    @pytest.fixture(scope="module")
-    def fixture() -> Iterator[ModuleType]:
-        with benchmark_module(name) as module:
-            yield module
-
-    return fixture
-
-
-throughput = script_fixture("throughput")
-
-
-def test_measure_counts_decisions_per_second_of_the_given_clock(throughput: ModuleType) -> None:
+def test_measure_counts_decisions_per_second_of_the_given_clock(timing: ModuleType) -> None:
     ticks = iter([10.0, 10.4, 10.8, 11.2])  # each episode takes 0.4 s of the scripted clock
     episodes = []
-    rate = throughput.measure(lambda: episodes.append(1) or 7, 1.0, clock=lambda: next(ticks))
+    rate = timing.measure(lambda: episodes.append(1) or 7, 1.0, clock=lambda: next(ticks))
     assert len(episodes) == 3  # 0.4 and 0.8 s are short of 1 s, 1.2 s is not
     assert rate == pytest.approx(21 / 1.2)
 
@@ -217,7 +202,7 @@ def test_seed_band_script_refuses_a_grid_beyond_every_checkpoint(tmp_path: Path)
     assert not (tmp_path / "band").exists()
 
 
-variants = script_fixture("heuristic_variants")
+variants = benchmark_fixture("heuristic_variants")
 
 
 def test_the_unchanged_variant_plays_every_game_exactly_as_jokers_boom(variants: ModuleType) -> None:
@@ -317,7 +302,7 @@ def test_heuristic_variants_script_writes_paired_differences(tmp_path: Path) -> 
     assert bad.returncode == 1 and "num_jokers" in bad.stderr and "Traceback" not in bad.stderr
 
 
-luck_bench = script_fixture("luck_adjusted")
+luck_bench = benchmark_fixture("luck_adjusted")
 
 
 def test_the_variance_reductions_interval_holds_the_factor_and_narrows_with_deals(luck_bench: ModuleType) -> None:
@@ -404,7 +389,7 @@ def test_the_luck_benchmark_table_in_the_docs_is_the_committed_figures() -> None
         assert cells[8] == str(row["games_for_4000_raw"])
 
 
-bench_v1 = script_fixture("bench_v1_reference")
+bench_v1 = benchmark_fixture("bench_v1_reference")
 
 
 def test_the_benchmark_page_shows_the_committed_reference_table(bench_v1: ModuleType) -> None:

@@ -22,10 +22,6 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-import goboom_env.cards
-import goboom_env.config
-import goboom_env.engine
-
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL = {"bash", "sh", "console"}
 RUNNABLE = SHELL | {"python"}
@@ -47,6 +43,8 @@ EXCLUDED_BLOCKS = {
     "goboom benchmark": "the benchmark's budget is fixed by its protocol (360 matches against each opponent of each "
                         "task: minutes to half an hour); tests/cli/test_cli_benchmark.py runs the command end to end "
                         "on a tiny task list",
+    "python -m build": "builds the wheel in the checkout (the slow tier's packaging test builds and installs it)",
+    "python3 -m venv .venv": "creates a virtual environment and installs into it",
     "ray start --head": "a multi-node Ray cluster: needs several machines, and `ray start` leaves daemons running",
     "training/train_torchrl.py --timesteps": "tests/training/test_recipes.py runs this recipe on a tiny budget and "
                                              "plays its model with goboom evaluate (once, not twice in CI)",
@@ -84,11 +82,11 @@ SEARCH_BUDGET = (re.compile(r"\biters=(\d+)"), 20, 20)
 """Agent specs' search budgets (``ismcts:iters=400``): ``(pattern, divisor, floor)``, as :data:`BUDGETS`."""
 
 TINY_FLAGS = {
-    "train": ["--n-envs", "2", "--n-steps", "64", "--minibatch-size", "64", "--n-epochs", "1", "--net-arch", "16",
+    "train": ["--num-envs", "2", "--num-steps", "64", "--minibatch-size", "64", "--n-epochs", "1", "--net-arch", "16",
               "--bc-games", "20", "--eval-every", "0", "--eval-games", "8", "--checkpoint-every", "128",
               "--snapshot-every", "128", "--no-progress"],
-    "train-rllib": ["--num-envs-per-env-runner", "2", "--train-batch-size", "128", "--minibatch-size", "64",
-                    "--n-epochs", "1", "--net-arch", "16", "--league-size", "2", "--num-cpus", "2",
+    "train-rllib": ["--num-envs", "2", "--train-batch-size", "128", "--minibatch-size", "64",
+                    "--n-epochs", "1", "--net-arch", "16", "--pool-size", "2", "--num-cpus", "2",
                     "--no-progress"],
     # 12 games: one per player count of a generalist trained at 2..12 players
     "train-fast": ["--num-envs", "12", "--num-steps", "8", "--minibatch-size", "32", "--n-epochs", "1",
@@ -105,6 +103,14 @@ SCRIPTS = {"training/train_sb3.py": "train", "training/train_fast.py": "train-fa
            "training/train_rllib.py": "train-rllib", "evaluation/evaluate.py": "evaluate"}
 """The runnable scripts and the command whose options (and budgets) they take: ``python SCRIPT ...`` lines
 are shrunk as that command's lines are, and run from the checkout."""
+
+OUTPUT_FAULTS = {
+    "your move> ?": "goboom play refused a piped move (the example's moves must be legal in its seeded game)",
+    "[{'": "a list of dicts printed where the text meant a table",
+    "Traceback (most recent call last)": "an error printed by a block that still exited 0",
+}
+"""What the output of a block that ran must not hold, and why: an example runs as written and prints what its
+text says."""
 
 SLOW_MARKERS = ("goboom train", "goboom demo", "goboom exploit", "runs/", ".learn(")
 """A block that contains one of these trains or uses a trained run: slow tier."""
@@ -201,6 +207,8 @@ def run_blocks(selected: list[Block], workdir: Path) -> None:
         assert done.returncode == 0, (f"{block.doc}:{block.line} ({block.lang}) failed with exit code "
                                       f"{done.returncode}\n{shown}\n--- stdout\n{done.stdout[-3000:]}\n"
                                       f"--- stderr\n{done.stderr[-5000:]}")
+        faults = [why for mark, why in OUTPUT_FAULTS.items() if mark in done.stdout + done.stderr]
+        assert not faults, f"{block.doc}:{block.line} ({block.lang}): {faults}\n{shown}\n{done.stdout[-3000:]}"
 
 
 def runnable(doc: Path, slow: bool) -> list[Block]:
@@ -242,6 +250,15 @@ def test_every_block_is_run_or_excluded_for_a_stated_reason() -> None:
     assert set(RECORDS) <= {b.doc for b in all_blocks}
 
 
+@pytest.mark.parametrize(("lang", "code", "fault"), [
+    ("bash", "printf '7H\\ndraw\\nquit\\n' | goboom play --seed 3\n", "refused a piped move"),
+    ("python", "print([{'agent': 'heuristic', 'win_rate': 0.5}])\n", "a list of dicts printed"),
+])
+def test_an_example_that_prints_a_fault_fails(tmp_path: Path, lang: str, code: str, fault: str) -> None:
+    with pytest.raises(AssertionError, match=fault):
+        run_blocks([Block("example.md", 1, lang, code)], tmp_path)
+
+
 def test_budget_rewriting() -> None:
     assert shrink("goboom evaluate --agents heuristic random --games 5000 --out results/  # note") == (
         "goboom evaluate --agents heuristic random --games 10 --out results/ --no-progress")
@@ -253,17 +270,34 @@ def test_budget_rewriting() -> None:
     assert shrink("goboom evaluate --games 5000 | head -2") == (
         "goboom evaluate --games 10 --no-progress | head -2")
     assert shrink("python training/train_sb3.py --timesteps 20000 --out runs/s").startswith(
-        f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --n-envs 2")
+        f"python {ROOT / 'training' / 'train_sb3.py'} --timesteps 256 --out runs/s --num-envs 2")
     assert shrink("python other.py --timesteps 20000") == "python other.py --timesteps 20000"
     searched = shrink("goboom evaluate --agents ismcts:iters=600 classic-tricks")
     assert "--agents ismcts:iters=30 classic-tricks " in searched
 
 
-@pytest.mark.parametrize("module", [goboom_env.cards, goboom_env.config, goboom_env.engine])
-def test_docstring_examples(module: object) -> None:
+def test_every_python_training_example_sets_the_threads() -> None:
+    """torch's default (one thread per core) made 2,048 MaskablePPO steps several times slower than one thread."""
+    learning = [b for doc in DOCUMENTS if doc.name not in RECORDS for b in blocks(doc)
+                if b.lang == "python" and LEARN_CALL.search(b.code)]
+    assert learning, "no Python block trains: the check would check nothing"
+    assert [f"{b.doc}:{b.line}" for b in learning if "set_threads(" not in b.code] == []
+
+
+EXAMPLES = sorted(".".join(path.relative_to(ROOT).with_suffix("").parts)
+                  for path in (ROOT / "goboom_env").rglob("*.py") if ">>> " in path.read_text())
+"""The modules whose docstrings hold examples (``>>>``)."""
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_docstring_examples_run(name: str) -> None:
+    module = pytest.importorskip(name)  # goboom_env.vector needs numba (the vector extra)
     failures, tried = doctest.testmod(module, verbose=False)
-    assert tried > 0
-    assert failures == 0
+    assert tried > 0 and failures == 0
+
+
+def test_the_examples_of_the_core_modules_are_found() -> None:
+    assert {"goboom_env.cards", "goboom_env.config", "goboom_env.engine", "goboom_env.vector"} <= set(EXAMPLES)
 
 
 def test_environment_page_matches_env_docstring() -> None:

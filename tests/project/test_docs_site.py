@@ -137,3 +137,11 @@ def test_strict_build_fails_on_broken_links(tmp_path: Path) -> None:
     assert f"Aborted with {len(BROKEN)} warnings in strict mode" in log, log
     for case, (_, warning) in BROKEN.items():
         assert warning in log, f"no warning about {case}:\n{log}"
+
+
+def test_the_navigation_follows_a_new_users_path() -> None:
+    import yaml  # mkdocs' own dependency
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    assert [next(iter(item)) for item in nav] == ["Home", "Install", "Quick start", "Environment", "Training",
+                                                  "Evaluation", "Interop", "Browser", "API", "Research notes"]

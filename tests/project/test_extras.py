@@ -114,10 +114,11 @@ def test_an_agent_of_an_extra_names_it_through_the_registry(tmp_path: Path) -> N
 def test_needs_extra_leaves_other_errors_and_inner_messages_alone() -> None:
     with pytest.raises(ModuleNotFoundError, match=r"No module named 'goboom_env\.nosuch'"), needs_extra("x"):
         import goboom_env.nosuch  # noqa: F401  # a missing module of the package: a bug, not an extra
-    with pytest.raises(MissingExtraError, match=r"^inner needs the 'train' extra"), needs_extra("outer"), \
+    with pytest.raises(MissingExtraError, match=r"^inner needs the 'fast' extra"), needs_extra("outer"), \
             needs_extra("inner"):
         raise ModuleNotFoundError("No module named 'torch'", name="torch")
-    assert extra_of("torch.nn") == "train" and extra_of("open_spiel.python") == "openspiel" and extra_of(None) is None
+    assert extra_of("torch.nn") == "fast" and extra_of("sb3_contrib") == "train"
+    assert extra_of("open_spiel.python") == "openspiel" and extra_of(None) is None
 
 
 def test_the_extras_match_pyproject() -> None:

@@ -65,7 +65,7 @@ def test_evaluate_script_writes_a_report_with_the_command_options(tmp_path: Path
 def test_train_sb3_script_trains_a_loadable_model(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
     out = tmp_path / "run"
-    done = script("training/train_sb3.py", "--timesteps", "256", "--bc-games", "0", "--n-envs", "2", "--n-steps",
+    done = script("training/train_sb3.py", "--timesteps", "256", "--bc-games", "0", "--num-envs", "2", "--num-steps",
                   "128", "--minibatch-size", "128", "--n-epochs", "1", "--net-arch", "16", "--eval-every", "-1",
                   "--no-progress", "--out", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -95,8 +95,8 @@ def test_train_rllib_script_trains_a_policy(tmp_path: Path) -> None:
     pytest.importorskip("ray.rllib")
     out = tmp_path / "run"
     done = script("training/train_rllib.py", "--timesteps", "256", "--num-env-runners", "0",
-                  "--num-envs-per-env-runner", "2", "--train-batch-size", "256", "--minibatch-size", "128",
-                  "--n-epochs", "1", "--net-arch", "16", "--league-size", "2", "--num-cpus", "2", "--no-progress",
+                  "--num-envs", "2", "--train-batch-size", "256", "--minibatch-size", "128",
+                  "--n-epochs", "1", "--net-arch", "16", "--pool-size", "2", "--num-cpus", "2", "--no-progress",
                   "--out", str(out), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (out / "policy").is_dir() and f"rllib:{out}" in done.stdout

@@ -9,7 +9,6 @@ from the two generators, which must agree draw for draw.
 
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import subprocess
@@ -77,6 +76,14 @@ def seeded_envs(config: GameConfig, episode: str, reward: str, observation: str,
         env.reset(seed=seed)
         envs.append(env)
     return envs
+
+
+def kept_games_and_envs(config: GameConfig, batch: int, observation: str, **options: object) -> tuple[VectorGame, list]:
+    """A ``VectorGame`` of ``batch`` hands kept once finished (``autoreset=False``) and one ``raw_env`` per game, each
+    game's generator seeded as its env's (game ``b`` and its env with seed ``b``)."""
+    vg = VectorGame(config, num_envs=batch, autoreset=False, observation=observation, **options)
+    vg.streams.seed(range(batch))
+    return vg, seeded_envs(config, "hand", "win", observation, list(range(batch)))
 
 
 def assert_same_view(env: goboom_env.raw_env, b: int, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
@@ -240,9 +247,7 @@ def _blocked_winners(points: list[int]) -> list[int]:
 def test_autoreset_false_keeps_finished_games_until_reset(observation: str) -> None:
     config = GameConfig(variant="jokers", num_players=3)
     batch = 16
-    vg = VectorGame(config, num_envs=batch, seed=3, autoreset=False, observation=observation)
-    vg.streams.seed(range(batch))
-    envs = seeded_envs(config, "hand", "win", observation, list(range(batch)))
+    vg, envs = kept_games_and_envs(config, batch, observation, seed=3)
     obs, mask, seat = vg.reset()
     rng = np.random.default_rng(0)
     final: dict[int, tuple[bytes, int]] = {}
@@ -271,9 +276,7 @@ def test_observe_shows_any_seat_what_raw_env_shows_it(observation: str) -> None:
     """Every seat of every game, to move or not, playing or finished (``autoreset=False``), as ``raw_env.observe``."""
     config = GameConfig(variant="classic", num_players=3, hand_size=3)
     batch = 6
-    vg = VectorGame(config, num_envs=batch, autoreset=False, observation=observation)
-    vg.streams.seed(range(batch))
-    envs = seeded_envs(config, "hand", "win", observation, list(range(batch)))
+    vg, envs = kept_games_and_envs(config, batch, observation)
     _obs, mask, _seat = vg.reset()
     rng = np.random.default_rng(5)
     while not vg.finished.all():
@@ -455,12 +458,6 @@ def test_random_legal_actions_are_legal_and_cover_the_mask() -> None:
     assert {a[0] for a in seen} == {3, 17, 53}
     assert {a[1] for a in seen} == {52}
     assert {a[2] for a in seen} == {-1}  # an all-zero row
-
-
-def test_module_docstring_example_runs() -> None:
-    failures, tried = doctest.testmod(vector, verbose=False)
-    assert tried > 0
-    assert failures == 0
 
 
 def test_core_package_imports_without_numba() -> None:

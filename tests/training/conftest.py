@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import earlier_run
 
 from goboom_env import GameConfig
-from goboom_env.outdir import mark
 
 
 @pytest.fixture
@@ -37,8 +37,4 @@ def untrained_model() -> Iterator[Callable[[Any, GameConfig], tuple[Any, Any]]]:
 @pytest.fixture
 def used_run_folder(tmp_path: Path) -> Path:
     """``tmp_path/run``, the folder of an earlier run (goboom's marker in it) that holds a file, ``notes.txt``."""
-    out = tmp_path / "run"
-    out.mkdir()
-    mark(out)
-    (out / "notes.txt").write_text("an earlier run's file")
-    return out
+    return earlier_run(tmp_path / "run", "notes.txt")

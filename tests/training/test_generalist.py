@@ -148,6 +148,7 @@ def test_mixed_engine_splits_by_weights() -> None:
 torch = pytest.importorskip("torch")
 
 from goboom_env.agents import make_agent  # noqa: E402
+from goboom_env.agents.batched import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.agents.ppo import ACTOR_NAME, metadata_problem, read_metadata  # noqa: E402
 from goboom_env.cli.options import with_model_game  # noqa: E402
 from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
@@ -155,7 +156,6 @@ from goboom_env.training.artifacts.model_files import average_policies, write_pl
 from goboom_env.training.fast.ppo import train  # noqa: E402
 from goboom_env.training.fast.rollout import SeatPlan, SnapshotPool  # noqa: E402
 from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402
-from goboom_env.training.opponents import PaddedOpponent, batched_heuristic  # noqa: E402
 from goboom_env.training.settings import GameArgs, VectorArgs  # noqa: E402
 
 COUNTS = [2, 3, 7]
@@ -337,7 +337,7 @@ def test_resume_refuses_other_player_counts(generalist: Path, tmp_path: Path) ->
 
     out = tmp_path / "run"
     shutil.copytree(generalist.parent, out)
-    with pytest.raises(ValueError, match=r"--resume: player_counts \[2, 3\] differ from the checkpoint's \[2, 3, 7\]"):
+    with pytest.raises(ValueError, match=r"--resume: player_counts=\[2, 3\] differs from the checkpoint's \[2, 3, 7\]"):
         train(tiny_args(out, player_counts=[2, 3], timesteps=1200, resume=True))
 
 

@@ -47,38 +47,41 @@ def cut_short(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
     raise KeyboardInterrupt
 
 
+REAL_WRITE = pathlib.Path.write_bytes
+
+
+def write_half(path: Path, data: bytes) -> int:
+    """``Path.write_bytes`` stopped halfway: half of ``data`` on disk, then Ctrl-C."""
+    REAL_WRITE(path, data[: len(data) // 2])
+    raise KeyboardInterrupt
+
+
 def names(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
-def test_a_checkpoint_cut_short_in_torch_save_leaves_no_file_and_the_previous_one_intact(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+CUTS = {"in-torch-save": (torch, "save", cut_short), "on-disk": (pathlib.Path, "write_bytes", write_half)}
+"""The places a checkpoint's write is cut short: the attribute replaced, and by what."""
+
+
+@pytest.mark.parametrize("cut", CUTS)
+def test_a_checkpoint_cut_short_leaves_no_file_and_the_previous_one_intact(
+        cut: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = RunPaths(tmp_path / "run")
     save_checkpoint(state(256), paths.state(256))
     before = paths.state(256).read_bytes()
-    monkeypatch.setattr(torch, "save", cut_short)
+    monkeypatch.setattr(*CUTS[cut])
     with pytest.raises(KeyboardInterrupt):
         save_checkpoint(state(512), paths.state(512))
-    assert names(paths.files.checkpoints) == ["state_256.pt"]
+    monkeypatch.undo()
+    assert names(paths.files.checkpoints) == ["state_256.pt"]  # a half-written file is removed again
     assert paths.latest_state() == paths.state(256) and paths.state(256).read_bytes() == before
     assert load_checkpoint(paths.state(256))["steps"] == 256
 
 
-def test_a_checkpoint_cut_short_on_disk_leaves_the_last_one_and_resume_ignores_a_killed_writes_partial(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_ignores_the_partial_file_a_killed_write_leaves(tmp_path: Path) -> None:
     paths = RunPaths(tmp_path / "run")
     save_checkpoint(state(256), paths.state(256))
-    real_write = pathlib.Path.write_bytes
-
-    def write_half(self: Path, data: bytes) -> int:
-        real_write(self, data[: len(data) // 2])
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(pathlib.Path, "write_bytes", write_half)
-    with pytest.raises(KeyboardInterrupt):
-        save_checkpoint(state(512), paths.state(512))
-    monkeypatch.undo()
-    assert names(paths.files.checkpoints) == ["state_256.pt"]  # the half-written file is removed again
     (paths.files.checkpoints / ".state_512.pt.partial").write_bytes(b"half")  # what a killed process leaves
     assert paths.latest_state() == paths.state(256)  # the glob state_*.pt skips the hidden file
     args = VectorArgs(out=str(paths.root), resume=True)

@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import LowestLegal
 
 from goboom_env import GameConfig, IllegalActionError
-from goboom_env.agents import Agent, register_agent, unregister_agent
+from goboom_env.agents import register_agent, unregister_agent
 from goboom_env.cards import NUM_ACTIONS, code_of, deck_faces
 from goboom_env.training.seats import ILLEGAL_REWARD, LearnerSeats
 
@@ -40,20 +41,12 @@ def lowest_legal(mask: np.ndarray) -> np.ndarray:
     return np.asarray(mask, bool).argmax(axis=-1)
 
 
-class LowestLegal:
-    """A batched opponent that plays the lowest legal action: the scripted hand's moves."""
+class BatchedLowestLegal:
+    """A batched opponent that plays the lowest legal action: the scripted hand's moves (as :class:`LowestLegal`
+    does, the Gymnasium view's opponent)."""
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return lowest_legal(mask)
-
-
-class LowestLegalAgent(Agent):
-    """The same as a scalar agent (the Gymnasium view's opponents)."""
-
-    name = "test-lowest-legal"
-
-    def act(self, observation: dict, view: object = None) -> int:
-        return int(lowest_legal(observation["action_mask"]))
 
 
 # -- the base ------------------------------------------------------------------------------------------------------
@@ -105,11 +98,11 @@ def selfplay_env(seat: int) -> Any:
     pytest.importorskip("stable_baselines3")
     from goboom_env.training.sb3.selfplay import SelfPlayEnv
 
-    register_agent(LowestLegalAgent.name, LowestLegalAgent)
+    register_agent("test-lowest-legal", LowestLegal)
     try:
-        env = SelfPlayEnv(CLASSIC, [(LowestLegalAgent.name, 1.0)], seed=0)
+        env = SelfPlayEnv(CLASSIC, [("test-lowest-legal", 1.0)], seed=0)
     finally:
-        unregister_agent(LowestLegalAgent.name)
+        unregister_agent("test-lowest-legal")
     env.reset(options={"deck": scripted_deck(), "dealer": DEALER, "seat": seat})
     return env
 
@@ -165,7 +158,7 @@ def scripted_vecenv(num_envs: int) -> Any:
     pytest.importorskip("stable_baselines3")
     from goboom_env.training.sb3.vecenv import VectorGameVecEnv
 
-    venv = VectorGameVecEnv(CLASSIC, num_envs=num_envs, opponent=LowestLegal(), seed=2)
+    venv = VectorGameVecEnv(CLASSIC, num_envs=num_envs, opponent=BatchedLowestLegal(), seed=2)
     venv.set_options({"deck": scripted_deck(), "dealer": DEALER})
     return venv
 

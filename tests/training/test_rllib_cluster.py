@@ -169,8 +169,8 @@ def cluster() -> Iterator[Cluster]:
 @pytest.mark.slow
 def test_train_rllib_joins_a_two_node_cluster_and_runs_an_env_runner_on_each_node(cluster, tmp_path):
     run = tmp_path / "run"
-    tiny = ["--num-envs-per-env-runner", "1", "--timesteps", "128", "--train-batch-size", "128", "--minibatch-size",
-            "64", "--n-epochs", "1", "--net-arch", "16", "--league-size", "1", "--seed", "3", "--no-progress"]
+    tiny = ["--num-envs", "1", "--timesteps", "128", "--train-batch-size", "128", "--minibatch-size",
+            "64", "--n-epochs", "1", "--net-arch", "16", "--pool-size", "1", "--seed", "3", "--no-progress"]
     done = subprocess.run([sys.executable, "-m", "goboom_env.cli", "train-rllib", "--address", cluster.address,
                            "--num-env-runners", "2", *tiny, "--out", str(run)],
                           cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=300)

@@ -9,12 +9,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from helpers import LowestLegal
 
 pytest.importorskip("stable_baselines3")  # the train extra
 from stable_baselines3.common.env_checker import check_env
 
 from goboom_env import GameConfig
-from goboom_env.agents import Agent, register_agent, unregister_agent
+from goboom_env.agents import register_agent, unregister_agent
 from goboom_env.agents.ppo import FrozenMlp
 from goboom_env.cards import DRAW_OR_PASS, code_of, deck_faces, face_of
 from goboom_env.engine import win_rewards
@@ -33,7 +34,7 @@ def fixed_deck(head: list[str], num_jokers: int = 0) -> list[str]:
     return head + rest
 
 
-class FirstLegal(Agent):
+class FirstLegal(LowestLegal):
     """Plays the lowest legal action and counts its calls (a deterministic, observable opponent)."""
 
     name = "test-first-legal"
@@ -44,7 +45,7 @@ class FirstLegal(Agent):
 
     def act(self, observation: dict, view: object = None) -> int:
         self.calls += 1
-        return int(np.flatnonzero(observation["action_mask"])[0])
+        return super().act(observation, view)
 
 
 @pytest.fixture

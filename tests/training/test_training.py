@@ -73,7 +73,7 @@ def test_saved_model_carries_metadata_and_plays_as_ppo_spec(saved_model: Path) -
     meta = read_metadata(saved_model)
     assert meta["config"] == CLASSIC.to_dict()
     assert meta["observation_version"] == 1 and meta["package_version"] == "0.1.0"
-    assert meta["timesteps"] == 128 and meta["train_args"]["n_envs"] == 2
+    assert meta["timesteps"] == 128 and meta["train_args"]["num_envs"] == 2
     play_legally(make_agent(f"ppo:{saved_model}", CLASSIC, seed=0), CLASSIC, games=5)
 
 
@@ -196,14 +196,15 @@ def test_arguments_from_toml_then_flags(tmp_path: Path) -> None:
     toml.write_text("timestep = 5\n")
     with pytest.raises(ValueError, match=r"unknown keys \['timestep'\]"):
         parse(["--config", str(toml)])
-    with pytest.raises(ValueError, match="vec_env must be one of"):
+    with pytest.raises(ValueError, match=r"invalid choice 'threads' for argument '--vec-env'\. Expected one of "
+                                         r"\('dummy', 'subproc'\)"):
         parse(["--vec-env", "threads"])
     with pytest.raises(ValueError, match="SPEC=WEIGHT"):
         parse_opponents(["heuristic"])
     assert parse_opponents(["mc:budget=20=0.5", "self=2"]) == [("mc:budget=20", 0.5), ("self", 2.0)]
 
 
-TINY = ["--timesteps", "1024", "--bc-games", "0", "--n-envs", "2", "--n-steps", "128", "--minibatch-size", "128",
+TINY = ["--timesteps", "1024", "--bc-games", "0", "--num-envs", "2", "--num-steps", "128", "--minibatch-size", "128",
         "--n-epochs", "2", "--net-arch", "32", "32", "--snapshot-every", "256", "--checkpoint-every", "512",
         "--no-progress"]
 
@@ -215,6 +216,19 @@ def test_train_help_lists_the_documented_fields() -> None:
     assert "--resume" in result.stdout and "--config" in result.stdout
 
 
+def test_a_small_budget_sizes_the_warm_start_and_the_evaluations_and_the_plan_says_so() -> None:
+    small = TrainArgs(timesteps=20_000)
+    assert (small.sized().bc_games, small.sized().eval_games) == (500, 200)  # one hand per 40, one game per 100 steps
+    assert (TrainArgs().sized().bc_games, TrainArgs().sized().eval_games) == (5000, 2000)  # the budget they fit
+    assert TrainArgs(timesteps=1000, bc_games=3000, eval_games=7).sized().bc_games == 3000  # given: kept
+    assert small.plan(16_384, exact=True) == (
+        "plan: 32,768 steps (--timesteps 20,000 rounded up to whole rollouts of 16,384); a warm start on 500 hands of "
+        "heuristic (one per 40 steps); evaluation: 200 games against each of random, heuristic at the end (one per "
+        "100 steps)")
+    assert TrainArgs(timesteps=1000, bc_games=0, eval_every=-1).plan(1000, exact=True) == (
+        "plan: 1,000 steps; no warm start; evaluation: none")
+
+
 @pytest.mark.slow
 def test_train_save_evaluate_resume_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run"
@@ -222,6 +236,8 @@ def test_train_save_evaluate_resume_end_to_end(tmp_path: Path) -> None:
                     "40", "--eval-opponents", "random", "--bc-games", "20", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert f"model: {out / 'model.zip'}" in result.stdout
+    assert ("plan: 1,024 steps; a warm start on 20 hands of heuristic; evaluation: 40 games against each of random "
+            "every 512 steps and at the end") in result.stdout + result.stderr
     for name in ("model.zip", "best_model.zip", "progress.csv", "eval.csv", "args.json", "learning_curve.png"):
         assert (out / name).is_file(), name
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["model_1024.zip", "model_512.zip"]
@@ -344,8 +360,8 @@ def test_config_file_types_on_the_command_line_and_in_python(tmp_path: Path) -> 
     toml.write_text("learning_rate = 1\nscoring = \"reverse\"\n")
     args = parse(["--config", str(toml), "--out", str(tmp_path / "run")])
     assert args.learning_rate == 1.0 and isinstance(args.learning_rate, float) and args.scoring == "reverse"
-    with pytest.raises(ValueError, match="n_envs in the arguments must be an integer, got '2'"):
-        tiny_train_args(n_envs="2").validate()
+    with pytest.raises(ValueError, match="num_envs in the arguments must be an integer, got '2'"):
+        tiny_train_args(num_envs="2").validate()
 
 
 def test_unusable_out_folder_is_refused_before_any_work(tmp_path: Path) -> None:
@@ -434,6 +450,9 @@ def test_demo_trains_evaluates_and_reports(tmp_path: Path) -> None:
         assert row["games"] == 80 and row["ci_low"] <= row["win_rate"] <= row["ci_high"]
         assert row["beats"] == (row["ci_low"] > 0.25)
     assert (out / "eval_vs_heuristic.json").is_file() and (out / "learning_curve.png").is_file()
+    assert "one hand a game: the unit it trained on" in result.stdout  # the evaluation names its unit
+    assert json.loads((out / "eval_vs_heuristic.json").read_text())["summary"]["episode"] == "hand"
+    assert result.stderr.startswith("plan: 2,048 steps or up to one rollout more")
     again = goboom("demo", "--timesteps", "2048", "--out", str(out))
     assert again.returncode == 2 and "already exists" in again.stderr
 

@@ -15,18 +15,14 @@ from helpers import ROOT, ctrl_c_once_started, goboom  # noqa: E402
 from helpers.training import masks_with_action  # noqa: E402
 
 from goboom_env.agents import make_agent  # noqa: E402
+from goboom_env.agents.batched import ClassicTricksOpponent, JokersBoomOpponent, batched_heuristic  # noqa: E402
 from goboom_env.cards import NUM_ACTIONS  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
 from goboom_env.training.fast.policy import ActorCritic  # noqa: E402
 from goboom_env.training.fast.ppo import train  # noqa: E402
 from goboom_env.training.fast.rollout import Pending, seat_gae  # noqa: E402
 from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402
-from goboom_env.training.opponents import (  # noqa: E402
-    ClassicTricksOpponent,
-    JokersBoomOpponent,
-    batched_heuristic,
-    sample_masked,
-)
+from goboom_env.training.opponents import sample_masked  # noqa: E402
 from goboom_env.training.settings import VectorArgs  # noqa: E402
 from goboom_env.training.shaping import hand_size_potential  # noqa: E402
 
@@ -341,11 +337,11 @@ def test_resume_continues_the_step_count(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("num_envs", 0, "num_envs must be >= 1"),
     ("gamma", 1.5, r"gamma must be in \(0, 1\]"),
-    ("opponents", ["mc=1"], "opponents entry must be one of"),
+    ("opponents", ["mc=1"], "opponents entry 'mc': this trainer plays learner, self, random, heuristic"),
     ("opponents", ["learner"], "SPEC=WEIGHT"),
     ("num_players", 13, "num_players"),
     ("net_arch", [], "net_arch"),
-    ("precision", "fp16", "precision must be one of auto, fp32, bf16"),
+    ("precision", "fp16", "precision in the arguments must be one of 'auto', 'fp32', 'bf16'"),
     ("shaping", -0.1, "shaping must be >= 0"),
 ])
 def test_bad_arguments_are_refused_with_the_field_named(tmp_path: Path, field: str, value: object,

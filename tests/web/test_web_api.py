@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -24,15 +21,15 @@ import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx2")
+from helpers import LowestLegal, benchmark_module
 from helpers.web import (
     CLASSIC,
     JSON_LINES,
-    LowestLegal,
     clocked_client,
     first_legal,
-    free_port,
     new_game,
     play_to_end,
+    refused_host,
     taken_port,
     ws_url,
 )
@@ -40,7 +37,7 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from goboom_env import records
-from goboom_env.agents import Agent, make_agent, register_agent, unregister_agent
+from goboom_env.agents import make_agent, register_agent, unregister_agent
 from goboom_env.cards import DRAW_OR_PASS
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
@@ -257,8 +254,7 @@ def test_a_loopback_server_answers_only_to_local_host_names() -> None:
     with TestClient(create_app(ServerSettings(allowed_hosts=["127.0.0.1", "localhost"])),
                     base_url="http://localhost:8000") as client:
         assert client.get("/api/options").status_code == 200
-        refused = client.get("/api/options", headers={"Host": "evil.example:8000"})
-        assert refused.status_code == 400 and "answers only to the host names" in refused.json()["error"]
+        assert "answers only to the host names" in refused_host(client, "evil.example:8000")
 
 
 def test_parse_move_reads_codes_words_and_numbers() -> None:
@@ -357,7 +353,7 @@ def test_idle_games_expire() -> None:
         new_game(client)  # room again
 
 
-class SlowAgent(Agent):
+class SlowAgent(LowestLegal):
     """Thinks until the test lets it move (at most a few seconds), then plays its lowest legal move."""
 
     name = "slow"
@@ -367,7 +363,7 @@ class SlowAgent(Agent):
     def act(self, observation: Any, view: Any = None) -> int:
         self.thinking.set()
         self.release.wait(timeout=5)
-        return int(np.flatnonzero(observation["action_mask"])[0])
+        return super().act(observation, view)
 
 
 def test_a_slow_agent_holds_up_only_its_own_game() -> None:
@@ -442,29 +438,16 @@ def test_a_posted_record_file_replays_or_is_refused_naming_the_line(client: Test
 
 
 def test_goboom_serve_prints_its_url_and_serves_the_page_to_local_names_only(tmp_path: Path) -> None:
-    port = free_port()
-    command = [sys.executable, "-m", "goboom_env.cli", "serve", "--port", str(port), "--records", str(tmp_path)]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        assert server.stdout.readline() == (f"goboom serve: open http://127.0.0.1:{port}/ in a browser "
-                                            "(Ctrl-C stops the server)\n")
-        url = f"http://127.0.0.1:{port}/api/options"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    assert "ppo:classic-4p-hands" in response.read().decode()
-                break
-            except urllib.error.URLError:
-                assert time.monotonic() < deadline and server.poll() is None, server.stderr.read()
-                time.sleep(0.2)
+    with benchmark_module("serve_load") as serve_load, \
+            serve_load.serve(tmp_path, "--records", str(tmp_path / "games")) as server:
+        assert server.log.read_text().splitlines()[0] == (f"goboom serve: open http://127.0.0.1:{server.port}/ in a "
+                                                          "browser (Ctrl-C stops the server)")
+        url = f"http://127.0.0.1:{server.port}/api/options"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert "ppo:classic-4p-hands" in response.read().decode()
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(urllib.request.Request(url, headers={"Host": "evil.example"}), timeout=5)
         assert refused.value.code == 400
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=20)
 
 
 @pytest.mark.parametrize("argv, words", [

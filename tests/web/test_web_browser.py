@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -27,9 +26,8 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
-import uvicorn  # noqa: E402
 from helpers import EVERY_EXTRA, ROOT  # noqa: E402
-from helpers.web import free_port, long_match  # noqa: E402
+from helpers.web import long_match, served  # noqa: E402
 
 from goboom_env import records  # noqa: E402
 from goboom_env.agents import Agent, make_agent  # noqa: E402
@@ -55,21 +53,9 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real server (uvicorn on a free port of 127.0.0.1) for the module's tests; yields its URL."""
-    records = tmp_path_factory.mktemp("games")
-    port = free_port()
-    config = uvicorn.Config(create_app(ServerSettings(records=records)), host="127.0.0.1", port=port,
-                            log_level="warning")
-    instance = uvicorn.Server(config)
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not instance.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    instance.should_exit = True
-    thread.join(timeout=10)
+    """A real server (uvicorn in a thread, on a port of 127.0.0.1) for the module's tests; yields its URL."""
+    with served(create_app(ServerSettings(records=tmp_path_factory.mktemp("games")))) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,9 @@ hold no unhandled error.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +24,8 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 websockets_client = pytest.importorskip("websockets.sync.client")
-from helpers.web import EVIL, JSON, MAX_REPLY, free_port, record_line, records_folder_with_links  # noqa: E402
+from helpers import benchmark_module  # noqa: E402
+from helpers.web import EVIL, JSON, MAX_REPLY, record_line, records_folder_with_links  # noqa: E402
 from websockets.exceptions import InvalidStatus  # noqa: E402
 
 from goboom_env.models import model_path  # noqa: E402
@@ -37,24 +33,21 @@ from goboom_env.models import model_path  # noqa: E402
 pytestmark = pytest.mark.slow
 
 GAME = {"preset": "classic", "seat": 3, "opponents": ["random"], "seed": 3, "delay_ms": 0}
-START_TIMEOUT = 60.0
 SECRET = "SECRET-OUTSIDE-THE-RECORDS-FOLDER"
 """The text of ``ROOT/secret.txt``, a file outside every folder the server reads, that no reply may hold."""
 
 
 @dataclass
 class Server:
-    port: int
-    records: Path
-    log: Path
+    """The running server, as its clients reach it."""
 
-    @property
-    def root(self) -> Path:
-        """The folder above the records folder: ``secret.txt``, ``elsewhere/``, ``models/``, ``outside-models/``."""
-        return self.records.parent
+    port: int
+    root: Path
+    """The folder above the records folder: ``secret.txt``, ``elsewhere/``, ``models/``, ``outside-models/``."""
 
     @property
     def host(self) -> str:
+        """The server's ``HOST:PORT``, as its own page names it (the Host header of every request)."""
         return f"127.0.0.1:{self.port}"
 
     def request(self, method: str, path: str, body: bytes | str | None = None,
@@ -85,10 +78,11 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """``goboom serve --host 127.1`` on :func:`records_folder_with_links` (one record, two symbolic links, a folder),
-    with two more links there, ``secret.jsonl`` to ``ROOT/secret.txt`` and ``elsewhere`` to the folder
-    ``ROOT/elsewhere``; ``--model ROOT/models``, which holds ``mine.zip`` (a copy of a shipped model), while
-    ``ROOT/outside-models/theirs.zip`` is a model outside it."""
+    """``goboom serve --host 127.1`` (started and stopped by ``serve`` of ``benchmarks/serve_load.py``) on
+    :func:`records_folder_with_links` (one record, two symbolic links, a folder), with two more links there,
+    ``secret.jsonl`` to ``ROOT/secret.txt`` and ``elsewhere`` to the folder ``ROOT/elsewhere``; ``--model
+    ROOT/models``, which holds ``mine.zip`` (a copy of a shipped model), while ``ROOT/outside-models/theirs.zip`` is
+    a model outside it."""
     root = tmp_path_factory.mktemp("hostile")
     folder = records_folder_with_links(root)
     (root / "secret.txt").write_text(SECRET + "\n")
@@ -97,29 +91,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     for name, file in (("models", "mine.zip"), ("outside-models", "theirs.zip")):
         (root / name).mkdir()
         shutil.copyfile(model_path("classic-4p-hands"), root / name / file)
-    port, log = free_port(), root / "server.log"
-    command = [sys.executable, "-m", "goboom_env.cli", "serve", "--host", "127.1", "--port", str(port),
-               "--records", str(folder), "--max-games", "3", "--model", str(root / "models")]
-    with log.open("w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    instance = Server(port, folder, log)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            with contextlib.suppress(OSError):
-                if instance.request("GET", "/api/options")[0] == 200:
-                    break
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-        yield instance
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-    text = log.read_text()
+    with benchmark_module("serve_load") as serve_load, serve_load.serve(
+            root, "--host", "127.1", "--records", str(folder), "--max-games", "3", "--model", str(root / "models")
+    ) as running:
+        yield Server(running.port, root)
+    text = running.log.read_text()
     assert "Traceback" not in text and "Exception in ASGI application" not in text, text[-5000:]
 
 

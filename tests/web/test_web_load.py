@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import benchmark_module
+from helpers import benchmark_fixture
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -29,18 +28,13 @@ load (five runs); a finished game holds some 20 KB of Python objects, so a leak 
 by the last load (some 500 games after the warm-up), and any larger leak past it."""
 
 
-@pytest.fixture(scope="module")
-def serve_load() -> Iterator[ModuleType]:
-    """``benchmarks/serve_load.py`` imported as a module (a script, not part of the package), in ``sys.modules``
-    while the tests run (its dataclasses look their module up there)."""
-    with benchmark_module("serve_load") as module:
-        yield module
+serve_load = benchmark_fixture("serve_load")
 
 
 @pytest.mark.slow  # whole server processes under load: 100 clients at once, some 40 s on a loaded 2-core machine
 def test_the_server_plays_10_50_and_100_games_at_once_and_gives_their_memory_back(serve_load: ModuleType,
                                                                                     tmp_path: Path) -> None:
-    with serve_load.serve(tmp_path, max_games=100, idle_seconds=IDLE_SECONDS) as server:
+    with serve_load.serve(tmp_path, *serve_load.load_options(tmp_path, 100, IDLE_SECONDS)) as server:
         serve_load.run_load(server, 100, 2.0)  # warm-up: the threads, the allocator's arenas, the agents' code
         warm = serve_load.settle(server, IDLE_SECONDS)
         seen = [f"after the warm-up: {warm:.0f} MB"]

@@ -9,12 +9,10 @@ cut off while the server goes on answering others; an open websocket and a slow 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import http.client
 import json
 import logging
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -24,11 +22,9 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 websockets_client = pytest.importorskip("websockets.sync.client")
-import uvicorn  # noqa: E402
-from helpers.web import CLASSIC, JSON, free_port, record_line  # noqa: E402
+from helpers.web import CLASSIC, JSON, record_line, served  # noqa: E402
 
 from goboom_env.web import ServerSettings, create_app  # noqa: E402
-from goboom_env.web.server import server_config  # noqa: E402
 
 DEADLINE = 1.0
 """Seconds a request may take to arrive, in these tests."""
@@ -36,28 +32,9 @@ HANG_GUARD = 60.0
 """Seconds a test waits for something that should happen within about :data:`DEADLINE` (a guard only)."""
 
 
-@contextlib.contextmanager
-def running(app: Any) -> Iterator[int]:
-    """``app`` served by uvicorn as :func:`server_config` sets it up, on a free port of 127.0.0.1, in a thread;
-    yields the port."""
-    port = free_port()
-    server = uvicorn.Server(server_config(app, "127.0.0.1", port, request_timeout=DEADLINE))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + HANG_GUARD
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=HANG_GUARD)
-
-
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    with running(create_app(ServerSettings())) as port:
+    with served(create_app(ServerSettings()), request_timeout=DEADLINE) as port:
         yield port
 
 
@@ -160,7 +137,7 @@ def test_an_answer_that_takes_longer_than_the_deadline_is_not_cut_off() -> None:
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": b"done"})
 
-    with running(slow_app) as port:
+    with served(slow_app, request_timeout=DEADLINE) as port:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=HANG_GUARD)
         connection.request("POST", "/", b"x" * 1000)
         assert connection.getresponse().read() == b"done"

@@ -1,5 +1,4 @@
-"""The learning curve of a PPO run folder as ``learning_curve.png``: win rate against training steps and,
-when the run logs its training seconds (``train_s``, as ``goboom train-fast`` does), against them too."""
+"""The learning curve of a PPO run folder as ``learning_curve.png``: win rate against training steps (and seconds)."""
 
 from __future__ import annotations
 
@@ -8,12 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.run_folder import RunFiles, log_number, read_log
 from goboom_env.untrusted import read_json
 
 AXES = {"timesteps": "training steps (learner decisions)", "train_s": "training wall-clock seconds"}
-"""The x axes a curve may use: the column of ``progress.csv`` / ``eval.csv`` and its label."""
 
 
 def curve_axes(files: RunFiles) -> list[str]:
@@ -53,11 +50,7 @@ def plot_learning_curve(files: RunFiles) -> Path | None:
     """Win rate vs training steps (and vs training seconds when logged) as a PNG; None without a progress log."""
     if not files.progress.exists():
         return None
-    with needs_extra("the learning curve plot"):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    from goboom_env.evaluation.plots import plt, save_figure
 
     rows, evals = read_log(files.progress).rows, read_log(files.eval).rows
     axes_x = curve_axes(files)
@@ -71,7 +64,4 @@ def plot_learning_curve(files: RunFiles) -> Path | None:
             ax.axhline(1 / n, color="grey", ls="--", lw=1, label=f"parity 1/{n}")
     if axes[0][0].get_legend_handles_labels()[0]:  # a run without evaluations nor parity line has no labels
         axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(files.curve, dpi=100)
-    plt.close(fig)
-    return files.curve
+    return save_figure(fig, files.curve, dpi=100)

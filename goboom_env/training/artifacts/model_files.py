@@ -1,10 +1,6 @@
-"""Writing trained-model files: the metadata every trainer records, play-only zips, exports and averages.
-
-The format and its reading (the ``ppo:`` agent, :func:`~goboom_env.agents.ppo.check_compatible`) are in
-:mod:`goboom_env.agents.ppo`. :func:`model_metadata` builds the metadata; :func:`write_play_only` writes a zip of just
-the metadata and the numpy actor; :func:`export_policy`, :func:`average_policies` and :func:`export_model` make such a
-zip from a trained model, several checkpoints, or a network trained with another library.
-"""
+"""Writing trained-model files (the format and its reading are :mod:`goboom_env.agents.ppo`'s): the metadata every
+trainer records, play-only zips, and the exports of a trained model, of averaged checkpoints or of another library's
+network."""
 
 from __future__ import annotations
 
@@ -39,10 +35,8 @@ from goboom_env.untrusted import parse_json
 
 def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int = 0,
                    player_configs: Sequence[GameConfig] = (), observation: str = "snapshot") -> dict[str, Any]:
-    """The metadata of a trained policy (the schema of the module docstring); ``args`` is the run's argument
-    dataclass (``TrainArgs``, ``VectorArgs``, ``RLlibArgs``) or None. A generalist gives the game of each
-    player count it was trained on (``player_configs``); ``config`` is then the game it plays by default.
-    ``observation`` is the layout the policy reads (its ``observation_version``)."""
+    """The metadata of a trained policy: ``args`` is the run's settings dataclass or None; a generalist gives the
+    game of each player count (``player_configs``), ``config`` then the one it plays by default."""
     meta = {
         "config": config.to_dict(),
         "observation_version": OBSERVATION_LAYOUTS[observation],
@@ -57,7 +51,7 @@ def model_metadata(config: GameConfig, args: Any | None = None, timesteps: int =
 
 
 def write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path:
-    """A zip with just the metadata and the numpy actor (what ``ppo:`` needs to play)."""
+    """A zip with just the metadata and the numpy actor's ``.npz`` bytes (what ``ppo:`` needs to play)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(META_NAME, json.dumps(meta, indent=1))
@@ -65,9 +59,16 @@ def write_play_only(dst: str | Path, meta: dict[str, Any], actor: bytes) -> Path
     return write_atomically(Path(dst), buf.getvalue())
 
 
+def write_actor(dst: str | Path, meta: dict[str, Any], state: dict[str, Any]) -> Path:
+    """:func:`write_play_only` of an actor's weights (:meth:`~goboom_env.agents.ppo.FrozenMlp.state`)."""
+    buf = io.BytesIO()
+    save_snapshot(buf, state)
+    return write_play_only(dst, meta, buf.getvalue())
+
+
 def write_atomically(path: Path, data: bytes) -> Path:
-    """Write ``data`` to a hidden file beside ``path``, then rename it to ``path``; a write or rename that fails
-    removes the hidden file again."""
+    """Write ``data`` to a hidden file beside ``path``, then rename it to ``path`` (the hidden file removed on
+    failure)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     try:
@@ -80,9 +81,8 @@ def write_atomically(path: Path, data: bytes) -> Path:
 
 
 def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[Path, FrozenMlp]:
-    """The file and the actor of ``goboom train-fast --init-actor`` (a shipped name or a path), checked to fit a run
-    whose observations have ``obs_dim`` entries and whose hidden layers are ``net_arch``; ValueError naming the model
-    otherwise."""
+    """The file and the actor of ``--init-actor`` (a shipped name or a path), checked to read ``obs_dim`` entries
+    through the hidden layers ``net_arch``; ValueError naming the model otherwise."""
     from goboom_env.models import model_path
 
     path = model_path(model.removeprefix("ppo:"))
@@ -97,10 +97,8 @@ def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[
 
 
 def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) -> Path:
-    """A small, play-only copy of a saved model: just its metadata and numpy actor (no optimizer, no critic).
-
-    It loads as ``ppo:dst`` like the full model, but cannot resume training; the shipped models are such
-    exports. ``deterministic`` is recorded as the way ``ppo:dst`` plays by default (greedy or sampling)."""
+    """A play-only copy of a saved model (its metadata and numpy actor: no optimizer, no critic), which ``ppo:dst``
+    plays greedily or (``deterministic=False``) sampling by default."""
     meta = {**read_metadata(src), "deterministic": bool(deterministic)}
     load_actor(src)  # refuse a damaged actor before copying it
     actor = read_member(Path(src), ACTOR_NAME)
@@ -108,12 +106,9 @@ def export_policy(src: str | Path, dst: str | Path, deterministic: bool = True) 
 
 
 def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: bool = True) -> Path:
-    """A play-only model whose actor weights are the mean of the actors of ``srcs`` (checkpoints of one run).
-
-    Averaging the weights of the last checkpoints of a run (stochastic weight averaging, Izmailov et al.,
-    2018) smooths out the noise of the last PPO updates; it only makes sense for checkpoints of one run,
-    which share an architecture and a basin. The metadata is the last source's, plus ``averaged_from``.
-    Raises ValueError when the sources differ in configuration, observation version or network shape."""
+    """A play-only model whose actor is the mean of the actors of ``srcs``, checkpoints of one run (stochastic
+    weight averaging, Izmailov et al., 2018), with the last one's metadata; ValueError when their games, layouts or
+    shapes differ."""
     if not srcs:
         raise ValueError("average_policies needs at least one model")
     metas = [read_metadata(p) for p in srcs]
@@ -129,24 +124,17 @@ def average_policies(srcs: list[str | Path], dst: str | Path, deterministic: boo
     layers = [(np.mean([a.layers[i][0] for a in actors], axis=0).T, np.mean([a.layers[i][1] for a in actors], axis=0))
               for i in range(len(actors[0].layers))]
     meta = {**metas[-1], "deterministic": bool(deterministic), "averaged_from": [str(p) for p in srcs]}
-    buf = io.BytesIO()
-    save_snapshot(buf, {"layers": layers, "activation": actors[0].activation})
-    return write_play_only(dst, meta, buf.getvalue())
+    return write_actor(dst, meta, {"layers": layers, "activation": actors[0].activation})
 
 
 SB3_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
 """The activation classes (their names) the numpy actor plays, and its name for each."""
-
-
 _SB3_KEY = re.compile(r"mlp_extractor\.policy_net\.(\d+)\.(weight|bias)|action_net\.(weight|bias)")
-
-
 _SB3_CRITIC_KEY = re.compile(r"mlp_extractor\.value_net\.\d+\.(weight|bias)|value_net\.(weight|bias)")
 
 
 class SavedSb3Policy(NamedTuple):
-    """What :func:`read_sb3_zip` reads of a zip saved by an SB3 model's ``save``: the policy's state dict as numpy
-    arrays, the numpy actor's name of its activation, the steps it was trained for and where it came from."""
+    """What :func:`read_sb3_zip` reads of a zip of an SB3 model's ``save``."""
 
     state: dict[str, np.ndarray]
     activation: str
@@ -155,19 +143,13 @@ class SavedSb3Policy(NamedTuple):
 
 
 def read_sb3_zip(path: str | Path, load_tensors: Callable[[IO[bytes], str], Any]) -> SavedSb3Policy:
-    """The policy of a zip saved by an SB3 model's ``save``: the architecture from the JSON ``data`` member (its
-    pickled fields are never unpickled: only the readable copies SB3 writes beside them are read), the weights from
-    ``policy.pth`` through ``load_tensors(file, name)``
-    (:func:`goboom_env.training.artifacts.run_folder.load_tensors`: ``torch.load`` with ``weights_only``, given by
-    the caller so that this module imports no torch). ValueError naming the file when it is not such a zip or its
-    policy is not an MlpPolicy with Tanh or ReLU."""
+    """The policy of a zip of an SB3 model's ``save``: the architecture from the JSON ``data`` member (nothing
+    unpickled), the weights from ``policy.pth`` through ``load_tensors(file, name)`` (given by the caller: this
+    module imports no torch). ValueError unless it is an MlpPolicy with Tanh or ReLU."""
     path = Path(path)
     origin = f"the stable-baselines3 model {path}"
     raw = read_member(path, "data")
-    try:
-        data = parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"{path} is damaged: its data member is not JSON we read ({exc})") from None
+    data = parse_json(raw, f"{path} is damaged: its data member")
     data = data if isinstance(data, dict) else {}
     kwargs = data.get("policy_kwargs") if isinstance(data.get("policy_kwargs"), dict) else {}
     extractor = str(kwargs.get("features_extractor_class", "FlattenExtractor"))
@@ -191,27 +173,13 @@ def read_sb3_zip(path: str | Path, load_tensors: Callable[[IO[bytes], str], Any]
 
 def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, observation: str = "snapshot",
                  deterministic: bool = True, args: Any | None = None, timesteps: int | None = None) -> Path:
-    """A model file of a policy trained elsewhere, that every tool plays as ``ppo:dst`` (numpy only): its
-    metadata (from ``config``) and its actor as a :class:`~goboom_env.agents.ppo.FrozenMlp`. ``source`` is:
-
-    * a stable-baselines3 / sb3-contrib model (``MaskablePPO``, ``PPO``, ...) or its ``model.policy``: an
-      ``MlpPolicy`` (any ``net_arch``, ``activation_fn`` Tanh or ReLU) on the env's observation vector;
-    * the path of the zip its ``model.save`` wrote (the weights read with ``torch.load(weights_only=True)``, nothing
-      unpickled), or a :class:`SavedSb3Policy` (:func:`read_sb3_zip`);
-    * a PyTorch ``nn.Sequential`` of ``Linear`` layers with ``Tanh`` or ``ReLU`` between them (one kind), from
-      the observation vector to the 54 action logits, or one ``nn.Linear``;
-    * the path of a goboom model file (``goboom train``, ``train-fast``): checked against ``config``, then copied
-      play-only (:func:`export_policy`).
-
-    ``config`` is the game the policy was trained on (a :class:`GameConfig`, e.g. ``env.unwrapped.config``, or a
-    preset name); ``observation`` the layout it reads (``"snapshot"``, the Gymnasium view's, or ``"history"``; a
-    goboom model file's metadata says its own); ``deterministic`` how ``ppo:dst`` plays by default (greedy, or
-    sampling from the masked policy). A network's training run may be recorded as a trainer records its own:
-    ``args``, its settings dataclass (``train_args``, among them the ``episode`` unit), and ``timesteps``, the
-    steps it trained for (default: what an SB3 model says, else 0). ValueError when the network is not an MLP the
-    numpy actor can play (a CNN or other features extractor with weights, a recurrent or shared-trunk network,
-    another activation, layers that are not Linear) or does not read this game's observations, or when ``args``
-    or ``timesteps`` is given with a goboom model file (which keeps its own)."""
+    """A model file that every tool plays as ``ppo:dst`` (numpy only) of a policy trained elsewhere: ``source`` is
+    a stable-baselines3 model or its ``policy`` (an ``MlpPolicy`` with Tanh or ReLU), the path of its saved zip (or
+    a :class:`SavedSb3Policy`), a torch ``nn.Sequential`` of ``Linear`` layers with one activation between them, or a
+    goboom model file (checked, then copied play-only). ``config`` (or a preset name) is the game it was trained on,
+    ``observation`` the layout it reads, ``deterministic`` how ``ppo:dst`` plays by default; ``args`` (its settings
+    dataclass) and ``timesteps`` record its training run. ValueError for a network the numpy actor cannot play or
+    that does not read this game's observations."""
     if isinstance(config, str):
         config = GameConfig.preset(config)
     if not isinstance(config, GameConfig):
@@ -241,14 +209,12 @@ def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, obse
                          "give the game (config) and the observation layout it was trained on")
     meta = {**model_metadata(config, args, trained if timesteps is None else timesteps, observation=observation),
             "deterministic": bool(deterministic), "exported_from": origin}
-    buf = io.BytesIO()
-    save_snapshot(buf, actor.state())
-    return write_play_only(dst, meta, buf.getvalue())
+    return write_actor(dst, meta, actor.state())
 
 
 def _foreign_actor(source: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str, int, str]:
     """``(layers, activation, timesteps, origin)`` of an SB3 model or policy, a :class:`SavedSb3Policy` or a torch
-    ``nn.Sequential``; ``layers`` are ``(weight (out, in), bias)`` as numpy arrays."""
+    ``nn.Sequential``."""
     if isinstance(source, SavedSb3Policy):
         return _sb3_layers(source.state, source.origin), source.activation, source.timesteps, source.origin
     policy = getattr(source, "policy", None)
@@ -284,9 +250,8 @@ def _sb3_policy_actor(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]],
 
 
 def _sb3_layers(state: dict[str, np.ndarray], origin: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The actor's layers of an SB3 policy's state dict: the Linear layers of ``mlp_extractor.policy_net`` (with
-    the activation between them at the odd indices), then ``action_net``. ValueError naming the weights of anything
-    else (a features extractor with weights, a shared trunk, a recurrent layer, a normalization layer)."""
+    """The actor's layers of an SB3 policy's state dict: ``mlp_extractor.policy_net``'s Linear layers, then
+    ``action_net``; ValueError naming any other weights (a features extractor, a shared trunk, ...)."""
     other = sorted(key for key in state if not (_SB3_KEY.fullmatch(key) or _SB3_CRITIC_KEY.fullmatch(key)))
     if other:
         shown = ", ".join(other[:4]) + (", ..." if len(other) > 4 else "")
@@ -311,9 +276,8 @@ def _sb3_layers(state: dict[str, np.ndarray], origin: str) -> list[tuple[np.ndar
 
 
 def _sequential_layers(net: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
-    """The Linear layers and the one activation of a torch ``nn.Sequential`` (nested ones flattened; Flatten,
-    Identity and Dropout, which change nothing at play time, skipped); ValueError naming any other module or
-    order."""
+    """The Linear layers and the one activation of a torch ``nn.Sequential``; ValueError naming any other module
+    or order."""
     modules = list(_flat_modules(net))
     layers, activations, previous = [], set(), None
     for module in modules:
@@ -347,8 +311,7 @@ def _sequential_layers(net: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], s
 
 
 def _flat_modules(net: Any) -> Any:
-    """The modules of a (nested) ``nn.Sequential`` in order, without those that change nothing at play time; a
-    module that is no Sequential stands for itself."""
+    """The modules of a (nested) ``nn.Sequential`` in order, without those that change nothing at play time."""
     if not _is_a(net, "Sequential"):
         yield net
         return
@@ -360,7 +323,7 @@ def _flat_modules(net: Any) -> Any:
 
 
 def _is_a(obj: Any, class_name: str) -> bool:
-    """Whether ``obj``'s class or one of its bases is named ``class_name`` (torch is not imported here)."""
+    """Whether ``obj``'s class or a base is named ``class_name`` (torch is not imported here)."""
     return any(cls.__name__ == class_name for cls in type(obj).__mro__)
 
 

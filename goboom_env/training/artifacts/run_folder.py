@@ -1,9 +1,5 @@
-"""The run folder of the PPO trainers (``goboom train`` and ``goboom train-fast``): its files, its rules, its CSV logs.
-
-A run folder holds ``model.zip`` (the final model), ``best_model.zip``, ``checkpoints/model_STEPS.zip``,
-``snapshots/snapshot_STEPS.npz`` (league snapshots), ``progress.csv``, ``eval.csv``, ``args.json``,
-``commands.txt``, ``learning_curve.png`` and ``tensorboard/`` (:class:`RunFiles`).
-"""
+"""The run folder of the PPO trainers (``goboom train`` and ``goboom train-fast``): its files (:class:`RunFiles`), its
+rules, its CSV logs."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -26,7 +22,8 @@ SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
 
 
 class RunFiles:
-    """The files of one run folder (see ``TrainArgs.out``)."""
+    """The files of one run folder: the models, the logs, ``args.json``, ``checkpoints/model_STEPS.zip``,
+    ``snapshots/snapshot_STEPS.npz`` (league snapshots) and ``tensorboard/``."""
 
     def __init__(self, out: str | Path) -> None:
         root = self.root = Path(out)
@@ -40,12 +37,12 @@ class RunFiles:
         self.tensorboard = root / "tensorboard"
 
     def latest_checkpoint(self) -> Path | None:
-        """The checkpoint with the most steps, if any (other files in the folder are ignored)."""
+        """The checkpoint with the most steps, if any."""
         found = numbered_files(self.checkpoints, CHECKPOINT_NAME)
         return found[-1][1] if found else None
 
     def snapshot_files(self) -> list[tuple[int, Path]]:
-        """``(step, path)`` of the saved league snapshots, oldest first (other files are ignored)."""
+        """``(step, path)`` of the saved league snapshots, oldest first."""
         return numbered_files(self.snapshots, SNAPSHOT_NAME)
 
 
@@ -59,14 +56,9 @@ def numbered_files(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Pa
 
 def start_run_folder(args: Any, files: RunFiles, command: str | None, *, resume: bool,
                      inputs: Inputs = ()) -> None:
-    """Start the run folder once the run is ready to begin: ``args.json`` (``args`` is the run's argument dataclass)
-    and the ``commands.txt`` line.
-
-    A fresh run's folder is staged beside ``--out`` with goboom's marker and renamed into place
-    (:class:`~goboom_env.outdir.StagedFolder`): with ``args.force`` an earlier run there is replaced only
-    now, and a folder goboom did not write never is (the output rule, checked again, ``inputs`` included).
-    ``resume``: the run continues in its folder, which is marked as goboom's if an earlier version left it
-    unmarked. ValueError when the folder cannot be written."""
+    """Start the run folder once the run is ready to begin: ``args.json`` (the run's settings dataclass) and the
+    ``commands.txt`` line. A fresh run's folder is staged (:class:`~goboom_env.outdir.StagedFolder`), so that
+    ``--force`` replaces an earlier run only now; a resumed run writes into its own. ValueError when it cannot."""
     line = f"{time.strftime('%Y-%m-%d %H:%M:%S')}  {command}\n" if command else ""
     settings = json.dumps(dataclasses.asdict(args), indent=1)
     try:
@@ -84,34 +76,31 @@ def start_run_folder(args: Any, files: RunFiles, command: str | None, *, resume:
         raise ValueError(f"cannot write the run folder {files.root}: {getattr(exc, 'strerror', None) or exc}") from exc
 
 
-def checkpoint_to_resume(args: Any, latest: Callable[[], Path | None], name: str, folder: Path,
+class Resumable(Protocol):
+    """The settings of a run that ``--resume`` continues."""
+
+    resume: bool
+
+    def network(self) -> dict[str, Any]:
+        """What a resumed run must keep: the network's sizes and inputs."""
+        ...
+
+
+def checkpoint_to_resume(args: Resumable, latest: Callable[[], Path | None], name: str, folder: Path,
                          train_args: Callable[[Path], dict[str, Any]]) -> Path | None:
-    """With ``args.resume`` the newest checkpoint (``latest()``), whose network must be the run's
-    (:func:`check_same_network` on ``train_args(checkpoint)``, the settings it was trained with); ValueError naming
-    the checkpoint ``name`` pattern and ``folder`` when there is none. None for a fresh run (``args.validate()``
-    checked its folder)."""
+    """With ``args.resume`` the newest checkpoint (``latest()``), whose ``train_args(checkpoint)`` must have the run's
+    ``network()``; ValueError when there is none. None for a fresh run."""
     if not args.resume:
         return None
     checkpoint = latest()
     if checkpoint is None:
         raise ValueError(f"--resume: no checkpoint ({name}) in {folder}")
-    check_same_network(args, train_args(checkpoint))
+    saved = train_args(checkpoint)
+    for key, value in args.network().items():
+        was = saved.get(key, value)
+        if (list(was or []) if isinstance(value, list) else bool(was)) != value:
+            raise ValueError(f"--resume: {key}={value} differs from the checkpoint's {was}")
     return checkpoint
-
-
-def check_same_network(args: Any, saved: dict[str, Any]) -> None:
-    """A resumed run keeps its network: ValueError when ``args.net_arch``, ``args.privileged_critic`` (the critic's
-    input) or ``args.player_counts`` (a generalist's games) differs from the checkpoint's ``train_args``
-    (``saved``)."""
-    if list(saved.get("net_arch", args.net_arch)) != list(args.net_arch):
-        raise ValueError(f"--resume: net_arch {args.net_arch} differs from the checkpoint's {saved['net_arch']}")
-    privileged, was = bool(getattr(args, "privileged_critic", False)), bool(saved.get("privileged_critic", False))
-    if privileged != was:
-        raise ValueError(f"--resume: privileged_critic={privileged} differs from the checkpoint's {was}")
-    counts = list(getattr(args, "player_counts", []))
-    if list(saved.get("player_counts") or []) != counts:
-        raise ValueError(f"--resume: player_counts {counts} differ from the checkpoint's "
-                         f"{saved.get('player_counts') or []}")
 
 
 class Log(NamedTuple):
@@ -119,13 +108,11 @@ class Log(NamedTuple):
 
     columns: list[str]
     rows: list[dict[str, str]]
-    """Each with its ``timesteps`` a non-negative integer."""
 
 
 def read_log(path: Path) -> Log:
-    """The columns and rows of a CSV log of the run folder (no rows when the file does not exist); ValueError naming
-    the file, and the line, when it is no such log: unreadable, without a ``timesteps`` column, or a row whose
-    ``timesteps`` is not a non-negative integer."""
+    """The columns and rows of a CSV log (none without the file); ValueError naming the file and the line when it is
+    unreadable, has no ``timesteps`` column or a row's is not a non-negative integer."""
     if not path.exists():
         return Log([], [])
     try:
@@ -146,8 +133,7 @@ def read_log(path: Path) -> Log:
 
 
 def log_number(path: Path, row: dict[str, str], column: str) -> float | None:
-    """The number in ``column`` of a row of the log at ``path`` (None for an empty cell); ValueError naming the
-    file and the column when it is not a number."""
+    """The number in ``column`` of a row of the log at ``path`` (None for an empty cell); ValueError otherwise."""
     cell = row.get(column)
     if not cell:
         return None
@@ -170,9 +156,8 @@ def last_evaluated(files: RunFiles) -> int | None:
 
 
 def last_evaluation(files: RunFiles) -> tuple[int, list[dict[str, Any]]] | None:
-    """The last row of ``eval.csv`` as ``(steps, rows)``, one row per baseline column (``B`` of ``win_rate/B``, a
-    generalist's ``B@4p`` and ``B@mean`` too) with its ``win_rate``, ``ci_low`` and ``ci_high`` (None where the log
-    has none); None when nothing was evaluated."""
+    """The last row of ``eval.csv`` as ``(steps, rows)``, one row per baseline column (``B`` of ``win_rate/B``) with
+    its ``win_rate``, ``ci_low`` and ``ci_high``; None when nothing was evaluated."""
     rows = read_log(files.eval).rows
     if not rows:
         return None
@@ -184,35 +169,30 @@ def last_evaluation(files: RunFiles) -> tuple[int, list[dict[str, Any]]] | None:
 
 
 def step_bar(total: int, desc: str, enabled: bool = True, start: int = 0) -> StepBar:
-    """The trainers' progress bar over ``total`` learner steps, resumed at ``start`` (:class:`StepBar`)."""
+    """The trainers' progress bar over ``total`` learner steps, resumed at ``start``."""
     return StepBar(total, desc, enabled, start)
 
 
 class StepBar:
-    """A trainer's progress bar over learner steps (:func:`goboom_env.process.bar`: drawn on a terminal
-    only), resumed at ``start``.
-
-    A trainer learns whole rollouts, so its last one may pass the budget: the bar never counts past its total
-    (:meth:`to`, :meth:`update`), and :meth:`finish` makes the total the steps really done when they passed it, so
-    that a finished run's bar ends at ``N/N`` with ``N`` the steps it took."""
+    """A trainer's progress bar over learner steps (:func:`goboom_env.process.bar`): it never counts past its total,
+    and :meth:`finish` raises the total to the steps done when a last whole rollout passed it."""
 
     def __init__(self, total: int, desc: str, enabled: bool = True, start: int = 0) -> None:
         from goboom_env.process import bar
 
         self.total = total
-        self.count = min(start, total)
-        """The steps shown (kept here: an undrawn tqdm bar ignores its updates)."""
+        self.count = min(start, total)  # kept here: an undrawn tqdm bar ignores its updates
         self.bar = bar(total=total, desc=desc, enabled=enabled, unit="step", initial=self.count)
 
     def to(self, steps: int) -> None:
-        """Show ``steps`` learner steps done (at most the total)."""
+        """Show ``steps`` learner steps done."""
         shown = min(steps, self.total)
         if shown > self.count:
             self.bar.update(shown - self.count)
             self.count = shown
 
     def update(self, steps: int) -> None:
-        """Show ``steps`` more learner steps done (at most up to the total)."""
+        """Show ``steps`` more learner steps done."""
         self.to(self.count + steps)
 
     def finish(self, steps: int) -> None:
@@ -226,8 +206,7 @@ class StepBar:
 
 
 def whole_rollouts(start: int, budget: int, rollout: int) -> int:
-    """The step count a run resumed at ``start`` ends at when it learns whole rollouts of ``rollout`` steps until it
-    has ``budget``: the budget rounded up to the last rollout's end (what SB3's ``learn`` does)."""
+    """The step count a run resumed at ``start`` ends at, learning whole rollouts until it has ``budget`` (SB3)."""
     return start if budget <= start else start + -(-(budget - start) // rollout) * rollout
 
 
@@ -254,8 +233,8 @@ def truncate_csv(path: Path, timesteps: int) -> None:
 
 
 def append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:
-    """Append ``row`` to the CSV log at ``path`` (with a header line when the file is new). An existing log keeps
-    its own columns (a run resumed by a newer version writes no column its header lacks)."""
+    """Append ``row`` to the CSV log at ``path`` (a header first for a new file; an existing log keeps its
+    columns)."""
     new = not path.exists() or path.stat().st_size == 0
     if not new:
         with path.open(newline="") as fh:
@@ -268,8 +247,8 @@ def append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:
 
 
 def load_tensors(source: Path | IO[bytes], name: str | Path, device: str = "cpu") -> Any:
-    """``torch.load`` with ``weights_only``: tensors and plain data only, so that a crafted checkpoint cannot run
-    code. ValueError naming ``name`` (the file) for anything else: a pickled object, a damaged file."""
+    """``torch.load`` with ``weights_only`` (a crafted checkpoint runs no code); ValueError naming ``name`` for a
+    pickled object or a damaged file."""
     import pickle
 
     with needs_extra("loading a checkpoint's tensors"):

@@ -1,10 +1,5 @@
-"""The learner's network in the fast trainer (``goboom train-fast``): a masked actor-critic MLP in torch.
-
-:class:`ActorCritic` has SB3's ``MlpPolicy`` shape (separate actor and critic MLPs with Tanh, orthogonal
-initialisation); illegal actions get the logit :data:`MASKED_LOGIT`, actions are sampled by Gumbel-max, and with
-``bf16`` precision the matrix products run in bfloat16 (:func:`resolve_precision`). Its actor freezes into the numpy
-:class:`~goboom_env.agents.ppo.FrozenMlp` that ``ppo:`` plays and the league's snapshots are.
-"""
+"""The learner's network in the fast trainer (``goboom train-fast``): a masked actor-critic MLP in torch, whose
+actor freezes into the numpy :class:`~goboom_env.agents.ppo.FrozenMlp` that ``ppo:`` plays."""
 
 from __future__ import annotations
 
@@ -27,9 +22,8 @@ MASKED_LOGIT = -1e8
 
 
 def resolve_precision(precision: str) -> str:
-    """``fp32`` or ``bf16`` for a ``--precision`` choice (``auto``, ``fp32`` or ``bf16``): ``auto`` is bf16
-    where the CPU multiplies bfloat16 matrices natively (oneDNN: AVX512-BF16 or AMX), else fp32, where
-    bf16 would be emulated and slower."""
+    """``fp32`` or ``bf16`` for a ``--precision`` choice: ``auto`` is bf16 where the CPU multiplies bfloat16
+    matrices natively (oneDNN: AVX512-BF16 or AMX), else fp32 (emulated bf16 would be slower)."""
     if precision != "auto":
         return precision
     return "bf16" if torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32"
@@ -48,8 +42,7 @@ def _mlp(sizes: Sequence[int], out_gain: float) -> Any:
 
 
 class _NumpyTanhFunction(torch.autograd.Function):
-    """tanh by numpy's vectorised loop (in float32, or float64 for a float64 input), the gradient by torch's own
-    ``tanh_backward`` (1 - y**2)."""
+    """tanh by numpy (float32, or float64 for a float64 input), the gradient by torch's ``tanh_backward``."""
 
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
@@ -67,9 +60,8 @@ class _NumpyTanhFunction(torch.autograd.Function):
 
 
 class NumpyTanh(nn.Tanh):
-    """``nn.Tanh`` computed by numpy's vectorised tanh, several times faster than torch's CPU kernel (which
-    otherwise costs a tenth of a PPO update). The values agree with torch's to float32 rounding (bit for bit
-    once rounded to bfloat16: a bfloat16 input is computed in float32 and rounded back, as torch does)."""
+    """``nn.Tanh`` by numpy, several times faster than torch's CPU kernel (a tenth of a PPO update); it agrees with
+    torch's to float32 rounding (bit for bit in bfloat16, computed in float32 and rounded back as torch does)."""
 
     def forward(self, x: Any) -> Any:
         if x.device.type != "cpu" or not x.is_floating_point():  # numpy reaches CPU floats only: torch's tanh else
@@ -78,23 +70,18 @@ class NumpyTanh(nn.Tanh):
 
 
 class Evaluation(NamedTuple):
-    """What :meth:`ActorCritic.evaluate` gives the PPO loss, one entry per row."""
+    """What :meth:`ActorCritic.evaluate` gives the PPO loss per row: the action's log-probability, the masked
+    policy's entropy and the critic's value."""
 
     logp: Any
-    """Log-probability of the action taken."""
     entropy: Any
-    """Entropy of the masked policy."""
     values: Any
-    """The critic's value."""
 
 
 class ActorCritic(nn.Module):
-    """SB3's MlpPolicy shape: separate actor and critic MLPs with Tanh; the actor is what ``ppo:`` plays.
-
-    Every method takes the trainer's input rows: the observation (``obs_dim`` entries), then, when the critic is
-    privileged, the hidden state (``VectorGame.hidden``). The actor reads only the observation; the critic reads
-    the first ``critic_dim`` entries (the observation, or with a privileged critic, ``critic_dim > obs_dim``, the
-    hidden state too)."""
+    """SB3's MlpPolicy shape: separate actor and critic MLPs with Tanh and orthogonal init; illegal actions get
+    :data:`MASKED_LOGIT`. Input rows are the observation (``obs_dim``, all the actor reads), then for a privileged
+    critic the hidden state (the critic reads ``critic_dim`` entries)."""
 
     def __init__(self, obs_dim: int, net_arch: Sequence[int], precision: str = "fp32",
                  critic_dim: int | None = None) -> None:
@@ -109,26 +96,21 @@ class ActorCritic(nn.Module):
 
     @property
     def privileged(self) -> bool:
-        """The critic reads more than the actor (the hidden state after the observation)."""
         return self.critic_dim > self.obs_dim
 
     @property
     def input_dtype(self) -> Any:
-        """The dtype the first layers multiply observations in: casting a batch to it once ahead (bfloat16 under
-        bf16) saves the cast autocast would do on every forward pass, with the same rounding."""
+        """The dtype the first layers multiply in: casting a batch to it once saves autocast's cast on every pass."""
         return torch.bfloat16 if self.bf16 else torch.float32
 
     def _run(self, net: Any, obs: Any) -> Any:
-        """``net(obs)`` as float32; with bf16 the matrix products run in bfloat16 (autocast) while the
-        weights, their gradients and everything after the last layer (softmax, losses) stay float32."""
+        """``net(obs)`` as float32; with bf16 the matrix products run in bfloat16 (autocast), the rest in float32."""
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
             return net(obs).float()
 
     def _heads(self, obs: Any) -> tuple[Any, Any]:
-        """Actor logits and critic values (float32) of ``obs``, in one pass. Both first layers read the same
-        observations, so they run as one matrix product of twice the width (the same arithmetic as two, a
-        few percent of an update faster), then each network goes on alone. A privileged critic reads more
-        than the actor, so there the two networks run apart."""
+        """Actor logits and critic values (float32) of ``obs``; both first layers run as one product of twice the
+        width (a few percent faster) unless the critic is privileged and reads more."""
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
             if self.privileged:  # different inputs: no shared first product
                 trunk = self.actor[:-1](obs[:, :self.obs_dim])
@@ -175,8 +157,7 @@ class ActorCritic(nn.Module):
         return Evaluation(logp_all.gather(1, actions[:, None])[:, 0], entropy, values)
 
     def load_actor(self, frozen: FrozenMlp) -> None:
-        """Copy a numpy actor of the same layer sizes into this actor
-        (:func:`~goboom_env.training.artifacts.model_files.read_init_actor` checks them)."""
+        """Copy a numpy actor of the same layer sizes into this actor."""
         linears = [m for m in self.actor if isinstance(m, nn.Linear)]
         with torch.no_grad():
             for m, (w, b) in zip(linears, frozen.layers, strict=True):  # FrozenMlp keeps w as (in, out)

@@ -64,7 +64,16 @@ from goboom_env.training.fast.run import (
 from goboom_env.training.fast.warm_start import init_actor, warm_start
 from goboom_env.training.imitation import cloned_line
 from goboom_env.training.opponents import RandomOpponent, batched_heuristic
-from goboom_env.training.settings import HEURISTIC, LEARNER, RANDOM, SNAPSHOTS, VectorArgs, parse_pool, set_threads
+from goboom_env.training.settings import (
+    HEURISTIC,
+    LEARNER,
+    POOL_KINDS,
+    RANDOM,
+    SNAPSHOTS,
+    VectorArgs,
+    parse_opponents,
+    set_threads,
+)
 from goboom_env.training.shaping import hand_size_potential
 
 
@@ -73,7 +82,10 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch  # noqa: F401 (the train extra: imported, or its absence reported, before any work)
 
-    args.validate()
+    sized = args.sized()
+    sized.validate()
+    say(args.plan(args.num_envs * args.num_steps, exact=False))
+    args = sized
     set_threads(args.threads)
     config = args.run_config()
     paths = RunPaths(args.out)
@@ -172,8 +184,7 @@ COMPILE_LINE = "compiling the batched engine (first run only, ~15 s)..."
 class Trainer:
     """The state of one run: engine, opponent pool (its snapshots), seat plan, network, optimizer and counters."""
 
-    def __init__(self, args: Any, config: GameConfig, seed_offset: int = 0) -> None:
-        """``args`` is the run's :class:`~goboom_env.training.settings.VectorArgs` (or settings with its fields)."""
+    def __init__(self, args: VectorArgs, config: GameConfig, seed_offset: int = 0) -> None:
         with needs_extra("the fast trainer (goboom_env.training.fast)"):
             import torch
 
@@ -190,7 +201,7 @@ class Trainer:
         torch.manual_seed(int(seeds[1]))
         self.game = make_engine(config, counts, num_envs=args.num_envs, seed=int(seeds[2]), episode=args.episode,
                                 reward=args.reward, autoreset=True, check=False,
-                                observation=getattr(args, "observation", "snapshot"))  # a best response: snapshot
+                                observation=args.observation)
         obs, self.mask, self.seat = self.game.reset()
         self.public_dim = obs.shape[1]
         """The observation's size: what the actor and the opponents read."""
@@ -198,7 +209,7 @@ class Trainer:
         self.obs_dim = self.obs.shape[1]
         """The size of the rows the network reads: the observation, then (privileged critic) the hidden state."""
         table = self.game.num_players if counts else None
-        self.pool = SnapshotPool(args.pool_size, parse_pool(args.opponents), self.rng)
+        self.pool = SnapshotPool(args.pool_size, parse_opponents(args.opponents, POOL_KINDS), self.rng)
         """The opponent entries and the learner's snapshots, which the ``self`` entry plays."""
         self.plan = SeatPlan(self.pool, args.num_envs, self.n, table)
         self.random = RandomOpponent()

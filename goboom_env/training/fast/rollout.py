@@ -1,14 +1,8 @@
 """The turn-based bookkeeping of the fast trainer: who plays each seat, per-seat GAE, open decisions, the batch.
 
-One call of ``VectorGame.step`` moves the seat to play in each game, so the trainer keeps one decision
-sequence per (game, seat): a seat's reward (the end of the hand or match) is credited to that seat's last
-decision, and GAE runs over each seat's own decisions (:func:`seat_gae`), optionally with potential-based
-shaping on the hand sizes (:mod:`goboom_env.training.shaping`). A decision whose outcome is still open when a
-rollout ends is carried into the next rollout (:class:`Pending`) instead of being cut off. :class:`SeatPlan`
-(the learner seats of :class:`~goboom_env.training.seats.LearnerSeats`) draws, per game and episode, an entry of the
-run's :class:`SnapshotPool` (the :class:`~goboom_env.training.league.League` of the entries
-:data:`~goboom_env.training.settings.POOL_KINDS` and of the learner's snapshots, which the ``self`` entry plays) and
-the learner's seats; :func:`make_engine` builds the batched engine of a run.
+One ``VectorGame.step`` moves the seat to play in each game, so the trainer keeps one decision sequence per
+(game, seat): a seat's reward is credited to its last decision, GAE runs over each seat's own decisions
+(:func:`seat_gae`), and a decision still open when a rollout ends is carried into the next (:class:`Pending`).
 """
 
 from __future__ import annotations
@@ -31,8 +25,7 @@ from goboom_env.training.settings import LEARNER
 
 
 def make_engine(config: GameConfig, player_counts: Sequence[int], **settings: Any) -> Any:
-    """The batched engine of a run: a ``VectorGame`` of ``config``, or a ``MixedVectorGame`` over ``player_counts``
-    (a generalist's games, observations padded)."""
+    """The batched engine of a run: a ``VectorGame``, or a ``MixedVectorGame`` over ``player_counts``."""
     from goboom_env.vector import MixedVectorGame, VectorGame
 
     return MixedVectorGame(config, player_counts, **settings) if player_counts else VectorGame(config, **settings)
@@ -46,24 +39,16 @@ class SnapshotPool(League[FrozenMlp]):
         super().__init__(entries, size=size, rng=rng)
 
     @property
-    def names(self) -> list[str]:
-        """The snapshots' names, oldest first."""
-        return list(self.snapshots)
-
-    @property
     def nets(self) -> list[SnapshotOpponent]:
         """The snapshots as batched opponents, oldest first (the indices of :attr:`SeatPlan.snapshot`)."""
         return [SnapshotOpponent(net) for net in self.snapshots.values()]
 
 
 class SeatPlan(LearnerSeats):
-    """Who plays each seat of each game: the learner or a batched opponent, drawn per game and episode.
-
-    ``kind[b]`` indexes the entries of ``pool``. A ``learner`` game has every seat learning; any other game has one
-    learner seat (drawn uniformly among the game's seats) against the entry's opponent in all other seats (for
-    ``self``, the snapshot ``snapshot[b]`` of the pool). ``n`` is the width of the per-seat arrays; ``table
-    [num_envs]`` gives each game's own player count when they differ (a generalist's games, ``n`` = 12), else every
-    game has ``n`` seats. The draws come from the pool's generator."""
+    """Who plays each seat of each game, drawn per game and episode from the pool's generator: ``kind[b]`` indexes
+    the pool's entries; a ``learner`` game has every seat learning, any other one learner seat against the entry's
+    opponent (for ``self``, the snapshot ``snapshot[b]``). ``table`` gives each game's player count when they
+    differ (a generalist's, ``n`` = 12)."""
 
     def __init__(self, pool: League[Any], num_envs: int, n: int, table: np.ndarray | None = None) -> None:
         super().__init__(num_envs, n, pool.rng, table=table)
@@ -73,8 +58,7 @@ class SeatPlan(LearnerSeats):
         self.snapshot = np.zeros(num_envs, np.int64)
 
     def redraw(self, games: np.ndarray) -> np.ndarray:
-        """New seat assignments for the games marked in ``games`` (autoreset): the entry, the learner's seats and,
-        once the pool has one, a snapshot; returns the indices of those games."""
+        """New seat assignments for the games marked in ``games`` (autoreset); returns their indices."""
         idx = np.flatnonzero(games)
         if not len(idx):
             return idx
@@ -96,9 +80,7 @@ class SeatPlan(LearnerSeats):
 
 @dataclass
 class Decisions:
-    """Learner decisions: what the seat read (``obs``: the critic's inputs, the actor reads the observation part;
-    ``mask``: the legal actions) and what it did (``action``, with its log-probability ``logp`` under the policy that
-    took it)."""
+    """Learner decisions: what the seat read (``obs``, the critic's inputs; ``mask``) and did (``action``, ``logp``)."""
 
     obs: np.ndarray
     mask: np.ndarray
@@ -108,16 +90,14 @@ class Decisions:
 
 @dataclass
 class Pending(Decisions):
-    """The open decisions of each (game, seat): the seat's last decision of a rollout while its episode
-    goes on. Its outcome (the seat's next decision or the end of the episode) lies in the next rollout,
-    so it is trained there. Arrays are ``[num_envs, num_players, ...]``; ``active`` marks the slots in use."""
+    """The open decisions ``[num_envs, num_players, ...]``: each seat's last decision of a rollout while its episode
+    goes on, trained in the next rollout, where its outcome lies; ``active`` marks the slots in use."""
 
     active: np.ndarray
     value: np.ndarray
     reward: np.ndarray
     """Reward the seat received after the decision, up to the end of the rollout it was taken in."""
     potential: np.ndarray
-    """The shaping potential at the decision (0 without shaping)."""
 
     @classmethod
     def empty(cls, num_envs: int, num_players: int, obs_dim: int, obs_dtype: Any) -> Pending:
@@ -128,8 +108,7 @@ class Pending(Decisions):
                    potential=np.zeros(shape, np.float32))
 
     def carried(self, resolved: np.ndarray, reward: np.ndarray) -> Pending:
-        """A copy that keeps the decisions still open: without the ``resolved`` ones, ``reward`` being what
-        the others received so far."""
+        """A copy without the ``resolved`` decisions, ``reward`` being what the others received so far."""
         kept = Pending(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
         kept.active &= ~resolved
         kept.reward = reward
@@ -138,39 +117,29 @@ class Pending(Decisions):
 
 @dataclass
 class SeatAdvantages:
-    """What :func:`seat_gae` returns for one rollout."""
+    """What :func:`seat_gae` returns for one rollout: per (call, game) ``[T, B]`` the advantages and which learner
+    decisions were resolved (trained now) or opened (carried on); per (game, seat) ``[B, n]`` the reward after each
+    opened decision and, for the previous rollout's open decisions, their advantages, which were resolved and the
+    reward so far of those still open."""
 
     advantages: np.ndarray
-    """``[T, B]``: GAE advantage of the decision at (call, game); 0 where there is none."""
     resolved: np.ndarray
-    """``[T, B]`` bool: a learner decision whose outcome lies in this rollout (trained now)."""
     opened: np.ndarray
-    """``[T, B]`` bool: a learner decision still open at the end (carried to the next rollout)."""
     opened_reward: np.ndarray
-    """``[B, n]``: reward received after each newly opened decision within this rollout."""
     pending_advantages: np.ndarray
-    """``[B, n]``: advantages of the previous rollout's open decisions resolved now."""
     pending_resolved: np.ndarray
-    """``[B, n]`` bool: which previous open decisions were resolved now."""
     pending_reward: np.ndarray
-    """``[B, n]``: the reward so far of previous open decisions that are still open."""
 
 
 def seat_gae(values: np.ndarray, rewards: np.ndarray, dones: np.ndarray, seats: np.ndarray, learner: np.ndarray,
              gamma: float, lam: float, pending: Pending | None = None,
              potentials: np.ndarray | None = None) -> SeatAdvantages:
-    """GAE over each (game, seat)'s own decisions of one rollout.
+    """GAE over each (game, seat)'s own decisions of one rollout (``values``, ``seats``, ``learner``: ``[T, B]``;
+    ``rewards``: ``[T, B, n]``; ``dones``: ``[T, B]``).
 
-    ``values``, ``seats`` and ``learner`` are ``[T, B]`` (the value, the seat that moved and whether it is a
-    learner seat, per call and game); ``rewards[t, b, s]`` (``[T, B, n]``) and ``dones[t, b]`` are what the
-    engine returned for call ``t``. A decision's reward is everything its seat receives after it and up to
-    the seat's next decision or the end of the episode; its bootstrap value is the value of that next
-    decision (0 at the end). A seat's last decision of the rollout in a running episode stays open: the
-    decisions before it bootstrap from its value (the GAE chain is cut there, as at a rollout's end in
-    plain PPO) and ``pending`` carries it into the next call, where it is resolved first in line.
-    ``potentials`` (``[T, B]``, the mover's shaping potential at each decision) adds ``gamma x phi(next) - phi``
-    to each decision's reward, where ``phi(next)`` is the seat's potential at its next decision (0 at the end).
-    """
+    A decision's reward is all its seat receives until its next decision or the episode's end; it bootstraps from
+    that next decision's value (0 at the end). A seat's last decision in a running episode stays open, carried by
+    ``pending`` into the next call. ``potentials`` (``[T, B]``) adds ``gamma x phi(next) - phi`` to each reward."""
     steps, num_envs = seats.shape
     n = rewards.shape[2]
     phi = np.zeros((steps, num_envs), np.float32) if potentials is None else potentials
@@ -223,24 +192,20 @@ def seat_gae(values: np.ndarray, rewards: np.ndarray, dones: np.ndarray, seats: 
 
 @dataclass
 class Rollout:
-    """One rollout of ``T`` engine calls over ``B`` games: the mover's view and what the learner did."""
+    """One rollout of ``T`` engine calls over ``B`` games (``[T, B, ...]``): the mover's observation, mask and seat,
+    whether it is a learner seat, what it did, what each seat received (``reward``, ``[T, B, n]``), the ends and the
+    mover's shaping potential."""
 
     obs: np.ndarray
-    """``[T, B, D]`` observation of the seat to move (the engine's dtype)."""
     mask: np.ndarray
-    """``[T, B, 54]`` bool legal actions."""
     seat: np.ndarray
-    """``[T, B]`` seat that moved."""
     learner: np.ndarray
-    """``[T, B]`` bool: the mover is a learner seat (its decision is trained)."""
     action: np.ndarray
     logp: np.ndarray
     value: np.ndarray
     reward: np.ndarray
-    """``[T, B, n]`` what each seat received from the call."""
     done: np.ndarray
     potential: np.ndarray
-    """``[T, B]`` the mover's shaping potential before its move (zeros without shaping)."""
 
     @classmethod
     def empty(cls, steps: int, num_envs: int, n: int, obs_dim: int, obs_dtype: Any) -> Rollout:
@@ -255,12 +220,10 @@ class Batch(Decisions):
     """The trained decisions of one rollout, flat (``[N, ...]``): what the PPO update reads."""
 
     advantage: np.ndarray
-    """The decision's per-seat GAE advantage (:func:`seat_gae`)."""
     ret: np.ndarray
     """The value target: the advantage plus the value the rollout predicted."""
 
     def __len__(self) -> int:
-        """The number of decisions."""
         return self.action.shape[0]
 
 
@@ -270,7 +233,7 @@ def build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[B
     pb, ps = np.nonzero(gae.pending_resolved)
 
     def gather(rolled: np.ndarray, held: np.ndarray) -> np.ndarray:
-        """This rollout's resolved decisions, then the previous open ones: one copy into the batch's array."""
+        """This rollout's resolved decisions, then the previous open ones, in one copy."""
         rows = rolled.reshape(-1, *rolled.shape[2:])
         out = np.empty((len(resolved) + len(pb), *rows.shape[1:]), np.result_type(rolled, held))
         np.take(rows, resolved, axis=0, out=out[:len(resolved)], mode="clip")  # in range; "raise" buffers `out`
@@ -285,11 +248,7 @@ def build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[B
     ot, ob = np.nonzero(gae.opened)
     os_ = roll.seat[ot, ob]
     new.active[ob, os_] = True
-    new.value[ob, os_] = roll.value[ot, ob]
     new.reward[ob, os_] = gae.opened_reward[ob, os_]
-    new.obs[ob, os_] = roll.obs[ot, ob]
-    new.mask[ob, os_] = roll.mask[ot, ob]
-    new.action[ob, os_] = roll.action[ot, ob]
-    new.logp[ob, os_] = roll.logp[ot, ob]
-    new.potential[ob, os_] = roll.potential[ot, ob]
+    for name in ("value", "obs", "mask", "action", "logp", "potential"):
+        getattr(new, name)[ob, os_] = getattr(roll, name)[ot, ob]
     return batch, new

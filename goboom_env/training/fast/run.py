@@ -1,12 +1,6 @@
-"""The run folder of ``goboom train-fast``: checkpoint files, the play-only model, the progress and evaluation logs.
-
-The folder has the layout of ``goboom train`` (:class:`~goboom_env.training.artifacts.run_folder.RunFiles`) plus
-``checkpoints/state_STEPS.pt``, the resumable state that :func:`save_checkpoint` writes (atomically) and
-:func:`load_checkpoint` reads with ``weights_only``.
-:func:`evaluate` plays the baseline tournaments of the run's actor
-(:func:`goboom_env.evaluation.baselines.evaluate_vs_baselines`) into ``eval.csv`` and keeps ``best_model.zip``;
-:func:`log_progress` writes ``progress.csv`` and TensorBoard. ``trainer`` is the run's
-:class:`~goboom_env.training.fast.ppo.Trainer` throughout.
+"""The run folder of ``goboom train-fast``: ``goboom train``'s layout plus ``checkpoints/state_STEPS.pt``, the
+resumable state; its checkpoints, play-only models and progress and evaluation logs (``trainer``: the run's
+:class:`~goboom_env.training.fast.ppo.Trainer`).
 """
 
 from __future__ import annotations
@@ -18,12 +12,12 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from goboom_env.agents.ppo import metadata_problem, save_snapshot
+from goboom_env.agents.ppo import metadata_problem
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.hints import needs_extra, shown
 from goboom_env.process import say
-from goboom_env.training.artifacts.model_files import write_atomically, write_play_only
+from goboom_env.training.artifacts.model_files import write_actor, write_atomically
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     append_csv,
@@ -38,21 +32,20 @@ if TYPE_CHECKING:
     from goboom_env.training.fast.policy import ActorCritic
 
 STATE_NAME = re.compile(r"state_(\d+)\.pt")
-"""The name of a resumable checkpoint (other files in ``checkpoints/`` are ignored)."""
 PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", "policy_loss", "value_loss",
                     "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean"]
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
 
 
 class RunPaths:
-    """The files of one fast run folder (the names of ``goboom train`` where they mean the same)."""
+    """The files of one fast run folder."""
 
     def __init__(self, out: str | Path) -> None:
         self.files = RunFiles(out)
         self.root = self.files.root
 
     def state(self, steps: int) -> Path:
-        """The resumable checkpoint (network, optimizer, snapshots, counters) at ``steps``."""
+        """The resumable checkpoint at ``steps``."""
         return self.files.checkpoints / f"state_{steps}.pt"
 
     def checkpoint_model(self, steps: int) -> Path:
@@ -71,18 +64,13 @@ def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> P
 
 
 def save_play_only(net: ActorCritic, path: Path, metadata: dict[str, Any]) -> Path:
-    """The play-only model zip that ``ppo:PATH`` loads (metadata + numpy actor, as ``goboom train`` writes)."""
-    buf = io.BytesIO()
-    save_snapshot(buf, net.frozen().state())
-    return write_play_only(path, {**metadata, "deterministic": True, "trainer": "vector"}, buf.getvalue())
+    """The play-only model zip that ``ppo:PATH`` loads."""
+    return write_actor(path, {**metadata, "deterministic": True, "trainer": "vector"}, net.frozen().state())
 
 
 def save_checkpoint(state: dict[str, Any], path: Path) -> Path:
-    """Write the ``state_N.pt`` checkpoint ``state`` to ``path`` whole or not at all: serialised by ``torch.save``
-    in memory, written to the hidden ``.state_N.pt.partial`` beside it and renamed into place
-    (:func:`~goboom_env.training.artifacts.model_files.write_atomically`). A run stopped or killed meanwhile leaves
-    the checkpoints before it as they were and no truncated ``state_*.pt`` for ``--resume`` to pick (the hidden
-    file matches no ``state_*.pt``)."""
+    """Write the checkpoint ``state`` to ``path`` whole or not at all (``write_atomically``): a run killed meanwhile
+    leaves no truncated ``state_*.pt`` for ``--resume``."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch
 
@@ -92,9 +80,8 @@ def save_checkpoint(state: dict[str, Any], path: Path) -> Path:
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    """A ``state_N.pt`` checkpoint, read by ``torch.load`` with ``weights_only``: tensors and plain data only, so
-    that a crafted file cannot run code; every field the trainer reads is checked (:func:`checkpoint_problem`).
-    ValueError naming the file and the field for anything else."""
+    """A ``state_N.pt`` checkpoint, read with ``weights_only`` (a crafted file runs no code), every field the trainer
+    reads checked; ValueError naming the file and the field otherwise."""
     try:
         state = load_tensors(path, path)
     except ValueError as exc:
@@ -109,12 +96,10 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
 
 
 CHECKPOINT_FIELDS = ("net", "optimizer", "steps", "episodes", "train_s", "snapshots", "meta")
-"""The fields of a ``state_N.pt`` checkpoint (``anchor`` may be there too)."""
 
 
 def checkpoint_problem(state: dict[str, Any]) -> str | None:
-    """What is wrong with the fields of a checkpoint (each named), or None: the metadata's schema, the counters,
-    the state dicts of the network and the optimizer, and each league snapshot's layers."""
+    """What is wrong with the fields of a checkpoint, each named, or None."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch
 
@@ -145,8 +130,8 @@ def checkpoint_problem(state: dict[str, Any]) -> str | None:
 
 
 def evaluate(trainer: Any, model: Path, files: Any, writer: Any, best: float, meta: dict[str, Any]) -> float:
-    """Tournaments of the current actor against the baselines (:func:`evaluate_vs_baselines`); keeps the best. A line
-    says so, a bar follows each tournament."""
+    """Tournaments of the current actor against the baselines into ``eval.csv``; returns the best score so far and
+    keeps its model."""
     args = trainer.args
     save_play_only(trainer.net, model, meta)
     spec = f"ppo:{model}"
@@ -172,9 +157,8 @@ def evaluate(trainer: Any, model: Path, files: Any, writer: Any, best: float, me
 
 
 def generalist_columns(args: VectorArgs, spec: str, steps: int) -> dict[str, float]:
-    """A generalist's ``eval.csv`` columns: the baseline tournaments at each evaluated player count
-    (``win_rate/B@Np``, ``ci_low/B@Np``, ``ci_high/B@Np``) and the mean win rate over the counts per baseline
-    (``win_rate/B@mean``, what the best model is chosen by)."""
+    """A generalist's ``eval.csv`` columns: each baseline at each evaluated count (``win_rate/B@Np``, its CI) and
+    the mean win rate over the counts (``win_rate/B@mean``, which picks the best model)."""
     row: dict[str, float] = {}
     counts = args.evaluated_counts()
     for count in counts:
@@ -188,7 +172,7 @@ def generalist_columns(args: VectorArgs, spec: str, steps: int) -> dict[str, flo
 
 def best_column(args: VectorArgs) -> str:
     """The ``eval.csv`` win rate (``win_rate/<this>``) that picks the best model: against the last evaluation
-    opponent, averaged over the player counts for a generalist."""
+    opponent (a generalist's: its mean)."""
     return f"{args.eval_opponents[-1]}@mean" if args.player_counts else args.eval_opponents[-1]
 
 
@@ -209,7 +193,6 @@ def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float],
 
 
 def summary_writer(folder: Path) -> Any:
-    """TensorBoard's writer for the run's ``tensorboard/`` folder."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         from torch.utils.tensorboard import SummaryWriter
 

@@ -1,11 +1,5 @@
-"""The warm starts of the fast trainer: behaviour cloning of a teacher (``--bc-games``), or a saved actor
-(``--init-actor``).
-
-:func:`warm_start` fits a fresh network to a teacher's decisions: the actor by cross-entropy over the legal actions,
-the critic by squared error to the mover's win reward. For the variant's best heuristic the demonstrations are played
-on the batched engine (:func:`collect_batched`, seconds instead of a minute), for any other teacher by
-:func:`goboom_env.training.imitation.collect`. :func:`init_actor` copies the actor of a saved model instead.
-"""
+"""The warm starts of the fast trainer: behaviour cloning of a teacher (``--bc-games``, :func:`warm_start`), or
+a saved actor (``--init-actor``, :func:`init_actor`)."""
 
 from __future__ import annotations
 
@@ -29,13 +23,9 @@ if TYPE_CHECKING:
 def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int = 256,
                     player_counts: Sequence[int] = (), hidden: bool = False, observation: str = "snapshot",
                     progress: bool = False) -> Any:
-    """:func:`goboom_env.training.imitation.collect` for the ``heuristic`` teacher (``classic-tricks`` or
-    ``jokers-boom``), played on the batched engine: every decision of ``games`` finished hands (observation,
-    mask, move and the mover's win reward). With ``player_counts``, hands at all those counts
-    (:class:`~goboom_env.vector.MixedVectorGame`, padded observations); with ``hidden``, each observation is
-    followed by the mover's hidden state (:meth:`~goboom_env.vector.VectorGame.hidden`); ``observation`` is the
-    layout of the observations (:class:`~goboom_env.vector.VectorGame`'s); ``progress``: a bar over the finished
-    games (on a terminal)."""
+    """:func:`goboom_env.training.imitation.collect` for the variant's best heuristic, played on the batched engine
+    (seconds instead of a minute): every decision of ``games`` finished hands, at each of ``player_counts`` when
+    given (padded), each observation followed by the mover's hidden state with ``hidden``."""
     from goboom_env.training.imitation import Demonstrations
 
     rng = np.random.default_rng(seed)
@@ -68,22 +58,19 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
                batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
                hidden: bool = False, observation: str = "snapshot", progress: bool = False) -> dict[str, Any]:
     """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
-    squared error to the mover's win reward. The data are :mod:`goboom_env.training.imitation`'s (played on the
-    batched engine when the teacher is the variant's best heuristic, :func:`collect_batched`); with
-    ``player_counts`` (a generalist), hands at each of those counts with padded observations; with ``hidden`` (a
-    privileged critic), each observation followed by the mover's hidden state; ``observation``: the layout
-    (history: the batched heuristic's hands only). A line and a bar (``progress``: on a terminal) for each
-    phase: the teacher's games, the fit."""
+    squared error to the mover's win reward (``player_counts``, ``hidden``: as :func:`collect_batched`; a history
+    ``observation`` imitates the batched heuristic only). A line and a bar for each phase."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch
 
     from goboom_env.training.imitation import collecting_line, fitting_line
 
     started = time.perf_counter()
-    if teacher not in ("heuristic", BEST_HEURISTIC[config.variant]) and observation != "snapshot":
+    batched = teacher in ("heuristic", BEST_HEURISTIC[config.variant])
+    if not batched and observation != "snapshot":
         raise ValueError(f"a {observation} warm start imitates the batched heuristic only, not {teacher!r}")
     say(collecting_line(teacher, games))
-    if teacher in ("heuristic", BEST_HEURISTIC[config.variant]):
+    if batched:
         data = collect_batched(config, games, seed=seed, player_counts=player_counts, hidden=hidden,
                                observation=observation, progress=progress)
     else:
@@ -115,9 +102,8 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
 
 
 def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[int]) -> dict[str, Any]:
-    """Start ``net``'s actor (observations of ``obs_dim`` entries, hidden layers ``net_arch``) from the actor of the
-    saved ``model`` (fine-tuning an agent of another game); returns what the run folder records
-    (``init_actor.json``)."""
+    """Start ``net``'s actor from the actor of the saved ``model`` (fine-tuning an agent of another game); returns
+    what the run folder records (``init_actor.json``)."""
     from goboom_env.agents.ppo import read_metadata
     from goboom_env.training.artifacts.model_files import read_init_actor
 
@@ -129,9 +115,8 @@ def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[in
 
 def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, player_counts: Sequence[int],
                     hidden: bool = False, progress: bool = False) -> Any:
-    """:func:`~goboom_env.training.imitation.collect` of ``teacher`` (``hidden``: each observation followed by
-    the mover's hidden state); with ``player_counts``, about ``games / len(player_counts)`` hands at each count,
-    observations padded to the 12-seat layout."""
+    """:func:`~goboom_env.training.imitation.collect` of ``teacher``; with ``player_counts``, ``games / len
+    (player_counts)`` hands at each count, padded."""
     from goboom_env.observation import pad_observations
     from goboom_env.training.imitation import Demonstrations, collect
     from goboom_env.training.privileged import critic_encoder

@@ -1,22 +1,9 @@
 """Tianshou on the learner-seat view: the legal actions in the observation, a masked actor and a critic that read it.
 
-Tianshou trains on ``gymnasium.make("goboom_env/GoBoom-v0", ...)``: one learner seat against the chosen opponents,
-whose step plays the other seats and brings everything the learner received since its last move
-(:class:`~goboom_env.training.seats.LearnerSeats`), a loss on another player's move included. Tianshou's own
-multi-agent path (``PettingZooEnv`` with ``MultiAgentPolicy``) does not fit Go Boom: it files each step's rewards
-under the seat that moved, so a losing seat's transitions never carry its loss, and it bootstraps a seat's value
-from the observation of the seat that moves next.
-
-What Tianshou needs of us on that view:
-
-* :class:`MaskInObservation`: Tianshou's networks see the observation only (the ``info`` a buffer row keeps is that
-  of the next observation), so the legal actions join it as in Tianshou's ``PettingZooEnv``: a dict of ``obs``
-  (the observation vector) and ``mask`` (bool, 54), which reaches the networks as a ``Batch``; the ``info`` is
-  left empty for Tianshou's buffer;
-* :class:`MaskedActor`: logits of a network on ``obs``, the illegal actions' set to the lowest float, for
-  ``DiscreteActorPolicy``; an ``nn.Sequential`` network is what ``goboom_env.training.export_model`` saves for
-  ``goboom evaluate`` to play;
-* :class:`ObservationCritic`: a value network on ``obs``.
+Tianshou trains on ``gymnasium.make("goboom_env/GoBoom-v0", ...)``, whose step brings everything the learner received
+since its last move, a loss on another player's move included; Tianshou's own multi-agent path files each step's
+rewards under the seat that moved, so a losing seat's transitions would never carry its loss. Its networks see only
+the observation, so :class:`MaskInObservation` joins the legal actions to it, as Tianshou's ``PettingZooEnv`` does.
 """
 
 from __future__ import annotations
@@ -36,10 +23,8 @@ with needs_extra("the Tianshou adapter (goboom_env.training.interop.tianshou)"):
 
 
 class MaskInObservation(gym.Wrapper):
-    """An env whose ``info["action_mask"]`` (after every reset and step) joins the observation: a dict of ``obs``,
-    the env's observation, and ``mask``, the legal actions as bools. The ``info`` it returns is empty: Tianshou
-    stores every info key in its buffer and refuses one with a missing value, as the keys that only an episode's
-    last step has (``winners``, ``won``, ``seat``, ``opponent``) would leave."""
+    """An env whose observation is a dict of ``obs`` and ``mask`` (``info["action_mask"]``), its ``info`` empty
+    (Tianshou's buffer refuses the keys only an episode's last step has)."""
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
@@ -60,14 +45,14 @@ class MaskInObservation(gym.Wrapper):
 
 
 def _inputs(obs: Any, net: nn.Module) -> torch.Tensor:
-    """The observation vectors of a ``Batch`` of :class:`MaskInObservation` observations, as ``net``'s tensor."""
+    """The ``obs`` vectors of a ``Batch``, as ``net``'s tensor."""
     weight = next(net.parameters())
     return torch.as_tensor(obs.obs, dtype=weight.dtype, device=weight.device)
 
 
 class MaskedActor(ActionReprNet):
-    """``net`` (observation vector -> 54 logits) with the illegal actions' logits set to the lowest float: a
-    categorical over its output never draws one, and its gradient never reaches them."""
+    """``net`` (observation vector -> 54 logits) with the illegal actions' logits set to the lowest float, for
+    ``DiscreteActorPolicy``."""
 
     def __init__(self, net: nn.Module) -> None:
         super().__init__()
@@ -80,7 +65,7 @@ class MaskedActor(ActionReprNet):
 
 
 class ObservationCritic(nn.Module):
-    """``net`` (observation vector -> value) on the ``obs`` entry of :class:`MaskInObservation` observations."""
+    """``net`` (observation vector -> value) on the ``obs`` entry."""
 
     def __init__(self, net: nn.Module) -> None:
         super().__init__()

@@ -1,19 +1,9 @@
-"""Go Boom as an RLlib ``MultiAgentEnv`` (new API stack), a thin adapter over the AEC env.
+"""Go Boom as an RLlib ``MultiAgentEnv`` (new API stack), a thin adapter over :class:`goboom_env.env.raw_env`.
 
-RLlib's multi-agent contract differs from PettingZoo's AEC loop in three ways, handled here:
-
-* Only the seat to move receives an observation, so only it is asked for an action; the
-  observation is a dict ``{"observations": vector, "action_mask": float32[54]}`` (the keys
-  RLlib's action-masking RLModule expects; see :mod:`goboom_env.training.rllib.policy`).
-* Rewards are reported for **every** seat on every step, so a seat that did not make the last
-  move still receives its payoff (the loser of a hand when another seat went out, R1.9, R2.9);
-  RLlib credits a reward that arrives between two of a seat's turns to that seat's last action.
-  Every seat is a learner seat of :class:`~goboom_env.training.seats.LearnerSeats`, which keeps those
-  rewards and refuses an illegal action (``IllegalActionError``, R3.2).
-* When the episode ends every seat gets a final observation and ``terminateds`` holds every
-  agent plus ``"__all__"``, so each seat's trajectory is closed with its own last reward.
-
-Rules, observations and rewards are exactly those of :class:`goboom_env.env.raw_env`.
+Only the seat to move gets an observation, ``{"observations": vector, "action_mask": float32[54]}`` (the keys of
+RLlib's action-masking RLModule). Rewards are reported for every seat on every step, so a seat that did not make
+the last move still gets its payoff (RLlib credits it to that seat's last action); at the episode's end every seat
+gets a final observation and ``terminateds`` holds every agent plus ``"__all__"``.
 """
 
 from __future__ import annotations
@@ -34,23 +24,18 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 OBS_KEY = "observations"
-"""Key of the observation vector in the adapter's dict observation (RLlib's convention)."""
 MASK_KEY = "action_mask"
 
 
 def make_env_config(game: GameConfig, episode: str = "hand", reward: str = "win") -> dict[str, Any]:
-    """The ``env_config`` dict for :class:`GoBoomMultiAgentEnv` (JSON-friendly, so it travels to
-    remote Ray workers and into checkpoints)."""
+    """The ``env_config`` dict for :class:`GoBoomMultiAgentEnv` (JSON-friendly: it travels to Ray workers)."""
     check_episode(episode, reward)
     return {"game": game.to_dict(), "episode": episode, "reward": reward}
 
 
 class GoBoomMultiAgentEnv(MultiAgentEnv):
-    """Go Boom for RLlib: agents ``player_0 .. player_{n-1}``, one decision per step.
-
-    ``config`` is the dict from :func:`make_env_config` (RLlib passes its ``EnvContext``);
-    an empty config plays the default 4-player classic game.
-    """
+    """Go Boom for RLlib, one decision per step; ``config`` is the dict of :func:`make_env_config` (empty: the
+    default game)."""
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
@@ -69,13 +54,11 @@ class GoBoomMultiAgentEnv(MultiAgentEnv):
         })
         self.observation_spaces = dict.fromkeys(self.agents, space)
         self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.agents}
-        self.seats = LearnerSeats(1, game.num_players)
-        """Every seat is a learner seat: what each received since the last step."""
+        self.seats = LearnerSeats(1, game.num_players)  # every seat learns: it keeps rewards, refuses illegal moves
         self._masks: dict[str, np.ndarray] = {}
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict]]:
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict]]:
         """Deal a new episode; ``options`` as for ``raw_env.reset`` (``deck``, ``dealer``)."""
         self.aec.reset(seed=seed, options=options)
         self.seats.clear()
@@ -83,7 +66,7 @@ class GoBoomMultiAgentEnv(MultiAgentEnv):
         return {agent: self._observe(agent)}, {agent: {}}
 
     def step(self, action_dict: dict[str, int]) -> tuple[dict, dict, dict, dict, dict]:
-        """Apply the action of the seat to move; see the module docstring for what comes back."""
+        """Apply the action of the seat to move."""
         aec = self.aec
         agent = aec.agent_selection
         if agent not in action_dict:

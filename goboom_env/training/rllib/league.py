@@ -1,11 +1,6 @@
-"""League self-play on RLlib: which module plays each seat, the win-rate metric, and the league snapshots.
-
-Only ``main`` is trained; the other seats are played by ``main`` itself or by one of ``league_size``
-frozen snapshots of it (modules ``league_0 ..``), drawn per episode by :class:`LeagueMapping`: a thin mapping
-over the trainers' opponent pool (:class:`~goboom_env.training.league.League`), whose entries are ``learner``
-(``main``) and ``self`` (a snapshot) and whose snapshots are the league's module slots.
-:func:`snapshot` copies ``main``'s weights into a league slot.
-"""
+"""League self-play on RLlib: only ``main`` is trained; the other seats are played by ``main`` or by one of
+``pool_size`` frozen snapshots of it (modules ``league_0 ..``), drawn per episode by :class:`LeagueMapping` from
+the trainers' opponent pool (:class:`~goboom_env.training.league.League`)."""
 
 from __future__ import annotations
 
@@ -17,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from goboom_env.hints import needs_extra
-from goboom_env.training.league import SELF, League
+from goboom_env.training.league import League
 from goboom_env.training.rllib.policy import MAIN_MODULE
+from goboom_env.training.rllib.run import learner_state
 from goboom_env.training.settings import LEARNER
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
@@ -29,9 +25,6 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
 LEAGUE_PREFIX = "league_"
 
 
-# -- matchmaking ---------------------------------------------------------------------------
-
-
 def league_ids(size: int) -> list[str]:
     """Module ids of the frozen snapshot slots."""
     return [f"{LEAGUE_PREFIX}{i}" for i in range(size)]
@@ -39,25 +32,22 @@ def league_ids(size: int) -> list[str]:
 
 @dataclass(frozen=True)
 class LeagueMapping:
-    """RLlib's agent-to-module mapping: per episode one learner seat plays ``main``; every other
-    seat plays ``main`` with probability ``self_play``, else a random league slot.
-
-    The draw is seeded by the episode id, so all seats of one episode see the same draw, on any
-    worker, and a plain picklable object (no closure) travels to remote env runners.
-    """
+    """RLlib's agent-to-module mapping: per episode one learner seat plays ``main``; every other seat draws from
+    ``opponents`` (``learner``: ``main``; ``self``: a random league slot). Seeded by the episode id, so every seat and
+    worker sees the same draw; a plain picklable object (no closure)."""
 
     num_players: int
-    league_size: int
-    self_play: float
+    pool_size: int
+    opponents: tuple[tuple[str, float], ...]
 
     def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
         return self.modules(str(episode.id_))[int(agent_id.rsplit("_", 1)[1])]
 
     @cached_property
     def pool(self) -> League[str]:
-        """The opponent pool of every non-learner seat: ``main`` with weight ``self_play``, else a league slot."""
-        pool: League[str] = League([(LEARNER, self.self_play), (SELF, 1.0 - self.self_play)], size=self.league_size)
-        for slot in league_ids(self.league_size):
+        """The opponent pool of every non-learner seat: ``main`` (``learner``) or a league slot (``self``)."""
+        pool: League[str] = League(self.opponents, size=self.pool_size)
+        for slot in league_ids(self.pool_size):
             pool.add(slot, slot)
         return pool
 
@@ -65,7 +55,7 @@ class LeagueMapping:
         """The module of each seat in the episode with this id."""
         rng = random.Random(f"goboom-league:{episode_id}")
         learner = rng.randrange(self.num_players)
-        draws = [(rng.random(), rng.randrange(self.league_size)) for _ in range(self.num_players)]
+        draws = [(rng.random(), rng.randrange(self.pool_size)) for _ in range(self.num_players)]
         pool = self.pool
         entries = pool.pick(np.array([draw for draw, _ in draws]))
         slots = list(pool.snapshots)
@@ -74,9 +64,8 @@ class LeagueMapping:
 
 
 class LeagueMetricsCallback(RLlibCallback):
-    """Logs ``main_win_rate``: the share of ``main``'s seats with a positive return, over episodes
-    where at least one seat is a snapshot (1/n = as strong as the league; the win rate when
-    ``reward="win"``)."""
+    """Logs ``main_win_rate``: the share of ``main``'s seats with a positive return in episodes with a snapshot
+    (1/n = as strong as the league)."""
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
         modules = {agent: episode.module_for(agent) for agent in episode.agent_ids}
@@ -89,15 +78,9 @@ class LeagueMetricsCallback(RLlibCallback):
                 metrics_logger.log_value("main_win_rate", won, reduce="mean", window=1000)
 
 
-# -- league snapshots -----------------------------------------------------------------------------
-
-
 def snapshot(algo: Algorithm, slot: str) -> None:
     """Copy the learner's ``main`` weights into league ``slot`` and push them to the env runners."""
     learners = algo.learner_group
-    path = f"{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{MAIN_MODULE}"
-    main = learners.get_state(components=path)[COMPONENT_LEARNER][COMPONENT_RL_MODULE][MAIN_MODULE]
-    learners.set_state({COMPONENT_LEARNER: {COMPONENT_RL_MODULE: {slot: main}}})
-    algo.env_runner_group.sync_weights(
-        from_worker_or_learner_group=learners, policies=[slot], inference_only=True, timeout_seconds=60.0
-    )
+    learners.set_state({COMPONENT_LEARNER: {COMPONENT_RL_MODULE: {slot: learner_state(algo)}}})
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=learners, policies=[slot], inference_only=True,
+                                       timeout_seconds=60.0)

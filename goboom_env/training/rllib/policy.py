@@ -21,6 +21,7 @@ builds :class:`MaskedPPOTorchRLModule` from those settings and loads the tensors
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from goboom_env.agents.ppo import (
     MEMBER_LIMITS,
     META_NAME,
     check_compatible,
+    masked_action,
     network_size,
     parse_metadata,
 )
@@ -52,6 +54,16 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
     from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+RAY_NOISE = {  # Ray's logger: the start of a message of it that asks nothing of a goboom user
+    "ray._private.authentication.authentication_token_setup": "Token authentication is enabled",  # Ray's default
+    "ray.rllib.algorithms.algorithm_config": "You are running PPO on the new API stack",  # the stack we build on
+    "ray._common.deprecation": "DeprecationWarning: `RLModule(config=",  # RLlib's own RLModule builds it so
+    "ray.tune.utils.util": "Install gputil",  # GPU monitoring, which goboom does not use
+}
+"""The warnings every RLlib run and every ``rllib:`` load printed, filtered from Ray's loggers (this process)."""
+for _logger, _start in RAY_NOISE.items():
+    logging.getLogger(_logger).addFilter(lambda record, start=_start: not record.getMessage().startswith(start))
 
 MAIN_MODULE = "main"
 """Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""
@@ -226,7 +238,7 @@ def read_metadata_file(file: Path) -> dict[str, Any]:
             raw = read_limited(fh, MEMBER_LIMITS[META_NAME], str(file))
     except OSError as exc:
         raise ValueError(f"cannot read {file}: {exc.strerror or exc}") from None
-    return parse_metadata(raw, f"{file} is damaged or from an older goboom-env: it")
+    return parse_metadata(raw, f"{file} is damaged or from an older goboom-env: its metadata")
 
 
 class RLlibAgent:
@@ -248,15 +260,7 @@ class RLlibAgent:
 
     def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
         """A legal action for ``observation`` (the dict that ``raw_env.observe`` returns)."""
-        mask = np.asarray(observation["action_mask"]) > 0
-        if not mask.any():
-            raise ValueError("the action mask has no legal action: is it this agent's turn?")
-        logits = self.logits(observation)
-        logits[~mask] = -np.inf
-        if self.greedy:
-            return int(np.argmax(logits))
-        probs = np.exp(logits - logits.max())
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+        return masked_action(self.logits(observation), observation["action_mask"], None if self.greedy else self.rng)
 
     def logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """The module's masked action logits for one observation (float64 copy)."""

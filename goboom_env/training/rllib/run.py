@@ -1,15 +1,9 @@
-"""The run folder of ``goboom train-rllib``: checkpoints, the exported policy with its metadata, the progress log.
-
-A run folder holds ``checkpoints/iter_NNNNNN`` (full algorithm state, resumable), ``policy/`` (the
-exported ``main`` module that ``rllib:RUN`` plays, with a copy of ``goboom.json``), ``goboom.json``
-(the metadata every trained policy carries, :func:`goboom_env.training.artifacts.model_files.model_metadata`,
-plus the RLlib run's details), ``cluster.json`` (the Ray nodes and the node of each env runner, :func:`record_cluster`),
-``progress.csv`` and ``tensorboard/``.
-"""
+"""The run folder of ``goboom train-rllib``: ``checkpoints/iter_NNNNNN`` (resumable), ``policy/`` (the exported
+``main`` module that ``rllib:RUN`` plays), ``goboom.json`` (the metadata every trained policy carries, plus the
+run's details), ``cluster.json`` (:func:`record_cluster`), ``progress.csv`` and ``tensorboard/``."""
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import shutil
@@ -19,6 +13,7 @@ from typing import Any
 from goboom_env.hints import needs_extra
 from goboom_env.process import bars_shown
 from goboom_env.training.artifacts.model_files import model_metadata
+from goboom_env.training.artifacts.run_folder import append_csv
 from goboom_env.training.rllib.policy import (
     MAIN_MODULE,
     METADATA_FILE,
@@ -35,9 +30,6 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
 
 CLUSTER_FILE = "cluster.json"
-"""The run folder's record of where the run's processes ran (:func:`record_cluster`)."""
-
-# -- run folder -----------------------------------------------------------------------------------
 
 
 def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps: int) -> Path:
@@ -79,11 +71,8 @@ def learner_state(algo: Algorithm) -> dict[str, Any]:
 
 def record_cluster(algo: Algorithm, run: Path, num_env_runners: int) -> dict[str, Any]:
     """Write ``cluster.json`` in the run folder and return it: the alive Ray nodes (``node_id``, ``ip``, ``head``,
-    ``resources``: CPUs, GPUs and custom resources such as ``ray start --resources``), the driver's node (where
-    learning happens) and, for each env runner, its ``index`` and the node it runs on, as the runner itself reports
-    it (``ray.get_runtime_context().get_node_id()``, called on every runner through
-    ``algo.env_runner_group.foreach_env_runner``). With ``num_env_runners=0`` the one entry is the driver's own
-    runner (index 0). Written when the runners have started; a resumed run rewrites it."""
+    ``resources``), the driver's node (where learning happens) and each env runner's ``index`` and node, as the
+    runner itself reports it (with ``num_env_runners=0``, the driver's own runner)."""
     nodes = [{"node_id": node["NodeID"], "ip": node["NodeManagerAddress"],
               "head": "node:__internal_head__" in node["Resources"],
               "resources": {k: v for k, v in sorted(node["Resources"].items())
@@ -103,8 +92,7 @@ def _runner_node(runner: Any) -> dict[str, Any]:
 
 
 def run_folder(out: str | Path) -> Path:
-    """``--out`` as an absolute path: Ray reads a relative path as a URI without a scheme and fails
-    when it saves or restores a checkpoint there."""
+    """``--out`` as an absolute path (Ray reads a relative path as a URI without a scheme, and fails)."""
     return Path(out).expanduser().resolve()
 
 
@@ -112,9 +100,6 @@ def latest_checkpoint(run: Path) -> Path | None:
     """The newest ``checkpoints/iter_*`` folder of a run, or None."""
     found = sorted((run / "checkpoints").glob("iter_*"))
     return found[-1] if found else None
-
-
-# -- metrics --------------------------------------------------------------------------------------
 
 
 def summary(result: dict[str, Any]) -> dict[str, float]:
@@ -136,8 +121,7 @@ def summary(result: dict[str, Any]) -> dict[str, float]:
 
 
 def scalars(tree: dict[str, Any], prefix: str = "") -> dict[str, float]:
-    """The numeric leaves of a nested RLlib result, keyed ``a/b/c`` (for TensorBoard); the
-    algorithm's ``config`` is left out (constant, and saved in ``goboom.json``)."""
+    """The numeric leaves of a nested RLlib result keyed ``a/b/c`` (for TensorBoard), without the ``config``."""
     out: dict[str, float] = {}
     for key, value in tree.items():
         name = f"{prefix}{key}"
@@ -174,12 +158,7 @@ class ProgressLog:
         step = int(row["env_steps"]) if math.isfinite(row["env_steps"]) else int(row["iteration"])
         for name, value in scalars(result).items():
             self.writer.add_scalar(name, value, step)
-        new = not self.csv_path.exists()
-        with self.csv_path.open("a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(row))
-            if new:
-                writer.writeheader()
-            writer.writerow(row)
+        append_csv(self.csv_path, row, list(row))
         if self.progress is not None:
             self.progress.update(self.task, completed=min(step, self.total), description=(
                 f"iter {int(row['iteration'])} | {step:,}/{self.total:,} steps | {row['steps_per_s']:.0f}/s | "

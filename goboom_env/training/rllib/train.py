@@ -1,17 +1,9 @@
 """Multi-agent self-play PPO for Go Boom on Ray RLlib's new API stack, read top to bottom.
 
-* Every seat whose agent maps to the module ``main`` shares its parameters (parameter-shared
-  self-play); the observation is seat-relative, so one network serves every seat.
-* The other seats are played by a *league* of ``league_size`` frozen snapshots of ``main``
-  (modules ``league_0 ..``), refreshed round-robin every ``snapshot_every`` env steps. At the
-  start every slot holds a copy of the initial (near-uniform) ``main``.
-* :class:`LeagueMapping` chooses, per episode, one learner seat at random; each other seat is
-  ``main`` with probability ``self_play`` and otherwise a random league slot
-  (:mod:`goboom_env.training.rllib.league`).
-* Only ``main`` is trained. A run folder holds ``checkpoints/iter_NNNNNN`` (full algorithm
-  state, resumable), ``policy/`` (the exported ``main`` module for ``rllib:RUN``),
-  ``goboom.json`` (the policy's metadata), ``cluster.json`` (the node of each env runner),
-  ``progress.csv`` and ``tensorboard/`` (:mod:`goboom_env.training.rllib.run`).
+Every seat mapped to the module ``main`` shares its parameters (the observation is seat-relative); the others play
+``main`` or one of ``pool_size`` frozen snapshots of it (``league_0 ..``, refreshed round-robin every
+``snapshot_every`` env steps), as :class:`LeagueMapping` draws from ``--opponents`` per episode. Only ``main`` is
+trained; the run folder is :mod:`goboom_env.training.rllib.run`'s.
 """
 
 from __future__ import annotations
@@ -38,7 +30,7 @@ from goboom_env.training.rllib.policy import (
     read_metadata_file,
 )
 from goboom_env.training.rllib.run import ProgressLog, latest_checkpoint, record_cluster, run_folder, save, summary
-from goboom_env.training.settings import RLlibArgs, cluster_endpoint, rllib_ppo_kwargs
+from goboom_env.training.settings import LEAGUE_KINDS, RLlibArgs, cluster_endpoint, parse_opponents, rllib_ppo_kwargs
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     import ray
@@ -47,36 +39,26 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-# -- the RLlib configuration ----------------------------------------------------------------------
-
 
 def build_config(args: RLlibArgs) -> PPOConfig:
     """The PPO AlgorithmConfig for ``args`` (new API stack, masked module, league self-play)."""
     game = args.game_config()
-    modules = [MAIN_MODULE, *league_ids(args.league_size)]
-    spec = RLModuleSpec(
-        module_class=MaskedPPOTorchRLModule,
-        model_config=model_config(args.net_arch),
-    )
+    modules = [MAIN_MODULE, *league_ids(args.pool_size)]
+    spec = RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=model_config(args.net_arch))
     return (
         PPOConfig()
         # RLlib's env checker steps with unmasked random actions, which the rules reject (R3.2):
         # the adapter's contract is tested in tests/training/test_rllib.py instead.
         .environment(GoBoomMultiAgentEnv, env_config=make_env_config(game, args.episode, args.reward),
                      disable_env_checking=True)
-        .env_runners(
-            num_env_runners=args.num_env_runners,
-            num_envs_per_env_runner=args.num_envs_per_env_runner,
-            num_cpus_per_env_runner=1,
-        )
+        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.num_envs,
+                     num_cpus_per_env_runner=1)
         .learners(num_learners=0)
-        .training(
-            train_batch_size_per_learner=args.train_batch_size,
-            **rllib_ppo_kwargs(args),
-        )
+        .training(train_batch_size_per_learner=args.train_batch_size, **rllib_ppo_kwargs(args))
         .multi_agent(
             policies=set(modules),
-            policy_mapping_fn=LeagueMapping(game.num_players, args.league_size, args.self_play),
+            policy_mapping_fn=LeagueMapping(game.num_players, args.pool_size,
+                                            tuple(parse_opponents(args.opponents, LEAGUE_KINDS))),
             policies_to_train=[MAIN_MODULE],
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=dict.fromkeys(modules, spec)))
@@ -85,13 +67,9 @@ def build_config(args: RLlibArgs) -> PPOConfig:
     )
 
 
-# -- the training loop ----------------------------------------------------------------------------
-
-
 def check_reachable(address: str) -> None:
-    """Raise ValueError unless the cluster at ``address`` accepts a connection within seconds
-    (:func:`goboom_env.training.rllib.cluster.probe`); ``auto`` is looked up as Ray does (``RAY_ADDRESS``, then the
-    cluster started on this machine)."""
+    """ValueError unless the cluster at ``address`` accepts a connection within seconds (``auto`` looked up as Ray
+    does)."""
     if cluster_endpoint(address) is not None:
         probe(address)
         return
@@ -108,10 +86,8 @@ def check_reachable(address: str) -> None:
 
 
 def init_ray(args: RLlibArgs) -> bool:
-    """Join ``args.address`` or start a local Ray instance; False if Ray was already running.
-
-    Raises ValueError when the instance has fewer CPUs than env runners (1 CPU each), which
-    would otherwise leave the runners waiting for resources forever."""
+    """Join ``args.address`` or start a local Ray instance; False if Ray was already running. ValueError when it
+    has fewer CPUs than env runners (they would wait for resources forever)."""
     started = not ray.is_initialized()
     if started and args.address:
         check_reachable(args.address)
@@ -146,7 +122,7 @@ def train(args: RLlibArgs) -> Path:
         stack.enter_context(_run_folder_started(run, args))
         log = ProgressLog(run, args.timesteps, args.progress)
         stack.callback(log.close)
-        slots = league_ids(args.league_size)
+        slots = league_ids(args.pool_size)
         filled = _start_league(algo, run, args, slots)
         record_cluster(algo, run, args.num_env_runners)
         timesteps = before = _env_steps(algo)
@@ -168,11 +144,9 @@ def train(args: RLlibArgs) -> Path:
 
 @contextmanager
 def _run_folder_started(run: Path, args: RLlibArgs) -> Iterator[None]:
-    """Start the run folder once the algorithm is built: a run continued with ``--resume`` keeps its folder; a fresh
-    run's is staged with goboom's marker and renamed into place (with ``--force`` an earlier run there is replaced
-    only now; :class:`~goboom_env.outdir.StagedFolder`). If the body fails before a checkpoint was saved
-    in the folder this run started, that folder is removed again (an empty one given by the user is left empty), so
-    that the rerun is not refused as "not empty" (nothing resumable would be lost)."""
+    """Start the run folder once the algorithm is built (a resumed run keeps its own; a fresh one is staged,
+    :class:`~goboom_env.outdir.StagedFolder`); if the body fails before the first checkpoint, the folder this run
+    started is removed again, so that a rerun is not refused as "not empty"."""
     continued = args.resume and run.is_dir() and any(run.iterdir())
     existed = run.is_dir()
     if continued:
@@ -207,7 +181,6 @@ def _start_league(algo: Algorithm, run: Path, args: RLlibArgs, slots: list[str])
 
 
 def _env_steps(algo: Algorithm) -> int:
-    """Env steps sampled so far (restored with a checkpoint)."""
     with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
         from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
@@ -215,12 +188,9 @@ def _env_steps(algo: Algorithm) -> int:
     return int(value)
 
 
-# -- measurements ---------------------------------------------------------------------------------
-
-
 def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:
-    """Env steps per second sampled by the env runners of ``args`` (after a short warm-up); the
-    driver samples itself when ``num_env_runners`` is 0. No training happens."""
+    """Env steps per second sampled by the env runners of ``args`` after a warm-up (by the driver without runners);
+    no training."""
     args.validate()
     if steps_per_runner < 1:
         raise ValueError(f"steps_per_runner must be >= 1, got {steps_per_runner}")
@@ -240,14 +210,12 @@ def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:
         if started_ray:
             ray.shutdown()
     steps = int(sum(counts))
-    return {"num_env_runners": args.num_env_runners, "num_envs_per_env_runner": args.num_envs_per_env_runner,
+    return {"num_env_runners": args.num_env_runners, "num_envs_per_env_runner": args.num_envs,
             "env_steps": steps, "seconds": round(seconds, 3), "env_steps_per_s": round(steps / seconds, 1)}
 
 
 def evaluate(run: Path, args: RLlibArgs) -> dict[str, list[dict[str, Any]]]:
-    """Benchmark the exported policy 1-vs-(n-1) against ``random`` and ``heuristic``
-    (:func:`~goboom_env.evaluation.baselines.evaluate_vs_baselines`: duplicate deals, seats rotating);
-    writes the tables as ``eval.json`` in the run folder."""
+    """The exported policy 1-vs-(n-1) against ``random`` and ``heuristic``, written as the run's ``eval.json``."""
     from goboom_env.evaluation.baselines import evaluate_vs_baselines
 
     results = evaluate_vs_baselines(args.game_config(), f"rllib:{run}", ["random", "heuristic"], args.eval_games,

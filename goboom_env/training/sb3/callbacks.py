@@ -1,25 +1,8 @@
-"""The callbacks of ``goboom train``, one per concern, composed with SB3's ``CallbackList`` (:func:`make_callbacks`).
-
-* :class:`StepBarCallback`: the progress bar over the steps the run will really take (whole rollouts).
-* :class:`ProgressCallback`: win rates of the training episodes per opponent kind; one ``progress.csv``
-  and TensorBoard (``selfplay/``) row per rollout.
-* :class:`LeagueSnapshotCallback`: every ``snapshot_every`` steps a frozen copy of the learner joins the
-  opponent pool of every env (and ``snapshots/``).
-* :class:`RunCheckpointCallback`: every ``checkpoint_every`` steps a full model with its metadata in
-  ``checkpoints/model_STEPS.zip``, what ``--resume`` continues from. SB3's own ``CheckpointCallback``
-  does not fit: it counts calls, not steps (so a resumed run would drift off the step grid), names files
-  ``*_steps.zip`` and saves a bare SB3 zip without the metadata and numpy actor that ``ppo:`` and
-  ``--resume`` check.
-* :class:`TournamentEvalCallback`: every ``eval_every`` steps the model plays duplicate tournaments
-  against each evaluation baseline (:func:`~goboom_env.evaluation.baselines.evaluate_vs_baselines`);
-  ``eval.csv``, TensorBoard (``eval/``) and ``best_model.zip``. sb3-contrib's ``MaskableEvalCallback``
-  does not fit: it plays plain episodes of one env against whatever opponents that env draws, one seat
-  at a time, where the evaluation here needs duplicate deals, rotating seats, a fixed baseline in every
-  other seat and a confidence interval per baseline.
-"""
+"""The callbacks of ``goboom train``, one per concern, composed with SB3's ``CallbackList`` (:func:`make_callbacks`)."""
 
 from __future__ import annotations
 
+import abc
 import shutil
 import time
 from collections import defaultdict, deque
@@ -49,7 +32,7 @@ PROGRESS_COLUMNS = [
     "timesteps", "episodes", "ep_rew_mean", "ep_len_mean", "win_rate", "fps", "loss", "policy_gradient_loss",
     "value_loss", "entropy_loss", "approx_kl", "clip_fraction", "explained_variance",
 ]
-"""Columns of ``progress.csv`` before the per-opponent win rates ``win_rate/<opponent>``."""
+"""Columns of ``progress.csv`` before the per-opponent ``win_rate/<opponent>``."""
 
 
 def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> CallbackList:
@@ -64,9 +47,8 @@ def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> Call
 
 
 class StepBarCallback(BaseCallback):
-    """The run's progress bar (:func:`~goboom_env.training.artifacts.run_folder.step_bar`) over the steps SB3 will
-    take: it learns whole rollouts of ``n_steps x n_envs`` steps, so the total is the budget rounded up to the last
-    rollout's end (SB3's own bar counts past its total: 24,576/20,000), and the bar ends at its total."""
+    """The run's progress bar over the steps SB3 will take: the budget rounded up to whole rollouts (SB3's own bar
+    counts past its total)."""
 
     def __init__(self, enabled: bool) -> None:
         super().__init__()
@@ -132,29 +114,43 @@ class ProgressCallback(BaseCallback):
         append_csv(self.files.progress, row, PROGRESS_COLUMNS + [f"win_rate/{k}" for k in self.kinds])
 
 
-class LeagueSnapshotCallback(BaseCallback):
-    """Every ``every`` steps (and at the start of a run without snapshots) a frozen copy of the learner's actor
-    joins every env's opponent pool and is saved as ``snapshots/snapshot_STEPS.npz`` (what a resumed run
-    refills its pool from)."""
+class PeriodicCallback(BaseCallback):
+    """Calls :meth:`fire` whenever the step count reaches the next multiple of ``every`` (never when it is 0 or
+    less), so that a resumed run stays on the same step grid."""
 
-    def __init__(self, files: RunFiles, every: int) -> None:
+    def __init__(self, every: int) -> None:
         super().__init__()
-        self.files = files
         self.every = every
         self.next = 0
 
     def _on_training_start(self) -> None:
         self.next = next_multiple(self.num_timesteps, self.every)
-        if not self.files.snapshot_files():
-            self._snapshot()
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self.next:
-            self._snapshot()
+            self.fire()
             self.next += self.every
         return True
 
-    def _snapshot(self) -> None:
+    @abc.abstractmethod
+    def fire(self) -> None:
+        """What the callback does every ``every`` steps."""
+
+
+class LeagueSnapshotCallback(PeriodicCallback):
+    """Every ``every`` steps (and at the start of a run without snapshots) a frozen copy of the learner's actor
+    joins every env's opponent pool and ``snapshots/snapshot_STEPS.npz``."""
+
+    def __init__(self, files: RunFiles, every: int) -> None:
+        super().__init__(every)
+        self.files = files
+
+    def _on_training_start(self) -> None:
+        super()._on_training_start()
+        if not self.files.snapshot_files():
+            self.fire()
+
+    def fire(self) -> None:
         name = f"snapshot@{self.num_timesteps}"
         state = frozen_actor(self.model).state()
         self.training_env.env_method("add_snapshot", name, state)
@@ -162,49 +158,36 @@ class LeagueSnapshotCallback(BaseCallback):
         save_snapshot(self.files.snapshots / f"{name.replace('@', '_')}.npz", state)
 
 
-class RunCheckpointCallback(BaseCallback):
-    """Every ``args.checkpoint_every`` steps the full model with its metadata, as ``checkpoints/model_STEPS.zip``."""
+class RunCheckpointCallback(PeriodicCallback):
+    """Every ``args.checkpoint_every`` steps the full model with its metadata, as ``checkpoints/model_STEPS.zip``
+    (what ``--resume`` continues from). SB3's ``CheckpointCallback`` counts calls, not steps, and saves no
+    metadata nor numpy actor."""
 
     def __init__(self, files: RunFiles, args: TrainArgs, config: GameConfig) -> None:
-        super().__init__()
+        super().__init__(args.checkpoint_every)
         self.files, self.args, self.config = files, args, config
-        self.next = 0
 
-    def _on_training_start(self) -> None:
-        self.next = next_multiple(self.num_timesteps, self.args.checkpoint_every)
-
-    def _on_step(self) -> bool:
+    def fire(self) -> None:
         steps = self.num_timesteps
-        if steps >= self.next:
-            save_model(self.model, self.files.checkpoints / f"model_{steps}.zip",
-                       model_metadata(self.config, self.args, steps))
-            self.next += self.args.checkpoint_every
-        return True
+        metadata = model_metadata(self.config, self.args, steps)
+        save_model(self.model, self.files.checkpoints / f"model_{steps}.zip", metadata)
 
 
-class TournamentEvalCallback(BaseCallback):
-    """Every ``args.eval_every`` steps (never when it is 0 or less): duplicate tournaments of the model against
-    each of ``args.eval_opponents``; a row of ``eval.csv``, ``eval/`` TensorBoard scalars, and
-    ``best_model.zip`` when the win rate against the last evaluation opponent is the best so far."""
+class TournamentEvalCallback(PeriodicCallback):
+    """Every ``args.eval_every`` steps (when positive): duplicate tournaments of the model against each of
+    ``args.eval_opponents``, a row of ``eval.csv`` and ``eval/`` scalars, and ``best_model.zip`` when the win rate
+    against the last one is the best so far. sb3-contrib's ``MaskableEvalCallback`` plays no duplicate deals."""
 
     def __init__(self, files: RunFiles, args: TrainArgs, config: GameConfig) -> None:
-        super().__init__()
+        super().__init__(args.eval_every)
         self.files, self.args, self.config = files, args, config
-        self.next = -1
         self.best = -1.0
 
     def _on_training_start(self) -> None:
-        every = self.args.eval_every
-        self.next = next_multiple(self.num_timesteps, every) if every > 0 else -1
+        super()._on_training_start()
         self.best = best_win_rate(self.files.eval, self.args.eval_opponents[-1])
 
-    def _on_step(self) -> bool:
-        if self.next > 0 and self.num_timesteps >= self.next:
-            self._evaluate()
-            self.next += self.args.eval_every
-        return True
-
-    def _evaluate(self) -> None:
+    def fire(self) -> None:
         args, files, steps = self.args, self.files, self.num_timesteps
         save_model(self.model, files.eval_model, model_metadata(self.config, args, steps))
         row = evaluate_model(files.eval_model, files, args, self.config, steps, args.seed + steps)

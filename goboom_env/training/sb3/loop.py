@@ -45,12 +45,15 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     to the run folder until the environments and the model are built, so a refused invocation leaves no
     trace. A KeyboardInterrupt (Ctrl-C) during learning saves a checkpoint that ``--resume`` continues
     from, then propagates."""
-    args.validate()
+    sized = args.sized()
+    sized.validate()
+    say(args.plan(args.num_envs * args.num_steps, exact=True))
+    args = sized
     config = args.game_config()
     files = RunFiles(args.out)
     checkpoint = _check_run_folder(args, config, files)
 
-    say(f"setting up: torch, {args.n_envs} environments and the model...")
+    say(f"setting up: torch, {args.num_envs} environments and the model...")
     device = resolve_device(args.device)
     set_threads(args.threads)
     start = read_metadata(checkpoint)["timesteps"] if checkpoint else 0
@@ -63,7 +66,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
             warm_start(model, args, config, files)
         remaining = args.timesteps - model.num_timesteps
         if remaining > 0:
-            say(training_line(model.num_timesteps, args.timesteps, args.n_steps * args.n_envs))
+            say(training_line(model.num_timesteps, args.timesteps, args.num_steps * args.num_envs))
             try:
                 model.learn(remaining, callback=_callbacks(args, config, files), progress_bar=False,
                             reset_num_timesteps=checkpoint is None, tb_log_name="ppo")
@@ -176,11 +179,7 @@ def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], di
                   for name in CHECKPOINT_TENSORS}
     except ValueError as exc:
         raise ValueError(f"--resume: {exc}") from None
-    try:
-        data = parse_json(raw)
-    except ValueError as exc:
-        raise ValueError(f"--resume: the checkpoint {path} is damaged: its data member is not JSON we read "
-                         f"({exc})") from None
+    data = parse_json(raw, f"--resume: the checkpoint {path} is damaged: its data member")
     for name, value in params.items():
         if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
             raise ValueError(f"--resume: the checkpoint {path} is damaged: {name}.pth holds no state dict")

@@ -1,10 +1,5 @@
-"""The SB3 side of ``goboom train``: the vectorised self-play envs, the MaskablePPO model, its device and model file.
-
-:func:`save_model` writes an ordinary SB3 zip plus the members every trained policy carries
-(:mod:`goboom_env.training.artifacts.model_files`): the metadata and the numpy actor (:func:`frozen_actor`), so the
-``ppo:`` agent plays it without torch. Torch, stable-baselines3 and sb3-contrib are imported inside the
-functions that need them.
-"""
+"""The SB3 side of ``goboom train``: the vectorised self-play envs, the MaskablePPO model, its device and model file
+(torch, stable-baselines3 and sb3-contrib are imported inside the functions that need them)."""
 
 from __future__ import annotations
 
@@ -30,8 +25,8 @@ from goboom_env.training.settings import TrainArgs, parse_opponents, sb3_ppo_kwa
 
 def evaluate_model(model_file: Path, files: RunFiles, args: TrainArgs, config: GameConfig, steps: int,
                    seed: int) -> dict[str, Any]:
-    """The duplicate tournaments of the saved ``model_file`` against each of ``args.eval_opponents``, as the row
-    of ``eval.csv`` at ``steps`` (appended there and returned); a line says so, a bar follows each tournament."""
+    """The duplicate tournaments of the saved ``model_file`` against each of ``args.eval_opponents``: the row of
+    ``eval.csv`` at ``steps``, appended there and returned."""
     spec = f"ppo:{model_file}"
     say(evaluation_line(steps, args.eval_opponents, args.eval_games))
     results = evaluate_vs_baselines(config, spec, args.eval_opponents, args.eval_games, seed=seed, episode=args.episode,
@@ -56,10 +51,8 @@ def frozen_actor(model: Any) -> FrozenMlp:
 
 
 def save_model(model: Any, path: str | Path, metadata: dict[str, Any]) -> Path:
-    """``model.save(path)`` plus the metadata and numpy actor members (see the module docstring).
-
-    The file is written whole and then renamed into place, so an interrupted save never leaves a damaged
-    model or checkpoint behind."""
+    """``model.save(path)`` plus the metadata and numpy actor that every trained policy carries (``ppo:`` plays it
+    without torch), written whole and renamed into place so that an interrupted save damages nothing."""
     buf = io.BytesIO()
     model.save(buf)
     actor = io.BytesIO()
@@ -71,8 +64,8 @@ def save_model(model: Any, path: str | Path, metadata: dict[str, Any]) -> Path:
 
 
 def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> Any:
-    """``n_envs`` self-play envs in a Dummy/SubprocVecEnv with episode statistics (VecMonitor); a resumed
-    run passes its step count as ``seed_offset`` so that it does not replay the first run's deals."""
+    """``num_envs`` self-play envs in a Dummy/SubprocVecEnv with a VecMonitor; a resumed run passes its step count as
+    ``seed_offset`` so that it does not replay the first run's deals."""
     with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
@@ -85,7 +78,7 @@ def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> A
                                privileged=args.privileged_critic, shaping=args.shaping, gamma=args.gamma)
         return make
 
-    fns = [factory(i) for i in range(args.n_envs)]
+    fns = [factory(i) for i in range(args.num_envs)]
     vec = SubprocVecEnv(fns, start_method="fork") if args.vec_env == "subproc" else DummyVecEnv(fns)
     return VecMonitor(vec)
 
@@ -110,12 +103,12 @@ def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None, device: 
 
 def ppo_hyperparameters(args: TrainArgs) -> dict[str, Any]:
     """The PPO settings of the arguments (also applied when a run resumes, so they may change)."""
-    return {"n_steps": args.n_steps, **sb3_ppo_kwargs(args)}
+    return {"n_steps": args.num_steps, **sb3_ppo_kwargs(args)}
 
 
 def resolve_device(spec: str) -> str:
-    """The torch device of ``--device``: ``auto`` picks the GPU when torch sees one; asking for a GPU that torch
-    cannot use (none present, a CPU-only torch, an index past the last GPU) is a ValueError, not a CPU run."""
+    """The torch device of ``--device`` (``auto``: the GPU when torch sees one); a GPU that torch cannot use is a
+    ValueError, not a CPU run."""
     with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
         import torch
 

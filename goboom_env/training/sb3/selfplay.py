@@ -28,7 +28,7 @@ import numpy as np
 from goboom_env.agents import Policy
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
-from goboom_env.env import make_config, raw_env
+from goboom_env.env import make_config, raw_env, short_box
 from goboom_env.training.league import OpponentPool, SelfPlaySeeds, opponent_entries
 from goboom_env.training.privileged import critic_encoder
 from goboom_env.training.seats import ILLEGAL_REWARD, LearnerSeats
@@ -77,7 +77,7 @@ class SelfPlayEnv(gym.Env):
         if self.hidden is None:
             self.observation_space = public
         else:  # the privileged critic's inputs (goboom_env.training.privileged): the global state
-            self.observation_space = gym.spaces.Box(self.hidden.low, self.hidden.high, dtype=np.float32)
+            self.observation_space = short_box(self.hidden.low, self.hidden.high)
         self.action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.seat_mode = seat
         self.n = config.num_players

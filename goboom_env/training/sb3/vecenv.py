@@ -9,17 +9,11 @@
     venv = VectorGameVecEnv(GameConfig(), num_envs=64, opponent="heuristic", seed=0)
     MaskablePPO("MlpPolicy", venv, n_steps=128).learn(100_000)
 
-It is the batched single-agent env (:class:`goboom_env.training.vector_env.SelfPlayVectorEnv`, the one that
-``gymnasium.make_vec("goboom_env/GoBoom-v0", vectorization_mode="vector_entry_point")`` builds) in SB3's API: each of
-the ``num_envs`` environments is one game in which the learner holds one seat (drawn per episode), and ``step`` plays
-the learner's actions, then the other seats with the opponent (``random``, ``heuristic`` or another heuristic's name,
-or any :class:`~goboom_env.agents.batched.BatchOpponent` object) until the learner is to move again in every game.
-The reward of a step is what the learner's seat received since its previous action, as in ``SelfPlayEnv``; an illegal
-action raises ``IllegalActionError`` before any game moves. A finished game is dealt anew at once (``done`` marks it,
-``info["terminal_observation"]`` holds the learner's view of the final state, ``info["episode"]`` the return and
-length for SB3's logger, ``info["won"]`` whether the learner won). ``seed(s)`` (and the constructor's ``seed``) seed
-game ``i`` with ``s + i``, as SB3 seeds the envs of a ``DummyVecEnv``: it then plays what a ``SelfPlayEnv`` seeded
-alike plays. ``set_options`` takes ``SelfPlayEnv``'s reset options (the same for every game).
+It is the batched single-agent env (:class:`goboom_env.training.vector_env.SelfPlayVectorEnv`) in SB3's API: the
+opponent is ``random``, a heuristic's name or a :class:`~goboom_env.agents.batched.BatchOpponent`; an illegal action
+raises ``IllegalActionError`` before any game moves; a finished game is dealt anew at once (``info`` holds
+``terminal_observation``, ``episode`` and ``won``). ``seed(s)`` seeds game ``i`` with ``s + i``, as SB3 seeds a
+``DummyVecEnv``, so it plays what a ``SelfPlayEnv`` seeded alike plays.
 """
 
 from __future__ import annotations
@@ -46,7 +40,6 @@ class VectorGameVecEnv(VecEnv):
         who: dict[str, Any] = {"opponents": [(opponent, 1.0)]} if isinstance(opponent, str) else {"opponent": opponent}
         self.env = SelfPlayVectorEnv(config, num_envs, **who, episode=episode, reward=reward,
                                      autoreset_mode=AutoresetMode.SAME_STEP)
-        """The batched single-agent env this view steps."""
         self.config = config
         self.render_mode = None
         super().__init__(num_envs, self.env.single_observation_space, self.env.single_action_space)
@@ -58,13 +51,10 @@ class VectorGameVecEnv(VecEnv):
 
     @property
     def learner_seat(self) -> np.ndarray:
-        """``[num_envs]``: the learner's seat in each game."""
         return self.env.seats.seat
 
-    # -- VecEnv API ------------------------------------------------------------------------------------
-
     def reset(self) -> np.ndarray:
-        """A new episode in every game (seeded by :meth:`seed`, with the options of ``set_options``)."""
+        """A new episode in every game (seeded by :meth:`seed`, with ``set_options``' options)."""
         seeds = None if all(s is None for s in self._seeds) else self._seeds
         options = self._options[0]
         if any(o != options for o in self._options):
@@ -96,7 +86,6 @@ class VectorGameVecEnv(VecEnv):
         return obs, reward.astype(np.float32), done, infos
 
     def action_masks(self) -> np.ndarray:
-        """``[num_envs, 54]`` bool: the learner's legal actions in each game."""
         return self.env.action_masks()
 
     def close(self) -> None:
@@ -118,8 +107,6 @@ class VectorGameVecEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False for _ in self._indices(indices)]
-
-    # -- internals ----------------------------------------------------------------------------------------
 
     def _indices(self, indices: Any) -> list[int]:
         if indices is None:

@@ -6,7 +6,7 @@ events it caused), each hand's result and the episode's rewards. The same argume
 the same text, so a change in the rules, the env's rewards or the seeding shows up as a diff.
 Regenerate a golden file with the command written in its first line::
 
-    python -m goboom_env.playthrough --config classic --seed 1 > tests/data/playthroughs/classic_4p.txt
+    python tests/helpers/playthrough.py --config classic --seed 1 > tests/data/playthroughs/classic_4p.txt
 """
 
 from __future__ import annotations
@@ -33,10 +33,7 @@ def parse_config(text: str) -> GameConfig:
     """A config from a preset name (``"jokers-aces"``) or a JSON object of GameConfig fields."""
     text = text.strip()
     if text.startswith("{"):
-        try:
-            fields = parse_json(text)
-        except ValueError as exc:
-            raise ValueError(f"--config is not JSON we read: {exc}") from None
+        fields = parse_json(text, "--config")
         if not isinstance(fields, dict):
             raise ValueError(f"--config JSON must be an object of GameConfig fields, got {shown(text)}")
         return GameConfig.from_dict(fields)
@@ -64,7 +61,7 @@ def _hand_over_lines(hand: Hand) -> list[str]:
 
 def command_line(config: str, seed: int, episode: str, reward: str) -> str:
     """The shell command that regenerates a playthrough (written as its first line)."""
-    return shlex.join(["python", "-m", "goboom_env.playthrough", "--config", config, "--seed", str(seed),
+    return shlex.join(["python", "tests/helpers/playthrough.py", "--config", config, "--seed", str(seed),
                        "--episode", episode, "--reward", reward])
 
 
@@ -106,8 +103,8 @@ def playthrough(config: str, seed: int = 0, episode: str = "hand", reward: str =
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command-line arguments of ``python -m goboom_env.playthrough``."""
-    parser = argparse.ArgumentParser(prog="python -m goboom_env.playthrough", description=__doc__.splitlines()[0])
+    """The command-line arguments of ``python tests/helpers/playthrough.py``."""
+    parser = argparse.ArgumentParser(prog="python tests/helpers/playthrough.py", description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="classic",
                         help=f"preset ({', '.join(sorted(PRESETS))}) or a JSON object of GameConfig fields")
     parser.add_argument("--seed", type=int, default=0, help="seeds the deals and the random players")
@@ -131,9 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def arguments_of(first_line: str) -> dict[str, Any]:
     """The keyword arguments of :func:`playthrough` written in a trace's first line."""
     words = shlex.split(first_line.removeprefix("#").strip())
-    if words[:3] != ["python", "-m", "goboom_env.playthrough"]:
+    if words[:2] != ["python", "tests/helpers/playthrough.py"]:
         raise ValueError(f"not a playthrough command line: {first_line!r}")
-    args = build_parser().parse_args(words[3:])
+    args = build_parser().parse_args(words[2:])
     return {"config": args.config, "seed": args.seed, "episode": args.episode, "reward": args.reward}
 
 
