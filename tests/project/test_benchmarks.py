@@ -380,7 +380,7 @@ def test_the_luck_benchmark_table_in_the_docs_is_the_committed_figures() -> None
     shown = {(cells[0], cells[1], cells[2], cells[3]): cells
              for cells in _doc_table_rows("evaluation.md", "classic") + _doc_table_rows("evaluation.md", "jokers")
              if len(cells) == 10 and " vs " in cells[1]}
-    assert len(committed) == len(shown) >= 12
+    assert len(committed) == len(shown) >= 10
     for row in committed:
         cells = shown[(row["config"], f"{row['agent']} vs {row['baseline']}", str(row["seed"]),
                        row["value"].removesuffix(" a value"))]
