@@ -11,7 +11,7 @@ from goboom_env.cards import DRAW_OR_PASS, JOKER, NUM_ACTIONS, code_of, face_of
 from goboom_env.config import PRESETS, GameConfig
 from goboom_env.engine import Hand, HandResult, IllegalActionError, Match, Phase
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "DRAW_OR_PASS", "JOKER", "NUM_ACTIONS", "PRESETS", "GameConfig", "Hand", "HandResult",

@@ -19,7 +19,7 @@ pytest.importorskip("sb3_contrib")
 import torch
 from helpers import ROOT, ctrl_c_once_started, goboom, python_output, save_untrained_model, tiny_train_args
 
-from goboom_env import GameConfig
+from goboom_env import GameConfig, __version__
 from goboom_env.agents import make_agent
 from goboom_env.agents.ppo import META_NAME, check_compatible, load_actor, read_metadata
 from goboom_env.cli.options import parse as parse_options
@@ -72,7 +72,7 @@ def test_numpy_actor_matches_the_torch_policy(untrained_model: Callable) -> None
 def test_saved_model_carries_metadata_and_plays_as_ppo_spec(saved_model: Path) -> None:
     meta = read_metadata(saved_model)
     assert meta["config"] == CLASSIC.to_dict()
-    assert meta["observation_version"] == 1 and meta["package_version"] == "0.1.0"
+    assert meta["observation_version"] == 1 and meta["package_version"] == __version__
     assert meta["timesteps"] == 128 and meta["train_args"]["num_envs"] == 2
     play_legally(make_agent(f"ppo:{saved_model}", CLASSIC, seed=0), CLASSIC, games=5)
 
