@@ -37,13 +37,13 @@ finally:
 
 def settings_class(command: str) -> type:
     """The options dataclass of ``goboom COMMAND``."""
-    from goboom_env.cli import demo, evaluate, exploit, export, leaderboard, play, replay, serve
+    from goboom_env.cli import benchmark, demo, evaluate, exploit, export, leaderboard, play, replay, serve
     from goboom_env.training.settings import RLlibArgs, TrainArgs, VectorArgs
 
     return {"play": play.PlayArgs, "evaluate": evaluate.EvaluateArgs, "replay": replay.ReplayArgs,
             "leaderboard": leaderboard.LeaderboardArgs, "train": TrainArgs, "train-rllib": RLlibArgs,
             "train-fast": VectorArgs, "exploit": exploit.ExploitOptions, "demo": demo.DemoArgs,
-            "export": export.ExportOptions, "serve": serve.ServeArgs}[command]
+            "export": export.ExportOptions, "serve": serve.ServeArgs, "benchmark": benchmark.BenchmarkArgs}[command]
 
 
 @pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
