@@ -38,13 +38,9 @@ from goboom_env.untrusted import parse_json
 
 
 def train(args: TrainArgs, command: str | None = None) -> Path:
-    """Run (or resume) one self-play training run; returns the path of the final model. ``command`` (the
-    command line) is appended to ``commands.txt`` in the run folder, the exact history of a resumed run.
-
-    Every argument, the run folder and the device are checked before any work, and nothing is written
-    to the run folder until the environments and the model are built, so a refused invocation leaves no
-    trace. A KeyboardInterrupt (Ctrl-C) during learning saves a checkpoint that ``--resume`` continues
-    from, then propagates."""
+    """Run (or resume) one self-play training run; returns the path of the final model. ``command`` (the command
+    line) is appended to ``commands.txt`` in the run folder. Everything is checked, and the environments and the
+    model built, before the run folder is written; Ctrl-C saves a checkpoint that ``--resume`` continues from."""
     sized = args.sized()
     sized.validate()
     say(args.plan(args.num_envs * args.num_steps, exact=True))
@@ -133,12 +129,8 @@ def _resumable_train_args(checkpoint: Path, config: GameConfig) -> dict[str, Any
 
 
 def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, device: str = "cpu") -> Any:
-    """Rebuild the model from the run's settings and load the checkpoint's tensors into it, cut the logs back to
-    it, refill the snapshot pool.
-
-    SB3's own ``load`` unpickles (cloudpickle) objects from the zip, so a crafted checkpoint would run code: here
-    only the weights and optimizer state (``policy.pth``, ``policy.optimizer.pth``, read by ``torch.load`` with
-    ``weights_only``) and two counters of the plain JSON ``data`` member are read."""
+    """Rebuild the model from the run's settings, load the checkpoint's tensors into it (never SB3's own ``load``,
+    which unpickles: :func:`read_checkpoint`), cut the logs back to it and refill the snapshot pool."""
     model = build_model(args, vec_env, str(files.tensorboard), device)
     params, counters = read_checkpoint(checkpoint, device)
     try:
