@@ -18,9 +18,9 @@ from typing import Any
 from goboom_env import process
 from goboom_env.agents.ppo import FrozenMlp, check_compatible, load_snapshot, open_zip, read_member, read_metadata
 from goboom_env.config import GameConfig
+from goboom_env.global_state import state_encoder_for
 from goboom_env.hints import one_line
 from goboom_env.process import say
-from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
 from goboom_env.training.artifacts.run_folder import (
@@ -188,7 +188,7 @@ def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles)
     from goboom_env.training.imitation import clone, cloned_line, collect, collecting_line, fitting_line
 
     started = time.perf_counter()
-    hidden = privileged.critic_encoder(config) if args.privileged_critic else None
+    hidden = state_encoder_for(config) if args.privileged_critic else None
     say(collecting_line(args.bc_teacher, args.bc_games))
     data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden, progress=args.progress)
     say(fitting_line(len(data), args.bc_epochs))

@@ -26,8 +26,8 @@ from goboom_env.agents import Policy
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.env import make_config, raw_env, short_box
+from goboom_env.global_state import state_encoder_for
 from goboom_env.training.league import OpponentPool, SelfPlaySeeds, opponent_entries
-from goboom_env.training.privileged import critic_encoder
 from goboom_env.training.seats import ILLEGAL_REWARD, LearnerSeats
 from goboom_env.training.shaping import hand_size_potential
 
@@ -66,7 +66,7 @@ class SelfPlayEnv(gym.Env):
             config, list(opponents), pool_size=pool_size, seed=seed)
         public = self.aec.observation_space("player_0")["observation"]
         self.public_dim = int(public.shape[0])
-        self.hidden = critic_encoder(config) if privileged else None
+        self.hidden = state_encoder_for(config) if privileged else None
         if self.hidden is None:
             self.observation_space = public
         else:  # the privileged critic's inputs (goboom_env.training.privileged): the global state
