@@ -1,17 +1,13 @@
 """The demo behind ``goboom demo`` (= ``make demo``): train a small agent on the default game and evaluate it.
 
-The default configuration is classic Go Boom for 4 players (R1), one hand per episode. The demo
-clones the heuristic (warm start, :mod:`goboom_env.training.imitation`), trains with the fast self-play trainer
-on the batched engine (:mod:`goboom_env.training.fast.ppo`, ``goboom train-fast``) against the batched
-heuristic and itself for a short budget (a few minutes on 2 CPU cores), then plays
-1-vs-3 tournaments of the new agent against ``random`` and against the best heuristic, seat-rotated
-with duplicate deals, and prints the win-rate table with 95% confidence intervals and the path of
-the report (``report.md`` plus one JSON per tournament in the run folder).
+By default classic Go Boom for 4 players, one hand per episode: the demo clones the heuristic (warm start), trains
+with the fast self-play trainer (``goboom train-fast``) against the batched heuristic and itself for a few minutes on
+2 CPU cores, then plays duplicate 1-vs-3 tournaments of the new agent against ``random`` and the best heuristic and
+prints the win-rate table (95% CIs) and the path of its report (``report.md``, one JSON per tournament).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -19,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from goboom_env.training.settings import GameArgs, VectorArgs
-
-GAME_FIELDS = tuple(f.name for f in dataclasses.fields(GameArgs))
+from goboom_env.training.settings import GameArgs, VectorArgs, shared_fields
 
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
 """Training games: three in four put the learner in one seat against three batched heuristics, the rest
@@ -60,7 +54,7 @@ def run_demo(args: DemoArgs) -> Path:
     config = args.game_config()
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     opponents = DEMO_OPPONENTS if config.variant == "classic" else ["learner=1"]  # the batched heuristic is classic
-    train_args = VectorArgs(**{f: getattr(args, f) for f in GAME_FIELDS}, timesteps=args.timesteps,
+    train_args = VectorArgs(**shared_fields(args, GameArgs), timesteps=args.timesteps,
                             bc_games=args.bc_games, seed=args.seed, opponents=list(opponents),
                             checkpoint_every=250_000, eval_every=-1, out=str(out), progress=args.progress)
     train_args.validate()

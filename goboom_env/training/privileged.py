@@ -11,14 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from goboom_env.config import GameConfig
-from goboom_env.global_state import StateEncoder, state_encoder_for
 from goboom_env.hints import needs_extra
-
-
-def critic_encoder(config: GameConfig) -> StateEncoder:
-    """The encoder of the privileged critic's inputs: the global state of ``config``'s games."""
-    return state_encoder_for(config)
 
 
 @functools.cache

@@ -1,21 +1,17 @@
 """The settings of every command: one dataclass per run kind, a docstring per field (= ``--help``).
 
-* :class:`GameArgs` holds every :class:`~goboom_env.config.GameConfig` field under its own name (plus the
-  episode unit): ``goboom play``, ``evaluate``, ``train``, ``train-fast``, ``train-rllib``, ``exploit`` and
-  ``demo`` all build on it, so a ``--config`` file or an option means the same thing to each of them.
-* :class:`PPOArgs` adds the reward and the PPO settings the three trainers share, with the same names and units (steps,
-  never iterations) everywhere; :func:`sb3_ppo_kwargs` and :func:`rllib_ppo_kwargs` are the one place they
-  are translated into Stable-Baselines3's and RLlib's own parameter names.
-* :class:`SelfPlayArgs` adds the snapshot pool, warm start and evaluation of the two PPO self-play trainers.
-* One class per command adds what only it needs: :class:`TrainArgs` (``goboom train``), :class:`VectorArgs`
-  (``goboom train-fast``), :class:`RLlibArgs` (``goboom train-rllib``) and :class:`ExploitArgs` (``goboom exploit``);
-  :class:`RecipeArgs` is that of the recipes that train with TorchRL and Tianshou (``training/``).
+:class:`GameArgs` holds every :class:`~goboom_env.config.GameConfig` field and the episode unit: every command's
+settings build on it, so a ``--config`` file or an option means the same thing to each. :class:`PPOArgs` adds the PPO
+settings the trainers share (same names, units in steps, never iterations), which :func:`sb3_ppo_kwargs` and
+:func:`rllib_ppo_kwargs` translate; :class:`SelfPlayArgs` adds the snapshot pool, warm start and evaluation of
+``goboom train`` (:class:`TrainArgs`) and ``goboom train-fast`` (:class:`VectorArgs`). :class:`RLlibArgs`,
+:class:`ExploitArgs` and :class:`RecipeArgs` are those of ``goboom train-rllib``, ``goboom exploit`` and the recipes
+of ``training/``.
 
-Values come in layers, later ones winning: the defaults below, a ``--config`` file (TOML, or JSON for a
-``.json`` file; keys = field names, e.g. ``num_players = 3``), a ``--preset`` and the command line
-(:mod:`goboom_env.cli.options` builds the command line from these dataclasses). In Python, build the
-dataclass directly, or read a file with :func:`load_config_file`. Importing this module imports no training
-library, so a command checks its options before the slow imports.
+Values come in layers, later ones winning: the defaults, a ``--config`` file (TOML, or JSON for a ``.json`` file;
+keys = field names), a ``--preset`` and the command line. In Python, build the dataclass directly, or read a file
+with :func:`load_config_file`. Importing this module imports no training library, so a command checks its options
+before the slow imports.
 """
 
 from __future__ import annotations
@@ -107,8 +103,6 @@ class _GameMethods:
 
 GameArgs = dataclasses.make_dataclass("GameArgs", _game_fields(), bases=(_GameMethods,),
                                       namespace={"__module__": __name__})
-"""The settings dataclass of the game a command plays: every :class:`~goboom_env.config.GameConfig` field (its name,
-type, default and docstring) and the episode unit; the base of every command's settings."""
 GameArgs.__doc__ = "The game a command plays: every GameConfig field (RULES.md) and the episode unit."
 
 
@@ -167,12 +161,15 @@ class PPOArgs(GameArgs):
         self.validate_ppo()
 
 
-def check_training_seed(seed: int, timesteps: int) -> None:
-    """ValueError when a run's seed, or the seed of one of its evaluations (``seed + steps``), is an evaluation seed
-    of the benchmark (:data:`goboom_env.evaluation.benchmark.EVAL_SEEDS`): no training may use those deals."""
-    from goboom_env.evaluation.benchmark import check_training_seed as check  # imported late: this module stays light
+def check_run(args: Any) -> None:
+    """Raise ValueError naming the first bad run size (``timesteps``, ``num_envs``, ``num_steps``), ``threads`` or
+    ``seed``, or a seed whose run would use the benchmark's evaluation deals."""
+    from goboom_env.evaluation.benchmark import check_training_seed  # imported late: this module stays light
 
-    check(seed, timesteps)
+    check_bounds(args, ">= 1", "timesteps", "num_envs", "num_steps")
+    check_bounds(args, THREADS, "threads")
+    check_bounds(args, ">= 0", "seed")
+    check_training_seed(args.seed, args.timesteps)
 
 
 def sb3_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
@@ -315,10 +312,7 @@ class TrainArgs(SelfPlayArgs):
         """Raise ValueError naming the first bad field."""
         self.validate_game()
         self.validate_ppo()
-        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps")
-        check_bounds(self, THREADS, "threads")
-        check_bounds(self, ">= 0", "seed")
-        check_training_seed(self.seed, self.timesteps)
+        check_run(self)
         parse_opponents(self.opponents)
         self.validate_self_play()
         self.check_agent_specs()
@@ -415,10 +409,7 @@ class VectorArgs(SelfPlayArgs):
         self.validate_player_counts()
         check_output_folder(self.out, force=self.force, resume=self.resume, resumable=True, inputs=self.inputs())
         self.validate_ppo()
-        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps")
-        check_bounds(self, THREADS, "threads")
-        check_bounds(self, ">= 0", "seed")
-        check_training_seed(self.seed, self.timesteps)
+        check_run(self)
         self.validate_self_play()
         check_bounds(self, ">= 0", "time_limit", "critic_warmup")
         self.validate_observation()
@@ -567,6 +558,8 @@ class RLlibArgs(PPOArgs):
         self.validate_ppo()
         check_bounds(self, ">= 1", "timesteps", "train_batch_size", "pool_size", "num_envs")
         check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed", "measure_sampling")
+        from goboom_env.evaluation.benchmark import check_training_seed  # imported late: this module stays light
+
         check_training_seed(self.seed, self.timesteps)
         if self.minibatch_size > self.train_batch_size:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= train_batch_size "
@@ -635,10 +628,9 @@ class ExploitArgs(PPOArgs):
         self.validate_ppo()
         if not self.agent:
             raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic-4p-hands --variant classic")
-        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "eval_games")
-        check_bounds(self, THREADS, "threads")
-        check_bounds(self, ">= 0", "time_limit", "eval_every", "seed")
-        check_training_seed(self.seed, self.timesteps)
+        check_run(self)
+        check_bounds(self, ">= 1", "eval_games")
+        check_bounds(self, ">= 0", "time_limit", "eval_every")
         check_bounds(self, "> 0", "max_grad_norm")
         check_output_folder(self.out, force=self.force, inputs=self.inputs())
 
@@ -706,8 +698,7 @@ class RecipeArgs(PPOArgs):
 
 def set_threads(threads: int) -> None:
     """Cap this process's compute threads at ``threads``: torch's and those of the BLAS library behind numpy's matrix
-    products (the batched heuristics, numpy actors). BLAS otherwise starts one worker per core whose waiting spins:
-    two runs on a 2-core machine, each with one torch thread, trained half as fast as with one BLAS thread each."""
+    products (the batched heuristics, numpy actors), which otherwise starts one spinning worker per core."""
     with needs_extra("the training threads (set_threads)"):
         import torch
         from threadpoolctl import threadpool_limits
@@ -880,13 +871,6 @@ class NamesAgents(Protocol):
         ...
 
 
-def preset_fields(name: str) -> dict[str, Any]:
-    """The GameConfig fields of a named preset; ValueError naming the choices for an unknown one."""
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
-    return dict(PRESETS[name])
-
-
 def shared_fields(source: Any, cls: type) -> dict[str, Any]:
     """The values of ``source``'s fields that the dataclass ``cls`` has too: one settings object's values for
     another's constructor."""
@@ -903,7 +887,9 @@ def build_args(cls: type, config: str | Path | None = None, preset: str | None =
     if config is not None:
         values.update(load_config_file(config, cls))
     if preset is not None:
-        values.update(preset_fields(preset))
+        if preset not in PRESETS:
+            raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        values.update(PRESETS[preset])
     values.update(fields)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - names)

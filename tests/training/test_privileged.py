@@ -21,7 +21,7 @@ from goboom_env.global_state import StateEncoder, state_encoder_for, state_size
 from goboom_env.training.artifacts.model_files import export_policy, model_metadata
 from goboom_env.training.artifacts.run_folder import RunFiles
 from goboom_env.training.imitation import collect
-from goboom_env.training.privileged import critic_encoder, policy_class
+from goboom_env.training.privileged import policy_class
 from goboom_env.training.sb3 import load_ppo_agent
 from goboom_env.training.sb3.loop import _check_run_folder
 from goboom_env.training.sb3.model import frozen_actor, make_vec_env, save_model
@@ -47,7 +47,7 @@ def test_selfplay_env_gives_the_critic_the_global_state() -> None:
     np.testing.assert_array_equal(obs, StateEncoder(JOKERS).encode(env.aec.match, env.seat))
     if env.seat == 0:
         np.testing.assert_array_equal(obs, env.aec.state())
-    assert critic_encoder(JOKERS) is state_encoder_for(JOKERS)
+    assert env.hidden is state_encoder_for(JOKERS)
     check_env(env, warn=True)
 
 
@@ -103,7 +103,7 @@ def test_resume_refuses_to_switch_the_critic(tmp_path: Path, untrained_model: Ca
 
 
 def test_demonstrations_carry_the_hidden_cards_for_the_critic() -> None:
-    enc = critic_encoder(JOKERS)
+    enc = state_encoder_for(JOKERS)
     data = collect(JOKERS, "heuristic", 5, seed=2, hidden=enc)
     plain = collect(JOKERS, "heuristic", 5, seed=2)
     assert data.obs.shape[1] == plain.obs.shape[1] + enc.hidden_size == enc.size

@@ -5,15 +5,10 @@ played either by the learner (one network, parameter-shared: in a ``learner`` ga
 the learner, so each hand yields n learner trajectories) or by a batched opponent (a frozen snapshot
 of the learner, ``random``, the batched heuristic).
 
-The file reads top to bottom: :func:`train` is the run (settings, run folder, network: fresh, warm-started or
-resumed; then ``collect -> seat_gae -> update`` until the step budget is spent, with logs, league snapshots,
-checkpoints and periodic evaluation), and :class:`Trainer` holds the state of the run and its steps:
-:meth:`Trainer.collect` (one rollout), :meth:`Trainer.iteration` (per-seat GAE and the batch) and
-:meth:`Trainer.update` (the PPO loss). Saved models are the play-only zips of
-:mod:`goboom_env.training.artifacts.model_files`: ``make_agent("ppo:run/model.zip", config)`` plays them unchanged.
-The settings are :class:`goboom_env.training.settings.VectorArgs`; the other modules of
-:mod:`goboom_env.training.fast` hold the seat bookkeeping, the network, the warm start and the run folder.
-Importing this module imports no torch (a run does).
+The file reads top to bottom: :func:`train` is the run (``collect -> seat_gae -> update`` until the step budget is
+spent, with logs, league snapshots, checkpoints and periodic evaluation), and :class:`Trainer` holds the state of
+the run and its steps. Saved models are play-only zips that ``ppo:run/model.zip`` plays. Importing this module
+imports no torch (a run does).
 """
 
 from __future__ import annotations

@@ -117,12 +117,12 @@ def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, pla
                     hidden: bool = False, progress: bool = False) -> Any:
     """:func:`~goboom_env.training.imitation.collect` of ``teacher``; with ``player_counts``, ``games / len
     (player_counts)`` hands at each count, padded."""
+    from goboom_env.global_state import state_encoder_for
     from goboom_env.observation import pad_observations
     from goboom_env.training.imitation import Demonstrations, collect
-    from goboom_env.training.privileged import critic_encoder
 
     if not player_counts:
-        return collect(config, teacher, games, seed=seed, hidden=critic_encoder(config) if hidden else None,
+        return collect(config, teacher, games, seed=seed, hidden=state_encoder_for(config) if hidden else None,
                        progress=progress)
     parts = [(k, collect(config.replace(num_players=k), teacher, max(1, games // len(player_counts)), seed=seed + i,
                          progress=progress))

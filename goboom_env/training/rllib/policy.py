@@ -1,22 +1,14 @@
 """The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack).
 
-:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network (MLP encoder, policy and value
-heads) fed with the ``"observations"`` vector of :class:`goboom_env.training.rllib.env.GoBoomMultiAgentEnv`;
-the ``"action_mask"`` pushes the logits of illegal actions to ``FLOAT_MIN`` (R3.2), so sampling,
-the PPO loss and greedy play only ever see legal actions.
+:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network fed with the ``"observations"`` vector of
+:class:`goboom_env.training.rllib.env.GoBoomMultiAgentEnv`; the ``"action_mask"`` pushes the logits of illegal
+actions to ``FLOAT_MIN`` (R3.2), so sampling, the PPO loss and greedy play only ever see legal actions.
 
-:func:`load_rllib_agent` is what ``make_agent("rllib:PATH", config, seed)`` calls: it loads the
-trained ``main`` module from an exported policy folder, a run folder or a full algorithm
-checkpoint, without starting Ray, and wraps it in the project's Policy protocol. It first reads the
-policy's ``goboom.json`` (the metadata every trained policy carries,
-:func:`goboom_env.training.artifacts.model_files.model_metadata`) and refuses, with
-:func:`~goboom_env.agents.ppo.check_compatible`, a policy trained for another variant,
-player count, rule or observation layout, exactly as the ``ppo:`` loader does.
-
-Ray's own module files (``class_and_ctor_args.pkl``, ``module_state.pkl``) are pickles, so a crafted folder
-would run code when Ray loads it. The loader never reads them: ``goboom train-rllib`` also writes
-``goboom_module.pt`` (:func:`write_module_file`: the network's settings and its tensors), and the loader
-builds :class:`MaskedPPOTorchRLModule` from those settings and loads the tensors with ``weights_only``.
+:func:`load_rllib_agent` (``rllib:PATH``) loads the trained ``main`` module from an exported policy folder, a run
+folder or an algorithm checkpoint without starting Ray, after checking its ``goboom.json`` as the ``ppo:`` loader
+does. Ray's own module files are pickles, which a crafted folder could make run code: the loader reads only the
+``goboom_module.pt`` that ``goboom train-rllib`` writes beside them (:func:`write_module_file`: the network's
+settings and its tensors, loaded with ``weights_only``).
 """
 
 from __future__ import annotations
@@ -80,12 +72,9 @@ MODULE_SETTINGS = {"fcnet_hiddens": list, "fcnet_activation": str, "vf_share_lay
 
 
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
-    """RLlib's default PPO torch module on the ``observations`` vector, with action masking.
-
-    The observation space must be ``Dict(observations=Box, action_mask=Box(54))``. The networks
-    are built for the inner ``observations`` box; the dict space is kept as the module's space
-    so that checkpoints and :meth:`RLModuleSpec.from_module` copies rebuild the same module.
-    """
+    """RLlib's default PPO torch module on the ``observations`` vector of a ``Dict(observations=Box,
+    action_mask=Box(54))`` space, with action masking; the dict space stays the module's, so that checkpoints and
+    :meth:`RLModuleSpec.from_module` copies rebuild the same module."""
 
     def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
         if not isinstance(observation_space, gym.spaces.Dict) or set(observation_space.spaces) != {OBS_KEY, MASK_KEY}:
@@ -272,12 +261,8 @@ class RLlibAgent:
 
 
 def load_rllib_agent(config: GameConfig, seed: int | None = None, path: str = "", greedy: bool = True) -> RLlibAgent:
-    """The ``rllib:PATH`` agent (``rllib:path=PATH,greedy=false`` samples instead of argmax).
-
-    Raises ValueError when ``path`` holds no policy, when its metadata is missing or damaged, or when the
-    policy was trained for another game than ``config`` (variant, player count, any rule) or another
-    observation layout version.
-    """
+    """The ``rllib:PATH`` agent (``rllib:path=PATH,greedy=false`` samples instead of argmax); ValueError when
+    ``path`` holds no policy, its metadata is missing or damaged, or it was trained for another game or layout."""
     if not path:
         raise ValueError("the rllib agent needs a path: rllib:path/to/run_or_checkpoint")
     check_compatible(read_policy_metadata(path), config, f"the RLlib policy at {path!r}")

@@ -18,9 +18,9 @@ from typing import Any
 from goboom_env import process
 from goboom_env.agents.ppo import FrozenMlp, check_compatible, load_snapshot, open_zip, read_member, read_metadata
 from goboom_env.config import GameConfig
+from goboom_env.global_state import state_encoder_for
 from goboom_env.hints import one_line
 from goboom_env.process import say
-from goboom_env.training import privileged
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
 from goboom_env.training.artifacts.run_folder import (
@@ -38,13 +38,9 @@ from goboom_env.untrusted import parse_json
 
 
 def train(args: TrainArgs, command: str | None = None) -> Path:
-    """Run (or resume) one self-play training run; returns the path of the final model. ``command`` (the
-    command line) is appended to ``commands.txt`` in the run folder, the exact history of a resumed run.
-
-    Every argument, the run folder and the device are checked before any work, and nothing is written
-    to the run folder until the environments and the model are built, so a refused invocation leaves no
-    trace. A KeyboardInterrupt (Ctrl-C) during learning saves a checkpoint that ``--resume`` continues
-    from, then propagates."""
+    """Run (or resume) one self-play training run; returns the path of the final model. ``command`` (the command
+    line) is appended to ``commands.txt`` in the run folder. Everything is checked, and the environments and the
+    model built, before the run folder is written; Ctrl-C saves a checkpoint that ``--resume`` continues from."""
     sized = args.sized()
     sized.validate()
     say(args.plan(args.num_envs * args.num_steps, exact=True))
@@ -133,12 +129,8 @@ def _resumable_train_args(checkpoint: Path, config: GameConfig) -> dict[str, Any
 
 
 def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, device: str = "cpu") -> Any:
-    """Rebuild the model from the run's settings and load the checkpoint's tensors into it, cut the logs back to
-    it, refill the snapshot pool.
-
-    SB3's own ``load`` unpickles (cloudpickle) objects from the zip, so a crafted checkpoint would run code: here
-    only the weights and optimizer state (``policy.pth``, ``policy.optimizer.pth``, read by ``torch.load`` with
-    ``weights_only``) and two counters of the plain JSON ``data`` member are read."""
+    """Rebuild the model from the run's settings, load the checkpoint's tensors into it (never SB3's own ``load``,
+    which unpickles: :func:`read_checkpoint`), cut the logs back to it and refill the snapshot pool."""
     model = build_model(args, vec_env, str(files.tensorboard), device)
     params, counters = read_checkpoint(checkpoint, device)
     try:
@@ -196,7 +188,7 @@ def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles)
     from goboom_env.training.imitation import clone, cloned_line, collect, collecting_line, fitting_line
 
     started = time.perf_counter()
-    hidden = privileged.critic_encoder(config) if args.privileged_critic else None
+    hidden = state_encoder_for(config) if args.privileged_critic else None
     say(collecting_line(args.bc_teacher, args.bc_games))
     data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden, progress=args.progress)
     say(fitting_line(len(data), args.bc_epochs))

@@ -6,15 +6,12 @@ It is the env that Gymnasium makes as ``goboom_env/GoBoom-v0`` (registered by ``
     import gymnasium, goboom_env
     env = gymnasium.make("goboom_env/GoBoom-v0", variant="jokers", opponents=["heuristic"], seat="random")
 
-The learner plays one seat per episode (rotated or random); :meth:`SelfPlayEnv.step` applies the
-learner's action and then plays every other seat with opponents drawn from an
-:class:`~goboom_env.training.league.OpponentPool` (baselines by agent spec and frozen snapshots of
-the learner) until it is the learner's turn again or the episode is over. The reward of a step is the
-learner's *own* reward summed over every AEC step since its previous action (the AEC env's public
-``rewards``, kept by :class:`~goboom_env.training.seats.LearnerSeats`), so a loss caused by another player
-going out (R1.9, R2.9) reaches the learner.
-``action_masks()`` is a method of the env, so sb3-contrib finds it through ``SubprocVecEnv`` too; every
-``info`` holds the same mask as ``info["action_mask"]`` for libraries that read it there.
+The learner plays one seat per episode (rotated or random); :meth:`SelfPlayEnv.step` applies the learner's action,
+then plays every other seat with opponents drawn from an :class:`~goboom_env.training.league.OpponentPool` (agent
+specs and frozen snapshots of the learner) until the learner's turn or the end. A step's reward is the learner's *own*
+reward summed over every AEC step since its previous action, so a loss caused by another player going out (R1.9,
+R2.9) reaches the learner. ``action_masks()`` is a method of the env, so sb3-contrib finds it through
+``SubprocVecEnv`` too.
 """
 
 from __future__ import annotations
@@ -29,8 +26,8 @@ from goboom_env.agents import Policy
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, as_int
 from goboom_env.env import make_config, raw_env, short_box
+from goboom_env.global_state import state_encoder_for
 from goboom_env.training.league import OpponentPool, SelfPlaySeeds, opponent_entries
-from goboom_env.training.privileged import critic_encoder
 from goboom_env.training.seats import ILLEGAL_REWARD, LearnerSeats
 from goboom_env.training.shaping import hand_size_potential
 
@@ -38,17 +35,13 @@ from goboom_env.training.shaping import hand_size_potential
 class SelfPlayEnv(gym.Env):
     """Go Boom from one learner seat; the other seats are played by pool opponents inside ``step``.
 
-    Observations are the env's observation vectors (a ``Box``); the legal actions come from
-    :meth:`action_masks`. With ``privileged=True`` each vector is the global state seen from the learner
-    (:class:`goboom_env.global_state.StateEncoder`: the observation, then the hidden cards) for a privileged critic;
-    the actor must read only the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward
-    shaping on the hand-size difference (:meth:`_phi`); ``gamma`` must then be the learner's discount factor.
-    ``info`` holds ``action_mask`` (the learner's legal actions, as :meth:`action_masks`); at the end of an
-    episode also ``winners``, ``won`` (the learner is among them),
-    ``seat`` and ``opponent``. ``reset(options=...)`` accepts the AEC env's ``deck`` and
-    ``dealer`` plus ``seat`` (the learner's seat) and ``opponent`` (a pool name) for scripted games.
-    An illegal action ends the episode with reward ``-1`` (as PettingZoo's ``TerminateIllegalWrapper``
-    does); a masked policy never takes one.
+    Observations are the env's observation vectors (a ``Box``). With ``privileged=True`` each vector is the global
+    state seen from the learner (the observation, then the hidden cards) for a privileged critic; the actor must read
+    only the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward shaping (:meth:`_phi`);
+    ``gamma`` must then be the learner's discount factor. ``info`` holds ``action_mask``; at the end of an episode
+    also ``winners``, ``won`` (the learner is among them), ``seat`` and ``opponent``. ``reset(options=...)`` accepts
+    the AEC env's ``deck`` and ``dealer`` plus ``seat`` and ``opponent`` (a pool name) for scripted games. An illegal
+    action ends the episode with reward ``-1`` (as PettingZoo's ``TerminateIllegalWrapper`` does).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -73,7 +66,7 @@ class SelfPlayEnv(gym.Env):
             config, list(opponents), pool_size=pool_size, seed=seed)
         public = self.aec.observation_space("player_0")["observation"]
         self.public_dim = int(public.shape[0])
-        self.hidden = critic_encoder(config) if privileged else None
+        self.hidden = state_encoder_for(config) if privileged else None
         if self.hidden is None:
             self.observation_space = public
         else:  # the privileged critic's inputs (goboom_env.training.privileged): the global state
@@ -198,11 +191,8 @@ class SelfPlayEnv(gym.Env):
             self._credit()
 
     def _phi(self) -> float:
-        """Shaping potential: ``shaping`` x (the opponents' mean hand size - the learner's hand size).
-
-        Potential-based shaping (Ng, Harada and Russell, 1999) adds ``gamma * phi(s') - phi(s)`` to each
-        step's reward; it leaves the best policy unchanged (phi is 0 at the end) but pays at once for
-        shedding a card or making another player draw, instead of only at the end of the hand."""
+        """Shaping potential: ``shaping`` x (the opponents' mean hand size - the learner's hand size). Potential-based
+        shaping (Ng, Harada and Russell, 1999) leaves the best policy unchanged (phi is 0 at the end)."""
         if not self.shaping:
             return 0.0
         sizes = np.array([self.aec.match.hand.sizes])
@@ -215,8 +205,7 @@ class SelfPlayEnv(gym.Env):
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
         self._over = True  # the AEC game is left as it is; reset() deals the next one
         info = {"action_mask": self.action_masks(), "illegal_action": action, "legal_actions": legal,
-                "winners": [], "won": False,
-                "seat": self.seat, "opponent": self.opponent}
+                "winners": [], "won": False, "seat": self.seat, "opponent": self.opponent}
         return obs, ILLEGAL_REWARD, True, False, info
 
     def _observe(self) -> np.ndarray:

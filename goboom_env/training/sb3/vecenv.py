@@ -9,10 +9,9 @@
     venv = VectorGameVecEnv(GameConfig(), num_envs=64, opponent="heuristic", seed=0)
     MaskablePPO("MlpPolicy", venv, n_steps=128).learn(100_000)
 
-It is the batched single-agent env (:class:`goboom_env.training.vector_env.SelfPlayVectorEnv`) in SB3's API: the
-opponent is ``random``, a heuristic's name or a :class:`~goboom_env.agents.batched.BatchOpponent`; an illegal action
-raises ``IllegalActionError`` before any game moves; a finished game is dealt anew at once (``info`` holds
-``terminal_observation``, ``episode`` and ``won``). ``seed(s)`` seeds game ``i`` with ``s + i``, as SB3 seeds a
+It is :class:`goboom_env.training.vector_env.SelfPlayVectorEnv` in SB3's API: an illegal action raises
+``IllegalActionError`` before any game moves; a finished game is dealt anew at once (``info`` holds
+``terminal_observation``, ``episode`` and ``won``); ``seed(s)`` seeds game ``i`` with ``s + i``, as SB3 seeds a
 ``DummyVecEnv``, so it plays what a ``SelfPlayEnv`` seeded alike plays.
 """
 
@@ -33,7 +32,8 @@ with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
 
 
 class VectorGameVecEnv(VecEnv):
-    """``num_envs`` games of ``config`` as an SB3 VecEnv with ``action_masks()`` (see the module docstring)."""
+    """``num_envs`` games of ``config`` as an SB3 VecEnv with ``action_masks()``; ``opponent``: ``random``, a
+    heuristic's name or a :class:`~goboom_env.agents.batched.BatchOpponent`."""
 
     def __init__(self, config: GameConfig, num_envs: int = 64, opponent: str | BatchOpponent = "random", *,
                  seed: int | None = 0, episode: str = "hand", reward: str = "win") -> None:
