@@ -153,10 +153,8 @@ def event_from_json(fields: Fields, name: str, raw: Any, config: GameConfig) -> 
 def event_text(event: tuple) -> str:
     """An event in the compact playthrough form: ``play P0 7S``, ``draw P1 3``, ``upcard 7D``."""
     kind = EventKind(event[0])
-    words = [kind.value]
-    for name, value in zip(fields_of(kind), event[1:]):
-        words.append(f"P{value}" if name == "seat" else code_of(value) if name == "face" else str(value))
-    return " ".join(words)
+    return " ".join([kind.value, *(f"P{value}" if name == "seat" else code_of(value) if name == "face" else str(value)
+                                   for name, value in zip(fields_of(kind), event[1:]))])
 
 
 def describe_event(event: tuple) -> str:

@@ -39,10 +39,8 @@ def deck_multiset(num_decks: int, num_jokers: int) -> tuple[int, ...]:
 
 def deck_counts(config: GameConfig) -> list[int]:
     """Per face, its copies in the configuration's deck."""
-    counts = [0] * NUM_FACES
-    for face in deck_multiset(config.num_decks, config.num_jokers):
-        counts[face] += 1
-    return counts
+    faces = deck_multiset(config.num_decks, config.num_jokers)
+    return [faces.count(face) for face in range(NUM_FACES)]
 
 
 def check_deck(config: GameConfig, deck: Sequence[int]) -> None:

@@ -57,32 +57,16 @@ def extra_of(module: str | None) -> str | None:
     return next((extra for extra, modules in EXTRAS.items() if top in modules), None)
 
 
-def install_line(extra: str) -> str:
-    """The command that adds ``extra``: ``pip install "goboom-env[eval]"`` (quoted as the README and ``goboom``'s
-    own hint quote it)."""
-    return f'pip install "goboom-env[{extra}]"'
-
-
 class MissingExtraError(ModuleNotFoundError):
     """An optional module is missing; the message names the feature, the extra and its ``pip install`` line."""
 
 
-def missing_extra(what: str, module: str, extra: str | None = None) -> MissingExtraError:
-    """The error for ``what`` (a feature: ``"Result.paired()"``) when the optional ``module`` is missing:
-    ``Result.paired() needs the 'eval' extra (scipy is not installed): pip install "goboom-env[eval]"``."""
-    extra = extra or extra_of(module)
-    if extra is None:
-        raise ValueError(f"{module!r} is not a module of any extra of goboom-env (see goboom_env.hints.EXTRAS)")
-    top = module.partition(".")[0]
-    return MissingExtraError(f"{what} needs the '{extra}' extra ({top} is not installed): {install_line(extra)}",
-                               name=module)
-
-
 @contextmanager
 def needs_extra(what: str) -> Iterator[None]:
-    """Import optional modules inside this block: a ModuleNotFoundError of an extra's module becomes
-    :func:`missing_extra` for ``what``; any other error passes unchanged (a module of the package itself that
-    is missing is a bug, not a missing extra)::
+    """Import optional modules inside this block: a ModuleNotFoundError of an extra's module becomes a
+    :class:`MissingExtraError` for ``what`` (``Result.paired() needs the 'eval' extra (scipy is not installed): pip
+    install "goboom-env[eval]"``); any other error passes unchanged (a module of the package itself that is missing
+    is a bug, not a missing extra)::
 
         with needs_extra("Result.paired()"):
             from scipy import stats
@@ -95,7 +79,9 @@ def needs_extra(what: str) -> Iterator[None]:
         extra = extra_of(exc.name)
         if extra is None:
             raise
-        raise missing_extra(what, exc.name or "", extra) from exc
+        top = str(exc.name).partition(".")[0]
+        raise MissingExtraError(f"{what} needs the '{extra}' extra ({top} is not installed): "
+                                f'pip install "goboom-env[{extra}]"', name=exc.name) from exc
 
 
 def close_matches(word: object, choices: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:

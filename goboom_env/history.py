@@ -171,11 +171,8 @@ class HistoryEncoder(ObservationEncoder):
         self.snapshot_size = self.size
         self.slices = history_layout(n)
         self.size = history_size(n)
-        tail = self.size - self.snapshot_size
-        self._tail = tail
-        h = {k: v.start - self.snapshot_size for k, v in self.slices.items() if k in ("played", "void", "since",
-                                                                                        "window")}
-        self._hoff = h
+        tail = self._tail = self.size - self.snapshot_size
+        h = self._hoff = {k: self.slices[k].start - self.snapshot_size for k in ("played", "void", "since", "window")}
         copies = (1.0 / face_copies(config)).astype(np.float32)
         scale = np.ones(tail, np.float32)
         scale[h["played"]:h["void"]] = np.tile(copies, n)

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from goboom_env.cards import CLASSIC_POINTS, JOKER, JOKERS_POINTS, NUM_ACTIONS, NUM_FACES, deck_faces
+from goboom_env.cards import CLASSIC_POINTS, JOKER, JOKERS_POINTS, NUM_ACTIONS, NUM_FACES, deck_faces, faces_in
 from goboom_env.config import MAX_PLAYERS, GameConfig, check_int
 from goboom_env.engine import PASSED, Hand, Match
 
@@ -259,11 +259,8 @@ def action_mask(hand: Hand, seat: int, finished: bool = False) -> np.ndarray:
     """The ``action_mask`` of ``seat`` (int8, 54): its legal actions when it is to move (and not ``finished``)."""
     mask = bytearray(NUM_ACTIONS)  # set bit by bit, then wrapped as int8 without a copy
     if seat == hand.current and not finished:
-        legal = hand.legal_mask()  # 0 once the hand is over
-        while legal:
-            low = legal & -legal
-            mask[low.bit_length() - 1] = 1
-            legal ^= low
+        for action in faces_in(hand.legal_mask()):  # none once the hand is over
+            mask[action] = 1
     return np.frombuffer(mask, np.int8)
 
 

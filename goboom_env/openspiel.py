@@ -65,20 +65,16 @@ def read_params(params: dict[str, Any]) -> tuple[GameConfig, str, str]:
     episode, reward = merged.pop("episode"), merged.pop("reward")
     with errors_prefixed(SHORT_NAME):
         check_episode(episode, reward)
-        fields = {"num_players": check_int("players", merged.pop("players"), 2, MAX_PLAYERS)}
-        for name, value in merged.items():
-            fields[name] = None if name in _DERIVE and value == _DERIVE[name] else value
+        fields = {"num_players": check_int("players", merged.pop("players"), 2, MAX_PLAYERS)} | {
+            name: None if name in _DERIVE and value == _DERIVE[name] else value for name, value in merged.items()}
         return GameConfig(**fields), episode, reward
 
 
 def params_of(config: GameConfig, episode: str = "hand", reward: str = "win") -> dict[str, Any]:
     """The parameters that load ``config`` (derived fields left to derive): the inverse of :func:`read_params`."""
     explicit = config.explicit_fields()
-    params = {"players": config.num_players, "episode": episode, "reward": reward}
-    for name in DEFAULT_PARAMS:
-        if name in explicit and name != "num_players":
-            params[name] = explicit[name]
-    return params
+    return {"players": config.num_players, "episode": episode, "reward": reward} | {
+        name: explicit[name] for name in DEFAULT_PARAMS if name in explicit}
 
 
 def _max_hands(config: GameConfig, episode: str) -> int:

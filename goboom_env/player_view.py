@@ -82,10 +82,7 @@ class PlayerView:
     @property
     def counts(self) -> tuple[int, ...]:
         """Own cards per face (53 entries)."""
-        out = [0] * NUM_FACES
-        for f in self.hand:
-            out[f] += 1
-        return tuple(out)
+        return tuple(self.hand.count(face) for face in range(NUM_FACES))
 
     def legal_actions(self) -> list[int]:
         """Legal actions of this seat (empty when it is not to move)."""

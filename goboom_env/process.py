@@ -89,12 +89,9 @@ class Handling:
 
     def message(self) -> str:
         """``PROG: interrupted`` (``by SIGTERM``), then what was kept."""
-        text = f"{self.prog}: interrupted"
-        if self.signum == signal.SIGTERM:
-            text += " by SIGTERM"
-        if self.kept:
-            text += "; kept " + "; ".join(self.kept)
-        return text
+        how = " by SIGTERM" if self.signum == signal.SIGTERM else ""
+        kept = "; kept " + "; ".join(self.kept) if self.kept else ""
+        return f"{self.prog}: interrupted{how}{kept}"
 
     def status(self) -> int:
         """128 + the signal received; 130 for a KeyboardInterrupt raised without one."""

@@ -73,10 +73,8 @@ def _read_trick_entry(r: Fields, field: str, raw: Any) -> int:
 def read_hand(data: Any) -> dict[str, Any]:
     """The hand saved in ``data`` as the arguments of :meth:`Hand.from_state`."""
     state = _read_hand(data)
-    seen = bytearray(NUM_FACES)
-    for face in state.pop("seen"):
-        seen[face] += 1
-    return {"seen": seen, **state}
+    seen = state.pop("seen")
+    return {"seen": bytearray(seen.count(face) for face in range(NUM_FACES)), **state}
 
 
 def _hand_points(state: dict[str, Any]) -> tuple[int, ...]:

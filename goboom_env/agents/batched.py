@@ -87,15 +87,8 @@ class TablesDecoder:
             best = np.maximum(np.where(same_suit, played, -1).max(1), led)
         else:
             led = best = np.full(len(hand), -1)
-        return Tables(
-            hand=hand,
-            unseen=self.total - hand - counts["seen"],
-            legal=np.asarray(mask).astype(bool),
-            sizes=counts["hand_sizes"],
-            stock=counts["stock"][:, 0],
-            led=led,
-            best=best,
-        )
+        return Tables(hand=hand, unseen=self.total - hand - counts["seen"], legal=np.asarray(mask).astype(bool),
+                      sizes=counts["hand_sizes"], stock=counts["stock"][:, 0], led=led, best=best)
 
 
 def _one_hot(block: np.ndarray) -> np.ndarray:
@@ -199,10 +192,8 @@ class HeuristicOpponent(abc.ABC):
 
     def __init__(self, config: GameConfig) -> None:
         if config.variant != self.variant:
-            raise ValueError(
-                f"{type(self).__name__} plays the {self.variant} variant; batched_heuristic(config) "
-                "gives the heuristic opponent of either variant"
-            )
+            raise ValueError(f"{type(self).__name__} plays the {self.variant} variant; batched_heuristic(config) "
+                             "gives the heuristic opponent of either variant")
         self.decoder = TablesDecoder(config)
 
     @abc.abstractmethod

@@ -71,15 +71,8 @@ def hidden_constraints(view: PlayerView) -> list[list[int]]:
     proofs = SlotProofs(view.config)
     for event in view.events:
         proofs.read(event)
-    out: list[list[int]] = []
-    for seat, slots in enumerate(proofs.slots):
-        if seat == view.seat:
-            out.append([])
-        elif len(slots.masks) == view.sizes[seat]:
-            out.append(slots.masks)
-        else:
-            out.append([0] * view.sizes[seat])
-    return out
+    return [[] if seat == view.seat else slots.masks if len(slots.masks) == view.sizes[seat] else [0] * view.sizes[seat]
+            for seat, slots in enumerate(proofs.slots)]
 
 
 class Determinizer:
@@ -166,8 +159,5 @@ def _matching(masks: list[int], pool: list[int]) -> list[int]:
         if not augment(k, set()):
             raise ValueError("no deal of the hidden cards fits the public events: the view's event log "
                              "is inconsistent with its hand sizes")
-    picks = [0] * len(masks)
-    for i, k in enumerate(owner):
-        if k >= 0:
-            picks[k] = i
-    return picks
+    picks = {k: i for i, k in enumerate(owner) if k >= 0}
+    return [picks[k] for k in range(len(masks))]

@@ -39,15 +39,9 @@ class Table:
             return self.decoded
         legal = np.zeros((1, NUM_ACTIONS), bool)
         legal[0, self.legal] = True
-        return Tables(
-            hand=np.asarray(self.hand)[None],
-            unseen=np.asarray(self.unseen)[None],
-            legal=legal,
-            sizes=np.asarray(self.sizes)[None],
-            stock=np.array([self.stock]),
-            led=np.array([self.led]),
-            best=np.array([self.best]),
-        )
+        return Tables(hand=np.asarray(self.hand)[None], unseen=np.asarray(self.unseen)[None], legal=legal,
+                      sizes=np.asarray(self.sizes)[None], stock=np.array([self.stock]), led=np.array([self.led]),
+                      best=np.array([self.best]))
 
 
 class TableDecoder:
@@ -59,16 +53,8 @@ class TableDecoder:
     def decode(self, observation: Observation) -> Table:
         mask = np.asarray(observation["action_mask"])
         t = self.decoder.decode(np.asarray(observation["observation"])[None], mask[None])
-        return Table(
-            hand=t.hand[0],
-            unseen=t.unseen[0],
-            legal=np.flatnonzero(mask).tolist(),
-            sizes=t.sizes[0],
-            stock=int(t.stock[0]),
-            led=int(t.led[0]),
-            best=int(t.best[0]),
-            decoded=t,
-        )
+        return Table(hand=t.hand[0], unseen=t.unseen[0], legal=np.flatnonzero(mask).tolist(), sizes=t.sizes[0],
+                     stock=int(t.stock[0]), led=int(t.led[0]), best=int(t.best[0]), decoded=t)
 
 
 class HeuristicAgent(Agent):
@@ -80,10 +66,8 @@ class HeuristicAgent(Agent):
 
     def __init__(self, config: GameConfig, seed: int | None = None) -> None:
         if config.variant != self.variant:
-            raise ValueError(
-                f"agent {self.name!r} plays variant={self.variant!r} but the config has "
-                f"variant={config.variant!r}; use 'heuristic' for the best agent of any variant"
-            )
+            raise ValueError(f"agent {self.name!r} plays variant={self.variant!r} but the config has "
+                             f"variant={config.variant!r}; use 'heuristic' for the best agent of any variant")
         super().__init__(config, seed)
         self.config: GameConfig = config
         self.decoder = TableDecoder(config)

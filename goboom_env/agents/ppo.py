@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from goboom_env.agents.registry import spec_bool
+from goboom_env.agents.registry import parse_spec, spec_bool
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.episode import EPISODES
@@ -416,9 +416,6 @@ def spec_games(spec: str) -> list[GameConfig]:
 
 def spec_metadata(spec: str) -> dict[str, Any] | None:
     """The metadata of the model of a ``ppo:`` or ``ppo-ismcts:`` spec; None for another spec."""
-    from goboom_env.agents.registry import parse_spec
-    from goboom_env.models import model_path
-
     name, params = parse_spec(spec)
     if name not in ("ppo", "ppo-ismcts") or not isinstance(params.get("path"), str):
         return None

@@ -94,13 +94,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     if file_spec:
         return _parse_file_spec(file_spec["file"], file_spec["rest"], spec)
     name, _, rest = spec.strip().partition(":")
-    params: dict[str, Any] = {}
-    if rest:
-        if "=" not in rest:
-            params["path"] = rest
-        else:
-            params = _options(rest.split(","), name, spec)
-    return name, params
+    if not rest:
+        return name, {}
+    return name, _options(rest.split(","), name, spec) if "=" in rest else {"path": rest}
 
 
 def spec_files(spec: str) -> list[str]:
