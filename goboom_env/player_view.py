@@ -6,6 +6,7 @@ hand, so that two states differing only in hidden cards give equal views. :func:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -102,16 +103,9 @@ class PlayerView:
         bottom = min(self.buried, self.stock_size)  # buried jokers still under the stock (R2.3)
         for _ in range(bottom):
             pool.remove(JOKER)
-        pool = [pool[i] for i in rng.permutation(len(pool))]
-        hands: list[list[int]] = []
-        start = 0
-        for s in range(self.n):
-            if s == self.seat:
-                hands.append(list(self.hand))
-                continue
-            hands.append(pool[start:start + self.sizes[s]])
-            start += self.sizes[s]
-        return self.hand_holding(hands, pool[start:] + [JOKER] * bottom)
+        rest = iter([pool[i] for i in rng.permutation(len(pool))])
+        hands = [list(self.hand) if s == self.seat else list(islice(rest, self.sizes[s])) for s in range(self.n)]
+        return self.hand_holding(hands, [*rest, *[JOKER] * bottom])
 
     def hand_holding(self, hands: list[list[int]], stock: list[int], events: tuple[Event, ...] | None = None) -> Hand:
         """A Hand in this view's public state holding the given cards (``stock`` top first), with ``events`` as its

@@ -11,6 +11,7 @@ deal (one always exists: the real one).
 from __future__ import annotations
 
 import random
+from itertools import islice
 
 from goboom_env.cards import JOKER
 from goboom_env.config import GameConfig
@@ -105,15 +106,10 @@ class Determinizer:
         hands: list[list[int]] = [[] for _ in range(view.n)]
         if self.tight:
             pool = self._place_tight(pool, hands, rng)
-        start = 0
+        rest = iter(pool)
         for seat in range(view.n):
-            if seat == view.seat:
-                hands[seat] = self.own[:]
-                continue
-            take = self.free[seat]
-            hands[seat].extend(pool[start:start + take])
-            start += take
-        return hands, pool[start:] + self.bottom
+            hands[seat] = self.own[:] if seat == view.seat else hands[seat] + list(islice(rest, self.free[seat]))
+        return hands, [*rest, *self.bottom]
 
     def _place_tight(self, pool: list[int], hands: list[list[int]], rng: random.Random) -> list[int]:
         """Give every constrained card an allowed face; return the rest of ``pool`` (still shuffled)."""

@@ -72,13 +72,9 @@ def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
         if winners:
             return winners[0]
     unseen, covers = _classic_cover(hand, seen)
-    if led >= 0:
-        scores = [(covers[c] & unseen).bit_count() * 100 + CLASSIC_POINTS[c] for c in cards]
-    else:
-        scores = [
-            ((covers[c] & unseen).bit_count() - (MATCH_MASKS[c] & unseen).bit_count()) * 100 + CLASSIC_POINTS[c]
-            for c in cards
-        ]
+    leading = led < 0  # a lead the others can hardly follow sends them drawing (R1.6)
+    scores = [((covers[c] & unseen).bit_count() - ((MATCH_MASKS[c] & unseen).bit_count() if leading else 0)) * 100
+              + CLASSIC_POINTS[c] for c in cards]
     return _pick(cards, scores, rng)
 
 
@@ -90,11 +86,8 @@ def classic_cover_move(hand: Hand, seen: int, rng: random.Random) -> int:
     cards = faces_in(legal)
     unseen, covers = _classic_cover(hand, seen)
     leading = hand.led < 0
-    scores = [
-        (covers[c] & unseen).bit_count() * 10_000 + CLASSIC_POINTS[c] * 100
-        - ((MATCH_MASKS[c] & unseen).bit_count() if leading else 0)
-        for c in cards
-    ]
+    scores = [(covers[c] & unseen).bit_count() * 10_000 + CLASSIC_POINTS[c] * 100
+              - ((MATCH_MASKS[c] & unseen).bit_count() if leading else 0) for c in cards]
     return _pick(cards, scores, rng)
 
 
@@ -128,12 +121,8 @@ def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_
     plain = own & ~boom
     unseen = DECK_MASK & ~own & ~seen
     cards = faces_in(pick)
-    scores = [
-        JOKERS_POINTS[c]
-        + 3 * ((_MATCH[c] & plain).bit_count() - ((plain >> c) & 1))
-        - scarcity * (_MATCH[c] & unseen).bit_count()
-        for c in cards
-    ]
+    scores = [JOKERS_POINTS[c] + 3 * ((_MATCH[c] & plain).bit_count() - ((plain >> c) & 1))
+              - scarcity * (_MATCH[c] & unseen).bit_count() for c in cards]
     return _pick(cards, scores, rng)
 
 
