@@ -60,11 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the chosen sub-command; returns the exit status.
-
-    Called without ``argv`` (the ``goboom`` process itself) the handling of SIGINT and SIGTERM stays in force
-    after it returns, through the interpreter's shutdown; with ``argv`` (a call from Python) the previous
-    handlers come back."""
+    """Parse ``argv`` and run the chosen sub-command; returns the exit status. Without ``argv`` (the ``goboom``
+    process) the handling of SIGINT and SIGTERM stays in force through shutdown; with it, the previous handlers
+    come back."""
     entry = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else ""

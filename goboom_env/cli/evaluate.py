@@ -145,9 +145,8 @@ def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
 
 
 def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
-    """Run the evaluation described by ``args``: 0 on success, 2 on a bad option (before any game is
-    played), 1 when the results cannot be written or a worker process was killed. The results are saved
-    before the tables are printed."""
+    """Run the evaluation of ``args``, save the results, then print the tables: 0, 2 on a bad option (before any
+    game), 1 when the results cannot be written or a worker process was killed."""
     try:
         config = args.game_config()
         if args.episode == "auto":
@@ -228,10 +227,9 @@ EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "
 
 
 def episode_note(specs: Sequence[str], episode: str) -> str | None:
-    """The one-line note for models among ``specs`` trained on another episode unit than ``episode`` (``hand`` or
-    ``match``; ``both`` plays each, so no note), e.g. ``note: ppo:NAME was trained on single hands; this evaluation
-    plays whole matches (--episode hand to score it on hands)``; None when every model plays its own unit. A spec
-    whose model cannot be read gets no note (the tournament reports it)."""
+    """The one-line note for readable models among ``specs`` trained on another episode unit than ``episode`` (``hand``
+    or ``match``), e.g. ``note: ppo:NAME was trained on single hands; this evaluation plays whole matches (--episode
+    hand to score it on hands)``; None when every model plays its own unit, or for ``both``."""
     if episode not in EPISODE_WORDS:
         return None
     others = [spec for spec, unit in _trained_units(specs).items() if unit not in (None, episode)]

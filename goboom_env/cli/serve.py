@@ -133,9 +133,8 @@ def allowed_hosts(host: str, others: Sequence[str] = ()) -> list[str]:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket listening on ``host:port``, bound before the URL is printed; ValueError naming the address when it
-    cannot be. It says it is TCP (``proto``) so that asyncio turns Nagle's algorithm off on its connections (each
-    kept-alive answer would wait some 40 ms for the client's delayed ACK)."""
+    """A socket listening on ``host:port`` (ValueError naming the address when it cannot), marked TCP so that asyncio
+    turns Nagle's algorithm off (each kept-alive answer would wait some 40 ms for the client's delayed ACK)."""
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         sock = socket.create_server((host, port), family=family)  # its proto is 0
