@@ -1,15 +1,10 @@
 """The one command-line entry point, ``goboom``: one module of this package per sub-command.
 
-Each sub-command module defines ``main(argv, prog) -> int`` (its options are a settings dataclass, parsed by
-:mod:`goboom_env.cli.options`) and calls the library functions of :mod:`goboom_env.evaluation` and
-:mod:`goboom_env.training`. It is registered here by module name; only the
-module of the sub-command that runs is imported, so ``goboom --help`` works even where an optional
-extra (torch, ray) is not installed. Before that import, the modules of the extra the sub-command
-needs are looked up (not imported): a missing one is reported with the ``pip install`` line that
-adds it, exit code 2. Ctrl-C (SIGINT) or SIGTERM ends any sub-command within about two seconds, whatever it
-is doing, with one line on stderr and exit code 130 (143 for SIGTERM), its worker processes stopped
-(:mod:`goboom_env.process`, in force from the first line of :func:`main`); a closed output pipe
-(``goboom evaluate ... | head``) ends it quietly.
+Each sub-command module defines ``main(argv, prog) -> int`` and is registered here by module name; only the module
+of the sub-command that runs is imported, so ``goboom --help`` works without the optional extras. A missing module
+of the extra a sub-command needs is reported with the ``pip install`` line that adds it, exit code 2. Ctrl-C or
+SIGTERM ends any sub-command within about two seconds with one line on stderr and exit code 130 (143 for SIGTERM),
+its worker processes stopped (:mod:`goboom_env.process`); a closed output pipe (``... | head``) ends it quietly.
 """
 
 from __future__ import annotations
@@ -41,10 +36,6 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "serve": ("goboom_env.cli.serve", "play in the browser against the agents, and replay game records", "web"),
 }
 
-INTERRUPTED = 130
-"""Exit code after Ctrl-C (128 + SIGINT), as a shell reports it; 143 (128 + SIGTERM) after SIGTERM."""
-
-
 def missing_module(extra: str) -> str | None:
     """The first module of ``extra`` that cannot be found (found, not imported: this stays fast)."""
     return next((m for m in extra_modules(extra) if importlib.util.find_spec(m) is None), None)
@@ -69,11 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the chosen sub-command; returns the exit status.
-
-    Called without ``argv`` (the ``goboom`` process itself) the handling of SIGINT and SIGTERM stays in force
-    after it returns, through the interpreter's shutdown; with ``argv`` (a call from Python) the previous
-    handlers come back."""
+    """Parse ``argv`` and run the chosen sub-command; returns the exit status. Without ``argv`` (the ``goboom``
+    process) the handling of SIGINT and SIGTERM stays in force through shutdown; with it, the previous handlers
+    come back."""
     entry = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else ""
@@ -100,8 +89,7 @@ def _run(command: str, argv: list[str]) -> int:
             build_parser().parse_args(argv)  # --help, --version or an unknown command: argparse exits
             return 2
         module_name, _, extra = SUBCOMMANDS[command]
-        module = missing_module(extra) if extra else None
-        if extra and module:  # the command's whole extra, not just the one module found missing first
+        if extra and (module := missing_module(extra)):  # the hint installs the whole extra
             print(install_hint(command, module, extra), file=sys.stderr)
             return 2
         return int(importlib.import_module(module_name).main(argv[1:], f"goboom {command}") or 0)

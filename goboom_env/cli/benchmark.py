@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goboom_env.cli.evaluate import processes_note
-from goboom_env.cli.options import command_line, parse, print_error, run_command
+from goboom_env.cli.options import command_line, print_error, run_parsed, writing
 from goboom_env.config import check_int
 from goboom_env.evaluation.benchmark import tasks_named
 from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
@@ -87,13 +87,7 @@ class BenchmarkArgs:
 def main(argv: Sequence[str], prog: str = "goboom benchmark") -> int:
     """Parse ``argv``, benchmark, write and print: 0, 2 on a bad option (before any game), 1 when the results cannot
     be written or a worker process was lost."""
-
-    def body() -> int:
-        args = parse(BenchmarkArgs, argv, prog, __doc__)
-        args.validate()
-        return run(args, command_line(prog, argv))
-
-    return run_command(prog, body)
+    return run_parsed(BenchmarkArgs, argv, prog, __doc__, lambda args: run(args, command_line(prog, argv)))
 
 
 def run(args: BenchmarkArgs, command: str = "goboom benchmark") -> int:
@@ -112,10 +106,8 @@ def run(args: BenchmarkArgs, command: str = "goboom benchmark") -> int:
             if args.agent:
                 runs = [run_benchmark(args.agent, tasks_named(args.tasks), processes=args.processes,
                                       progress=args.progress)]
-            try:
+            with writing("the benchmark", staged.out):
                 report = write_benchmark(folder, runs, command)
-            except OSError as exc:
-                raise OutputError(f"cannot write the benchmark to {staged.out}: {exc.strerror or exc}") from exc
     except (OutputError, WorkerLostError) as exc:
         print_error("goboom benchmark", exc)
         return 1

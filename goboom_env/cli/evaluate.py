@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from goboom_env.agents import baselines
-from goboom_env.cli.options import command_line, parse, print_error, with_model_game
+from goboom_env.cli.options import command_line, parse, print_error, with_model_game, writing
 from goboom_env.config import GameConfig, check_int
 from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.process import WorkerLostError
@@ -145,9 +145,8 @@ def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
 
 
 def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
-    """Run the evaluation described by ``args``: 0 on success, 2 on a bad option (before any game is
-    played), 1 when the results cannot be written or a worker process was killed. The results are saved
-    before the tables are printed."""
+    """Run the evaluation of ``args``, save the results, then print the tables: 0, 2 on a bad option (before any
+    game), 1 when the results cannot be written or a worker process was killed."""
     try:
         config = args.game_config()
         if args.episode == "auto":
@@ -199,20 +198,28 @@ def processes_note(processes: int, games: int) -> str | None:
             f"({available_cpus()})")
 
 
-def models_episode(specs: Sequence[str]) -> str:
-    """The episode unit the ``ppo:`` models among ``specs`` were trained for; ``match`` without a model, for models of
-    both units, or when a model cannot be read (the tournament reports it)."""
+def _trained_units(specs: Sequence[str]) -> dict[str, str | None]:
+    """The episode unit each ``ppo:`` model among ``specs`` was trained for, None for a model that cannot be read
+    (the tournament reports it)."""
     from goboom_env.agents.ppo import spec_metadata, trained_episode
 
-    units = set()
+    units: dict[str, str | None] = {}
     for spec in dict.fromkeys(specs):
         try:
             meta = spec_metadata(spec)
         except ValueError:
-            return "match"
+            units[spec] = None
+            continue
         if meta is not None:
-            units.add(trained_episode(meta))
-    return units.pop() if len(units) == 1 else "match"
+            units[spec] = trained_episode(meta)
+    return units
+
+
+def models_episode(specs: Sequence[str]) -> str:
+    """The episode unit the ``ppo:`` models among ``specs`` were trained for; ``match`` without a model, for models of
+    both units, or when a model cannot be read."""
+    units = set(_trained_units(specs).values())
+    return units.pop() if len(units) == 1 and None not in units else "match"
 
 
 EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "matches")}
@@ -220,22 +227,12 @@ EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "
 
 
 def episode_note(specs: Sequence[str], episode: str) -> str | None:
-    """The one-line note for models among ``specs`` trained on another episode unit than ``episode`` (``hand`` or
-    ``match``; ``both`` plays each, so no note), e.g. ``note: ppo:NAME was trained on single hands; this evaluation
-    plays whole matches (--episode hand to score it on hands)``; None when every model plays its own unit. A spec
-    whose model cannot be read gets no note (the tournament reports it)."""
+    """The one-line note for readable models among ``specs`` trained on another episode unit than ``episode`` (``hand``
+    or ``match``), e.g. ``note: ppo:NAME was trained on single hands; this evaluation plays whole matches (--episode
+    hand to score it on hands)``; None when every model plays its own unit, or for ``both``."""
     if episode not in EPISODE_WORDS:
         return None
-    from goboom_env.agents.ppo import spec_metadata, trained_episode
-
-    others = []
-    for spec in dict.fromkeys(specs):
-        try:
-            meta = spec_metadata(spec)
-        except ValueError:
-            continue
-        if meta is not None and trained_episode(meta) != episode:
-            others.append(spec)
+    others = [spec for spec, unit in _trained_units(specs).items() if unit not in (None, episode)]
     if not others:
         return None
     trained = "match" if episode == "hand" else "hand"
@@ -283,10 +280,8 @@ def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwi
     from goboom_env.records import write
 
     tournaments = [result] if result is not None else list((pairwise or {}).values())
-    try:
+    with writing("the game records", out / GAMES_FILE):
         write(folder / GAMES_FILE, [r for t in tournaments for r in record_games(t, count)], append=False)
-    except OSError as exc:
-        raise OutputError(f"cannot write the game records to {out / GAMES_FILE}: {exc.strerror or exc}") from exc
 
 
 def _write(folder: Path, out: Path, runs: Mapping[str, Run], command: str,
@@ -295,9 +290,7 @@ def _write(folder: Path, out: Path, runs: Mapping[str, Run], command: str,
     side-by-side report; an OSError (disk full, ...) becomes an OutputError."""
     from goboom_env.evaluation.report import write_report, write_side_by_side
 
-    try:
+    with writing("the results", out):
         if len(runs) == 1:
             return write_report(folder, *next(iter(runs.values())), command=command, luck=luck)
         return write_side_by_side(folder, runs, command)
-    except OSError as exc:
-        raise OutputError(f"cannot write the results to {out}: {exc.strerror or exc}") from exc

@@ -22,7 +22,7 @@ from typing import Annotated
 import tyro
 
 from goboom_env.agents.ppo import is_model_file
-from goboom_env.cli.options import parse, run_command
+from goboom_env.cli.options import run_parsed
 from goboom_env.observation import OBSERVATION_LAYOUTS
 from goboom_env.outdir import check_output_file
 from goboom_env.training.settings import GameArgs, Observation
@@ -60,17 +60,15 @@ class ExportOptions(GameArgs):
 def main(argv: Sequence[str], prog: str = "goboom export") -> int:
     """Parse the options, write the model file and print how to play it; 2 on a bad option or a model the numpy
     actor cannot play."""
+    return run_parsed(ExportOptions, argv, prog, __doc__, _export)
 
-    def run() -> int:
-        from goboom_env.training import export_model
 
-        options = parse(ExportOptions, argv, prog, __doc__)
-        options.validate()
-        config = options.game_config()
-        path = export_model(options.model, config, options.out, observation=options.observation,
-                            deterministic=options.deterministic)
-        print(f"model: {path} ({config.variant} Go Boom, {config.num_players} players, {options.observation} "
-              f"observations); play it as ppo:{path}")
-        return 0
+def _export(options: ExportOptions) -> int:
+    from goboom_env.training import export_model
 
-    return run_command(prog, run)
+    config = options.game_config()
+    path = export_model(options.model, config, options.out, observation=options.observation,
+                        deterministic=options.deterministic)
+    print(f"model: {path} ({config.variant} Go Boom, {config.num_players} players, {options.observation} "
+          f"observations); play it as ppo:{path}")
+    return 0

@@ -22,7 +22,7 @@ from typing import Annotated
 
 import tyro
 
-from goboom_env.cli.options import command_line, parse, print_error, run_command
+from goboom_env.cli.options import command_line, print_error, run_parsed, writing
 from goboom_env.evaluation.ratings import OUTCOMES, Outcome
 from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
 from goboom_env.training.settings import check_choice
@@ -55,13 +55,7 @@ class LeaderboardArgs:
 def main(argv: Sequence[str], prog: str = "goboom leaderboard") -> int:
     """Parse ``argv``, rate, write and print the leaderboard: 0, 2 on a bad option or folder, 1 when the
     files cannot be written."""
-
-    def body() -> int:
-        args = parse(LeaderboardArgs, argv, prog, __doc__)
-        args.validate()
-        return run(args, command_line(prog, argv))
-
-    return run_command(prog, body)
+    return run_parsed(LeaderboardArgs, argv, prog, __doc__, lambda args: run(args, command_line(prog, argv)))
 
 
 def run(args: LeaderboardArgs, command: str = "goboom leaderboard") -> int:
@@ -74,11 +68,8 @@ def run(args: LeaderboardArgs, command: str = "goboom leaderboard") -> int:
     staged = StagedFolder(args.out or fresh_folder(Path("results"), "leaderboard"), force=args.force,
                           inputs=[("DIR", folder) for folder in args.folders])
     try:
-        with staged as folder:
-            try:
-                report = write_leaderboard(folder, groups, args.outcome, command)
-            except OSError as exc:
-                raise OutputError(f"cannot write the leaderboard to {staged.out}: {exc.strerror or exc}") from exc
+        with staged as folder, writing("the leaderboard", staged.out):
+            report = write_leaderboard(folder, groups, args.outcome, command)
     except OutputError as exc:
         print_error("goboom leaderboard", exc)
         return 1

@@ -1,18 +1,10 @@
 """The options of every ``goboom`` command, built by tyro from the settings dataclasses.
 
-Each command describes its options as one dataclass whose field docstrings are the ``--help`` texts (the
-game fields come from :class:`goboom_env.training.settings.GameArgs`, so ``--variant``, ``--num-players``
-(or ``--players``), ``--hand-size`` ... mean the same to every command). :func:`parse` adds the options
-every command shares (``--preset`` only to the commands that play a game):
-
-* ``--config FILE``: a TOML file (JSON for a ``.json`` file) whose keys are the field names, e.g.
-  ``num_players = 3`` or ``timesteps = 2000000``;
-* ``--preset NAME``: a named game configuration (``goboom_env.config.PRESETS``).
-
-Later layers win: the defaults, then the file, then the preset, then the options given. A bad option is one
-line on stderr (``goboom train: error: ...``) and exit code 2, as argparse does (:func:`run_command`; the
-scripts in ``training/`` and ``evaluation/`` run through :func:`run_script`, the PPO training commands through
-:func:`train_command`).
+Each command's options are one dataclass whose field docstrings are the ``--help`` texts (the game fields come from
+:class:`goboom_env.training.settings.GameArgs`, so they mean the same to every command). :func:`parse` adds
+``--config FILE`` (TOML, or JSON for a ``.json`` file, keyed by field names) and, to the commands that play a game,
+``--preset NAME`` (``goboom_env.config.PRESETS``). Later layers win: the defaults, the file, the preset, the options
+given. A bad option is one line on stderr (``goboom train: error: ...``) and exit code 2, as argparse does.
 """
 
 from __future__ import annotations
@@ -25,12 +17,13 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from goboom_env.config import PRESETS, GameConfig, field_docs, field_names
 from goboom_env.hints import did_you_mean, one_line
+from goboom_env.outdir import OutputError
 from goboom_env.training.settings import GameArgs, build_args, load_config_file
 from goboom_env.untrusted import MAX_INT_DIGITS
 
@@ -58,11 +51,9 @@ class UsageError(ValueError):
 
 def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None = None,
           defaults: T | None = None) -> T:
-    """The ``cls`` instance that ``argv`` describes (defaults < ``--config`` < ``--preset`` < options);
-    ``defaults``, an instance of ``cls``, replaces the class's own defaults (the scripts in ``training/``).
-
-    ``--help`` prints the help and exits 0 (SystemExit); a bad option raises :class:`UsageError`; the
-    values are not validated here (call ``validate()``)."""
+    """The ``cls`` instance that ``argv`` describes (defaults < ``--config`` < ``--preset`` < options), over
+    ``defaults`` when given. ``--help`` exits 0 (SystemExit); a bad option raises :class:`UsageError`; the values
+    are not validated (call ``validate()``)."""
     plays_a_game = issubclass(cls, GameArgs)  # only a game-playing command takes --preset
     config, preset = _config_and_preset(argv, prog, plays_a_game)
     default = build_args(cls, config=config, preset=preset, base=defaults)
@@ -90,31 +81,36 @@ def print_error(prog: str, error: Exception | str) -> None:
     print(f"{prog}: error: {one_line(str(error))}", file=sys.stderr)
 
 
-def run_script(body: Callable[[S], object], settings: S, description: str | None) -> int:
-    """Run a script of ``training/`` or ``evaluation/``: the options of ``sys.argv`` (those of the command it
-    mirrors) read over ``settings``, validated, then ``body(args)``; 0, or 2 on a bad option or setting
-    (one line ``SCRIPT: error: ...`` on stderr)."""
-    prog = Path(sys.argv[0]).name
+def run_parsed(cls: type[S], argv: Sequence[str], prog: str, description: str | None, body: Callable[[S], int],
+               defaults: S | None = None) -> int:
+    """``body(args)`` of the options ``argv`` describes (:func:`parse`), validated, under :func:`run_command`."""
 
     def run() -> int:
-        args = parse(type(settings), sys.argv[1:], prog, description, defaults=settings)
+        args = parse(cls, argv, prog, description, defaults)
         args.validate()
-        body(args)
-        return 0
+        return body(args)
 
     return run_command(prog, run)
 
 
+def run_script(body: Callable[[S], object], settings: S, description: str | None) -> int:
+    """Run a script of ``training/`` or ``evaluation/``: ``body(args)``, the options of ``sys.argv`` (those of the
+    command it mirrors) read over ``settings``; 0, or 2 on a bad option or setting (``SCRIPT: error: ...``)."""
+
+    def run(args: S) -> int:
+        body(args)
+        return 0
+
+    return run_parsed(type(settings), sys.argv[1:], Path(sys.argv[0]).name, description, run, settings)
+
+
 def train_command(cls: type[G], train: Callable[[G, str], Path], argv: Sequence[str], prog: str,
                   description: str | None) -> int:
-    """A PPO training command: parse and validate ``cls`` from ``argv``, ``train(args, command_line)``
-    (the model's path), print the last evaluation's table (:func:`print_evaluation`) and where the model, the
-    evaluations and the learning curve went; 2 on a bad option or setting."""
+    """A PPO training command: ``train(args, command_line)`` (the model's path), then the last evaluation's table
+    and where the model, the evaluations and the learning curve went; 2 on a bad option or setting."""
     from goboom_env.training.artifacts.run_folder import RunFiles
 
-    def run() -> int:
-        args = parse(cls, argv, prog, description)
-        args.validate()
+    def run(args: G) -> int:
         model = train(args, command_line(prog, argv))
         files = RunFiles(model.parent)
         print_evaluation(files, args.episode)
@@ -124,13 +120,21 @@ def train_command(cls: type[G], train: Callable[[G, str], Path], argv: Sequence[
         print(f"learning curve: {files.curve}")
         return 0
 
-    return run_command(prog, run)
+    return run_parsed(cls, argv, prog, description, run)
+
+
+@contextlib.contextmanager
+def writing(what: str, where: Path) -> Iterator[None]:
+    """An OSError of the block (disk full, ...) raised as an OutputError: ``cannot write WHAT to WHERE: ...``."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"cannot write {what} to {where}: {exc.strerror or exc}") from exc
 
 
 def print_evaluation(files: Any, episode: str) -> None:
-    """The win rates of the run's last evaluation (the last row of ``eval.csv``, the final one unless evaluations
-    are off, played on the run's ``episode`` unit) as a table, with each baseline's 95% Wilson interval; nothing
-    when the run was never evaluated."""
+    """The win rates of the run's last evaluation (played on the run's ``episode`` unit) as a table, with each
+    baseline's 95% Wilson interval; nothing when the run was never evaluated."""
     from rich.console import Console
 
     from goboom_env.evaluation.report import rich_table
@@ -168,12 +172,9 @@ def game_options_given(argv: Sequence[str], cls: type = GameArgs) -> list[str]:
 def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
     """``args`` playing the game the ``ppo:`` models among ``specs`` were trained for.
 
-    With no game option in ``argv`` (see :func:`game_options_given`) the game fields of ``args`` become the
-    models' configuration (read from their metadata); with game options, they must choose that game, or
-    ValueError names the model, the options and each field they disagree on. Without game options, models
-    trained for different games are a ValueError too (with them, every model must play the chosen game). A
-    generalist's game is the one it plays by default (4 players when trained for them); game options may choose
-    any other game it was trained for. Without a ``ppo:`` model, ``args`` is returned as it is."""
+    With no game option in ``argv`` the game fields of ``args`` become the models' one game (a generalist's default
+    one); game options must choose a game every model was trained for. Otherwise ValueError names the models or the
+    options and each field they disagree on."""
     from goboom_env.agents.ppo import spec_config, spec_games
 
     trained = {spec: config for spec in dict.fromkeys(specs) if (config := spec_config(spec)) is not None}
@@ -307,11 +308,7 @@ def _flags(cls: type) -> set[str]:
 
 def _spelled_out(argv: Sequence[str]) -> list[str]:
     """``argv`` with the short spellings of :data:`ALIASES` replaced by the options they stand for."""
-    out = []
-    for arg in argv:
-        name, sep, value = arg.partition("=")
-        out.append(ALIASES.get(name, name) + sep + value)
-    return out
+    return [ALIASES.get(name, name) + sep + value for name, sep, value in (arg.partition("=") for arg in argv)]
 
 
 _BOX = re.compile(r"^[\s│╭╮╰╯─|+\-]*|[\s│╭╮╰╯─|+\-]*$")

@@ -158,7 +158,7 @@ class TerminalGame:
         others = [s for s in range(config.num_players) if s != seat]
         self.agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s)
                        for s, spec in zip(others, opponent_specs)}
-        self.names = {s: spec for s, spec in zip(others, opponent_specs)}
+        self.names = dict(zip(others, opponent_specs))
         self.match = Match(config, rng)
         self.record: GameRecord | None = None
         self.shown = 0
@@ -206,8 +206,7 @@ class TerminalGame:
         """Every hand revealed, who won, the points left and, in a match, what they did to the scores."""
         lines = [self._table(hand, reveal=True)]
         if self.episode == "match":
-            scored = self.match.results[-1]
-            lines.append(scores_text(scored.score_deltas, self.match.scores))
+            lines.append(scores_text(self.match.results[-1].score_deltas, self.match.scores))
         return "\n".join(lines)
 
     def _ask(self, inp: TextIO, out: TextIO) -> int | None:

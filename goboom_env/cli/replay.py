@@ -13,7 +13,6 @@ Examples::
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,11 +99,10 @@ class Show:
 
     def run(self, title: str) -> None:
         """Replay the whole record (until the viewer types q)."""
-        record, n = self.record, self.record.config.num_players
-        config = record.config
+        record, config = self.record, self.record.config
         seats = "  ".join(f"P{s}={name}" for s, name in enumerate(self.names))
         what = "one hand" if record.episode == "hand" else "a match"
-        self.say(f"{safe_text(title)}: {config.variant} Go Boom, {n} players, {what}; {seats}")
+        self.say(f"{safe_text(title)}: {config.variant} Go Boom, {config.num_players} players, {what}; {seats}")
         if record.meta:
             self.say("  " + one_line(", ".join(f"{k}: {v}" for k, v in record.meta.items()), 500))
         self.say("view: every hand face up" if self.seat is None
@@ -118,15 +116,13 @@ class Show:
                     self._hand_over(step)
                 elif not self._go_on():
                     return
-        result = record.result
-        winners = ", ".join(f"P{w} ({self.names[w]})" for w in result.winners) or "nobody"
+        winners = ", ".join(f"P{w} ({self.names[w]})" for w in record.result.winners) or "nobody"
         self.say(f"the {record.episode} is won by {winners}; rewards "
                  + "  ".join(f"P{s}={r:+.3f}" for s, r in enumerate(record.rewards)))
 
     def _deal(self, step: ReplayStep) -> None:
         hand = step.hand
-        total = len(self.record.hands)
-        self.say(f"\n=== hand {step.hand_index + 1} of {total}, dealer P{hand.dealer} ===")
+        self.say(f"\n=== hand {step.hand_index + 1} of {len(self.record.hands)}, dealer P{hand.dealer} ===")
         for event in step.events:
             self.say(f"  {describe_event(event)}")
         self.say(render_text(hand, None, self.seat, last=0, reveal=self.seat is None))
@@ -142,7 +138,8 @@ class Show:
             if event != ("play", seat, step.move.action):  # the move line says it already
                 self.say(f"    {describe_event(event)}")
         for other in range(self.record.config.num_players):
-            drawn = _drawn(self.before, step.hand, other, step)
+            drawn = drawn_cards(self.before.hand_faces(other), step.hand.hand_faces(other), step.events, other,
+                                self.before.classic)
             if drawn and self._visible(other):
                 self.say(f"    (P{other} drew {' '.join(move_text(f) for f in sorted(drawn.elements()))})")
         self.before = step.hand
@@ -162,7 +159,3 @@ class Show:
         print("[Enter: next move, q: stop] ", end="", file=self.out, flush=True)
         line = self.pause.readline()
         return bool(line) and line.strip().lower() not in ("q", "quit")
-
-
-def _drawn(before: Hand, after: Hand, seat: int, step: ReplayStep) -> Counter[int]:
-    return drawn_cards(before.hand_faces(seat), after.hand_faces(seat), step.events, seat, before.classic)

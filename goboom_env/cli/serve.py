@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import tyro
 
-from goboom_env.cli.options import parse, run_command
+from goboom_env.cli.options import run_parsed
 from goboom_env.config import check_int
 
 if TYPE_CHECKING:
@@ -133,9 +133,8 @@ def allowed_hosts(host: str, others: Sequence[str] = ()) -> list[str]:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket listening on ``host:port``, bound before the URL is printed; ValueError naming the address when it
-    cannot be. It says it is TCP (``proto``) so that asyncio turns Nagle's algorithm off on its connections (each
-    kept-alive answer would wait some 40 ms for the client's delayed ACK)."""
+    """A socket listening on ``host:port`` (ValueError naming the address when it cannot), marked TCP so that asyncio
+    turns Nagle's algorithm off (each kept-alive answer would wait some 40 ms for the client's delayed ACK)."""
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         sock = socket.create_server((host, port), family=family)  # its proto is 0
@@ -159,27 +158,26 @@ def server_settings(args: ServeArgs) -> ServerSettings:
 
 def main(argv: Sequence[str], prog: str = "goboom serve") -> int:
     """Serve the page until Ctrl-C; 2 on a bad option."""
+    return run_parsed(ServeArgs, argv, prog, __doc__, serve)
 
-    def run() -> int:
-        args = parse(ServeArgs, argv, prog, __doc__)
-        args.validate()
-        import uvicorn
 
-        from goboom_env.web import create_app
-        from goboom_env.web.server import server_config
+def serve(args: ServeArgs) -> int:
+    """Serve the page of ``args`` until Ctrl-C."""
+    import uvicorn
 
-        settings = server_settings(args)
-        sock = listen(args.host, args.port)  # before uvicorn configures logging: a taken port changes nothing
-        server = uvicorn.Server(server_config(create_app(settings), args.host, args.port))
-        host = f"[{args.host}]" if ":" in args.host else args.host
-        print(f"goboom serve: open http://{host}:{args.port}/ in a browser (Ctrl-C stops the server)", flush=True)
-        if loopback_address(args.host) is None:
-            print(f"it answers to the host names {', '.join(settings.allowed_hosts or [])} only; --allow-host NAME "
-                  "adds the name or address others open it under", flush=True)
-        if args.records is not None:
-            print(f"finished games are saved in {args.records}/", flush=True)
-        with sock:
-            server.run(sockets=[sock])
-        return 0
+    from goboom_env.web import create_app
+    from goboom_env.web.server import server_config
 
-    return run_command(prog, run)
+    settings = server_settings(args)
+    sock = listen(args.host, args.port)  # before uvicorn configures logging: a taken port changes nothing
+    server = uvicorn.Server(server_config(create_app(settings), args.host, args.port))
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"goboom serve: open http://{host}:{args.port}/ in a browser (Ctrl-C stops the server)", flush=True)
+    if loopback_address(args.host) is None:
+        print(f"it answers to the host names {', '.join(settings.allowed_hosts or [])} only; --allow-host NAME "
+              "adds the name or address others open it under", flush=True)
+    if args.records is not None:
+        print(f"finished games are saved in {args.records}/", flush=True)
+    with sock:
+        server.run(sockets=[sock])
+    return 0

@@ -16,19 +16,17 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from goboom_env.cli.options import parse, run_command
+from goboom_env.cli.options import run_parsed
 from goboom_env.training.settings import RLlibArgs
 from goboom_env.untrusted import read_json
 
 
 def main(argv: Sequence[str], prog: str = "goboom train-rllib") -> int:
     """Train (or measure sampling speed), print where the policy went; 2 on bad options."""
-    return run_command(prog, lambda: _train_or_measure(argv, prog))
+    return run_parsed(RLlibArgs, argv, prog, __doc__, _train_or_measure)
 
 
-def _train_or_measure(argv: Sequence[str], prog: str) -> int:
-    args = parse(RLlibArgs, argv, prog, __doc__)
-    args.validate()
+def _train_or_measure(args: RLlibArgs) -> int:
     from goboom_env.training.rllib import train as rllib_train
 
     if args.measure_sampling:

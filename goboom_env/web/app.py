@@ -1,10 +1,8 @@
-"""The web app: a Starlette application that serves the page and plays games over HTTP and a websocket (the routes
-are listed in the Browser guide).
+"""The web app: a Starlette application that serves the page and plays games over HTTP and a websocket.
 
 Every refusal is a 4xx JSON ``{"error": "..."}`` (on the websocket a ``{"type": "error", ...}`` message). Agents run
-on worker threads under their game's lock. A request that may change state, and every websocket, must come from this
-server's own page (:mod:`~goboom_env.web.guard`); bodies are size-capped, JSON bodies labelled as JSON, and messages
-echo no server path or traceback (:mod:`~goboom_env.web.limits`).
+on worker threads under their game's lock. Only the server's own page may change state (:mod:`~goboom_env.web.guard`);
+bodies are size-capped, JSON bodies labelled as JSON, and no message echoes a server path or a traceback.
 """
 
 from __future__ import annotations
@@ -113,7 +111,7 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         Route("/api/replay", api.replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    handlers = {GameError: _game_error, HTTPException: _http_error, Exception: _server_error}
+    handlers = {GameError: _refusal, HTTPException: _refusal, Exception: _server_error}
     middleware = [Middleware(NoFraming), Middleware(SameOrigin)]
     if settings.allowed_hosts is not None:
         middleware.insert(1, Middleware(AllowedHosts, hosts=settings.allowed_hosts))
@@ -183,12 +181,10 @@ class _Api:
         return self.store.get(request.path_params["game"], request.headers.get(TOKEN_HEADER))
 
     async def state(self, request: Request) -> Response:
-        session = self._game(request)
-        return JSONResponse({"frame": session.frame()})
+        return JSONResponse({"frame": self._game(request).frame()})
 
     async def delete(self, request: Request) -> Response:
-        session = self._game(request)
-        self.store.remove(session.id)
+        self.store.remove(self._game(request).id)
         return Response(status_code=204)
 
     async def move(self, request: Request) -> Response:
@@ -355,19 +351,19 @@ async def _locked(session: GameSession, step: Callable[[], list[Frame]]) -> list
 
 async def _body(request: Request, limit: int) -> bytes:
     """The request's body; GameError 413 past ``limit`` bytes, 400 when the client went away before sending it."""
+    too_large = GameError(413, f"the request body is larger than {limit} bytes")
     size = request.headers.get("content-length")
     if size is not None and (not size.isascii() or not size.isdigit() or int(size) > limit):
-        raise GameError(413, f"the request body is larger than {limit} bytes")
-    chunks, total = [], 0
+        raise too_large
+    body = bytearray()
     try:
         async for chunk in request.stream():
-            total += len(chunk)
-            if total > limit:
-                raise GameError(413, f"the request body is larger than {limit} bytes")
-            chunks.append(chunk)
+            body += chunk
+            if len(body) > limit:
+                raise too_large
     except ClientDisconnect:
         raise GameError(400, "the request body was cut off") from None
-    return b"".join(chunks)
+    return bytes(body)
 
 
 def _check_content_type(request: Request, allowed: frozenset[str]) -> None:
@@ -431,12 +427,10 @@ def _config(preset: Any, fields: Any) -> GameConfig:
     return GameConfig.preset(preset, **fields)
 
 
-async def _game_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, GameError)
-    return JSONResponse({"error": public(exc.message)}, status_code=exc.status)
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
+async def _refusal(request: Request, exc: Exception) -> Response:
+    """A GameError or Starlette's HTTPException (an unknown route, a wrong method) as the page's JSON error."""
+    if isinstance(exc, GameError):
+        return JSONResponse({"error": public(exc.message)}, status_code=exc.status)
     assert isinstance(exc, HTTPException)
     return JSONResponse({"error": public(str(exc.detail))}, status_code=exc.status_code)
 

@@ -1,10 +1,8 @@
-"""Game records for the page: the records a server saves (:mod:`goboom_env.records`, one file per game), and a
-record turned into replay frames, the table after the deal and after every move with every hand face up.
+"""Game records for the page: the records a server saves (one file per game), and a record turned into replay
+frames, the table after the deal and after every move with every hand face up.
 
-An answer holds at most :data:`MAX_PAGE_FRAMES` frames, so that a long match costs the same as a short one: the
-whole record is replayed (every move checked), but only the page's frames are built. Only regular files directly
-in the records folder are listed and read (never a symbolic link), and a name is never joined to the folder
-unless it is listed.
+An answer holds at most :data:`MAX_PAGE_FRAMES` frames: the whole record is replayed (every move checked), but only
+the page's frames are built. Only regular files listed in the records folder are read (never a symbolic link).
 """
 
 from __future__ import annotations
@@ -131,14 +129,14 @@ def _frame(record: GameRecord, step: records.ReplayStep, n: int) -> dict[str, An
     recorded = record.hands[step.hand_index]
     last = step.move_index == len(recorded.moves) - 1
     before = record.hands[step.hand_index - 1].scores if step.hand_index else (0,) * n
-    frame = table_view(step.hand, None, reveal=True, names=list(record.seats), with_events=False)
-    frame["hand_number"] = step.hand_index + 1
-    frame["move_number"] = 0 if step.move_index is None else step.move_index + 1
-    frame["moves_in_hand"] = len(recorded.moves)
-    frame["move"] = None if step.move is None else {"seat": step.move.seat, "card": move_code(step.move.action)}
-    frame["step_events"] = [event_view(e) for e in step.events]
-    frame["scores"] = list(recorded.scores if last else before)
-    frame["status"] = "replay"
+    frame = table_view(step.hand, None, reveal=True, names=list(record.seats), with_events=False) | {
+        "hand_number": step.hand_index + 1,
+        "move_number": 0 if step.move_index is None else step.move_index + 1,
+        "moves_in_hand": len(recorded.moves),
+        "move": None if step.move is None else {"seat": step.move.seat, "card": move_code(step.move.action)},
+        "step_events": [event_view(e) for e in step.events],
+        "scores": list(recorded.scores if last else before),
+        "status": "replay"}
     if last and step.hand_index == len(record.hands) - 1:
         frame["winners"] = list(record.result.winners)
     return frame

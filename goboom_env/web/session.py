@@ -141,15 +141,13 @@ class GameSession:
         """The table as the human sees it now."""
         hand = self.shown
         finished = hand.over
-        frame = table_view(hand, self.seat, reveal=finished, names=self.names)
-        frame["status"] = self.status()
-        frame["game"] = self.id
-        frame["episode"] = self.episode
         scored = finished and self.episode == "match"  # Match.finish_hand counted it already
-        frame["hand_number"] = self.match.hands_played + (0 if scored else 1)
         one_hand = self.result is not None and self.episode == "hand"  # the match is not scored: the hand's points
-        frame["scores"] = list(self.result.points) if one_hand else list(self.match.scores)
-        frame["results"] = [_result_row(r) for r in self.match.results]
+        frame = table_view(hand, self.seat, reveal=finished, names=self.names) | {
+            "status": self.status(), "game": self.id, "episode": self.episode,
+            "hand_number": self.match.hands_played + (0 if scored else 1),
+            "scores": list(self.result.points) if one_hand else list(self.match.scores),
+            "results": [_result_row(r) for r in self.match.results]}
         if self.result is not None:
             frame["winners"] = list(self.result.winners)
         if self.failure is not None:
@@ -163,9 +161,7 @@ class GameSession:
 
     def play(self, move: Any) -> list[Frame]:
         """Play the human's ``move``, then the agents' up to the human's next turn; returns their frames."""
-        self._check_not_failed()
-        if self.over:
-            raise GameError(409, "the game is over; start a new game")
+        self._check_going_on()
         if self.waiting_next:
             raise GameError(409, "the hand is over; ask for the next hand first")
         hand = self.match.hand
@@ -182,9 +178,7 @@ class GameSession:
 
     def next_hand(self) -> list[Frame]:
         """Start the next hand of the match after a finished one; returns the frames up to the human's turn."""
-        self._check_not_failed()
-        if self.over:
-            raise GameError(409, "the game is over; start a new game")
+        self._check_going_on()
         if not self.waiting_next:
             raise GameError(409, "the hand is still being played")
         self.waiting_next = False
@@ -223,6 +217,12 @@ class GameSession:
         """GameError 410 once an agent has ended the game."""
         if self.failure is not None:
             raise GameError(410, self.failure)
+
+    def _check_going_on(self) -> None:
+        """GameError 410 once an agent has ended the game, 409 once it is over."""
+        self._check_not_failed()
+        if self.over:
+            raise GameError(409, "the game is over; start a new game")
 
     def _fail(self, exc: Exception) -> None:
         """End the game after the agent to move raised ``exc``: the error to the log, a short message to the page."""
