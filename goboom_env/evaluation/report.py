@@ -117,22 +117,22 @@ def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | Non
     tables = []
     if result is not None:
         title = f"Results, one {result.episode} a game (win rate with 95% Wilson CI; shared wins count 1/k)"
-        tables.append(_rich(title, result.table()))
+        tables.append(rich_table(title, result.table()))
         if luck is not None:
-            tables.append(_rich(luck_title(luck), luck.table(), LUCK_KEYS))
-            tables.append(_rich("What the luck adjustment did to each agent", luck.agent_rows()))
+            tables.append(rich_table(luck_title(luck), luck.table(), LUCK_KEYS))
+            tables.append(rich_table("What the luck adjustment did to each agent", luck.agent_rows()))
         paired = [t.to_dict() for t in result.paired()]
         if paired:
-            tables.append(_rich("Paired comparisons per deal (raw win share a - b)", paired, RICH_PAIRED))
+            tables.append(rich_table("Paired comparisons per deal (raw win share a - b)", paired, RICH_PAIRED))
         if luck is not None and paired:
-            tables.append(_rich("Paired comparisons per deal, luck-adjusted (adjusted win share a - b)",
-                                [t.to_dict() for t in luck.paired()], RICH_PAIRED))
-        tables.append(_rich("Ratings of the raw win outcome (openskill Plackett-Luce)", rating_table(result)))
+            tables.append(rich_table("Paired comparisons per deal, luck-adjusted (adjusted win share a - b)",
+                                     [t.to_dict() for t in luck.paired()], RICH_PAIRED))
+        tables.append(rich_table("Ratings of the raw win outcome (openskill Plackett-Luce)", rating_table(result)))
     if pairwise:
         episode = next(iter(pairwise.values())).episode
-        tables.append(_rich(f"Pairwise 1-vs-(n-1) win rates, one {episode} a game", pairwise_rows(pairwise),
-                            RICH_PAIRWISE))
-        tables.append(_rich("Ratings of the win outcome over all pairwise games", rating_table(pairwise.values())))
+        tables.append(rich_table(f"Pairwise 1-vs-(n-1) win rates, one {episode} a game", pairwise_rows(pairwise),
+                                 RICH_PAIRWISE))
+        tables.append(rich_table("Ratings of the win outcome over all pairwise games", rating_table(pairwise.values())))
     return tables
 
 
@@ -162,7 +162,7 @@ def print_side_by_side(runs: Mapping[str, Run], console: Console | None = None) 
     brief = [{k: v for k, v in row.items() if k in ("agent", "opponent")}
              | {f"{e} win rate [95% CI]": _with_ci(row, e) for e in HEADLINE if f"{e}_win_rate" in row}
              for row in rows]
-    console.print(_rich("Match and hand win rates side by side", brief))
+    console.print(rich_table("Match and hand win rates side by side", brief))
     for episode in (e for e in HEADLINE if e in runs):
         console.rule(f"episode = {episode}")
         print_tables(*runs[episode], console=console)
@@ -174,11 +174,6 @@ def print_tables(result: TournamentResult | None = None, pairwise: Pairwise | No
     console = console or Console()
     for table in rich_tables(result, pairwise, luck):
         console.print(table)
-
-
-def _rich(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> Table:
-    """A rich table of ``rows`` (the given columns, default all; the files keep every column)."""
-    return rich_table(title, rows, keys)
 
 
 NAME_COLUMNS = ("agent", "opponent", "a", "b", "baseline")
@@ -268,7 +263,7 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
         write_report(out / episode, *runs[episode], command=command)
     rows = side_by_side_rows(runs)
     info = _provenance_of(runs["match"])
-    summaries = {e: _summary_of(runs[e]) for e in HEADLINE}
+    summaries = {e: _tournaments(runs[e])[0].summary() for e in HEADLINE}
     write_csv(out / "side_by_side.csv", rows, list(rows[0]))
     (out / "side_by_side.json").write_text(json.dumps({"summary": summaries, "side_by_side": rows,
                                                        "provenance": info}, indent=1))
@@ -289,18 +284,15 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
     return path
 
 
-def _summary_of(run: Run) -> dict[str, Any]:
+def _tournaments(run: Run) -> list[TournamentResult]:
     result, pairwise = run
-    first = result if result is not None else next(iter((pairwise or {}).values()))
-    return first.summary()
+    return ([result] if result is not None else []) + list((pairwise or {}).values())
 
 
 def _provenance_of(run: Run) -> dict[str, Any]:
     """The provenance (:mod:`~goboom_env.evaluation.provenance`) of every agent of a run."""
-    result, pairwise = run
-    tournaments = ([result] if result is not None else []) + list((pairwise or {}).values())
-    specs = [spec for t in tournaments for spec in t.specs()]
-    return provenance(specs, tournaments[0].config)
+    tournaments = _tournaments(run)
+    return provenance([spec for t in tournaments for spec in t.specs()], tournaments[0].config)
 
 
 def provenance_section(info: Mapping[str, Any]) -> str:
