@@ -39,6 +39,7 @@ from goboom_env.evaluation.breakdown import (
     hands_per_game,
     length_rows,
     point_rows,
+    points_per_game,
     seat_rows,
 )
 from goboom_env.evaluation.luck import LuckAdjustment
@@ -320,9 +321,7 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
     result.to_csv(out / "results.csv")
     n = result.config.num_players
     plot_win_rates(result.table(), out / "win_rates.png", chance=1 / n, title=config_title(result))
-    points = {spec: [g.points[s] for g in result.games for s, x in enumerate(g.seats) if x == spec]
-              for spec in result.specs()}
-    plot_distributions(points, hands_per_game(result.games), decisions_per_hand(result.games),
+    plot_distributions(points_per_game(result), hands_per_game(result.games), decisions_per_hand(result.games),
                        out / "distributions.png", title=f"{config_title(result)}, episode = {result.episode}")
     return _tournament_section(result, sections, ratings, placing)
 
