@@ -254,10 +254,9 @@ def playable(spec: str, tasks: Iterable[Task]) -> tuple[list[Task], dict[str, st
     for task in tasks:
         try:
             make_agent(spec, task.config, 0)
+            ok.append(task)
         except ValueError as exc:
             skipped[task.name] = str(exc)
-            continue
-        ok.append(task)
     return ok, skipped
 
 

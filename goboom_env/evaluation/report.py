@@ -1,23 +1,10 @@
 """Evaluation outputs: rich terminal tables, JSON + CSV results, PNG plots and one Markdown report.
 
-:func:`write_report` takes a tournament and/or a pairwise (every agent 1-vs-(n-1) every other)
-run and writes into one folder::
-
-    report.md          self-contained summary that embeds the PNGs below (relative links)
-    results.json       summary, per-agent table, paired tests, ratings (win outcome and full placing),
-                       win rates by seat and by place after the dealer, point and game-length
-                       distributions, provenance and every game record
-    results.csv        per-agent table (tournament) or per-pair table (pairwise)
-    win_rates.png      win rates with 95% CI bars and the 1/n chance line
-    distributions.png  points per game, hands per game and decisions per hand (tournament)
-    pairwise.png       pairwise matrix (pairwise mode)
-    pairwise.json/csv  pairwise rows with CI and paired tests (pairwise mode)
-    luck.json/csv      raw and luck-adjusted win rates side by side, the variance reduction, every hand's
-                       adjusted outcome and the estimator's cost (with a luck adjustment)
-
-:func:`write_side_by_side` writes the same runs played one hand a game and one match a game (same seeds,
-so game ``g`` of the hand run is the first hand of match ``g``): a full report of each in ``match/`` and
-``hand/``, and a ``report.md`` with both win tables side by side (``side_by_side.csv`` and ``.json``).
+:func:`write_report` writes a tournament and/or a pairwise (every agent 1-vs-(n-1) every other) run into one folder:
+``report.md`` embedding the PNGs, ``results.json`` (summary, tables, paired tests, ratings, breakdowns, provenance
+and every game), ``results.csv``, the plots, and with a luck adjustment ``luck.json``/``luck.csv``.
+:func:`write_side_by_side` writes the same runs played one hand a game and one match a game: a full report of each in
+``match/`` and ``hand/`` and a ``report.md`` with both win tables side by side. docs/evaluation.md lists every file.
 """
 
 from __future__ import annotations
