@@ -214,10 +214,9 @@ def score_task(task: Task, results: Mapping[str, TournamentResult],
 def play_task(spec: str, task: Task, *, processes: int = 1, progress: bool = True,
               on_tournament: Callable[[str], None] | None = None) -> dict[str, TournamentResult]:
     """The tournaments of agent ``spec`` in one seat against n-1 copies of each panel member, by opponent."""
-    n = task.config.num_players
     out = {}
     for opponent in task.panel:
-        out[opponent] = run_tournament(task.config, [spec] + [opponent] * (n - 1), task.matches, seed=task.seed,
+        out[opponent] = run_tournament(task.config, [spec, opponent], task.matches, seed=task.seed,
                                        duplicate=True, processes=processes, episode="match", progress=progress)
         if on_tournament is not None:
             on_tournament(opponent)

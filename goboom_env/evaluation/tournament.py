@@ -370,8 +370,7 @@ def run_tournament(config: GameConfig, agents: list[str], games: int, *, seed: i
 def run_pairwise(config: GameConfig, specs: Sequence[str], games: int,
                  **kwargs: Any) -> dict[tuple[str, str], TournamentResult]:
     """Every spec against every other, 1-vs-(n-1): ``result[(x, y)]`` = ``[x] + [y] * (n - 1)``."""
-    n = config.num_players
-    return {(x, y): run_tournament(config, [x] + [y] * (n - 1), games, **kwargs)
+    return {(x, y): run_tournament(config, [x, y], games, **kwargs)
             for x in specs for y in specs if x != y}
 
 
