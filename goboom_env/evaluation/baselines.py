@@ -13,7 +13,7 @@ def evaluate_vs_baselines(config: GameConfig, agent: str, baselines: Sequence[st
                           episode: str = "hand", progress: bool = False) -> dict[str, TournamentResult]:
     """The 1-vs-(n-1) duplicate tournament of ``agent`` against each of ``baselines``, by name, all from ``seed``
     (every baseline meets the agent on the same cards)."""
-    return {baseline: run_tournament(config, [agent] + [baseline] * (config.num_players - 1), games, seed=seed,
+    return {baseline: run_tournament(config, [agent, baseline], games, seed=seed,
                                      duplicate=True, episode=episode, progress=progress)
             for baseline in baselines}
 

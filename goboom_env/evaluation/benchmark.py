@@ -1,19 +1,12 @@
 """The Go Boom benchmark ``goboom-bench-v1``: fixed tasks, fixed opponents, fixed deals, a normalized score.
 
-A *task* is one game played over whole matches (the game the rules define). The evaluated agent sits in one seat
-against n-1 copies of each member of the task's *panel* in turn (``random``, the variant's best heuristic and the
-shipped model of that game where there is one), seats rotating over duplicate deals
-(:func:`~goboom_env.evaluation.tournament.run_tournament`), :data:`MATCHES` matches per panel member from the task's
-own evaluation seed (:data:`EVAL_SEEDS`; the trainers refuse those seeds).
-
-Score of a task: the agent's win rate against each panel member, and the **normalized score**
-``(W - R) / (H - R)``, where ``W`` is the agent's win rate averaged over the panel, ``R`` that of ``random`` and
-``H`` that of the best heuristic *in the evaluated seat on the same deals* (:data:`REFERENCES`). ``random`` scores 0
-and the heuristic 1 by construction (their games are the reference games); above 1 beats the heuristic. Each deal
-(the n rotations of one deck order) gets its own normalized score, whose mean is the task's score: the deals are
-the unit the intervals resample (:func:`goboom_env.evaluation.stats.aggregate_scores`).
-
-The suite is frozen: a change of its tasks, panels, match counts, seeds or references is a new version.
+A *task* is one game played over whole matches. The evaluated agent sits in one seat against n-1 copies of each member
+of the task's *panel* in turn (``random``, the variant's best heuristic, the shipped model of that game where there is
+one), seats rotating over duplicate deals, :data:`MATCHES` matches per member from the task's own evaluation seed
+(:data:`EVAL_SEEDS`; the trainers refuse those seeds). The **normalized score** ``(W - R) / (H - R)`` puts ``random``
+at 0 and the heuristic in the evaluated seat on the same deals at 1 (:data:`REFERENCES`); each deal gets its own
+score, the unit the intervals resample (:func:`goboom_env.evaluation.stats.aggregate_scores`). docs/benchmark.md has
+the user's view. The suite is frozen: a change of its tasks, panels, match counts, seeds or references is a new version.
 """
 
 from __future__ import annotations
@@ -91,49 +84,31 @@ EVAL_SEEDS: tuple[int, ...] = tuple(task.seed for task in TASKS)
 _FROZEN = {task.name: task for task in TASKS}
 
 REFERENCES: dict[str, dict[str, tuple[float, float]]] = {
-    "classic-2p": {
-        "random": (0.5416666666666666, 0.9027777777777778),
-        "classic-tricks": (0.10277777777777777, 0.48333333333333334),
-        "ppo:classic-2p": (0.041666666666666664, 0.35),
-    },
-    "classic-3p": {
-        "random": (0.3138888888888889, 0.5722222222222222),
-        "classic-tricks": (0.14444444444444443, 0.3472222222222222),
-        "ppo:classic-3p": (0.09722222222222222, 0.24166666666666667),
-    },
-    "classic-4p": {
-        "random": (0.22777777777777777, 0.3972222222222222),
-        "classic-tricks": (0.13055555555555556, 0.24444444444444444),
-        "ppo:classic-4p": (0.08055555555555556, 0.20277777777777778),
-    },
-    "classic-6p": {
-        "random": (0.2, 0.31666666666666665),
-        "classic-tricks": (0.13333333333333333, 0.2222222222222222),
-        "ppo:classic-6p": (0.09444444444444444, 0.10833333333333334),
-    },
-    "classic-12p": {
-        "random": (0.075, 0.09722222222222222),
-        "classic-tricks": (0.05, 0.07222222222222222),
-        "ppo:classic-generalist": (0.06388888888888888, 0.075),
-    },
-    "classic-4p-reverse": {
-        "random": (0.2388888888888889, 0.44166666666666665),
-        "classic-tricks": (0.13472222222222222, 0.2375),
-        "ppo:classic-4p-reverse": (0.10416666666666667, 0.2638888888888889),
-    },
-    "jokers-3p": {
-        "random": (0.30092592592592593, 0.45416666666666666),
-        "jokers-boom": (0.21944444444444444, 0.3527777777777778),
-    },
-    "jokers-4p": {
-        "random": (0.2263888888888889, 0.5),
-        "jokers-boom": (0.10555555555555556, 0.2263888888888889),
-        "ppo:jokers-4p-hands": (0.1388888888888889, 0.30694444444444446),
-    },
-    "jokers-4p-aces": {
-        "random": (0.2523148148148148, 0.6166666666666667),
-        "jokers-boom": (0.06527777777777778, 0.2625),
-    },
+    "classic-2p": {"random": (0.5416666666666666, 0.9027777777777778),
+                   "classic-tricks": (0.10277777777777777, 0.48333333333333334),
+                   "ppo:classic-2p": (0.041666666666666664, 0.35)},
+    "classic-3p": {"random": (0.3138888888888889, 0.5722222222222222),
+                   "classic-tricks": (0.14444444444444443, 0.3472222222222222),
+                   "ppo:classic-3p": (0.09722222222222222, 0.24166666666666667)},
+    "classic-4p": {"random": (0.22777777777777777, 0.3972222222222222),
+                   "classic-tricks": (0.13055555555555556, 0.24444444444444444),
+                   "ppo:classic-4p": (0.08055555555555556, 0.20277777777777778)},
+    "classic-6p": {"random": (0.2, 0.31666666666666665),
+                   "classic-tricks": (0.13333333333333333, 0.2222222222222222),
+                   "ppo:classic-6p": (0.09444444444444444, 0.10833333333333334)},
+    "classic-12p": {"random": (0.075, 0.09722222222222222),
+                    "classic-tricks": (0.05, 0.07222222222222222),
+                    "ppo:classic-generalist": (0.06388888888888888, 0.075)},
+    "classic-4p-reverse": {"random": (0.2388888888888889, 0.44166666666666665),
+                           "classic-tricks": (0.13472222222222222, 0.2375),
+                           "ppo:classic-4p-reverse": (0.10416666666666667, 0.2638888888888889)},
+    "jokers-3p": {"random": (0.30092592592592593, 0.45416666666666666),
+                  "jokers-boom": (0.21944444444444444, 0.3527777777777778)},
+    "jokers-4p": {"random": (0.2263888888888889, 0.5),
+                  "jokers-boom": (0.10555555555555556, 0.2263888888888889),
+                  "ppo:jokers-4p-hands": (0.1388888888888889, 0.30694444444444446)},
+    "jokers-4p-aces": {"random": (0.2523148148148148, 0.6166666666666667),
+                       "jokers-boom": (0.06527777777777778, 0.2625)},
 }
 """Per task and panel member: the win rate of ``random`` and of the task's heuristic in the evaluated seat on the
 task's deals, ``(R, H)`` (``benchmarks/bench_v1_reference.py references`` plays them)."""
@@ -144,10 +119,9 @@ def tasks_named(names: Sequence[str] | None) -> list[Task]:
     unknown name."""
     if not names:
         return list(TASKS)
-    known = {task.name: task for task in TASKS}
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if n not in _FROZEN]
     if unknown:
-        raise ValueError(f"unknown task {unknown[0]!r}; the tasks of {VERSION}: {', '.join(known)}")
+        raise ValueError(f"unknown task {unknown[0]!r}; the tasks of {VERSION}: {', '.join(_FROZEN)}")
     return [task for task in TASKS if task.name in names]
 
 
@@ -240,10 +214,9 @@ def score_task(task: Task, results: Mapping[str, TournamentResult],
 def play_task(spec: str, task: Task, *, processes: int = 1, progress: bool = True,
               on_tournament: Callable[[str], None] | None = None) -> dict[str, TournamentResult]:
     """The tournaments of agent ``spec`` in one seat against n-1 copies of each panel member, by opponent."""
-    n = task.config.num_players
     out = {}
     for opponent in task.panel:
-        out[opponent] = run_tournament(task.config, [spec] + [opponent] * (n - 1), task.matches, seed=task.seed,
+        out[opponent] = run_tournament(task.config, [spec, opponent], task.matches, seed=task.seed,
                                        duplicate=True, processes=processes, episode="match", progress=progress)
         if on_tournament is not None:
             on_tournament(opponent)
@@ -280,10 +253,9 @@ def playable(spec: str, tasks: Iterable[Task]) -> tuple[list[Task], dict[str, st
     for task in tasks:
         try:
             make_agent(spec, task.config, 0)
+            ok.append(task)
         except ValueError as exc:
             skipped[task.name] = str(exc)
-            continue
-        ok.append(task)
     return ok, skipped
 
 
@@ -368,7 +340,6 @@ def task_interval(score: TaskScore) -> tuple[float, float]:
 
 RESULT_FILE = "benchmark.json"
 """What marks a benchmark folder: the scores, the aggregate and the provenance (the games are in ``tasks/``)."""
-PANEL_KEYS = ("task", "opponent", "games", "wins", "win_rate", "ci_low", "ci_high", "random", "heuristic")
 SCORE_KEYS = ("task", "agent", "normalized", "ci_low", "ci_high", "elapsed_s")
 
 

@@ -27,13 +27,15 @@ def dealer_rows(result: TournamentResult) -> list[dict[str, Any]]:
     return _win_rows(result, "after_dealer", lambda game, seat: (seat - game.dealer) % n)
 
 
+def points_per_game(result: TournamentResult) -> dict[str, list[int]]:
+    """Per agent: what the scoring added to its total in each of its seat-games, in game order."""
+    return {spec: [g.points[s] for g in result.games for s, x in enumerate(g.seats) if x == spec]
+            for spec in result.specs()}
+
+
 def point_rows(result: TournamentResult) -> list[dict[str, Any]]:
-    """Per agent: the :func:`summarize` of its points per game (what the scoring added to its total)."""
-    points: dict[str, list[int]] = defaultdict(list)
-    for game in result.games:
-        for seat, spec in enumerate(game.seats):
-            points[spec].append(game.points[seat])
-    return [{"agent": spec, **summarize(points[spec])} for spec in result.specs() if points[spec]]
+    """Per agent: the :func:`summarize` of its points per game (:func:`points_per_game`)."""
+    return [{"agent": spec, **summarize(points)} for spec, points in points_per_game(result).items() if points]
 
 
 def length_rows(result: TournamentResult) -> list[dict[str, Any]]:

@@ -1,30 +1,19 @@
-"""One rating table across tournaments: read the result folders of ``goboom evaluate`` (and ``goboom benchmark``)
-and rate every agent over all of their games with openskill (:mod:`goboom_env.evaluation.ratings`).
+"""One rating table across tournaments: read the result folders of ``goboom evaluate`` (``results.json``, or the
+``match/`` and ``hand/`` halves of an ``--episode both`` folder) and of ``goboom benchmark`` (``benchmark.json`` with
+``tasks/TASK/OPPONENT/results.json``), and rate every agent again over all of their games with openskill
+(:mod:`goboom_env.evaluation.ratings`).
 
-A *result folder* is what ``goboom evaluate --out`` writes: ``results.json`` (a tournament, or with
-``--pairwise`` every pair's games), or for ``--episode both`` the two result folders ``match/`` and
-``hand/``; or what ``goboom benchmark --out`` writes (``benchmark.json``, one tournament per task and opponent in
-``tasks/TASK/OPPONENT/results.json``). Every game record in them is read back (``seats``, ``winners``,
-``placing``) and rated again.
-
-* **Groups.** Ratings of different games are not comparable, so tournaments are never pooled across
-  game configurations or episode units: each (configuration, episode) gets its own table, titled by it.
-* **Agents** are pooled by name: a spec without a model file goes by the agent it resolved to (the
-  report's provenance: ``heuristic`` and ``classic-tricks`` are one agent in classic), a model spec by
-  itself (``ppo:classic-4p-hands``). A name in several seats of a tournament is rated per copy, as in a report.
-* **Uncertainty.** ``ci_low``/``ci_high`` = ``mu -/+ 1.96 sigma``: openskill's own 95% interval of the
-  rating (its posterior uncertainty), not a bootstrap over games.
-* **Refused** (ValueError naming the folder): a path that does not exist or is not a result folder,
-  unreadable or damaged results, the same folder twice, and two folders holding the same tournament
-  (same game, agents, seed and deal mode: their games are identical and would count twice).
+Tournaments are grouped by game (configuration and episode unit: ratings of different games are not comparable).
+Agents are pooled by name: a spec without a model file goes by the agent it resolved to (the report's provenance), a
+model spec by itself. A bad folder, the same folder twice or two folders holding the same tournament are refused
+with a ValueError naming the folder. docs/evaluation.md has the user's view.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +22,7 @@ from typing import Any
 from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.benchmark import RESULT_FILE as BENCHMARK_FILE
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
-from goboom_env.evaluation.report import config_title, markdown_table, rich_table
+from goboom_env.evaluation.report import config_title, markdown_table, rich_table, write_csv
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
 from goboom_env.hints import one_line, shown
 from goboom_env.untrusted import read_json
@@ -164,12 +153,10 @@ def read_results(path: Path) -> list[TournamentResult]:
 def write_leaderboard(out: Path, groups: Sequence[Group], outcome: str = "win", command: str = "") -> Path:
     """``leaderboard.md``, ``leaderboard.csv`` and ``leaderboard.json`` into ``out``; returns the Markdown's path."""
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "leaderboard.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["group", *COLUMNS])
-        writer.writeheader()
-        writer.writerows({"group": g.title, **row} for g in groups for row in g.rows)
-    (out / "leaderboard.json").write_text(json.dumps({"outcome": outcome, "groups": [dataclasses.asdict(g)
-                                                                                     for g in groups]}, indent=1))
+    rows = [{"group": g.title, **row} for g in groups for row in g.rows]
+    write_csv(out / "leaderboard.csv", rows, ["group", *COLUMNS])
+    groups_data = [dataclasses.asdict(g) for g in groups]
+    (out / "leaderboard.json").write_text(json.dumps({"outcome": outcome, "groups": groups_data}, indent=1))
     lines = ["# Go Boom leaderboard", "", *([f"Command: `{command}`", ""] if command else []),
              f"openskill Plackett-Luce ratings of the {_outcome_words(outcome)} over every game of the result "
              "folders, one table per game (configuration and episode unit: ratings of different games are not "
@@ -199,14 +186,8 @@ def rich_tables(groups: Sequence[Group], outcome: str = "win") -> list[Any]:
 def _group(members: Sequence[Tournament], outcome: str) -> Group:
     results = [t.result for t in members]
     first = results[0]
-    games: dict[str, int] = defaultdict(int)
-    tournaments: dict[str, int] = defaultdict(int)
-    for result in results:
-        for spec in result.specs():
-            tournaments[spec] += 1
-        for game in result.games:
-            for spec in game.seats:
-                games[spec] += 1
+    tournaments = Counter(spec for result in results for spec in result.specs())
+    games = Counter(spec for result in results for game in result.games for spec in game.seats)
     rows = [{"rank": rank, **{k: row[k] for k in ("agent", "mu", "sigma", "ordinal", "ci_low", "ci_high")},
              "games": games[row["agent"]], "tournaments": tournaments[row["agent"]]}
             for rank, row in enumerate(rating_table(results, outcome), 1)]

@@ -1,54 +1,16 @@
 """Luck-adjusted evaluation (AIVAT, Burch et al. 2017, arXiv:1612.06915) for n-player Go Boom hands.
 
-Go Boom is mostly luck: the deal and the cards drawn from the stock decide most hands. AIVAT removes that
-part of each seat's outcome without biasing it: every event whose distribution is known gets a *control
-variate*, the value after the event minus its expectation before it, and the sum of those terms is
-subtracted from the outcome::
+Every event whose distribution is known gets a *control variate*, the value after the event minus its expectation
+before it, and the sum of those terms is subtracted from the outcome::
 
     adjusted[s] = outcome[s] - sum over corrected events e of (V_s(after e) - E[V_s(after e) | before e])
 
-Corrected events:
-
-* **the deal** (deck order and dealer, R1.2, R1.3, R2.3): expectation ``1/n`` for every seat (below);
-* **every action that takes cards from the stock** (a draw, R1.6, R2.6, a boom's cards to the others, R2.7):
-  one event, its outcome every card the action takes. Given all the engine knows before it, the rest of the
-  stock is in a uniformly random order (jokers buried under it, R2.3, stay at the bottom), so its expectation is
-  estimated without bias by the mean of the value after the action over random orders drawn independently of
-  the game (:func:`keyed_stock`, one per playout);
-* **the decisions of every agent whose action distribution is known** (``action_distribution``: the heuristics'
-  random tie-breaks, ``random``'s uniform choice), the evaluated agent's included: the expectation is the mean over
-  that distribution of each action's expected value. A deterministic choice has nothing to correct, and an agent
-  without a known policy (a network, a search) is never corrected. A declared distribution is trusted only where the
-  class that defines it also defines the ``act`` that plays (or that class sets :data:`PLAYS_DECLARED_POLICY`), and
-  only once ``act``, sampled on a few of the games' own decisions, plays it (:func:`untrusted_policy`): a subclass of
-  ``random`` or of a heuristic that overrides ``act`` alone plays some other policy, and correcting it with the
-  inherited one would bias its score.
-
-The value ``V_s`` of a state is a fixed estimator, chosen before the evaluation: seat ``s``'s mean win share (the
-tournament's outcome of a hand, :meth:`~goboom_env.evaluation.tournament.GameOutcome.win_shares`) over ``rollouts``
-playouts from the true state (every hand known, the unknown part of the stock in a random order) in which every seat
-plays the agent that sits there (:func:`playout_moves`: the engine form of a heuristic or ``random`` chosen by the
-agent's class, never by its name; else the agent itself on its observations; the variant's best heuristic for a
-search), so that the value foresees the evaluated agent's own moves too. The agent itself is one instance per spec,
-reseeded from the playout's stream before each of its decisions: exact for an agent whose ``act`` depends only on its
-observation and its generator (every agent of this package); an agent that remembers earlier decisions beyond what
-``reseed`` restarts would carry that memory from one playout to the next, and its values would depend on their
-order: such an agent is not supported. Sample
-``k`` of every value of one deal orders the stock by the same random key of each card copy (and playout ``k`` breaks
-ties with the same stream), seeded by the tournament seed and the deal: common random numbers, so values of states
-that differ by one card or one action differ mostly by that card or action, not by sampling noise.
-
-Each term has zero mean given the state before its event (the expectation is an unbiased estimate of the mean
-over exactly the distribution the event is drawn from, by orders drawn independently of it), hence
-``E[adjusted] = E[outcome]``: the adjusted win rate estimates the same quantity with less variance. The deal's
-expectation is ``1/n`` because it is valued with the heuristic at every seat (a value that treats the seats alike:
-the same playouts, none seated): rotating the dealer by one seat with the same deck gives the same hand with every
-seat moved one place to the left, the values included (their keys and seeds do not depend on seats), and the
-dealer is uniform: all seats have the same expected value, and the win shares of a hand sum to 1. Any fixed value
-keeps the other terms' zero mean, so those use the seated playouts. The proof in full is in docs/evaluation.md.
-
-Only single hands (``episode="hand"``) are adjusted; a match's later deals would need estimated
-expectations.
+The corrected events are the deal (expectation ``1/n``), every action that takes cards from the stock and the
+decisions of every agent that plays the policy it declares (:func:`untrusted_policy`, :func:`sampled_mismatch`).
+``V_s`` is seat ``s``'s mean win share over playouts from the true state (:class:`RolloutValue`,
+:func:`playout_moves`), with common random numbers per deal. Each term has zero mean, so ``E[adjusted] =
+E[outcome]`` with less variance; docs/evaluation.md has the method in full and the proof. Only single hands
+(``episode="hand"``) are adjusted: a match's later deals would need estimated expectations.
 """
 
 from __future__ import annotations
@@ -78,7 +40,7 @@ from goboom_env.agents.rollout import AGENT_MOVES, HEURISTIC_MOVES, Move, play_o
 from goboom_env.cards import DRAW_OR_PASS, NUM_FACES, boom_mask
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
-from goboom_env.evaluation.stats import Z95, PairedTest, paired_test
+from goboom_env.evaluation.stats import Z95, PairedTest, paired_tests
 from goboom_env.evaluation.tournament import TournamentResult, record_games
 from goboom_env.events import EventKind
 from goboom_env.hints import needs_extra
@@ -192,14 +154,7 @@ class LuckAdjustment:
         the raw tests of :meth:`~goboom_env.evaluation.tournament.TournamentResult.paired` with each win share
         replaced by its adjusted value (the same mean difference, estimated with less variance)."""
         specs = self.specs()
-        scores = {spec: self._by_deal(spec, "adjusted") for spec in specs}
-        out = []
-        for i, a in enumerate(specs):
-            for b in specs[i + 1:]:
-                deals = sorted(set(scores[a]) & set(scores[b]))
-                if deals:
-                    out.append(paired_test(a, b, [scores[a][d] for d in deals], [scores[b][d] for d in deals]))
-        return out
+        return paired_tests(specs, {spec: self._by_deal(spec, "adjusted") for spec in specs})
 
     def table(self) -> list[dict[str, Any]]:
         """Per spec: raw and adjusted win rates with 95% normal intervals over the deals, and the variance
@@ -622,32 +577,3 @@ def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS, c
     return luck_adjust_records(records, rollouts=rollouts, corrected=corrected, progress=progress,
                                source=SpecSource.CALLER)
 
-
-__all__ = [
-    "DEFAULT_ROLLOUTS",
-    "ENGINE_MOVES",
-    "PLAYS_DECLARED_POLICY",
-    "GameLuck",
-    "KnownPolicy",
-    "LuckAdjustment",
-    "RolloutValue",
-    "adjust_record",
-    "deal_term",
-    "decision_term",
-    "draw_term",
-    "draws_cards",
-    "keyed_stock",
-    "known_policies",
-    "luck_adjust",
-    "luck_adjust_records",
-    "mean_interval",
-    "playout_moves",
-    "playout_seed",
-    "replayed",
-    "sampled_mismatch",
-    "stock_keys",
-    "uncertain_draw",
-    "untrusted_policy",
-    "variance_ratio",
-    "win_shares",
-]

@@ -1,23 +1,12 @@
 """Rating tables from tournament games with openskill's Plackett-Luce model (no hand-rolled Elo).
 
-Every game is one free-for-all match of ``n`` players, ranked by one of two *outcomes*:
-
-* ``"win"`` (the default): the winners share first place and every other seat shares second. This rates
-  exactly what the win table counts, so the two rank agents alike (up to noise): use it to compare agents;
-* ``"placing"``: winners first, then the others by :attr:`GameOutcome.placing` (fewest points left or
-  taken). It also credits how well an agent loses, so an agent that wins less often but keeps its losses
-  small can rate above one that wins more: the win table and this rating may then disagree.
-
-When a spec sits in several seats of a game (``random`` x 3 in a
-1-vs-3 benchmark), each seat is a separate rated copy (``random#1``, ``random#2``, ...; copy ``k`` is
-the spec's ``k``-th entry in the tournament's agent list, whatever seat it has that game). The
-spec's rating is the mean ``mu`` and ``sigma`` of its copies; ``ordinal = mu - 3 sigma`` is the
-conservative skill estimate used to sort the table, and ``ci_low``/``ci_high`` = ``mu -/+ 1.96 sigma``
-is the model's own 95% interval of ``mu`` (its posterior uncertainty, not a bootstrap over games).
-
-Agents do not learn during a tournament, so the model has no skill drift (``tau = 0``): every game
-counts, not mostly the recent ones. Games are rated in index order; several tournaments are
-interleaved game by game so that none of them comes "last". The table is reproducible.
+Every game is one free-for-all match of ``n`` players, ranked by one of two *outcomes*: ``"win"`` (the winners share
+first place, every other seat second: what the win table counts) or ``"placing"`` (winners first, then the others by
+:attr:`GameOutcome.placing`, which also credits losing well). A spec in several seats of a game is rated per copy
+(``random#1``, ``random#2``: copy ``k`` is the spec's ``k``-th entry in the tournament's agent list) and reports the
+mean ``mu`` and ``sigma`` of its copies; ``ordinal = mu - 3 sigma`` sorts the table and ``ci_low``/``ci_high`` =
+``mu -/+ 1.96 sigma`` is the model's own 95% interval. Agents do not learn during a tournament, so ``tau = 0``;
+several tournaments are interleaved game by game so that none of them comes "last".
 """
 
 from __future__ import annotations

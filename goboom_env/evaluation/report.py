@@ -1,23 +1,10 @@
 """Evaluation outputs: rich terminal tables, JSON + CSV results, PNG plots and one Markdown report.
 
-:func:`write_report` takes a tournament and/or a pairwise (every agent 1-vs-(n-1) every other)
-run and writes into one folder::
-
-    report.md          self-contained summary that embeds the PNGs below (relative links)
-    results.json       summary, per-agent table, paired tests, ratings (win outcome and full placing),
-                       win rates by seat and by place after the dealer, point and game-length
-                       distributions, provenance and every game record
-    results.csv        per-agent table (tournament) or per-pair table (pairwise)
-    win_rates.png      win rates with 95% CI bars and the 1/n chance line
-    distributions.png  points per game, hands per game and decisions per hand (tournament)
-    pairwise.png       pairwise matrix (pairwise mode)
-    pairwise.json/csv  pairwise rows with CI and paired tests (pairwise mode)
-    luck.json/csv      raw and luck-adjusted win rates side by side, the variance reduction, every hand's
-                       adjusted outcome and the estimator's cost (with a luck adjustment)
-
-:func:`write_side_by_side` writes the same runs played one hand a game and one match a game (same seeds,
-so game ``g`` of the hand run is the first hand of match ``g``): a full report of each in ``match/`` and
-``hand/``, and a ``report.md`` with both win tables side by side (``side_by_side.csv`` and ``.json``).
+:func:`write_report` writes a tournament and/or a pairwise (every agent 1-vs-(n-1) every other) run into one folder:
+``report.md`` embedding the PNGs, ``results.json`` (summary, tables, paired tests, ratings, breakdowns, provenance
+and every game), ``results.csv``, the plots, and with a luck adjustment ``luck.json``/``luck.csv``.
+:func:`write_side_by_side` writes the same runs played one hand a game and one match a game: a full report of each in
+``match/`` and ``hand/`` and a ``report.md`` with both win tables side by side. docs/evaluation.md lists every file.
 """
 
 from __future__ import annotations
@@ -39,6 +26,7 @@ from goboom_env.evaluation.breakdown import (
     hands_per_game,
     length_rows,
     point_rows,
+    points_per_game,
     seat_rows,
 )
 from goboom_env.evaluation.luck import LuckAdjustment
@@ -117,22 +105,22 @@ def rich_tables(result: TournamentResult | None = None, pairwise: Pairwise | Non
     tables = []
     if result is not None:
         title = f"Results, one {result.episode} a game (win rate with 95% Wilson CI; shared wins count 1/k)"
-        tables.append(_rich(title, result.table()))
+        tables.append(rich_table(title, result.table()))
         if luck is not None:
-            tables.append(_rich(luck_title(luck), luck.table(), LUCK_KEYS))
-            tables.append(_rich("What the luck adjustment did to each agent", luck.agent_rows()))
+            tables.append(rich_table(luck_title(luck), luck.table(), LUCK_KEYS))
+            tables.append(rich_table("What the luck adjustment did to each agent", luck.agent_rows()))
         paired = [t.to_dict() for t in result.paired()]
         if paired:
-            tables.append(_rich("Paired comparisons per deal (raw win share a - b)", paired, RICH_PAIRED))
+            tables.append(rich_table("Paired comparisons per deal (raw win share a - b)", paired, RICH_PAIRED))
         if luck is not None and paired:
-            tables.append(_rich("Paired comparisons per deal, luck-adjusted (adjusted win share a - b)",
-                                [t.to_dict() for t in luck.paired()], RICH_PAIRED))
-        tables.append(_rich("Ratings of the raw win outcome (openskill Plackett-Luce)", rating_table(result)))
+            tables.append(rich_table("Paired comparisons per deal, luck-adjusted (adjusted win share a - b)",
+                                     [t.to_dict() for t in luck.paired()], RICH_PAIRED))
+        tables.append(rich_table("Ratings of the raw win outcome (openskill Plackett-Luce)", rating_table(result)))
     if pairwise:
         episode = next(iter(pairwise.values())).episode
-        tables.append(_rich(f"Pairwise 1-vs-(n-1) win rates, one {episode} a game", pairwise_rows(pairwise),
-                            RICH_PAIRWISE))
-        tables.append(_rich("Ratings of the win outcome over all pairwise games", rating_table(pairwise.values())))
+        tables.append(rich_table(f"Pairwise 1-vs-(n-1) win rates, one {episode} a game", pairwise_rows(pairwise),
+                                 RICH_PAIRWISE))
+        tables.append(rich_table("Ratings of the win outcome over all pairwise games", rating_table(pairwise.values())))
     return tables
 
 
@@ -162,7 +150,7 @@ def print_side_by_side(runs: Mapping[str, Run], console: Console | None = None) 
     brief = [{k: v for k, v in row.items() if k in ("agent", "opponent")}
              | {f"{e} win rate [95% CI]": _with_ci(row, e) for e in HEADLINE if f"{e}_win_rate" in row}
              for row in rows]
-    console.print(_rich("Match and hand win rates side by side", brief))
+    console.print(rich_table("Match and hand win rates side by side", brief))
     for episode in (e for e in HEADLINE if e in runs):
         console.rule(f"episode = {episode}")
         print_tables(*runs[episode], console=console)
@@ -174,11 +162,6 @@ def print_tables(result: TournamentResult | None = None, pairwise: Pairwise | No
     console = console or Console()
     for table in rich_tables(result, pairwise, luck):
         console.print(table)
-
-
-def _rich(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> Table:
-    """A rich table of ``rows`` (the given columns, default all; the files keep every column)."""
-    return rich_table(title, rows, keys)
 
 
 NAME_COLUMNS = ("agent", "opponent", "a", "b", "baseline")
@@ -268,7 +251,7 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
         write_report(out / episode, *runs[episode], command=command)
     rows = side_by_side_rows(runs)
     info = _provenance_of(runs["match"])
-    summaries = {e: _summary_of(runs[e]) for e in HEADLINE}
+    summaries = {e: _tournaments(runs[e])[0].summary() for e in HEADLINE}
     write_csv(out / "side_by_side.csv", rows, list(rows[0]))
     (out / "side_by_side.json").write_text(json.dumps({"summary": summaries, "side_by_side": rows,
                                                        "provenance": info}, indent=1))
@@ -289,18 +272,15 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
     return path
 
 
-def _summary_of(run: Run) -> dict[str, Any]:
+def _tournaments(run: Run) -> list[TournamentResult]:
     result, pairwise = run
-    first = result if result is not None else next(iter((pairwise or {}).values()))
-    return first.summary()
+    return ([result] if result is not None else []) + list((pairwise or {}).values())
 
 
 def _provenance_of(run: Run) -> dict[str, Any]:
     """The provenance (:mod:`~goboom_env.evaluation.provenance`) of every agent of a run."""
-    result, pairwise = run
-    tournaments = ([result] if result is not None else []) + list((pairwise or {}).values())
-    specs = [spec for t in tournaments for spec in t.specs()]
-    return provenance(specs, tournaments[0].config)
+    tournaments = _tournaments(run)
+    return provenance([spec for t in tournaments for spec in t.specs()], tournaments[0].config)
 
 
 def provenance_section(info: Mapping[str, Any]) -> str:
@@ -328,9 +308,7 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
     result.to_csv(out / "results.csv")
     n = result.config.num_players
     plot_win_rates(result.table(), out / "win_rates.png", chance=1 / n, title=config_title(result))
-    points = {spec: [g.points[s] for g in result.games for s, x in enumerate(g.seats) if x == spec]
-              for spec in result.specs()}
-    plot_distributions(points, hands_per_game(result.games), decisions_per_hand(result.games),
+    plot_distributions(points_per_game(result), hands_per_game(result.games), decisions_per_hand(result.games),
                        out / "distributions.png", title=f"{config_title(result)}, episode = {result.episode}")
     return _tournament_section(result, sections, ratings, placing)
 

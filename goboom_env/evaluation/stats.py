@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import combinations
 
 import numpy as np
 
@@ -98,6 +99,15 @@ def paired_test(a: str, b: str, a_scores: Sequence[float], b_scores: Sequence[fl
     return PairedTest(a, b, len(d), mean, mean - half, mean + half, p_t, better, worse,
                       len(d) - better - worse, p_wilcoxon, p_sign)
 
+
+def paired_tests(specs: Sequence[str], scores: Mapping[str, Mapping[int, float]]) -> list[PairedTest]:
+    """:func:`paired_test` of every pair of distinct ``specs`` over the deals both played (``scores[spec][deal]``)."""
+    out = []
+    for a, b in combinations(specs, 2):
+        deals = sorted(set(scores.get(a, {})) & set(scores.get(b, {})))
+        if deals:
+            out.append(paired_test(a, b, [scores[a][d] for d in deals], [scores[b][d] for d in deals]))
+    return out
 
 # -- aggregates over tasks and training runs (the benchmark) --------------------------------------------------
 

@@ -31,7 +31,7 @@ from goboom_env.cards import code_of, deck_faces
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Match, blamed_on
 from goboom_env.episode import check_episode
-from goboom_env.evaluation.stats import PairedTest, paired_test, wilson_interval
+from goboom_env.evaluation.stats import PairedTest, paired_tests, wilson_interval
 from goboom_env.game_loop import Decision, DecisionHook, play_episode
 from goboom_env.process import WorkerLostError, bars_shown, end_with, uninterrupted
 from goboom_env.records import GameRecord, Recorder
@@ -115,15 +115,7 @@ class TournamentResult:
 
     def paired(self) -> list[PairedTest]:
         """Paired tests for every pair of distinct specs over the deals both played (duplicate deals)."""
-        scores = self.deal_scores()
-        specs = self.specs()
-        out = []
-        for i, a in enumerate(specs):
-            for b in specs[i + 1:]:
-                deals = sorted(set(scores.get(a, {})) & set(scores.get(b, {})))
-                if deals:
-                    out.append(paired_test(a, b, [scores[a][d] for d in deals], [scores[b][d] for d in deals]))
-        return out
+        return paired_tests(self.specs(), self.deal_scores())
 
     def summary(self) -> dict[str, Any]:
         """Run metadata: configuration, agents, seed, mode, games and throughput."""
@@ -185,11 +177,10 @@ class _Seats:
 
     def get(self, spec: str, seat: int, seed: int) -> Policy:
         agent = self.cache.get((spec, seat))
-        if agent is not None:
+        if agent is None:
+            agent = self.cache[spec, seat] = make_agent(spec, self.config, seed)
+        else:
             agent.reseed(seed)
-            return agent
-        agent = make_agent(spec, self.config, seed)
-        self.cache[(spec, seat)] = agent
         return agent
 
     def play(self, seed: int, seats: Sequence[str], duplicate: bool, episode: str, game: int,
@@ -379,8 +370,7 @@ def run_tournament(config: GameConfig, agents: list[str], games: int, *, seed: i
 def run_pairwise(config: GameConfig, specs: Sequence[str], games: int,
                  **kwargs: Any) -> dict[tuple[str, str], TournamentResult]:
     """Every spec against every other, 1-vs-(n-1): ``result[(x, y)]`` = ``[x] + [y] * (n - 1)``."""
-    n = config.num_players
-    return {(x, y): run_tournament(config, [x] + [y] * (n - 1), games, **kwargs)
+    return {(x, y): run_tournament(config, [x, y], games, **kwargs)
             for x in specs for y in specs if x != y}
 
 
