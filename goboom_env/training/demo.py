@@ -53,7 +53,7 @@ def run_demo(args: DemoArgs) -> Path:
     args.validate()
     config = args.game_config()
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
-    opponents = DEMO_OPPONENTS if config.variant == "classic" else ["learner=1"]  # the batched heuristic is classic
+    opponents = DEMO_OPPONENTS if config.variant == "classic" else ["learner=1"]
     train_args = VectorArgs(**shared_fields(args, GameArgs), timesteps=args.timesteps,
                             bc_games=args.bc_games, seed=args.seed, opponents=list(opponents),
                             checkpoint_every=250_000, eval_every=-1, out=str(out), progress=args.progress)
