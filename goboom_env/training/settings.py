@@ -103,6 +103,9 @@ class _GameMethods:
 
 GameArgs = dataclasses.make_dataclass("GameArgs", _game_fields(), bases=(_GameMethods,),
                                       namespace={"__module__": __name__})
+"""The settings dataclass of the game a command plays: every :class:`~goboom_env.config.GameConfig` field (its name,
+type, default and docstring) and the episode unit; the base of every command's settings (the API reference reads
+this docstring; ``--help`` reads ``__doc__``)."""
 GameArgs.__doc__ = "The game a command plays: every GameConfig field (RULES.md) and the episode unit."
 
 
