@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from helpers import goboom, goboom_evaluate
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -28,6 +29,7 @@ def test_evaluate_writes_report_json_csv_and_plots(tmp_path: Path) -> None:
     assert [r["agent"] for r in rows] == ["heuristic", "random"] and rows[0]["games"] == "80"
 
 
+@pytest.mark.slow
 def test_evaluate_pairwise_mode_with_config_options(tmp_path: Path) -> None:
     config = tmp_path / "game.toml"
     config.write_text('variant = "jokers"\nnum_players = 3\n')

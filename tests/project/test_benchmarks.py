@@ -273,6 +273,7 @@ def test_known_voids_never_claim_more_than_the_seat_could_hold(variants: ModuleT
     assert checked > 5000
 
 
+@pytest.mark.slow
 def test_heuristic_variants_script_writes_paired_differences(tmp_path: Path) -> None:
     """End to end on a tiny budget: the unchanged agent's difference is exactly 0, the others have an interval
     (in aces mode here); ``--agents`` compares any agent spec the same way (random loses to the heuristic it
@@ -325,6 +326,7 @@ def test_the_variance_reductions_interval_holds_the_factor_and_narrows_with_deal
     assert low == pytest.approx(4) and high == pytest.approx(4)
 
 
+@pytest.mark.slow
 def test_luck_benchmark_script_end_to_end(tmp_path: Path) -> None:
     """One configuration on a tiny budget: the row's factor, its interval and the games it saves agree with each
     other; a bad budget is refused."""

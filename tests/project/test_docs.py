@@ -221,7 +221,12 @@ FAST = [doc for doc in DOCUMENTS if runnable(doc, slow=False)]
 SLOW = [doc for doc in DOCUMENTS if runnable(doc, slow=True)]
 
 
-@pytest.mark.parametrize("doc", FAST, ids=[d.name for d in FAST])
+HEAVY = {"evaluation.md": "some thirty goboom commands (two minutes of CPU)", "interop.md": "half a minute of CPU"}
+"""Documents whose examples take so long that the slow tier runs them (``make test`` stays a few minutes)."""
+
+
+@pytest.mark.parametrize("doc", [pytest.param(d, marks=pytest.mark.slow) if d.name in HEAVY else d for d in FAST],
+                         ids=[d.name for d in FAST])
 def test_document_runs(doc: Path, tmp_path: Path) -> None:
     """The blocks that neither train nor use a trained run, in order, from a fresh directory."""
     run_blocks(runnable(doc, slow=False), tmp_path)

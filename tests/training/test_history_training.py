@@ -108,6 +108,7 @@ def test_history_settings_that_cannot_work_are_refused(tmp_path: Path, changes: 
         tiny_args(tmp_path / "x", **changes).validate()
 
 
+@pytest.mark.slow
 def test_goboom_train_fast_takes_the_option(tmp_path: Path) -> None:
     out = tmp_path / "cli"
     proc = goboom("train-fast", "--preset", "jokers", "--observation", "history", "--timesteps", "128", "--num-envs",
