@@ -190,6 +190,19 @@ def uninterrupted() -> Iterator[None]:
                 raise Interrupted(handling.signum)
 
 
+def interrupted_by(exc: BaseException) -> bool:
+    """Whether ``exc`` is or was caused by :class:`Interrupted`: a signal that reached code which turned it into
+    another error (an extension module interrupted as it is imported answers ``ImportError``)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, Interrupted):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     handling = _current
     if handling is None or handling.pid != os.getpid():  # a forked child that kept the parent's handler

@@ -74,7 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             except BrokenPipeError:
                 _silence_stdout()
                 return 1
-    except KeyboardInterrupt:  # during the command, or as its handling ended (the command had just returned)
+    except BaseException as exc:  # an interrupt during the command, or as its handling ended (it had just returned)
+        if not (isinstance(exc, KeyboardInterrupt) or process.interrupted_by(exc)):
+            raise
         if handling.signum:  # a real signal: no child process outlives the command
             process.stop_children()
         status = handling.report()

@@ -316,3 +316,16 @@ def test_the_start_up_guard_is_for_the_goboom_command_only(monkeypatch: pytest.M
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+def test_an_interrupt_another_error_wraps_is_still_an_interrupt() -> None:
+    """A signal that lands in an extension module's import comes back as ``ImportError`` raised from it."""
+    try:
+        try:
+            raise process.Interrupted(signal.SIGINT)
+        except process.Interrupted as exc:
+            raise ImportError("initialization failed") from exc
+    except ImportError as wrapped:
+        assert process.interrupted_by(wrapped)
+    assert not process.interrupted_by(ImportError("initialization failed"))
+    assert not process.interrupted_by(KeyboardInterrupt())
