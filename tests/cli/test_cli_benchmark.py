@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 
 import pytest
-from helpers import GOBOOM, ROOT, goboom
+from helpers import ROOT, ctrl_c_once_started, goboom
 
 from goboom_env.cli import benchmark as command
 from goboom_env.cli import leaderboard
@@ -98,22 +94,10 @@ def test_the_command_is_registered():
 def test_ctrl_c_leaves_nothing_half_written(tmp_path):
     """Interrupted during its games, the command exits 130 and leaves neither the folder nor its staging copy."""
     out = tmp_path / "bench"
-    proc = subprocess.Popen([*GOBOOM, "benchmark", "--agent", "random", "--tasks", "classic-12p", "--no-progress",
-                             "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not list(tmp_path.glob(".bench.*.partial")):
-            assert proc.poll() is None, proc.communicate()[1]
-            assert time.monotonic() < deadline, "the staging folder did not appear"
-            time.sleep(0.1)
-        time.sleep(1.0)  # into the games
-        os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, stderr
+    returncode, stderr = ctrl_c_once_started(  # one second into the games, once the staging folder appears
+        ["benchmark", "--agent", "random", "--tasks", "classic-12p", "--no-progress", "--out", str(out)],
+        lambda: any(tmp_path.glob(".bench.*.partial")), cwd=ROOT, settle=1.0)
+    assert returncode == 130, stderr
     assert list(tmp_path.iterdir()) == []
 
 

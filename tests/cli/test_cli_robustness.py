@@ -161,11 +161,7 @@ def test_an_agent_error_in_a_worker_stops_the_whole_run(tmp_path: Path) -> None:
                              "--processes", "2", *LONG, "--out", str(tmp_path / "results")],
                             cwd=tmp_path, env=CHECKOUT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    err = stderr_once_ended(proc, "the start")
     assert proc.returncode == 2 and "agent failed on its 300th move" in err and "Traceback" not in err
     assert group_members(proc.pid) == []
     assert not (tmp_path / "results").exists() and leftovers(tmp_path) == []

@@ -286,17 +286,21 @@ def python_output(code: str, timeout: float = 120) -> str:
     return done.stdout.strip()
 
 
-def ctrl_c_once_started(args: Sequence[str], started: Path, cwd: Path, timeout: float = 120.0) -> tuple[int, str]:
+def ctrl_c_once_started(args: Sequence[str], started: Path | Callable[[], bool], cwd: Path, timeout: float = 120.0,
+                        settle: float = 0.0) -> tuple[int, str]:
     """Run ``python -m goboom_env.cli ARGS`` in its own process group, send SIGINT to the whole group (as Ctrl-C
-    in a terminal) once the file ``started`` exists, and return the exit code and stderr."""
+    in a terminal) ``settle`` seconds after the file ``started`` exists (or the call ``started()`` is true), and
+    return the exit code and stderr."""
+    ready = started.exists if isinstance(started, Path) else started
     proc = subprocess.Popen([*GOBOOM, *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
-        while not started.exists():
+        while not ready():
             assert proc.poll() is None, proc.communicate()[1]
             assert time.monotonic() < deadline, f"{started} did not appear"
             time.sleep(0.1)
+        time.sleep(settle)
         os.killpg(proc.pid, signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     finally:
