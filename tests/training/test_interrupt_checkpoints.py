@@ -74,7 +74,7 @@ def test_a_checkpoint_cut_short_leaves_no_file_and_the_previous_one_intact(
     with pytest.raises(KeyboardInterrupt):
         save_checkpoint(state(512), paths.state(512))
     monkeypatch.undo()
-    assert names(paths.files.checkpoints) == ["state_256.pt"]  # a half-written file is removed again
+    assert names(paths.checkpoints) == ["state_256.pt"]  # a half-written file is removed again
     assert paths.latest_state() == paths.state(256) and paths.state(256).read_bytes() == before
     assert load_checkpoint(paths.state(256))["steps"] == 256
 
@@ -82,13 +82,13 @@ def test_a_checkpoint_cut_short_leaves_no_file_and_the_previous_one_intact(
 def test_resume_ignores_the_partial_file_a_killed_write_leaves(tmp_path: Path) -> None:
     paths = RunPaths(tmp_path / "run")
     save_checkpoint(state(256), paths.state(256))
-    (paths.files.checkpoints / ".state_512.pt.partial").write_bytes(b"half")  # what a killed process leaves
+    (paths.checkpoints / ".state_512.pt.partial").write_bytes(b"half")  # what a killed process leaves
     assert paths.latest_state() == paths.state(256)  # the glob state_*.pt skips the hidden file
     args = VectorArgs(out=str(paths.root), resume=True)
     assert check_run_folder(args, args.run_config(), paths) == paths.state(256)
     assert load_checkpoint(paths.state(256))["steps"] == 256
     save_checkpoint(state(512), paths.state(512))  # the next write replaces the partial file
-    assert names(paths.files.checkpoints) == ["state_256.pt", "state_512.pt"]
+    assert names(paths.checkpoints) == ["state_256.pt", "state_512.pt"]
     assert load_checkpoint(paths.state(512))["steps"] == 512
 
 
@@ -122,12 +122,12 @@ def test_an_interrupted_train_fast_names_its_checkpoint_and_the_resume_in_the_on
         ppo.train(tiny(out, checkpoint_every=100_000_000))
     paths = RunPaths(out)
     checkpoint = paths.latest_state()
-    assert checkpoint is not None and [p.name for p in paths.files.checkpoints.iterdir()] == [checkpoint.name]
+    assert checkpoint is not None and [p.name for p in paths.checkpoints.iterdir()] == [checkpoint.name]
     steps = load_checkpoint(checkpoint)["steps"]
     assert steps > 0 and checkpoint == paths.state(steps)  # the steps of the two iterations before Ctrl-C
     assert handling.message() == (f"goboom train-fast: interrupted; kept the checkpoint {checkpoint}; "
                                   f"continue with --resume --out {out}")
-    assert not list(paths.files.checkpoints.glob(".*"))
+    assert not list(paths.checkpoints.glob(".*"))
 
 
 def test_resume_continues_from_the_checkpoint_before_a_write_cut_short(
@@ -149,7 +149,7 @@ def test_resume_continues_from_the_checkpoint_before_a_write_cut_short(
     paths = RunPaths(out)
     first, second, _ = saves  # the periodic checkpoints, then the one on Ctrl-C, at the second one's steps
     assert saves == [first, second, second] and second > first
-    assert names(paths.files.checkpoints) == [f"model_{first}.zip", f"state_{first}.pt"]
+    assert names(paths.checkpoints) == [f"model_{first}.zip", f"state_{first}.pt"]
     assert handling.message() == "goboom train-fast: interrupted"  # nothing kept: no line claims a checkpoint
     assert paths.latest_state() == paths.state(first) and load_checkpoint(paths.state(first))["steps"] == first
     model = ppo.train(tiny(out, resume=True, timesteps=first + 1))  # one more iteration, from the first checkpoint

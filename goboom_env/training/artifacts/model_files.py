@@ -28,7 +28,7 @@ from goboom_env.agents.ppo import (
     read_metadata,
     save_snapshot,
 )
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, errors_prefixed
 from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE
 from goboom_env.untrusted import parse_json
 
@@ -196,10 +196,8 @@ def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, obse
         check_compatible(read_metadata(source), config, source, layouts=tuple(OBSERVATION_LAYOUTS))  # its own
         return export_policy(source, dst, deterministic)
     layers, activation, trained, origin = _foreign_actor(source)
-    try:
+    with errors_prefixed(f"cannot export {origin}"):
         actor = FrozenMlp(layers, activation)
-    except ValueError as exc:
-        raise ValueError(f"cannot export {origin}: {exc}") from None
     from goboom_env.history import make_encoder
 
     size = make_encoder(config, observation).size

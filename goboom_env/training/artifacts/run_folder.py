@@ -16,6 +16,7 @@ import numpy as np
 
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import Inputs, OutputError, StagedFolder, is_marked, mark
+from goboom_env.process import say
 
 CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
 SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
@@ -36,6 +37,10 @@ class RunFiles:
         self.checkpoints, self.snapshots = root / "checkpoints", root / "snapshots"
         self.tensorboard = root / "tensorboard"
 
+    def checkpoint(self, steps: int) -> Path:
+        """The checkpoint's model at ``steps``."""
+        return self.checkpoints / f"model_{steps}.zip"
+
     def latest_checkpoint(self) -> Path | None:
         """The checkpoint with the most steps, if any."""
         found = numbered_files(self.checkpoints, CHECKPOINT_NAME)
@@ -52,6 +57,15 @@ def numbered_files(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Pa
         return []
     found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := pattern.fullmatch(p.name)) and p.is_file()]
     return sorted(found)
+
+
+def planned_settings(args: Any, exact: bool) -> Any:
+    """A PPO run's settings sized to its budget (``args.sized()``) and checked, after the run's plan line (rollouts of
+    ``num_envs x num_steps`` steps, ``exact`` as for ``plan``) is said."""
+    sized = args.sized()
+    sized.validate()
+    say(args.plan(args.num_envs * args.num_steps, exact=exact))
+    return sized
 
 
 def start_run_folder(args: Any, files: RunFiles, command: str | None, *, resume: bool,

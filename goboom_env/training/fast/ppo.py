@@ -31,6 +31,7 @@ from goboom_env.training.artifacts.run_folder import (
     best_win_rate,
     last_evaluated,
     next_multiple,
+    planned_settings,
     start_run_folder,
     step_bar,
     truncate_csv,
@@ -77,15 +78,11 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch  # noqa: F401 (the train extra: imported, or its absence reported, before any work)
 
-    sized = args.sized()
-    sized.validate()
-    say(args.plan(args.num_envs * args.num_steps, exact=False))
-    args = sized
+    args = planned_settings(args, exact=False)
     set_threads(args.threads)
     config = args.run_config()
-    paths = RunPaths(args.out)
-    files = paths.files
-    state_path = check_run_folder(args, config, paths)
+    files = RunPaths(args.out)
+    state_path = check_run_folder(args, config, files)
     state = load_checkpoint(state_path) if state_path else None
     if state is not None:
         check_compatible(state["meta"], config, state_path, layouts=(args.observation,))
@@ -138,21 +135,21 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
                 trainer.snapshot()
                 next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
             if trainer.steps >= next_checkpoint:
-                save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
-                save_play_only(trainer.net, paths.checkpoint_model(trainer.steps), meta())
+                save_checkpoint({**trainer.state_dict(), "meta": meta()}, files.state(trainer.steps))
+                save_play_only(trainer.net, files.checkpoint(trainer.steps), meta())
                 next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
             if trainer.steps >= next_eval:
                 best = evaluate(trainer, files.eval_model, files, writer, best, meta())
                 next_eval = next_multiple(trainer.steps, args.eval_every)
     except KeyboardInterrupt:
-        path = save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
-        process.kept(f"the checkpoint {path}; continue with --resume --out {paths.root}")
+        path = save_checkpoint({**trainer.state_dict(), "meta": meta()}, files.state(trainer.steps))
+        process.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
         raise
     else:
         bar.finish(trainer.steps)
     finally:
         bar.close()
-    save_checkpoint({**trainer.state_dict(), "meta": meta()}, paths.state(trainer.steps))
+    save_checkpoint({**trainer.state_dict(), "meta": meta()}, files.state(trainer.steps))
     save_play_only(trainer.net, files.model, meta())
     if args.eval_every >= 0 and last_evaluated(files) != trainer.steps:
         evaluate(trainer, files.model, files, writer, best, meta())
@@ -177,7 +174,8 @@ COMPILE_LINE = "compiling the batched engine (first run only, ~15 s)..."
 
 
 class Trainer:
-    """The state of one run: engine, opponent pool (its snapshots), seat plan, network, optimizer and counters."""
+    """The state of one run: engine, opponent pool (its snapshots), seat plan, network, optimizer and counters. Its
+    constructor imports torch (or reports the extra missing), which its methods then import again at no cost."""
 
     def __init__(self, args: VectorArgs, config: GameConfig, seed_offset: int = 0) -> None:
         with needs_extra("the fast trainer (goboom_env.training.fast)"):
@@ -257,8 +255,7 @@ class Trainer:
     def collect(self) -> Rollout:
         """Play ``num_steps`` engine calls; the learner's seats sample from the network, the others from
         their opponent; returns the rollout (and counts the learner decisions in :attr:`steps`)."""
-        with needs_extra("the fast trainer (goboom_env.training.fast)"):
-            import torch
+        import torch
 
         args, plan = self.args, self.plan
         num_envs = args.num_envs
@@ -328,8 +325,7 @@ class Trainer:
         """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus; the value loss alone during the
         critic warm-up); returns the last epoch's mean losses and diagnostics (explained variance of the rollout's
         values, as SB3 reports it)."""
-        with needs_extra("the fast trainer (goboom_env.training.fast)"):
-            import torch
+        import torch
 
         args = self.args
         actor_learns = self.steps > args.critic_warmup
@@ -390,8 +386,7 @@ class Trainer:
 
 def _tensor_state(state: dict[str, Any]) -> dict[str, Any]:
     """A :meth:`FrozenMlp.state` with tensors for arrays, so that the checkpoint loads with ``weights_only``."""
-    with needs_extra("the fast trainer (goboom_env.training.fast)"):
-        import torch
+    import torch
 
     return {**state, "layers": [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in state["layers"]]}
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goboom_env.agents.ppo import metadata_problem
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, errors_prefixed
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.hints import needs_extra, shown
 from goboom_env.process import say
@@ -37,29 +37,21 @@ PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
 
 
-class RunPaths:
-    """The files of one fast run folder."""
-
-    def __init__(self, out: str | Path) -> None:
-        self.files = RunFiles(out)
-        self.root = self.files.root
+class RunPaths(RunFiles):
+    """The files of one fast run folder: :class:`RunFiles` plus the resumable checkpoints."""
 
     def state(self, steps: int) -> Path:
         """The resumable checkpoint at ``steps``."""
-        return self.files.checkpoints / f"state_{steps}.pt"
-
-    def checkpoint_model(self, steps: int) -> Path:
-        """The play-only model saved with the checkpoint at ``steps``."""
-        return self.files.checkpoints / f"model_{steps}.zip"
+        return self.checkpoints / f"state_{steps}.pt"
 
     def latest_state(self) -> Path | None:
-        found = numbered_files(self.files.checkpoints, STATE_NAME)
+        found = numbered_files(self.checkpoints, STATE_NAME)
         return found[-1][1] if found else None
 
 
 def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to change the network."""
-    return checkpoint_to_resume(args, paths.latest_state, "state_*.pt", paths.files.checkpoints,
+    return checkpoint_to_resume(args, paths.latest_state, "state_*.pt", paths.checkpoints,
                                 lambda path: load_checkpoint(path)["meta"].get("train_args") or {})
 
 
@@ -82,51 +74,47 @@ def save_checkpoint(state: dict[str, Any], path: Path) -> Path:
 def load_checkpoint(path: Path) -> dict[str, Any]:
     """A ``state_N.pt`` checkpoint, read with ``weights_only`` (a crafted file runs no code), every field the trainer
     reads checked; ValueError naming the file and the field otherwise."""
-    try:
+    with errors_prefixed("--resume"):
         state = load_tensors(path, path)
-    except ValueError as exc:
-        raise ValueError(f"--resume: {exc}") from None
-    missing = [k for k in CHECKPOINT_FIELDS if not isinstance(state, dict) or k not in state]
-    if missing:
-        raise ValueError(f"--resume: {path} is not a goboom train-fast checkpoint (no {', '.join(missing)})")
-    problem = checkpoint_problem(state)
-    if problem:
-        raise ValueError(f"--resume: {path} is damaged: {problem}")
+        missing = [k for k in CHECKPOINT_FIELDS if not isinstance(state, dict) or k not in state]
+        if missing:
+            raise ValueError(f"{path} is not a goboom train-fast checkpoint (no {', '.join(missing)})")
+        with errors_prefixed(f"{path} is damaged"):
+            check_checkpoint(state)
     return state
 
 
 CHECKPOINT_FIELDS = ("net", "optimizer", "steps", "episodes", "train_s", "snapshots", "meta")
 
 
-def checkpoint_problem(state: dict[str, Any]) -> str | None:
-    """What is wrong with the fields of a checkpoint, each named, or None."""
-    with needs_extra("the fast trainer (goboom_env.training.fast)"):
-        import torch
+def check_checkpoint(state: dict[str, Any]) -> None:
+    """ValueError naming the first field of a checkpoint that is wrong (torch is imported: the tensors are read)."""
+    import torch
 
     problem = metadata_problem(state["meta"])
     if problem:
-        return f"its meta {problem}"
+        raise ValueError(f"its meta {problem}")
     for key in ("steps", "episodes"):
         if type(state[key]) is not int or state[key] < 0:
-            return f"{key} must be a non-negative integer, got {shown(state[key])}"
+            raise ValueError(f"{key} must be a non-negative integer, got {shown(state[key])}")
     if type(state["train_s"]) not in (int, float) or not 0 <= state["train_s"] < math.inf:
-        return f"train_s must be a non-negative number, got {shown(state['train_s'])}"
+        raise ValueError(f"train_s must be a non-negative number, got {shown(state['train_s'])}")
     for key in ("net", "optimizer"):
         value = state[key]
         if not (isinstance(value, dict) and all(isinstance(k, str) for k in value)):
-            return f"{key} must be a state dict (a mapping of names), got {type(value).__name__}"
+            raise ValueError(f"{key} must be a state dict (a mapping of names), got {type(value).__name__}")
     if not all(torch.is_tensor(v) for v in state["net"].values()):
-        return "net must map each name to a tensor"
+        raise ValueError("net must map each name to a tensor")
     if not isinstance(state["snapshots"], (list, tuple)):
-        return f"snapshots must be a list, got {type(state['snapshots']).__name__}"
+        raise ValueError(f"snapshots must be a list, got {type(state['snapshots']).__name__}")
     for i, entry in enumerate(state["snapshots"]):
         if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and isinstance(entry[0], str)
                 and isinstance(entry[1], dict) and isinstance(entry[1].get("activation"), str)
                 and isinstance(entry[1].get("layers"), (list, tuple))
                 and all(isinstance(layer, (list, tuple)) and len(layer) == 2 and all(map(torch.is_tensor, layer))
                         for layer in entry[1]["layers"])):
-            return f"snapshots[{i}] must be [name, {{'layers': [[weight, bias], ...], 'activation': name}}]"
-    return None
+            raise ValueError(f"snapshots[{i}] must be [name, {{'layers': [[weight, bias], ...], 'activation': "
+                             "name}]")
 
 
 def evaluate(trainer: Any, model: Path, files: Any, writer: Any, best: float, meta: dict[str, Any]) -> float:

@@ -169,8 +169,7 @@ class RunCheckpointCallback(PeriodicCallback):
 
     def fire(self) -> None:
         steps = self.num_timesteps
-        metadata = model_metadata(self.config, self.args, steps)
-        save_model(self.model, self.files.checkpoints / f"model_{steps}.zip", metadata)
+        save_model(self.model, self.files.checkpoint(steps), model_metadata(self.config, self.args, steps))
 
 
 class TournamentEvalCallback(PeriodicCallback):

@@ -17,7 +17,7 @@ from typing import Any
 
 from goboom_env import process
 from goboom_env.agents.ppo import FrozenMlp, check_compatible, load_snapshot, open_zip, read_member, read_metadata
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, errors_prefixed
 from goboom_env.global_state import state_encoder_for
 from goboom_env.hints import one_line
 from goboom_env.process import say
@@ -28,6 +28,7 @@ from goboom_env.training.artifacts.run_folder import (
     checkpoint_to_resume,
     last_evaluated,
     load_tensors,
+    planned_settings,
     start_run_folder,
     truncate_csv,
     whole_rollouts,
@@ -41,10 +42,7 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     """Run (or resume) one self-play training run; returns the path of the final model. ``command`` (the command
     line) is appended to ``commands.txt`` in the run folder. Everything is checked, and the environments and the
     model built, before the run folder is written; Ctrl-C saves a checkpoint that ``--resume`` continues from."""
-    sized = args.sized()
-    sized.validate()
-    say(args.plan(args.num_envs * args.num_steps, exact=True))
-    args = sized
+    args = planned_settings(args, exact=True)
     config = args.game_config()
     files = RunFiles(args.out)
     checkpoint = _check_run_folder(args, config, files)
@@ -105,7 +103,7 @@ def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: Ru
     steps = model.num_timesteps
     if steps <= start:
         return
-    path = save_model(model, files.checkpoints / f"model_{steps}.zip", model_metadata(config, args, steps))
+    path = save_model(model, files.checkpoint(steps), model_metadata(config, args, steps))
     process.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
 
 
@@ -165,20 +163,18 @@ def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], di
     """The state dicts of :data:`CHECKPOINT_TENSORS` and the counters of :data:`CHECKPOINT_COUNTERS` of a
     ``goboom train`` checkpoint, read as tensors and JSON only: ValueError naming the file for anything else
     (a pickled object, a missing member, a damaged zip)."""
-    try:  # read_member and load_tensors name the file and the member
+    with errors_prefixed("--resume"):  # read_member and load_tensors name the file and the member
         raw = read_member(path, "data")
         params = {name: load_tensors(io.BytesIO(read_member(path, f"{name}.pth")), f"{path} ({name}.pth)", device)
                   for name in CHECKPOINT_TENSORS}
-    except ValueError as exc:
-        raise ValueError(f"--resume: {exc}") from None
-    data = parse_json(raw, f"--resume: the checkpoint {path} is damaged: its data member")
-    for name, value in params.items():
-        if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
-            raise ValueError(f"--resume: the checkpoint {path} is damaged: {name}.pth holds no state dict")
-    counters = {key: data.get(key) if isinstance(data, dict) else None for key in CHECKPOINT_COUNTERS}
-    for key, value in counters.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"--resume: the checkpoint {path} is damaged: its data member has no count {key!r}")
+        data = parse_json(raw, f"the checkpoint {path} is damaged: its data member")
+        for name, value in params.items():
+            if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+                raise ValueError(f"the checkpoint {path} is damaged: {name}.pth holds no state dict")
+        counters = {key: data.get(key) if isinstance(data, dict) else None for key in CHECKPOINT_COUNTERS}
+        for key, value in counters.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"the checkpoint {path} is damaged: its data member has no count {key!r}")
     return params, counters
 
 
