@@ -20,6 +20,7 @@ def policy_class() -> type:
     with needs_extra("the privileged critic (goboom_env.training.privileged)"):
         import torch
         from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+        from stable_baselines3.common.torch_layers import create_mlp
         from torch import nn
 
     class SplitMlpExtractor(nn.Module):
@@ -29,8 +30,8 @@ def policy_class() -> type:
                      activation_fn: type[nn.Module], device: Any) -> None:
             super().__init__()
             self.public_dim = public_dim
-            self.policy_net = _mlp(public_dim, net_arch["pi"], activation_fn).to(device)
-            self.value_net = _mlp(feature_dim, net_arch["vf"], activation_fn).to(device)
+            self.policy_net = nn.Sequential(*create_mlp(public_dim, -1, net_arch["pi"], activation_fn)).to(device)
+            self.value_net = nn.Sequential(*create_mlp(feature_dim, -1, net_arch["vf"], activation_fn)).to(device)
             self.latent_dim_pi = net_arch["pi"][-1] if net_arch["pi"] else public_dim
             self.latent_dim_vf = net_arch["vf"][-1] if net_arch["vf"] else feature_dim
 
@@ -42,13 +43,6 @@ def policy_class() -> type:
 
         def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
             return self.value_net(features)
-
-    def _mlp(inputs: int, sizes: list[int], activation_fn: type[nn.Module]) -> nn.Sequential:
-        layers: list[nn.Module] = []
-        for size in sizes:
-            layers += [nn.Linear(inputs, size), activation_fn()]
-            inputs = size
-        return nn.Sequential(*layers)
 
     class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
         """MaskablePPO's MLP policy whose actor sees only the first ``public_dim`` entries (the observation) and

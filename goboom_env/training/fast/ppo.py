@@ -55,7 +55,6 @@ from goboom_env.training.fast.run import (
     log_progress,
     save_checkpoint,
     save_play_only,
-    summary_writer,
 )
 from goboom_env.training.fast.warm_start import init_actor, warm_start
 from goboom_env.training.imitation import cloned_line
@@ -77,6 +76,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch  # noqa: F401 (the train extra: imported, or its absence reported, before any work)
+        from torch.utils.tensorboard import SummaryWriter
 
     args = planned_settings(args, exact=False)
     set_threads(args.threads)
@@ -113,7 +113,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     trainer.start()
     meta = lambda: model_metadata(config, args, trainer.steps, args.player_configs(),  # noqa: E731
                                   observation=args.observation)
-    writer = summary_writer(files.tensorboard)
+    writer = SummaryWriter(str(files.tensorboard))
     if trainer.steps < args.timesteps:
         say(f"training: {args.timesteps - trainer.steps:,} learner steps"
             + (f" (from {trainer.steps:,})" if trainer.steps else "")

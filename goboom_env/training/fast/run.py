@@ -178,10 +178,3 @@ def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float],
             group = "losses" if key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction",
                                         "explained_variance") else "charts"
             writer.add_scalar(f"{group}/{key}", value, trainer.steps)
-
-
-def summary_writer(folder: Path) -> Any:
-    with needs_extra("the fast trainer (goboom_env.training.fast)"):
-        from torch.utils.tensorboard import SummaryWriter
-
-    return SummaryWriter(str(folder))

@@ -1,9 +1,5 @@
-"""Reaching a Ray cluster before Ray starts: :func:`probe` opens a TCP connection to ``--address``.
-
-``ray.init`` retries an unreachable address for minutes without a word, so ``goboom train-rllib --address`` checks it
-first (the settings check the address's form: :func:`goboom_env.training.settings.cluster_endpoint`). This module
-imports no Ray.
-"""
+"""Reaching a Ray cluster before Ray starts (no Ray imported): ``goboom train-rllib --address`` checks the address
+with :func:`probe`, as ``ray.init`` retries an unreachable one for minutes without a word."""
 
 from __future__ import annotations
 

@@ -60,9 +60,11 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
             warm_start(model, args, config, files)
         remaining = args.timesteps - model.num_timesteps
         if remaining > 0:
+            from goboom_env.training.sb3.callbacks import make_callbacks  # here: they subclass SB3's classes
+
             say(training_line(model.num_timesteps, args.timesteps, args.num_steps * args.num_envs))
             try:
-                model.learn(remaining, callback=_callbacks(args, config, files), progress_bar=False,
+                model.learn(remaining, callback=make_callbacks(args, config, files), progress_bar=False,
                             reset_num_timesteps=checkpoint is None, tb_log_name="ppo")
             except KeyboardInterrupt:
                 _save_interrupted(model, args, config, files, start)
@@ -194,10 +196,3 @@ def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles)
     say(cloned_line(report))
     (files.root / "bc.json").write_text(json.dumps(report, indent=1))
     return report
-
-
-def _callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> Any:
-    """The run's callbacks (imported here: they subclass stable-baselines3's, which needs torch)."""
-    from goboom_env.training.sb3.callbacks import make_callbacks
-
-    return make_callbacks(args, config, files)

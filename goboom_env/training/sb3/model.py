@@ -72,19 +72,17 @@ def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> A
     opponents = parse_opponents(args.opponents)
 
     def factory(rank: int) -> Any:
+        seed = int(np.random.SeedSequence([args.seed, seed_offset, rank]).generate_state(1)[0])
+
         def make() -> SelfPlayEnv:
-            return SelfPlayEnv(config, opponents, episode=args.episode, reward=args.reward, seat=args.seat,
-                               seed=_env_seed(args.seed, seed_offset, rank), pool_size=args.pool_size,
-                               privileged=args.privileged_critic, shaping=args.shaping, gamma=args.gamma)
+            return SelfPlayEnv(config, opponents, episode=args.episode, reward=args.reward, seat=args.seat, seed=seed,
+                               pool_size=args.pool_size, privileged=args.privileged_critic, shaping=args.shaping,
+                               gamma=args.gamma)
         return make
 
     fns = [factory(i) for i in range(args.num_envs)]
     vec = SubprocVecEnv(fns, start_method="fork") if args.vec_env == "subproc" else DummyVecEnv(fns)
     return VecMonitor(vec)
-
-
-def _env_seed(seed: int, offset: int, rank: int) -> int:
-    return int(np.random.SeedSequence([seed, offset, rank]).generate_state(1)[0])
 
 
 def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None, device: str = "cpu") -> Any:
@@ -98,12 +96,8 @@ def build_model(args: TrainArgs, vec_env: Any, tensorboard: str | None, device: 
         policy = privileged.policy_class()
         policy_kwargs["public_dim"] = vec_env.get_attr("public_dim", [0])[0]
     return MaskablePPO(policy, vec_env, seed=args.seed, device=device, verbose=0,
-                       tensorboard_log=tensorboard, policy_kwargs=policy_kwargs, **ppo_hyperparameters(args))
-
-
-def ppo_hyperparameters(args: TrainArgs) -> dict[str, Any]:
-    """The PPO settings of the arguments (also applied when a run resumes, so they may change)."""
-    return {"n_steps": args.num_steps, **sb3_ppo_kwargs(args)}
+                       tensorboard_log=tensorboard, policy_kwargs=policy_kwargs, n_steps=args.num_steps,
+                       **sb3_ppo_kwargs(args))
 
 
 def resolve_device(spec: str) -> str:
