@@ -1,15 +1,6 @@
-"""What error messages say: the extra that installs a missing optional module, the name the user probably meant,
-and the text of a file or an option made safe to show.
-
-* :func:`needs_extra` wraps the import of an optional dependency (scipy, torch, pyspiel, starlette...): a
-  missing one raises :class:`MissingExtraError` (a :class:`ModuleNotFoundError`, its ``name`` kept) saying
-  which feature needs it and the ``pip install "goboom-env[EXTRA]"`` line that adds it. Every optional import
-  of the library goes through it (tests/project/test_extras.py checks the sources).
-* :func:`did_you_mean` turns a misspelt name and the valid ones into ``" (did you mean 'iters'?)"``
-  (difflib's close matches), for unknown agents, presets, spec options and command-line options.
-* :func:`safe_text` escapes the control characters of a string read from a file (no escape sequence of a crafted
-  file reaches the terminal: ``goboom replay``, the tables, the error lines); :func:`shown` echoes a value in an
-  error message (a short ``repr``); :func:`one_line` makes a whole error message safe and short.
+"""What error messages say: the extra that installs a missing optional module (every optional import goes through
+:func:`needs_extra`), the name the user probably meant (:func:`did_you_mean`), and text from a file or an option
+made safe and short to show (:func:`safe_text`, :func:`shown`, :func:`one_line`).
 
 This module imports nothing of the package, so every layer may use it.
 """
@@ -65,12 +56,7 @@ class MissingExtraError(ModuleNotFoundError):
 def needs_extra(what: str) -> Iterator[None]:
     """Import optional modules inside this block: a ModuleNotFoundError of an extra's module becomes a
     :class:`MissingExtraError` for ``what`` (``Result.paired() needs the 'eval' extra (scipy is not installed): pip
-    install "goboom-env[eval]"``); any other error passes unchanged (a module of the package itself that is missing
-    is a bug, not a missing extra)::
-
-        with needs_extra("Result.paired()"):
-            from scipy import stats
-    """
+    install "goboom-env[eval]"``); any other error passes unchanged (a missing module of the package is a bug)."""
     try:
         yield
     except MissingExtraError:

@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any, TypeVar
 
 PROGRAM = "goboom"
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _prog() -> str:
@@ -35,21 +36,20 @@ def _prog() -> str:
 
 def _end(signum: int, _frame: FrameType | None) -> None:
     """Print the one line and exit with 128 + the signal, as a shell reports a signal's end."""
-    how = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
-    os.write(2, f"{_prog()}: interrupted{how}\n".encode())
-    os._exit(128 + signum)
+    handling = Handling(_prog(), entry=True)
+    handling.signum = signum
+    _exit_now(handling)
 
 
 def guard_startup() -> None:
     """In the ``goboom`` process only, end the start-up (nothing to clean up yet) at once on SIGINT or SIGTERM."""
     if sys.argv and os.path.basename(sys.argv[0]) == PROGRAM and threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in SIGNALS:
             signal.signal(signum, _end)
 
 
 GRACE_S = 1.5
 """Seconds the clean-up after a first signal may take before the process is ended at once (within 2 s in all)."""
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class WorkerLostError(RuntimeError):

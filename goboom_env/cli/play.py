@@ -38,8 +38,6 @@ from goboom_env.training.settings import GameArgs
 
 QUIT_WORDS = {"quit", "q", "exit"}
 HELP_WORDS = {"help", "?", "h", ""}
-QUIT = -1
-"""What :meth:`TerminalGame._ask` returns when the player quits."""
 HUMAN = "you"
 """The human's seat name in the game record."""
 
@@ -156,9 +154,9 @@ class TerminalGame:
         self.auto_forced = auto_forced
         rng = np.random.default_rng(seed)
         others = [s for s in range(config.num_players) if s != seat]
-        self.agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s)
-                       for s, spec in zip(others, opponent_specs)}
         self.names = dict(zip(others, opponent_specs))
+        self.agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s)
+                       for s, spec in self.names.items()}
         self.match = Match(config, rng)
         self.record: GameRecord | None = None
         self.shown = 0
@@ -189,7 +187,7 @@ class TerminalGame:
                 print(f"--- next hand, dealer P{self.match.hand.dealer} ---", file=out)
                 self._start_hand()
         except _GameStoppedError as stop:
-            print(stop.message, file=out)
+            print(stop, file=out)
             return stop.code
 
     def _start_hand(self) -> None:
@@ -209,9 +207,9 @@ class TerminalGame:
             lines.append(scores_text(self.match.results[-1].score_deltas, self.match.scores))
         return "\n".join(lines)
 
-    def _ask(self, inp: TextIO, out: TextIO) -> int | None:
+    def _ask(self, inp: TextIO, out: TextIO) -> int:
         """The human's move (its action id): played for them when forced (and ``auto_forced``), else read
-        until a legal one; :data:`QUIT` on quit, None at the end of input."""
+        until a legal one; :class:`_GameStoppedError` on quit or at the end of input."""
         hand = self.match.hand
         legal = hand.legal_actions()
         if self.auto_forced and len(legal) == 1:
@@ -224,10 +222,10 @@ class TerminalGame:
             print("your move> ", end="", file=out, flush=True)
             line = inp.readline()
             if not line:
-                return None
+                raise _GameStoppedError(1, "input ended before the end of the game.")
             text = line.strip()
             if text.lower() in QUIT_WORDS:
-                return QUIT
+                raise _GameStoppedError(0, "game abandoned.")
             if text.lower() in HELP_WORDS:
                 print(help_text(self.config, legal), file=out)
                 continue
@@ -266,7 +264,6 @@ class _GameStoppedError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
-        self.message = message
 
 
 class _Human:
@@ -282,12 +279,7 @@ class _Human:
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         game = self.game
         game._show_events(game.match.hand, self.out)
-        action = game._ask(self.inp, self.out)
-        if action is None:
-            raise _GameStoppedError(1, "input ended before the end of the game.")
-        if action == QUIT:
-            raise _GameStoppedError(0, "game abandoned.")
-        return action
+        return game._ask(self.inp, self.out)
 
     def reseed(self, seed: int | None) -> None:
         """Nothing to restart: the moves come from the input."""

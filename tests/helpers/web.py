@@ -1,6 +1,6 @@
 """Helpers of the web tests (tests/web): game bodies, a scripted player over the ASGI test client, record files,
-a real server in a thread, ports on 127.0.0.1. The web extra is imported only by :func:`clocked_client` and
-:func:`served`, when they are called."""
+a real server in a thread, ports on 127.0.0.1. The web extra is imported only by :func:`served`, when it
+is called."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,11 @@ from goboom_env import records
 from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
 from goboom_env.engine import Match
+
+if TYPE_CHECKING:
+    from starlette.testclient import TestClient
+
+    from goboom_env.web.store import GameStore
 
 CLASSIC = {
     "preset": "classic",
@@ -37,19 +42,9 @@ MAX_REPLY = 1000
 """The longest error reply expected (a message and a short excerpt of the input)."""
 
 
-@contextlib.contextmanager
-def clocked_client(**settings: Any) -> Iterator[tuple[Any, Any, list[float]]]:
-    """The app of ``ServerSettings(**settings)`` behind Starlette's test client, its game store on a clock the test
-    sets: yields the client, the store and ``now``, whose ``now[0]`` is the store's time in seconds (0 at first)."""
-    from starlette.testclient import TestClient
-
-    from goboom_env.web import ServerSettings, create_app
-
-    now = [0.0]
-    with TestClient(create_app(ServerSettings(**settings))) as client:
-        store = client.app.state.store
-        store.clock = lambda: now[0]
-        yield client, store, now
+Clocked = Callable[..., "tuple[TestClient, GameStore, list[float]]"]
+"""The ``clocked`` fixture of tests/web/conftest.py: ``clocked(**settings)`` starts an app whose game store runs on
+a clock the test sets."""
 
 
 def new_game(client: Any, body: dict[str, Any] = CLASSIC) -> tuple[str, dict[str, str], dict[str, Any]]:

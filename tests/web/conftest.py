@@ -7,14 +7,18 @@ fails it under ``make test``; a fixture imports the extra when it runs, for the 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from helpers.web import Clocked
     from starlette.testclient import TestClient
+
+    from goboom_env.web.store import GameStore
 
 
 @pytest.fixture
@@ -25,3 +29,23 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 
     with testclient.TestClient(create_app(ServerSettings(records=tmp_path / "games"))) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def clocked() -> Iterator[Clocked]:
+    """``clocked(**settings)``: the app of ``ServerSettings(**settings)`` behind Starlette's test client, its game
+    store on a clock the test sets; returns the client, the store and ``now``, whose ``now[0]`` is the store's time
+    in seconds (0 at first)."""
+    testclient = pytest.importorskip("starlette.testclient")
+    from goboom_env.web import ServerSettings, create_app
+
+    with contextlib.ExitStack() as clients:
+
+        def start(**settings: Any) -> tuple[TestClient, GameStore, list[float]]:
+            now = [0.0]
+            client = clients.enter_context(testclient.TestClient(create_app(ServerSettings(**settings))))
+            store = client.app.state.store
+            store.clock = lambda: now[0]
+            return client, store, now
+
+        yield start

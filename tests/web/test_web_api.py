@@ -14,7 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -25,7 +25,6 @@ from helpers import LowestLegal, benchmark_module
 from helpers.web import (
     CLASSIC,
     JSON_LINES,
-    clocked_client,
     first_legal,
     new_game,
     play_to_end,
@@ -46,6 +45,9 @@ from goboom_env.models import model_path
 from goboom_env.web import ServerSettings, create_app
 from goboom_env.web.catalog import Catalog, Choice
 from goboom_env.web.session import GameError, parse_move
+
+if TYPE_CHECKING:
+    from helpers.web import Clocked
 
 JOKERS_MATCH = {"preset": "jokers-3p", "seat": 1, "opponents": ["jokers-shed"], "episode": "match", "seed": 4,
                 "delay_ms": 0}
@@ -339,18 +341,18 @@ def test_the_websocket_refuses_unknown_games_and_tokens(client: TestClient, game
 # -- the server: expiry, limits, agents off the event loop ------------------------------------------------
 
 
-def test_idle_games_expire() -> None:
-    with clocked_client(max_games=2, ttl=10) as (client, app_store, now):
-        game, headers, _ = new_game(client)
-        now[0] = 9
-        assert client.get(f"/api/games/{game}", headers=headers).status_code == 200  # used: kept alive
-        new_game(client)
-        full = client.post("/api/games", json=CLASSIC)
-        assert full.status_code == 503 and "already runs 2 games" in full.json()["error"]
-        now[0] = 20
-        assert client.get(f"/api/games/{game}", headers=headers).status_code == 404
-        assert len(app_store) == 0
-        new_game(client)  # room again
+def test_idle_games_expire(clocked: Clocked) -> None:
+    client, app_store, now = clocked(max_games=2, ttl=10)
+    game, headers, _ = new_game(client)
+    now[0] = 9
+    assert client.get(f"/api/games/{game}", headers=headers).status_code == 200  # used: kept alive
+    new_game(client)
+    full = client.post("/api/games", json=CLASSIC)
+    assert full.status_code == 503 and "already runs 2 games" in full.json()["error"]
+    now[0] = 20
+    assert client.get(f"/api/games/{game}", headers=headers).status_code == 404
+    assert len(app_store) == 0
+    new_game(client)  # room again
 
 
 class SlowAgent(LowestLegal):

@@ -16,7 +16,7 @@ import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -28,7 +28,6 @@ from helpers.web import (
     JSON,
     JSON_LINES,
     MAX_REPLY,
-    clocked_client,
     first_legal,
     new_game,
     play_to_end,
@@ -47,6 +46,9 @@ from goboom_env.models import model_path
 from goboom_env.web import ServerSettings, create_app
 from goboom_env.web.catalog import Catalog, Choice
 from goboom_env.web.store import GameStore
+
+if TYPE_CHECKING:
+    from helpers.web import Clocked
 
 HUGE = "x" * 3_000_000
 """A string far longer than any field: a reply may quote only a short excerpt of it."""
@@ -125,19 +127,19 @@ def test_a_new_game_must_be_sent_as_json_even_without_a_body(client: TestClient)
     assert client.post("/api/games", headers=JSON).status_code == 201  # an empty JSON request: every default
 
 
-def test_a_finished_game_frees_its_slot() -> None:
-    with clocked_client(max_games=1, finished_ttl=60) as (client, store, now):
-        game, token, _ = new_game(client)
-        assert client.post("/api/games", json=CLASSIC).status_code == 503  # one game being played: full
-        play_to_end(client, game, token)
-        assert client.get(f"/api/games/{game}", headers=token).json()["frame"]["status"] == "over"
-        second, second_token, _ = new_game(client)  # the finished game made room
-        assert client.get(f"/api/games/{game}", headers=token).status_code == 404
-        play_to_end(client, second, second_token)
-        now[0] = 30
-        assert client.get(f"/api/games/{second}", headers=second_token).status_code == 200  # kept for a reload
-        now[0] = 91
-        assert store.expire() == [second] and len(store) == 0  # then dropped, long before the idle timeout
+def test_a_finished_game_frees_its_slot(clocked: Clocked) -> None:
+    client, store, now = clocked(max_games=1, finished_ttl=60)
+    game, token, _ = new_game(client)
+    assert client.post("/api/games", json=CLASSIC).status_code == 503  # one game being played: full
+    play_to_end(client, game, token)
+    assert client.get(f"/api/games/{game}", headers=token).json()["frame"]["status"] == "over"
+    second, second_token, _ = new_game(client)  # the finished game made room
+    assert client.get(f"/api/games/{game}", headers=token).status_code == 404
+    play_to_end(client, second, second_token)
+    now[0] = 30
+    assert client.get(f"/api/games/{second}", headers=second_token).status_code == 200  # kept for a reload
+    now[0] = 91
+    assert store.expire() == [second] and len(store) == 0  # then dropped, long before the idle timeout
 
 
 # -- DNS rebinding -------------------------------------------------------------------------------------------------
