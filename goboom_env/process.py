@@ -83,9 +83,7 @@ class Handling:
         self.disarmed = False
         self.kept: list[str] = []
         self.staged: list[Path] = []
-        self.deadline = 0.0
         self.line = _thread.allocate_lock()  # taken, never released, by whoever prints the one line
-        self.previous: dict[int, Any] = {}
 
     def message(self) -> str:
         """``PROG: interrupted`` (``by SIGTERM``), then what was kept."""
@@ -132,7 +130,7 @@ def handled(prog: str, *, entry: bool = False) -> Iterator[Handling]:
         yield handling
         return
     outer = _current
-    handling.previous = {s: signal.signal(s, _on_signal) for s in SIGNALS}
+    previous = {s: signal.signal(s, _on_signal) for s in SIGNALS}
     _current = handling
     try:
         yield handling
@@ -140,8 +138,8 @@ def handled(prog: str, *, entry: bool = False) -> Iterator[Handling]:
         handling.returned = True
         if not entry:
             handling.disarmed = True
-            for s, previous in handling.previous.items():
-                signal.signal(s, previous)
+            for s, handler in previous.items():
+                signal.signal(s, handler)
             _current = outer
 
 
@@ -217,9 +215,8 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
             return
         _exit_now(handling)
     handling.signum = signum
-    handling.deadline = time.monotonic() + GRACE_S
     # a bare thread: threading's own locks may be held by the code this handler interrupted
-    _thread.start_new_thread(_watchdog, (handling,))
+    _thread.start_new_thread(_watchdog, (handling, time.monotonic() + GRACE_S))
     if _depth:
         handling.pending = True
         return
@@ -289,9 +286,9 @@ def _proc_stat(pid: int | str) -> list[bytes] | None:
     return stat[stat.rindex(b")") + 2:].split()
 
 
-def _watchdog(handling: Handling) -> None:
-    """End the process once the clean-up has run past its deadline (a short ``uninterrupted`` block may finish)."""
-    time.sleep(max(0.0, handling.deadline - time.monotonic()))
+def _watchdog(handling: Handling, deadline: float) -> None:
+    """End the process once the clean-up has run past ``deadline`` (a short ``uninterrupted`` block may finish)."""
+    time.sleep(max(0.0, deadline - time.monotonic()))
     finish = time.monotonic() + 0.25
     while _depth and time.monotonic() < finish:
         time.sleep(0.01)
@@ -301,7 +298,8 @@ def _watchdog(handling: Handling) -> None:
 
 def _exit_now(handling: Handling) -> None:
     """The forced exit: kill the children, remove the staging folders, print the line unless printed, exit."""
-    _kill_children()
+    for pid in _descendants(os.getpid()):
+        _signal(pid, signal.SIGKILL)
     for path in list(handling.staged):
         try:  # renamed first: a write still under way in another thread no longer lands in it
             gone = path.with_name(f"{path.name}.{uuid.uuid4().hex[:6]}.gone")
@@ -315,11 +313,6 @@ def _exit_now(handling: Handling) -> None:
     else:
         time.sleep(0.05)  # the main thread is printing it
     os._exit(handling.status())
-
-
-def _kill_children() -> None:
-    for pid in _descendants(os.getpid()):
-        _signal(pid, signal.SIGKILL)
 
 
 def _descendants(root: int) -> list[int]:

@@ -147,10 +147,7 @@ class TerminalGame:
 
     def __init__(self, config: GameConfig, seat: int, opponent_specs: list[str], seed: int | None,
                  episode: str = "hand", auto_forced: bool = True) -> None:
-        self.config = config
-        self.seat = seat
-        self.episode = episode
-        self.seed = seed
+        self.config, self.seat, self.episode, self.seed = config, seat, episode, seed
         self.auto_forced = auto_forced
         rng = np.random.default_rng(seed)
         others = [s for s in range(config.num_players) if s != seat]
@@ -187,8 +184,9 @@ class TerminalGame:
                 print(f"--- next hand, dealer P{self.match.hand.dealer} ---", file=out)
                 self._start_hand()
         except _GameStoppedError as stop:
-            print(stop, file=out)
-            return stop.code
+            code, message = stop.args
+            print(message, file=out)
+            return code
 
     def _start_hand(self) -> None:
         self.shown = 0
@@ -259,11 +257,8 @@ class TerminalGame:
 
 
 class _GameStoppedError(Exception):
-    """The human quit (exit code 0) or the input ended (exit code 1) before the end of the game."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    """The human quit (exit code 0) or the input ended (exit code 1) before the end of the game: its arguments are
+    the exit code and the line that says so."""
 
 
 class _Human:

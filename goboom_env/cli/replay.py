@@ -21,6 +21,7 @@ from typing import Annotated, TextIO
 import tyro
 
 from goboom_env.cli.options import parse, print_error
+from goboom_env.config import check_int
 from goboom_env.engine import Hand
 from goboom_env.events import drawn_cards
 from goboom_env.hints import one_line, safe_text
@@ -49,8 +50,7 @@ class ReplayArgs:
             raise ValueError("give the game record file to replay: goboom replay FILE")
         if self.all and self.seat is not None:
             raise ValueError("--seat and --all are alternatives: give one")
-        if self.game < 0:
-            raise ValueError(f"--game must be a non-negative integer, got {self.game}")
+        check_int("--game", self.game, 0)
 
 
 def main(argv: Sequence[str], prog: str = "goboom replay") -> int:

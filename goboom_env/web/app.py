@@ -118,7 +118,6 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan,  # type: ignore[arg-type]
                     middleware=middleware)
     app.state.store = store
-    app.state.settings = settings
     return app
 
 

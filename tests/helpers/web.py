@@ -1,11 +1,9 @@
 """Helpers of the web tests (tests/web): game bodies, a scripted player over the ASGI test client, record files,
-a real server in a thread, ports on 127.0.0.1. The web extra is imported only by :func:`served`, when it
-is called."""
+a real server in a thread. The web extra is imported only by :func:`served`, when it is called."""
 
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -146,12 +144,3 @@ def served(app: Any, **settings: Any) -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(timeout=START_GUARD)
-
-
-@contextlib.contextmanager
-def taken_port() -> Iterator[int]:
-    """A port of 127.0.0.1 that a socket listens on until the block ends."""
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        yield taken.getsockname()[1]

@@ -1,4 +1,5 @@
-"""Fixtures of the web tests (``goboom serve``, goboom_env.web): the app behind Starlette's test client.
+"""Fixtures of the web tests (``goboom serve``, goboom_env.web): the app behind Starlette's test client (saving
+records, or on a clock the test sets) and a port of 127.0.0.1 already taken.
 
 Every module here needs the web extra and starts with ``pytest.importorskip`` for the packages it uses (starlette;
 httpx2 for the test client; uvicorn, websockets or playwright for a real server), so a missing one skips it, or
@@ -8,6 +9,7 @@ fails it under ``make test``; a fixture imports the extra when it runs, for the 
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,15 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 
     with testclient.TestClient(create_app(ServerSettings(records=tmp_path / "games"))) as test_client:
         yield test_client
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that a socket listens on during the test."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield taken.getsockname()[1]
 
 
 @pytest.fixture

@@ -29,7 +29,6 @@ from helpers.web import (
     new_game,
     play_to_end,
     refused_host,
-    taken_port,
     ws_url,
 )
 from starlette.testclient import TestClient
@@ -464,13 +463,13 @@ def test_goboom_serve_refuses_bad_options(argv: list[str], words: str, capsys: p
     assert words in capsys.readouterr().err
 
 
-def test_goboom_serve_on_a_port_in_use_says_so_before_offering_a_url(capsys: pytest.CaptureFixture[str]) -> None:
+def test_goboom_serve_on_a_port_in_use_says_so_before_offering_a_url(taken_port: int,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from goboom_env.cli import main
 
-    with taken_port() as port:
-        assert main(["serve", "--port", str(port), "--records", "None"]) == 2
+    assert main(["serve", "--port", str(taken_port), "--records", "None"]) == 2
     out, err = capsys.readouterr()
-    assert err.startswith(f"goboom serve: error: cannot listen on 127.0.0.1:{port}: ") and "open http" not in out
+    assert err.startswith(f"goboom serve: error: cannot listen on 127.0.0.1:{taken_port}: ") and "open http" not in out
 
 
 def test_the_page_files_are_package_data() -> None:

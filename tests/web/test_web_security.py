@@ -34,7 +34,6 @@ from helpers.web import (
     record_line,
     records_folder_with_links,
     refused_host,
-    taken_port,
     ws_url,
 )
 from starlette.testclient import TestClient, WebSocketDenialResponse
@@ -505,16 +504,15 @@ def test_the_records_folder_lists_and_reads_only_its_own_regular_files(tmp_path:
             assert response.status_code == 404 and response.json()["error"], name  # a path: no route at all
 
 
-def test_goboom_serve_refuses_a_records_path_that_is_not_a_folder(tmp_path: Path,
+def test_goboom_serve_refuses_a_records_path_that_is_not_a_folder(tmp_path: Path, taken_port: int,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from goboom_env.cli import main
 
     file = tmp_path / "records.txt"
     file.write_text("not a folder")
-    with taken_port() as number:  # were the option let through, the server would stop at the taken port
-        port = str(number)
-        assert main(["serve", "--port", port, "--records", str(file)]) == 2
-        assert f"--records {file} is not a folder" in capsys.readouterr().err
-        assert main(["serve", "--port", port, "--records", str(file / "sub")]) == 2
-        assert f"{file} is not a folder" in capsys.readouterr().err
+    port = str(taken_port)  # were the option let through, the server would stop at the taken port
+    assert main(["serve", "--port", port, "--records", str(file)]) == 2
+    assert f"--records {file} is not a folder" in capsys.readouterr().err
+    assert main(["serve", "--port", port, "--records", str(file / "sub")]) == 2
+    assert f"{file} is not a folder" in capsys.readouterr().err
     assert os.path.isfile(file)
