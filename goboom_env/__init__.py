@@ -24,9 +24,8 @@ __all__ += ["env", "raw_env"]
 
 
 def _register() -> None:
-    """Register the env with PettingZoo's registry as ``goboom_v0`` (its ``metadata["name"]``, PettingZoo's own
-    naming: ``pettingzoo.make("aec", "goboom_v0", variant="jokers")``). PettingZoo has no plugin hook that
-    would register it before this package is imported, so ``import goboom_env`` comes first."""
+    """Register the env with PettingZoo's registry as ``goboom_v0`` (``pettingzoo.make("aec", "goboom_v0")``);
+    PettingZoo has no plugin hook, so ``import goboom_env`` comes first."""
     try:
         from pettingzoo.env_registry.registration import EnvSpec, aec_registry, register
     except ImportError as exc:
@@ -60,9 +59,8 @@ def _entry_point(name: str) -> Callable[..., Any]:
 
 
 def _register_gymnasium() -> None:
-    """Register the single-agent view with Gymnasium as :data:`GYM_ID`, with its batched form as the
-    ``vector_entry_point`` of ``gymnasium.make_vec``. Gymnasium (1.x) loads no plugins, so, as with PettingZoo,
-    ``import goboom_env`` registers it."""
+    """Register the single-agent view with Gymnasium as :data:`GYM_ID`, its batched form for ``gymnasium.make_vec``
+    (Gymnasium loads no plugins either)."""
     from gymnasium.envs.registration import register, registry
 
     if GYM_ID not in registry:

@@ -27,9 +27,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "openspiel": ("pyspiel", "open_spiel"),
     "web": ("starlette", "uvicorn", "websockets"),
 }
-"""The optional modules, by the extra that installs them (``fast`` also installs ``eval`` and ``vector``, ``train``
-also ``fast``, ``rllib``, ``torchrl`` and ``tianshou`` also ``train``: the smallest extra that brings a module is the
-one named)."""
+"""The optional modules, by the extra that installs them (the smallest extra that brings a module is the one named)."""
 
 
 INCLUDES: dict[str, tuple[str, ...]] = {"fast": ("eval", "vector"), "train": ("fast",), "rllib": ("train",),

@@ -269,4 +269,4 @@ def _text(img: np.ndarray, x: int, y: int, text: str, colour: tuple[int, int, in
         x += glyph.shape[1] + scale
 
 
-__all__ = ["IMAGE_SIZE", "count_text", "describe_event", "move_text", "render_rgb", "render_text", "rules_summary"]
+__all__ = ["IMAGE_SIZE", "count_text", "move_text", "render_rgb", "render_text", "rules_summary"]

@@ -29,11 +29,11 @@ from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
 from goboom_env.evaluation.tournament import seat_agents
-from goboom_env.events import drawn_cards
+from goboom_env.events import describe_event, drawn_cards
 from goboom_env.game_loop import play_hand
 from goboom_env.player_view import PlayerView
 from goboom_env.records import GameRecord, Recorder, loads_record, write
-from goboom_env.render import describe_event, move_text, parse_move, render_text, rules_summary, scores_text
+from goboom_env.render import move_text, parse_move, render_text, rules_summary, scores_text
 from goboom_env.training.settings import GameArgs
 
 QUIT_WORDS = {"quit", "q", "exit"}

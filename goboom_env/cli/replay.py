@@ -23,10 +23,10 @@ import tyro
 from goboom_env.cli.options import parse, print_error
 from goboom_env.config import check_int
 from goboom_env.engine import Hand
-from goboom_env.events import drawn_cards
+from goboom_env.events import describe_event, drawn_cards
 from goboom_env.hints import one_line, safe_text
 from goboom_env.records import GameRecord, ReplayStep, read, replay
-from goboom_env.render import count_text, describe_event, move_text, render_text, scores_text
+from goboom_env.render import count_text, move_text, render_text, scores_text
 
 
 @dataclass

@@ -84,8 +84,6 @@ class GameSession:
                  seed: int | None = None, delay_ms: int = 0,
                  on_game_end: Callable[[GameSession, GameRecord], None] | None = None,
                  redact: Callable[[str], str] = str) -> None:
-        if not 0 <= seat < config.num_players:
-            raise GameError(400, f"seat must be in 0..{config.num_players - 1}, got {seat}")
         others = [s for s in range(config.num_players) if s != seat]
         self.id = secrets.token_urlsafe(9)
         self.token = secrets.token_urlsafe(18)
