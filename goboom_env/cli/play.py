@@ -105,25 +105,19 @@ def _check_save(path: Path) -> None:
         raise ValueError(f"--save {path} is a folder; give a file, e.g. {path / 'games.jsonl'}")
     if not path.parent.is_dir():
         raise ValueError(f"--save {path}: the folder {path.parent} does not exist")
-    if path.exists() and not _holds_records(path):
-        raise ValueError(f"--save {path} is not a file of game records (its first line is not one), so no game is "
-                         "appended to it; choose another --save")
-
-
-def _holds_records(path: Path) -> bool:
-    """Whether ``path`` is empty or starts with a game record line (what ``--save`` and ``--save-games`` write)."""
+    if not path.exists():
+        return
     try:
         with path.open("rb") as fh:
-            line = fh.readline(MAX_RECORD_LINE)
+            first = fh.readline(MAX_RECORD_LINE)
     except OSError as exc:
         raise ValueError(f"--save {path}: cannot read it ({exc.strerror or exc})") from exc
-    if not line:
-        return True
     try:
-        loads_record(line)
+        if first:  # an empty file takes records too
+            loads_record(first)
     except ValueError:
-        return False
-    return True
+        raise ValueError(f"--save {path} is not a file of game records (its first line is not one), so no game is "
+                         "appended to it; choose another --save") from None
 
 
 def _save(game: TerminalGame, path: Path, prog: str) -> int:
@@ -149,12 +143,11 @@ class TerminalGame:
                  episode: str = "hand", auto_forced: bool = True) -> None:
         self.config, self.seat, self.episode, self.seed = config, seat, episode, seed
         self.auto_forced = auto_forced
-        rng = np.random.default_rng(seed)
         others = [s for s in range(config.num_players) if s != seat]
         self.names = dict(zip(others, opponent_specs))
         self.agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s)
                        for s, spec in self.names.items()}
-        self.match = Match(config, rng)
+        self.match = Match(config, np.random.default_rng(seed))
         self.record: GameRecord | None = None
         self.shown = 0
         self._mine: Counter[int] = Counter()
@@ -176,7 +169,9 @@ class TerminalGame:
                 hand = play_hand(self.match, agents, recorder.on_decision)
                 self._show_events(hand, out)
                 result = end_hand(self.match, self.episode)
-                print(self._hand_over(hand), file=out)
+                print(self._table(hand, reveal=True), file=out)  # every hand, who won, the points left
+                if self.episode == "match":
+                    print(scores_text(self.match.results[-1].score_deltas, self.match.scores), file=out)
                 if result is not None:
                     print(_result_line(result, self.seat), file=out)
                     self.record = recorder.finish(result)
@@ -197,13 +192,6 @@ class TerminalGame:
         every hand; the scores only in a match (a one-hand game is not scored)."""
         match = self.match if self.episode == "match" else None
         return render_text(hand, match, None, last=0, reveal=reveal)
-
-    def _hand_over(self, hand: Hand) -> str:
-        """Every hand revealed, who won, the points left and, in a match, what they did to the scores."""
-        lines = [self._table(hand, reveal=True)]
-        if self.episode == "match":
-            lines.append(scores_text(self.match.results[-1].score_deltas, self.match.scores))
-        return "\n".join(lines)
 
     def _ask(self, inp: TextIO, out: TextIO) -> int:
         """The human's move (its action id): played for them when forced (and ``auto_forced``), else read
