@@ -34,13 +34,9 @@ def without_paths(message: str) -> str:
     return _RELATIVE_FILE.sub(r"\1", _ABSOLUTE_PATH.sub(r"\1", message))
 
 
-def shortened(message: str) -> str:
-    """``message`` with every quoted literal longer than an excerpt cut, and at most :data:`MAX_MESSAGE` long."""
-    message = _LONG_LITERAL.sub(lambda m: f"{m.group(1)}{m.group(2)[:EXCERPT]}…{m.group(1)}",
-                                message[:_SCANNED])
-    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "…"
-
-
 def public(message: str) -> str:
-    """A message as the page may see it: no server path, no long echo of the input."""
-    return shortened(without_paths(message[:_SCANNED]))
+    """A message as the page may see it: no server path, every quoted literal longer than an excerpt cut, and at most
+    :data:`MAX_MESSAGE` long."""
+    message = _LONG_LITERAL.sub(lambda m: f"{m.group(1)}{m.group(2)[:EXCERPT]}…{m.group(1)}",
+                                without_paths(message[:_SCANNED]))
+    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "…"

@@ -67,22 +67,16 @@ def read_saved(folder: Path | None, name: str) -> str:
         raise GameError(400, f"the record file {excerpt(name)} is not UTF-8 text") from None
 
 
-def parse_records(text: str) -> list[GameRecord]:
-    """Every record of a JSON Lines text, each checked; GameError 400 naming the line and the field."""
-    with refused_as_bad_request():
-        games = records.loads_records(text.splitlines())
-    if not games:
-        raise GameError(400, "the record file holds no game (one JSON object a line)")
-    return games
-
-
 def replay_page(text: str, game: int = 0, start: int = 0, count: int = MAX_PAGE_FRAMES) -> dict[str, Any]:
     """The games of a record file (a summary each) and one page of frames of game number ``game`` (0-based), with
     its frame count and the first frame of each hand; GameError 400 for a game, start or count out of range."""
     if not 1 <= count <= MAX_PAGE_FRAMES:
         raise GameError(400, f"count must be in 1..{MAX_PAGE_FRAMES} frames (a page), got {count}; ask for the "
                              "next frames with start=")
-    games = parse_records(text)
+    with refused_as_bad_request():  # a record that does not read: 400 naming the line and the field
+        games = records.loads_records(text.splitlines())
+    if not games:
+        raise GameError(400, "the record file holds no game (one JSON object a line)")
     if not 0 <= game < len(games):
         raise GameError(400, f"game must be in 0..{len(games) - 1}, got {game}")
     page = frames(games[game], start, start + count)
