@@ -174,8 +174,7 @@ COMPILE_LINE = "compiling the batched engine (first run only, ~15 s)..."
 
 
 class Trainer:
-    """The state of one run: engine, opponent pool (its snapshots), seat plan, network, optimizer and counters. Its
-    constructor imports torch (or reports the extra missing), which its methods then import again at no cost."""
+    """The state of one run: engine, opponent pool (its snapshots), seat plan, network, optimizer and counters."""
 
     def __init__(self, args: VectorArgs, config: GameConfig, seed_offset: int = 0) -> None:
         with needs_extra("the fast trainer (goboom_env.training.fast)"):
@@ -255,7 +254,8 @@ class Trainer:
     def collect(self) -> Rollout:
         """Play ``num_steps`` engine calls; the learner's seats sample from the network, the others from
         their opponent; returns the rollout (and counts the learner decisions in :attr:`steps`)."""
-        import torch
+        with needs_extra("the fast trainer (goboom_env.training.fast)"):
+            import torch
 
         args, plan = self.args, self.plan
         num_envs = args.num_envs
@@ -325,7 +325,8 @@ class Trainer:
         """PPO epochs over ``batch`` (clipped surrogate, value loss, entropy bonus; the value loss alone during the
         critic warm-up); returns the last epoch's mean losses and diagnostics (explained variance of the rollout's
         values, as SB3 reports it)."""
-        import torch
+        with needs_extra("the fast trainer (goboom_env.training.fast)"):
+            import torch
 
         args = self.args
         actor_learns = self.steps > args.critic_warmup
@@ -386,7 +387,8 @@ class Trainer:
 
 def _tensor_state(state: dict[str, Any]) -> dict[str, Any]:
     """A :meth:`FrozenMlp.state` with tensors for arrays, so that the checkpoint loads with ``weights_only``."""
-    import torch
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        import torch
 
     return {**state, "layers": [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in state["layers"]]}
 

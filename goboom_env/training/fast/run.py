@@ -88,8 +88,9 @@ CHECKPOINT_FIELDS = ("net", "optimizer", "steps", "episodes", "train_s", "snapsh
 
 
 def check_checkpoint(state: dict[str, Any]) -> None:
-    """ValueError naming the first field of a checkpoint that is wrong (torch is imported: the tensors are read)."""
-    import torch
+    """ValueError naming the first field of a checkpoint that is wrong."""
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        import torch
 
     problem = metadata_problem(state["meta"])
     if problem:
