@@ -255,22 +255,13 @@ def win_shares(hand: Hand) -> np.ndarray:
     return shares
 
 
-def draws_cards(hand: Hand, action: int) -> bool:
-    """Whether ``action`` takes a card from the stock (a draw, or a boom with a stock to draw from)."""
-    if not hand.stock or hand.n < 2:
-        return False
-    return action == DRAW_OR_PASS or (not hand.classic and (boom_mask(hand.config.aces_mode) >> action) & 1 == 1)
-
-
 def uncertain_draw(hand: Hand, buried: int, action: int) -> bool:
     """Whether ``action`` takes cards from the stock that its unknown order could change: a draw or a boom with two
     different faces among the cards that could come (the buried jokers come last, R2.3)."""
-    return draws_cards(hand, action) and len(set(hand.stock[min(buried, len(hand.stock)):])) > 1
-
-
-def copies_of(config: GameConfig) -> int:
-    """The most copies of one face a deck of ``config`` holds."""
-    return max(config.num_decks, config.num_jokers, 1)
+    if not hand.stock or hand.n < 2:
+        return False
+    draws = action == DRAW_OR_PASS or (not hand.classic and (boom_mask(hand.config.aces_mode) >> action) & 1 == 1)
+    return draws and len(set(hand.stock[min(buried, len(hand.stock)):])) > 1
 
 
 class RolloutValue:
@@ -288,7 +279,7 @@ class RolloutValue:
         self.seats = dict(seats or {})
         """Seats that play their own move in the playouts (the others play the heuristic)."""
         self.n = config.num_players
-        self.copies = copies_of(config)
+        self.copies = max(config.num_decks, config.num_jokers, 1)  # the most copies of one face in the deck
         self._ties: dict[tuple[int, int], Any] = {}
 
     def seated(self, seats: Mapping[int, Move]) -> RolloutValue:
@@ -520,12 +511,10 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
     ``rollouts`` playouts a value, each seat played by its own agent where it can be (:func:`playout_moves`).
 
     ``corrected``: the specs whose decisions are corrected (default: every spec whose agent plays the policy it
-    declares, :func:`known_policies`, the evaluated one included; a spec asked for that does not is a ValueError).
-    The result says, per spec, whether its decisions were corrected and why not, and what played its seats in the
-    playouts. The playout seeds come from each record's ``meta`` (``seed``,
-    ``game``), as :func:`goboom_env.evaluation.tournament.record_games` writes them, so a saved tournament gives the
-    same figures as :func:`luck_adjust`. The agents are made from the records' seats: ``source`` says where they come
-    from (a seat of a record read from a file may not name a Python file; :func:`luck_adjust` plays its own)."""
+    declares, :func:`known_policies`; a spec asked for that does not is a ValueError). The playout seeds come from
+    each record's ``meta`` (``seed``, ``game``) as :func:`~goboom_env.evaluation.tournament.record_games` writes
+    them, so a saved tournament gives the same figures as :func:`luck_adjust`. ``source`` says where the records'
+    seats come from (a seat of a record read from a file may not name a Python file)."""
     if not records:
         raise ValueError("no games to adjust")
     rollouts = check_int("rollouts", rollouts, 1)

@@ -173,9 +173,7 @@ COUNT_COLUMNS = ("wins",)
 def rich_table(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None,
                caption: str | None = None) -> Table:
     """The rich table of ``rows`` for the terminal (the given columns, default the first row's), cells as
-    :func:`format_cell` writes them. Nothing is cut: a cell too long for its column, a long agent name first (the
-    widest column narrows first), goes on over the next lines (``overflow="fold"``) instead of ending in an
-    ellipsis (``ppo:runs/class…``, ``classic-t…``)."""
+    :func:`format_cell` writes them. Nothing is cut: a cell too long for its column folds onto the next lines."""
     table = Table(title=shown_text(title), caption=None if caption is None else shown_text(caption))
     keys = list(keys or (rows[0] if rows else []))
     for key in keys:
@@ -303,8 +301,7 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
     sections = {"seats": seat_rows(result), "dealer": dealer_rows(result), "points": point_rows(result),
                 "lengths": length_rows(result)}
     (out / "results.json").write_text(json.dumps({**result.to_dict(), "ratings": ratings, "ratings_placing": placing,
-                                                  **sections, "provenance": info},
-                                                 indent=1))
+                                                  **sections, "provenance": info}, indent=1))
     result.to_csv(out / "results.csv")
     n = result.config.num_players
     plot_win_rates(result.table(), out / "win_rates.png", chance=1 / n, title=config_title(result))
@@ -382,10 +379,8 @@ def _pairwise_files(out: Path, pairwise: Pairwise, info: Mapping[str, Any], writ
     ratings = rating_table(pairwise.values())
     placing = rating_table(pairwise.values(), "placing")
     write_csv(out / "pairwise.csv", rows, PAIR_KEYS)
-    payload = {"summary": {k: v for k, v in first.summary().items() if k not in ("agents", "elapsed_s",
-                                                                                   "games_per_s")},
-               "pairwise": rows, "ratings": ratings, "ratings_placing": placing,
-               "provenance": info,
+    summary = {k: v for k, v in first.summary().items() if k not in ("agents", "elapsed_s", "games_per_s")}
+    payload = {"summary": summary, "pairwise": rows, "ratings": ratings, "ratings_placing": placing, "provenance": info,
                "games": {f"{x} vs {y}": [asdict(g) for g in r.games] for (x, y), r in pairwise.items()}}
     (out / "pairwise.json").write_text(json.dumps(payload, indent=1))
     if write_results:
@@ -420,12 +415,10 @@ def _setup(result: TournamentResult, pairwise: bool = False) -> str:
     cfg = ", ".join(f"{k}={v}" for k, v in s["config"].items())
     lines = [f"- configuration: {cfg}", f"- episode: {s['episode']}; seed: {s['seed']}; "
              f"duplicate deals: {s['duplicate']}; processes: {s['processes']}"]
-    if not pairwise:
-        lines.append(f"- agents by seat in game 0 (seats rotate): {', '.join(s['agents'])}")
-        lines.append(f"- games: {s['games']} in {s['elapsed_s']} s ({s['games_per_s']} games/s)")
-    else:
-        lines.append(f"- games per pair: {s['games']}")
-    return "\n".join(lines)
+    if pairwise:
+        return "\n".join([*lines, f"- games per pair: {s['games']}"])
+    return "\n".join([*lines, f"- agents by seat in game 0 (seats rotate): {', '.join(s['agents'])}",
+                      f"- games: {s['games']} in {s['elapsed_s']} s ({s['games_per_s']} games/s)"])
 
 
 def markdown_table(rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> str:

@@ -83,24 +83,16 @@ class TournamentResult:
 
     def table(self) -> list[dict[str, Any]]:
         """Per distinct spec: games (seat-games), wins (shares), win rate with 95% Wilson CI, mean points/hand."""
-        games: dict[str, int] = defaultdict(int)
-        wins: dict[str, float] = defaultdict(float)
-        points: dict[str, int] = defaultdict(int)
-        hands: dict[str, int] = defaultdict(int)
-        for g in self.games:
-            for seat, (spec, share) in enumerate(zip(g.seats, g.win_shares())):
-                games[spec] += 1
-                wins[spec] += share
-                points[spec] += g.points[seat]
-                hands[spec] += g.hands
         rows = []
         for spec in self.specs():
-            if not games[spec]:
+            seats = [(g, s) for g in self.games for s, name in enumerate(g.seats) if name == spec]
+            if not seats:
                 continue
-            low, high = wilson_interval(wins[spec], games[spec])
-            rows.append({"agent": spec, "games": games[spec], "wins": wins[spec],
-                         "win_rate": wins[spec] / games[spec], "ci_low": low, "ci_high": high,
-                         "mean_points": points[spec] / hands[spec]})
+            wins = sum(g.win_shares()[s] for g, s in seats)
+            low, high = wilson_interval(wins, len(seats))
+            rows.append({"agent": spec, "games": len(seats), "wins": wins, "win_rate": wins / len(seats),
+                         "ci_low": low, "ci_high": high,
+                         "mean_points": sum(g.points[s] for g, s in seats) / sum(g.hands for g, _ in seats)})
         return rows
 
     def deal_scores(self) -> dict[str, dict[int, float]]:
@@ -159,11 +151,6 @@ def seat_specs(agents: Sequence[str], game: int) -> tuple[str, ...]:
     return tuple(agents[(s - game) % n] for s in range(n))
 
 
-def deal_of(game: int, num_players: int, duplicate: bool) -> int:
-    """The deal a game plays: its own, or with duplicate deals one per block of ``n`` games."""
-    return game // num_players if duplicate else game
-
-
 def _seed_of(*key: int) -> int:
     return int(np.random.SeedSequence(list(key)).generate_state(1, np.uint64)[0])
 
@@ -186,7 +173,7 @@ class _Seats:
     def play(self, seed: int, seats: Sequence[str], duplicate: bool, episode: str, game: int,
              on_decision: DecisionHook | None = None) -> GameOutcome:
         """Game ``game`` of the tournament of ``seed`` (see the module docstring)."""
-        deal = deal_of(game, self.config.num_players, duplicate)
+        deal = game // self.config.num_players if duplicate else game
         players = [self.get(spec, s, _seed_of(seed, 1, game, s)) for s, spec in enumerate(seats)]
         return play_game(self.config, seats, players, _seed_of(seed, 0, deal), episode, game, deal, on_decision)
 
@@ -344,11 +331,14 @@ def run_tournament(config: GameConfig, agents: list[str], games: int, *, seed: i
     seats: :func:`seat_agents`). With ``processes > 1`` worker processes play them (where they are spawned, a script
     needs the ``if __name__ == "__main__":`` guard); an agent's error or a signal stops every worker and is raised
     here."""
-    games, seed, processes = _check_args(config, agents, games, seed, processes, episode)
-    processes = worker_count(processes, games)
+    if not isinstance(config, GameConfig):
+        raise ValueError(f"config must be a GameConfig, got {type(config).__name__}")
     n = config.num_players
-    total = -(-games // n) * n if duplicate else games
     agents = seat_agents(agents, n)
+    check_episode(episode)
+    games, seed = check_int("games", games, 1), check_int("seed", seed, 0)
+    processes = worker_count(check_int("processes", processes, 1), games)
+    total = -(-games // n) * n if duplicate else games
     for spec in dict.fromkeys(agents):
         make_agent(spec, config, 0)  # fail fast on a bad spec, before any process starts
     started = time.perf_counter()
@@ -372,14 +362,3 @@ def run_pairwise(config: GameConfig, specs: Sequence[str], games: int,
     """Every spec against every other, 1-vs-(n-1): ``result[(x, y)]`` = ``[x] + [y] * (n - 1)``."""
     return {(x, y): run_tournament(config, [x, y], games, **kwargs)
             for x in specs for y in specs if x != y}
-
-
-def _check_args(config: GameConfig, agents: Sequence[str], games: int, seed: int, processes: int,
-                episode: str) -> tuple[int, int, int]:
-    """Returns games, seed and processes as Python ints, every argument checked."""
-    if not isinstance(config, GameConfig):
-        raise ValueError(f"config must be a GameConfig, got {type(config).__name__}")
-    seat_agents(agents, config.num_players)
-    check_episode(episode)
-    return check_int("games", games, 1), check_int("seed", seed, 0), check_int("processes", processes, 1)
-
