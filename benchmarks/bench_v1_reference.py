@@ -146,8 +146,8 @@ def baselines() -> list[tuple[str, str]]:
 
 def references(tasks: Sequence[Task], processes: int) -> None:
     """Play random and each task's heuristic in the evaluated seat (one task at a time, kept in
-    runs/bench_v1/references/TASK.json), then write their benchmark folders and ``references.json`` (the
-    ``REFERENCES`` of goboom_env/evaluation/benchmark.py)."""
+    runs/bench_v1/references/TASK.json), then write their benchmark folders and the package's
+    ``goboom_env/evaluation/bench_v1_references.json`` (the ``REFERENCES`` of goboom_env/evaluation/benchmark.py)."""
     from goboom_env.evaluation.benchmark import Run, play_references, run_provenance, score_task, write_benchmark
     from goboom_env.evaluation.leaderboard import read_results
 
@@ -171,7 +171,7 @@ def references(tasks: Sequence[Task], processes: int) -> None:
                 tmp.write_text(json.dumps(raw))
                 [result] = read_results(tmp)
                 played[task.name][spec][opp] = result
-    (COMMITTED / "references.json").write_text(json.dumps(refs, indent=1))
+    (ROOT / "goboom_env" / "evaluation" / "bench_v1_references.json").write_text(json.dumps(refs, indent=1))
     for spec, name in (("random", "random"), ("heuristic", "heuristic")):
         run = Run(spec, {}, processes=processes)
         for task in tasks:

@@ -84,34 +84,10 @@ EVAL_SEEDS: tuple[int, ...] = tuple(task.seed for task in TASKS)
 _FROZEN = {task.name: task for task in TASKS}
 
 REFERENCES: dict[str, dict[str, tuple[float, float]]] = {
-    "classic-2p": {"random": (0.5416666666666666, 0.9027777777777778),
-                   "classic-tricks": (0.10277777777777777, 0.48333333333333334),
-                   "ppo:classic-2p": (0.041666666666666664, 0.35)},
-    "classic-3p": {"random": (0.3138888888888889, 0.5722222222222222),
-                   "classic-tricks": (0.14444444444444443, 0.3472222222222222),
-                   "ppo:classic-3p": (0.09722222222222222, 0.24166666666666667)},
-    "classic-4p": {"random": (0.22777777777777777, 0.3972222222222222),
-                   "classic-tricks": (0.13055555555555556, 0.24444444444444444),
-                   "ppo:classic-4p": (0.08055555555555556, 0.20277777777777778)},
-    "classic-6p": {"random": (0.2, 0.31666666666666665),
-                   "classic-tricks": (0.13333333333333333, 0.2222222222222222),
-                   "ppo:classic-6p": (0.09444444444444444, 0.10833333333333334)},
-    "classic-12p": {"random": (0.075, 0.09722222222222222),
-                    "classic-tricks": (0.05, 0.07222222222222222),
-                    "ppo:classic-generalist": (0.06388888888888888, 0.075)},
-    "classic-4p-reverse": {"random": (0.2388888888888889, 0.44166666666666665),
-                           "classic-tricks": (0.13472222222222222, 0.2375),
-                           "ppo:classic-4p-reverse": (0.10416666666666667, 0.2638888888888889)},
-    "jokers-3p": {"random": (0.30092592592592593, 0.45416666666666666),
-                  "jokers-boom": (0.21944444444444444, 0.3527777777777778)},
-    "jokers-4p": {"random": (0.2263888888888889, 0.5),
-                  "jokers-boom": (0.10555555555555556, 0.2263888888888889),
-                  "ppo:jokers-4p-hands": (0.1388888888888889, 0.30694444444444446)},
-    "jokers-4p-aces": {"random": (0.2523148148148148, 0.6166666666666667),
-                       "jokers-boom": (0.06527777777777778, 0.2625)},
-}
+    task: {member: (random, heuristic) for member, (random, heuristic) in panel.items()}
+    for task, panel in json.loads((Path(__file__).parent / "bench_v1_references.json").read_text()).items()}
 """Per task and panel member: the win rate of ``random`` and of the task's heuristic in the evaluated seat on the
-task's deals, ``(R, H)`` (``benchmarks/bench_v1_reference.py references`` plays them)."""
+task's deals, ``(R, H)`` (``benchmarks/bench_v1_reference.py references`` plays them and writes the file)."""
 
 
 def tasks_named(names: Sequence[str] | None) -> list[Task]:

@@ -110,6 +110,7 @@ def test_wheel_installs_only_goboom_env_and_evaluates_a_shipped_model(dist: Path
         record = [row.split(",")[0] for row in zf.read(f"{info}/RECORD").decode().splitlines()]
         assert {path.split("/")[0] for path in record} == {"goboom_env", info}
         assert {f"goboom_env/models/{name}.zip" for name in shipped_models()} <= set(record)
+        assert "goboom_env/evaluation/bench_v1_references.json" in record  # goboom benchmark's frozen references
         assert re.search(r"^goboom = goboom_env\.cli:main$", zf.read(f"{info}/entry_points.txt").decode(), re.M)
 
     # a fresh venv with the eval extra only: the play-only models need numpy, not torch
