@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goboom_env.cli.evaluate import processes_note
-from goboom_env.cli.options import command_line, print_error, run_parsed, writing
+from goboom_env.cli.options import command_line, run_parsed, writing
 from goboom_env.config import check_int
 from goboom_env.evaluation.benchmark import tasks_named
-from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
-from goboom_env.process import WorkerLostError
+from goboom_env.outdir import StagedFolder, fresh_folder
 from goboom_env.training.settings import spec_inputs
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ def main(argv: Sequence[str], prog: str = "goboom benchmark") -> int:
 
 
 def run(args: BenchmarkArgs, command: str = "goboom benchmark") -> int:
-    """Play (or combine) and write the benchmark of ``args``; ValueError for a bad agent or folder."""
+    """Play (or combine), write and print the benchmark of ``args``; ValueError for a bad agent or folder."""
     from goboom_env.evaluation.benchmark import read_benchmark, run_benchmark, write_benchmark
 
     if args.combine:
@@ -101,16 +100,12 @@ def run(args: BenchmarkArgs, command: str = "goboom benchmark") -> int:
     note = processes_note(args.processes, min(t.matches for t in tasks_named(args.tasks))) if args.agent else None
     if note:
         print(note, file=sys.stderr)
-    try:
-        with staged as folder:
-            if args.agent:
-                runs = [run_benchmark(args.agent, tasks_named(args.tasks), processes=args.processes,
-                                      progress=args.progress)]
-            with writing("the benchmark", staged.out):
-                report = write_benchmark(folder, runs, command)
-    except (OutputError, WorkerLostError) as exc:
-        print_error("goboom benchmark", exc)
-        return 1
+    with staged as folder:
+        if args.agent:
+            runs = [run_benchmark(args.agent, tasks_named(args.tasks), processes=args.processes,
+                                  progress=args.progress)]
+        with writing("the benchmark", staged.out):
+            report = write_benchmark(folder, runs, command)
     _print(runs)
     print(f"report written to {staged.out / report.name}")
     return 0

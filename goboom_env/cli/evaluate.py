@@ -40,11 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
 from goboom_env.agents import baselines
-from goboom_env.cli.options import command_line, parse, print_error, with_model_game, writing
-from goboom_env.config import GameConfig, check_int
-from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
-from goboom_env.process import WorkerLostError
-from goboom_env.training.settings import GameArgs, check_choice, spec_inputs
+from goboom_env.cli.options import command_line, parse, run_command, with_model_game, writing
+from goboom_env.config import GameConfig, check_choice, check_int
+from goboom_env.outdir import StagedFolder, fresh_folder
+from goboom_env.training.settings import GameArgs, spec_inputs
 
 if TYPE_CHECKING:
     from goboom_env.evaluation.luck import LuckAdjustment
@@ -135,45 +134,36 @@ class EvaluateArgs(GameArgs):
 def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
     """Parse ``argv`` and run the evaluation; 2 on a bad option (one line on stderr). With ``ppo:`` models
     among the agents and no game option, the game is the one the models were trained for."""
-    try:
+
+    def evaluate() -> int:
         args = parse(EvaluateArgs, argv, prog, __doc__)
-        args = with_model_game(args, argv, args.agents)
-    except ValueError as exc:
-        print_error(prog, exc)
-        return 2
-    return run(args, command_line(prog, argv))
+        return run(with_model_game(args, argv, args.agents), command_line(prog, argv))
+
+    return run_command(prog, evaluate)
 
 
 def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
-    """Run the evaluation of ``args``, save the results, then print the tables: 0, 2 on a bad option (before any
-    game), 1 when the results cannot be written or a worker process was killed."""
-    try:
-        config = args.game_config()
-        if args.episode == "auto":
-            args = replace(args, episode=args.episodes()[0])
-        args.validate()
-        if args.luck_adjusted or args.save_games:
-            from goboom_env.evaluation.tournament import check_replayable
+    """Run the evaluation of ``args`` (ValueError for a bad option, before any game), save the results, then print
+    the tables."""
+    config = args.game_config()
+    if args.episode == "auto":
+        args = replace(args, episode=args.episodes()[0])
+    args.validate()
+    if args.luck_adjusted or args.save_games:
+        from goboom_env.evaluation.tournament import check_replayable
 
-            check_replayable(config, args.agents or [])
-        staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force,
-                              inputs=args.inputs())
-        for note in (episode_note(args.agents, args.episode), processes_note(args.processes, args.games)):
-            if note:
-                print(note, file=sys.stderr)
-        with staged as folder:
-            runs = {episode: _play(replace(args, episode=episode), config) for episode in args.episodes()}
-            luck = _luck(args, runs)
-            report = _write(folder, staged.out, runs, command, luck)
-            for episode, (result, pairwise) in runs.items():
-                where = "" if len(runs) == 1 else episode  # both: each run's files in its own subfolder
-                _save_games(folder / where, staged.out / where, result, pairwise, args.save_games)
-    except ValueError as exc:
-        print_error("goboom evaluate", exc)
-        return 2
-    except (OutputError, WorkerLostError) as exc:
-        print_error("goboom evaluate", exc)
-        return 1
+        check_replayable(config, args.agents or [])
+    staged = StagedFolder(args.out or fresh_folder(Path("results"), "eval"), force=args.force, inputs=args.inputs())
+    for note in (episode_note(args.agents, args.episode), processes_note(args.processes, args.games)):
+        if note:
+            print(note, file=sys.stderr)
+    with staged as folder:
+        runs = {episode: _play(replace(args, episode=episode), config) for episode in args.episodes()}
+        luck = _luck(args, runs)
+        report = _write(folder, staged.out, runs, command, luck)
+        for episode, (result, pairwise) in runs.items():
+            where = "" if len(runs) == 1 else episode  # both: each run's files in its own subfolder
+            _save_games(folder / where, staged.out / where, result, pairwise, args.save_games)
     from rich.console import Console
 
     from goboom_env.evaluation.report import print_side_by_side, print_tables

@@ -23,7 +23,6 @@ import tyro
 
 from goboom_env.agents.ppo import is_model_file
 from goboom_env.cli.options import run_parsed
-from goboom_env.observation import OBSERVATION_LAYOUTS
 from goboom_env.outdir import check_output_file
 from goboom_env.training.settings import GameArgs, Observation
 
@@ -45,7 +44,7 @@ class ExportOptions(GameArgs):
     episode: Annotated[str, tyro.conf.Suppress] = "hand"
 
     def validate(self) -> None:
-        """Raise ValueError naming the first bad field."""
+        """Raise ValueError naming the first bad field (the game's, then the files)."""
         self.validate_game()
         if not self.model:
             raise ValueError("give the model to export: goboom export MODEL --out FILE")
@@ -53,8 +52,6 @@ class ExportOptions(GameArgs):
             raise ValueError("give the file to write: --out FILE")
         check_output_file(self.out, force=self.force, ours=is_model_file, what="a goboom model file",
                           inputs=[("MODEL", self.model)])
-        if self.observation not in OBSERVATION_LAYOUTS:
-            raise ValueError(f"--observation must be one of {sorted(OBSERVATION_LAYOUTS)}, got {self.observation!r}")
 
 
 def main(argv: Sequence[str], prog: str = "goboom export") -> int:

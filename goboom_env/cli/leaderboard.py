@@ -22,10 +22,9 @@ from typing import Annotated
 
 import tyro
 
-from goboom_env.cli.options import command_line, print_error, run_parsed, writing
-from goboom_env.evaluation.ratings import OUTCOMES, Outcome
-from goboom_env.outdir import OutputError, StagedFolder, fresh_folder
-from goboom_env.training.settings import check_choice
+from goboom_env.cli.options import command_line, run_parsed, writing
+from goboom_env.evaluation.ratings import Outcome
+from goboom_env.outdir import StagedFolder, fresh_folder
 
 
 @dataclass
@@ -45,11 +44,10 @@ class LeaderboardArgs:
     """Replace an existing --out folder that goboom wrote (a folder goboom did not write is never replaced)."""
 
     def validate(self) -> None:
-        """Raise ValueError naming the first bad field."""
+        """Raise ValueError naming the first bad field (the outcome: when the folders are rated)."""
         if not self.folders:
             raise ValueError("give at least one result folder of goboom evaluate or goboom benchmark: goboom "
                              "leaderboard DIR...")
-        check_choice("outcome", self.outcome, OUTCOMES)
 
 
 def main(argv: Sequence[str], prog: str = "goboom leaderboard") -> int:
@@ -67,12 +65,8 @@ def run(args: LeaderboardArgs, command: str = "goboom leaderboard") -> int:
     groups = leaderboard(args.folders, args.outcome)
     staged = StagedFolder(args.out or fresh_folder(Path("results"), "leaderboard"), force=args.force,
                           inputs=[("DIR", folder) for folder in args.folders])
-    try:
-        with staged as folder, writing("the leaderboard", staged.out):
-            report = write_leaderboard(folder, groups, args.outcome, command)
-    except OutputError as exc:
-        print_error("goboom leaderboard", exc)
-        return 1
+    with staged as folder, writing("the leaderboard", staged.out):
+        report = write_leaderboard(folder, groups, args.outcome, command)
     console = Console()
     for table in rich_tables(groups, args.outcome):
         console.print(table)

@@ -15,7 +15,6 @@ import dataclasses
 import io
 import re
 import sys
-import types
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -24,7 +23,8 @@ from typing import Annotated, Any, Literal, Protocol, TypeVar
 from goboom_env.config import PRESETS, GameConfig, field_docs, field_names
 from goboom_env.hints import did_you_mean, one_line
 from goboom_env.outdir import OutputError
-from goboom_env.training.settings import GameArgs, build_args, load_config_file
+from goboom_env.process import WorkerLostError
+from goboom_env.training.settings import GameArgs, build_args, load_config_file, unwrap_optional
 from goboom_env.untrusted import MAX_INT_DIGITS
 
 T = TypeVar("T")
@@ -66,13 +66,16 @@ def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None 
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:
-    """``body()``, with a ValueError (a bad option or setting, a damaged file) printed as ``PROG: error: ...``
-    (:func:`print_error`) and exit code 2."""
+    """``body()``, its error printed as ``PROG: error: ...`` (:func:`print_error`): exit code 2 for a ValueError (a bad
+    option or setting, a damaged file), 1 for results that cannot be written or a lost worker process."""
     try:
         return body()
     except ValueError as exc:
         print_error(prog, exc)
         return 2
+    except (OutputError, WorkerLostError) as exc:
+        print_error(prog, exc)
+        return 1
 
 
 def print_error(prog: str, error: Exception | str) -> None:
@@ -106,14 +109,21 @@ def run_script(body: Callable[[S], object], settings: S, description: str | None
 
 def train_command(cls: type[G], train: Callable[[G, str], Path], argv: Sequence[str], prog: str,
                   description: str | None) -> int:
-    """A PPO training command: ``train(args, command_line)`` (the model's path), then the last evaluation's table
-    and where the model, the evaluations and the learning curve went; 2 on a bad option or setting."""
-    from goboom_env.training.artifacts.run_folder import RunFiles
+    """A PPO training command: ``train(args, command_line)`` (the model's path), then the last evaluation's win rates
+    (95% Wilson intervals) and where the model, the evaluations and the learning curve went; 2 on a bad option."""
 
     def run(args: G) -> int:
+        from rich.console import Console
+
+        from goboom_env.evaluation.report import rich_table
+        from goboom_env.training.artifacts.run_folder import RunFiles, last_evaluation
+
         model = train(args, command_line(prog, argv))
         files = RunFiles(model.parent)
-        print_evaluation(files, args.episode)
+        if (found := last_evaluation(files)) is not None:
+            steps, rows = found
+            Console().print(rich_table(f"Evaluation at {steps:,} steps, one {args.episode} a game", rows,
+                                       caption="win rate 1-vs-(n-1), 95% Wilson CI"))
         print(f"model: {model}")
         if files.eval.exists():
             print(f"evaluation: {files.eval}")
@@ -130,22 +140,6 @@ def writing(what: str, where: Path) -> Iterator[None]:
         yield
     except OSError as exc:
         raise OutputError(f"cannot write {what} to {where}: {exc.strerror or exc}") from exc
-
-
-def print_evaluation(files: Any, episode: str) -> None:
-    """The win rates of the run's last evaluation (played on the run's ``episode`` unit) as a table, with each
-    baseline's 95% Wilson interval; nothing when the run was never evaluated."""
-    from rich.console import Console
-
-    from goboom_env.evaluation.report import rich_table
-    from goboom_env.training.artifacts.run_folder import last_evaluation
-
-    found = last_evaluation(files)
-    if found is None:
-        return
-    steps, rows = found
-    Console().print(rich_table(f"Evaluation at {steps:,} steps, one {episode} a game", rows,
-                               caption="win rate 1-vs-(n-1), 95% Wilson CI"))
 
 
 def command_line(prog: str, argv: Sequence[str]) -> str:
@@ -345,8 +339,7 @@ def _shown_fields(cls: type) -> type:
     for item in dataclasses.fields(cls):
         kind, *marks = typing.get_args(hints[item.name]) if typing.get_origin(hints[item.name]) is Annotated \
             else (hints[item.name],)
-        optional = typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in typing.get_args(kind)
-        inner = next((a for a in typing.get_args(kind) if a is not type(None)), kind) if optional else kind
+        inner, optional = unwrap_optional(kind)
         metavar = None
         if optional and typing.get_origin(inner) is Literal:  # tyro would show {None,standard,...}
             metavar = "{" + ",".join(typing.get_args(inner)) + "}"

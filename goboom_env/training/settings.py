@@ -1,17 +1,13 @@
 """The settings of every command: one dataclass per run kind, a docstring per field (= ``--help``).
 
-:class:`GameArgs` holds every :class:`~goboom_env.config.GameConfig` field and the episode unit: every command's
-settings build on it, so a ``--config`` file or an option means the same thing to each. :class:`PPOArgs` adds the PPO
-settings the trainers share (same names, units in steps, never iterations), which :func:`sb3_ppo_kwargs` and
-:func:`rllib_ppo_kwargs` translate; :class:`SelfPlayArgs` adds the snapshot pool, warm start and evaluation of
-``goboom train`` (:class:`TrainArgs`) and ``goboom train-fast`` (:class:`VectorArgs`). :class:`RLlibArgs`,
-:class:`ExploitArgs` and :class:`RecipeArgs` are those of ``goboom train-rllib``, ``goboom exploit`` and the recipes
-of ``training/``.
+:class:`GameArgs` (every :class:`~goboom_env.config.GameConfig` field and the episode unit) is the base of all, so a
+``--config`` file or an option means the same to each command. :class:`PPOArgs` adds the PPO settings every trainer
+shares (units in steps, never iterations), :class:`SelfPlayArgs` the snapshot pool, warm start and evaluation of
+:class:`TrainArgs` (``goboom train``) and :class:`VectorArgs` (``goboom train-fast``); :class:`RLlibArgs`,
+:class:`ExploitArgs` and :class:`RecipeArgs` serve ``goboom train-rllib``, ``goboom exploit`` and ``training/``.
 
-Values come in layers, later ones winning: the defaults, a ``--config`` file (TOML, or JSON for a ``.json`` file;
-keys = field names), a ``--preset`` and the command line. In Python, build the dataclass directly, or read a file
-with :func:`load_config_file`. Importing this module imports no training library, so a command checks its options
-before the slow imports.
+Values come in layers, later ones winning (:func:`build_args`): the defaults, a ``--config`` file (TOML, or JSON for a
+``.json`` file; keys = field names), a ``--preset`` and the options. Importing this module imports no training library.
 """
 
 from __future__ import annotations
@@ -28,8 +24,7 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, get_args, 
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import PRESETS, GameConfig, check_choice, field_docs, field_names
-from goboom_env.env import REWARDS
+from goboom_env.config import PRESETS, GameConfig, field_docs, field_names
 from goboom_env.episode import Episode, check_episode
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import StagedFolder, check_output_folder
@@ -140,7 +135,6 @@ class PPOArgs(GameArgs):
 
     def validate_ppo(self) -> None:
         """Raise ValueError naming the first bad PPO setting."""
-        check_choice("reward", self.reward, REWARDS)
         check_bounds(self, ">= 1", "n_epochs", "minibatch_size", "snapshot_every", "checkpoint_every")
         check_bounds(self, "> 0", "learning_rate", "clip_range")
         check_bounds(self, "in (0, 1]", "gamma", "gae_lambda")
@@ -313,8 +307,7 @@ class TrainArgs(SelfPlayArgs):
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
-        self.validate_game()
-        self.validate_ppo()
+        super().validate()
         check_run(self)
         parse_opponents(self.opponents)
         self.validate_self_play()
@@ -557,8 +550,7 @@ class RLlibArgs(PPOArgs):
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
-        self.validate_game()
-        self.validate_ppo()
+        super().validate()
         check_bounds(self, ">= 1", "timesteps", "train_batch_size", "pool_size", "num_envs")
         check_bounds(self, ">= 0", "num_env_runners", "eval_games", "seed", "measure_sampling")
         from goboom_env.evaluation.benchmark import check_training_seed  # imported late: this module stays light
@@ -627,8 +619,7 @@ class ExploitArgs(PPOArgs):
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field (the agent spec is checked when the run loads it)."""
-        self.validate_game()
-        self.validate_ppo()
+        super().validate()
         if not self.agent:
             raise ValueError("name the agent to exploit, e.g. goboom exploit ppo:classic-4p-hands --variant classic")
         check_run(self)
@@ -667,8 +658,7 @@ class RecipeArgs(PPOArgs):
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
-        self.validate_game()
-        self.validate_ppo()
+        super().validate()
         check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
         rollout = self.num_envs * self.num_steps
         if self.minibatch_size > rollout:
@@ -724,7 +714,7 @@ def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[st
     return out
 
 
-def _optional(kind: Any) -> tuple[Any, bool]:
+def unwrap_optional(kind: Any) -> tuple[Any, bool]:
     """``(T, True)`` for ``T | None``, else ``(kind, False)``."""
     args = typing.get_args(kind)
     if typing.get_origin(kind) in (types.UnionType, typing.Union) and type(None) in args:
@@ -734,7 +724,7 @@ def _optional(kind: Any) -> tuple[Any, bool]:
 
 def _kind_words(kind: Any) -> str:
     """The annotation ``kind`` in words: ``an integer``, ``one of 'hand', 'match'``, ``a list of strings``."""
-    kind, _ = _optional(kind)
+    kind, _ = unwrap_optional(kind)
     if typing.get_origin(kind) is Literal:
         return "one of " + ", ".join(repr(a) for a in typing.get_args(kind))
     if typing.get_origin(kind) is list:
@@ -744,7 +734,7 @@ def _kind_words(kind: Any) -> str:
 
 def _typed(kind: Any, value: Any) -> tuple[bool, Any]:
     """(whether ``value`` fits the annotation ``kind``, the value converted where needed)."""
-    kind, optional = _optional(kind)
+    kind, optional = unwrap_optional(kind)
     if value is None:
         return optional, value
     if typing.get_origin(kind) is Literal:
