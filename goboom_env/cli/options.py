@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import importlib
 import io
 import re
 import sys
@@ -107,10 +108,10 @@ def run_script(body: Callable[[S], object], settings: S, description: str | None
     return run_parsed(type(settings), sys.argv[1:], Path(sys.argv[0]).name, description, run, settings)
 
 
-def train_command(cls: type[G], train: Callable[[G, str], Path], argv: Sequence[str], prog: str,
-                  description: str | None) -> int:
-    """A PPO training command: ``train(args, command_line)`` (the model's path), then the last evaluation's win rates
-    (95% Wilson intervals) and where the model, the evaluations and the learning curve went; 2 on a bad option."""
+def train_command(cls: type[G], trainer: str, argv: Sequence[str], prog: str, description: str | None) -> int:
+    """A PPO training command: ``train(args, command_line)`` of the module ``trainer`` (imported once the options are
+    read), then the last evaluation's win rates (95% Wilson intervals) and where the model, the evaluations and the
+    learning curve went; 2 on a bad option."""
 
     def run(args: G) -> int:
         from rich.console import Console
@@ -118,7 +119,7 @@ def train_command(cls: type[G], train: Callable[[G, str], Path], argv: Sequence[
         from goboom_env.evaluation.report import rich_table
         from goboom_env.training.artifacts.run_folder import RunFiles, last_evaluation
 
-        model = train(args, command_line(prog, argv))
+        model = importlib.import_module(trainer).train(args, command_line(prog, argv))
         files = RunFiles(model.parent)
         if (found := last_evaluation(files)) is not None:
             steps, rows = found

@@ -10,7 +10,6 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from goboom_env.cli.options import train_command
 from goboom_env.training.settings import TrainArgs
@@ -18,11 +17,4 @@ from goboom_env.training.settings import TrainArgs
 
 def main(argv: Sequence[str], prog: str = "goboom train") -> int:
     """Parse the options, train, print where the model went; 2 on a bad option or setting."""
-    return train_command(TrainArgs, _train, argv, prog, __doc__)
-
-
-def _train(args: TrainArgs, command: str) -> Path:
-    """The SB3 trainer, imported when the command runs (it needs torch)."""
-    from goboom_env.training.sb3 import train
-
-    return train(args, command=command)
+    return train_command(TrainArgs, "goboom_env.training.sb3", argv, prog, __doc__)

@@ -14,7 +14,6 @@ progress.csv, eval.csv, tensorboard/); the models load as ``ppo:PATH``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from goboom_env.cli.options import train_command
 from goboom_env.training.settings import VectorArgs
@@ -22,11 +21,4 @@ from goboom_env.training.settings import VectorArgs
 
 def main(argv: Sequence[str], prog: str = "goboom train-fast") -> int:
     """Parse the options, train, print where the model went; 2 on a bad option or setting."""
-    return train_command(VectorArgs, _train, argv, prog, __doc__)
-
-
-def _train(args: VectorArgs, command: str) -> Path:
-    """The fast trainer, imported when the command runs (not for --help or a bad option)."""
-    from goboom_env.training.fast.ppo import train
-
-    return train(args, command)
+    return train_command(VectorArgs, "goboom_env.training.fast.ppo", argv, prog, __doc__)

@@ -19,7 +19,7 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, get_args, runtime_checkable
+from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
@@ -847,21 +847,11 @@ def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
         listed = ", ".join(shown(key) for key in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         raise ValueError(f"unknown keys [{listed}] in {path}; allowed: {sorted(names)}")
     values = check_field_types(data, cls, str(path))
-    settings = cls(**values)
-    if isinstance(settings, NamesAgents):  # the agents a settings file names: never a Python file
-        for option, spec in settings.agent_specs():
-            if option in values:
-                check_spec_source(spec, SpecSource.SETTINGS_FILE, f"{option} in {path}")
+    agent_specs = getattr(cls(**values), "agent_specs", list)  # (field, spec) of each agent the settings name
+    for option, spec in agent_specs():  # an agent a settings file names is never a Python file
+        if option in values:
+            check_spec_source(spec, SpecSource.SETTINGS_FILE, f"{option} in {path}")
     return values
-
-
-@runtime_checkable
-class NamesAgents(Protocol):
-    """Settings that name agents (every command that plays a game, and ``goboom benchmark``)."""
-
-    def agent_specs(self) -> list[tuple[str, str]]:
-        """``(field, spec)`` of every agent spec the settings name."""
-        ...
 
 
 def shared_fields(source: Any, cls: type) -> dict[str, Any]:
