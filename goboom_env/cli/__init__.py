@@ -48,8 +48,7 @@ def install_hint(command: str, module: str, extra: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``goboom`` argument parser: ``--version`` and the list of sub-commands (each parses its own options,
-    so that no command pays for another one's imports)."""
+    """``goboom``'s parser: ``--version`` and the sub-commands (each parses its own options: no foreign imports)."""
     parser = argparse.ArgumentParser(prog="goboom", description="Go Boom RL environment tools.",
                                      epilog="Run goboom COMMAND --help for the options of a command.")
     parser.add_argument("--version", action="version", version=f"goboom-env {__version__}")

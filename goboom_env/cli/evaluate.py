@@ -132,8 +132,7 @@ class EvaluateArgs(GameArgs):
 
 
 def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
-    """Parse ``argv`` and run the evaluation; 2 on a bad option (one line on stderr). With ``ppo:`` models
-    among the agents and no game option, the game is the one the models were trained for."""
+    """Parse ``argv`` (without a game option, ``ppo:`` models play their own game) and evaluate; 2 on a bad option."""
 
     def evaluate() -> int:
         args = parse(EvaluateArgs, argv, prog, __doc__)
@@ -143,8 +142,7 @@ def main(argv: Sequence[str], prog: str = "goboom evaluate") -> int:
 
 
 def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
-    """Run the evaluation of ``args`` (ValueError for a bad option, before any game), save the results, then print
-    the tables."""
+    """Run the evaluation of ``args`` (ValueError for a bad option, before any game), save and print the results."""
     config = args.game_config()
     if args.episode == "auto":
         args = replace(args, episode=args.episodes()[0])
@@ -189,8 +187,7 @@ def processes_note(processes: int, games: int) -> str | None:
 
 
 def _trained_units(specs: Sequence[str]) -> dict[str, str | None]:
-    """The episode unit each ``ppo:`` model among ``specs`` was trained for, None for a model that cannot be read
-    (the tournament reports it)."""
+    """The unit each ``ppo:`` model among ``specs`` was trained for (None: unreadable, the tournament reports it)."""
     from goboom_env.agents.ppo import spec_metadata, trained_episode
 
     units: dict[str, str | None] = {}

@@ -193,8 +193,7 @@ def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
 
 
 def _refusal(games: Sequence[GameConfig], requested: GameConfig) -> str:
-    """How ``requested`` differs from the model's game (a generalist's game of the same table size, with the
-    counts it was trained for)."""
+    """How ``requested`` differs from the model's game (a generalist's: its game of that table size)."""
     if len(games) == 1:
         return _differences(games[0], requested, "model", "options")
     counts = ", ".join(str(game.num_players) for game in games)
@@ -211,8 +210,7 @@ def _differences(a: GameConfig, b: GameConfig, a_name: str, b_name: str) -> str:
 
 
 def _config_and_preset(argv: Sequence[str], prog: str, with_preset: bool) -> tuple[Path | None, str | None]:
-    """``--config`` and (for a command that plays a game) ``--preset``, read first: they set the defaults the
-    other options override."""
+    """``--config`` and (a game-playing command's) ``--preset``, read first: the defaults the options override."""
     pre = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False, exit_on_error=False)
     pre.add_argument("--config", type=Path, default=None)
     if with_preset:
@@ -310,8 +308,7 @@ _BOX = re.compile(r"^[\s│╭╮╰╯─|+\-]*|[\s│╭╮╰╯─|+\-]*$")
 
 
 def _first_line(panel: str) -> str:
-    """The message of tyro's error panel as one line: its text under the title, up to the panel's rule, box drawing
-    removed."""
+    """tyro's error panel as one line: its text under the title, up to its rule, box drawing removed."""
     lines = [_BOX.sub("", line) for line in panel.splitlines()]
     if len(lines) < 2:
         return lines[0] if lines else ""

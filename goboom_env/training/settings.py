@@ -62,8 +62,7 @@ LEAGUE_KINDS = (LEARNER, SNAPSHOTS)
 
 
 def _game_fields() -> list[tuple[str, Any, Any]]:
-    """:class:`GameArgs`'s fields: every rules field of :class:`~goboom_env.config.GameConfig`, with its name, type,
-    default and docstring (its ``--help`` text), then the episode unit."""
+    """:class:`GameArgs`'s fields: each GameConfig rules field (its type, default and help), then the episode unit."""
     import tyro
 
     hints, docs = typing.get_type_hints(GameConfig), field_docs(GameConfig)
@@ -258,8 +257,7 @@ class SelfPlayArgs(PPOArgs):
         return f"plan: {steps}; {warm}; evaluation: {evaluation}"
 
     def inputs(self) -> list[tuple[str, str]]:
-        """What the run reads, as ``(option, path)``: the files of the warm-start teacher and the evaluation
-        baselines (its --out may not hold them)."""
+        """What the run reads, as ``(option, path)``: the files of the warm-start teacher and evaluation baselines."""
         return spec_inputs("--bc-teacher", [self.bc_teacher]) + spec_inputs("--eval-opponents", self.eval_opponents)
 
     def agent_specs(self) -> list[tuple[str, str]]:
@@ -754,8 +752,7 @@ def _typed(kind: Any, value: Any) -> tuple[bool, Any]:
 
 
 def spec_inputs(option: str, specs: Sequence[str]) -> list[tuple[str, str]]:
-    """The files the agent ``specs`` of ``option`` read (a model's path, an agent's Python file), as ``(option,
-    path)``: what a run's --out may not hold."""
+    """``(option, path)`` of each file the agent ``specs`` read (a model, a Python file): what --out may not hold."""
     from goboom_env.agents.registry import spec_files
 
     return [(option, path) for spec in specs for path in spec_files(spec)]
@@ -811,8 +808,7 @@ THREADS = "in 1..1024"
 
 
 def check_bounds(args: object, rule: str, *names: str) -> None:
-    """Raise ValueError ``NAME must be RULE, got VALUE`` for the first field of ``args`` among ``names``
-    whose value breaks ``rule`` (a key of :data:`BOUNDS`)."""
+    """ValueError ``NAME must be RULE, got VALUE`` for the first of ``names`` breaking ``rule`` (a key of BOUNDS)."""
     for name in names:
         value = getattr(args, name)
         if not BOUNDS[rule](value):
@@ -855,8 +851,7 @@ def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
 
 
 def shared_fields(source: Any, cls: type) -> dict[str, Any]:
-    """The values of ``source``'s fields that the dataclass ``cls`` has too: one settings object's values for
-    another's constructor."""
+    """The values of ``source``'s fields that the dataclass ``cls`` has too (one settings object's for another's)."""
     names = {f.name for f in dataclasses.fields(cls)} & {f.name for f in dataclasses.fields(source)}
     return {name: getattr(source, name) for name in names}
 
