@@ -15,9 +15,11 @@ from goboom_env import __version__
 from goboom_env.cli import main
 from goboom_env.cli.demo import DemoArgs
 from goboom_env.cli.evaluate import EvaluateArgs
-from goboom_env.cli.options import parse, print_error
+from goboom_env.cli.options import parse, print_error, run_command
 from goboom_env.cli.play import PlayArgs
 from goboom_env.config import GameConfig
+from goboom_env.outdir import OutputError
+from goboom_env.process import WorkerLostError
 from goboom_env.training.settings import (
     GameArgs,
     PPOArgs,
@@ -189,3 +191,15 @@ def test_an_error_line_echoes_a_value_short_and_never_a_control_character(tmp_pa
     assert len(err) < 300 and err.count("\n") == 1
     print_error("goboom x", ValueError("key \x1b]52;c;cHduZWQ=\x07 in\r\nstate_dict\x9b2J"))
     assert capsys.readouterr().err == "goboom x: error: key \\x1b]52;c;cHduZWQ=\\x07 in\\r\\nstate_dict\\x9b2J\n"
+
+
+@pytest.mark.parametrize(("error", "code"), [(ValueError("--games 0: must be >= 1"), 2),
+                                              (OutputError("runs/x: no space left on device"), 1),
+                                              (WorkerLostError("a worker process ended without its games"), 1)])
+def test_every_command_ends_an_expected_failure_with_one_line(error: Exception, code: int,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    def body() -> int:
+        raise error
+
+    assert run_command("goboom train", body) == code
+    assert capsys.readouterr().err == f"goboom train: error: {error}\n"
