@@ -78,6 +78,11 @@ def benchmark(name: str, agent: str, tasks: Sequence[Task], processes: int) -> N
         chosen = ["--tasks", *[t.name for t in tasks]] if len(tasks) < len(TASKS) else []
         run([GOBOOM, "benchmark", "--agent", agent, *chosen, "--processes", str(processes), "--no-progress",
              "--force", "--out", str(out.relative_to(ROOT))])
+    keep_results(out, name)
+
+
+def keep_results(out: Path, name: str) -> None:
+    """Copy the benchmark folder ``out`` to the tracked tree without its game records (the seeds replay them)."""
     keep = COMMITTED / "agents" / name
     if keep.exists():
         shutil.rmtree(keep)
@@ -185,10 +190,7 @@ def references(tasks: Sequence[Task], processes: int) -> None:
         if out.exists():
             shutil.rmtree(out)
         write_benchmark(out, [run], "benchmarks/bench_v1_reference.py references")
-        keep = COMMITTED / "agents" / name
-        if keep.exists():
-            shutil.rmtree(keep)
-        shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks", ".goboom-output"))
+        keep_results(out, name)
 
 
 ROWS = [("random", "random"), ("heuristic", "best heuristic (classic-tricks, jokers-boom)"),
