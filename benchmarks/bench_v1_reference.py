@@ -11,7 +11,7 @@ from the seeds) and each training run's ``progress.csv``, ``args.json`` and ``co
     .venv/bin/python benchmarks/bench_v1_reference.py references            # random and the heuristic in the seat
     .venv/bin/python benchmarks/bench_v1_reference.py baselines             # the models, heuristics and the search
     .venv/bin/python benchmarks/bench_v1_reference.py train --trainer fast  # PPO from scratch, 3 seeds a task
-    .venv/bin/python benchmarks/bench_v1_reference.py train --trainer sb3 --no-bench
+    .venv/bin/python benchmarks/bench_v1_reference.py train --trainer sb3 --no-bench [--seeds 2]
     .venv/bin/python benchmarks/bench_v1_reference.py bench-runs --trainer sb3  # meanwhile: its finished runs
     .venv/bin/python benchmarks/bench_v1_reference.py combine --trainer fast  # the seeds of all tasks together
     .venv/bin/python benchmarks/bench_v1_reference.py combine --trainer sb3
@@ -78,6 +78,11 @@ def benchmark(name: str, agent: str, tasks: Sequence[Task], processes: int) -> N
         chosen = ["--tasks", *[t.name for t in tasks]] if len(tasks) < len(TASKS) else []
         run([GOBOOM, "benchmark", "--agent", agent, *chosen, "--processes", str(processes), "--no-progress",
              "--force", "--out", str(out.relative_to(ROOT))])
+    keep_results(out, name)
+
+
+def keep_results(out: Path, name: str) -> None:
+    """Copy the benchmark folder ``out`` to the tracked tree without its game records (the seeds replay them)."""
     keep = COMMITTED / "agents" / name
     if keep.exists():
         shutil.rmtree(keep)
@@ -105,19 +110,21 @@ def main() -> None:
     parser.add_argument("step", choices=["references", "baselines", "train", "bench-runs", "combine", "table"])
     parser.add_argument("--trainer", choices=list(TRAINERS), default="fast")
     parser.add_argument("--tasks", nargs="+", default=[t.name for t in TASKS])
+    parser.add_argument("--seeds", nargs="+", type=int, default=list(TRAIN_SEEDS),
+                        help="the training seeds of train and bench-runs (two queues can run side by side)")
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--no-bench", action="store_true", help="train only (benchmark the models later)")
     args = parser.parse_args()
     tasks = [t for t in TASKS if t.name in args.tasks]
     if args.step == "train":
-        for seed in TRAIN_SEEDS:  # every task's first seed before any task's second: partial results cover all tasks
+        for seed in args.seeds:  # every task's first seed before any task's second: partial results cover all tasks
             for task in tasks:
                 model = train(args.trainer, task, seed)
                 if not args.no_bench:
                     benchmark(f"{args.trainer}/{task.name}/seed{seed}", f"ppo:{model.relative_to(ROOT)}", [task],
                               args.processes)
     elif args.step == "bench-runs":  # the finished runs of a trainer whose queue runs with --no-bench
-        for seed in TRAIN_SEEDS:
+        for seed in args.seeds:
             for task in tasks:
                 model = RUNS / args.trainer / task.name / f"seed{seed}" / "model.zip"
                 if model.is_file():
@@ -183,10 +190,7 @@ def references(tasks: Sequence[Task], processes: int) -> None:
         if out.exists():
             shutil.rmtree(out)
         write_benchmark(out, [run], "benchmarks/bench_v1_reference.py references")
-        keep = COMMITTED / "agents" / name
-        if keep.exists():
-            shutil.rmtree(keep)
-        shutil.copytree(out, keep, ignore=shutil.ignore_patterns("tasks", ".goboom-output"))
+        keep_results(out, name)
 
 
 ROWS = [("random", "random"), ("heuristic", "best heuristic (classic-tricks, jokers-boom)"),
