@@ -50,44 +50,39 @@ def _covers_without(faces: list[int], counts: bytearray) -> list[int]:
     return out
 
 
-def _classic_cover(hand: Hand, seen: int) -> tuple[int, dict[int, int]]:
-    """The unseen faces for the player to move, and per card in hand the faces it could still follow without it."""
-    seat = hand.current
-    own = hand.masks[seat]
-    faces = faces_in(own)
-    return DECK_MASK & ~own & ~seen, dict(zip(faces, _covers_without(faces, hand.counts[seat])))
-
-
 def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
-    """``classic-tricks`` on the engine: win the trick cheaply, else keep the hand flexible (R1.5-R1.8)."""
+    """``classic-tricks`` on the engine: win the trick cheaply, else keep the hand flexible (R1.5-R1.8); a lead the
+    others can hardly follow sends them drawing (R1.6)."""
     legal = hand.legal_mask()
-    if legal == DRAW_BIT:  # no card follows the led one (R1.6)
-        return DRAW_OR_PASS
-    cards = faces_in(legal)  # all cards: no drawing while able to follow (R1.5)
     led = hand.led
     if led >= 0:
-        suit = led // 13
-        best = hand.best_face
-        winners = [c for c in cards if c // 13 == suit and c > best]
+        suit, best = led // 13, hand.best_face
+        winners = [c for c in faces_in(legal) if c // 13 == suit and c > best]
         if winners:
             return winners[0]
-    unseen, covers = _classic_cover(hand, seen)
-    leading = led < 0  # a lead the others can hardly follow sends them drawing (R1.6)
-    scores = [((covers[c] & unseen).bit_count() - ((MATCH_MASKS[c] & unseen).bit_count() if leading else 0)) * 100
-              + CLASSIC_POINTS[c] for c in cards]
-    return _pick(cards, scores, rng)
+    return _classic_move(hand, legal, seen, rng, cover=100, points=1, lead=100)
 
 
 def classic_cover_move(hand: Hand, seen: int, rng: random.Random) -> int:
     """``classic-cover`` on the engine: keep the most unseen cards followable, then shed points (R1.5-R1.10)."""
-    legal = hand.legal_mask()
-    if legal == DRAW_BIT:  # no card follows the led one (R1.6)
+    return _classic_move(hand, hand.legal_mask(), seen, rng, cover=10_000, points=100, lead=1)
+
+
+def _classic_move(hand: Hand, legal: int, seen: int, rng: random.Random, cover: int, points: int, lead: int) -> int:
+    """The legal card (all of them: no drawing while able to follow, R1.5) with the best ``cover`` per unseen face
+    still followable without it, plus ``points`` per point it is worth, less on the lead ``lead`` per unseen face
+    that follows it; DRAW_OR_PASS when no card follows the led one (R1.6)."""
+    if legal == DRAW_BIT:
         return DRAW_OR_PASS
-    cards = faces_in(legal)
-    unseen, covers = _classic_cover(hand, seen)
+    seat = hand.current
+    own = hand.masks[seat]
+    faces = faces_in(own)
+    covers = dict(zip(faces, _covers_without(faces, hand.counts[seat])))
+    unseen = DECK_MASK & ~own & ~seen
     leading = hand.led < 0
-    scores = [(covers[c] & unseen).bit_count() * 10_000 + CLASSIC_POINTS[c] * 100
-              - ((MATCH_MASKS[c] & unseen).bit_count() if leading else 0) for c in cards]
+    cards = faces_in(legal)
+    scores = [(covers[c] & unseen).bit_count() * cover + CLASSIC_POINTS[c] * points
+              - ((MATCH_MASKS[c] & unseen).bit_count() * lead if leading else 0) for c in cards]
     return _pick(cards, scores, rng)
 
 
