@@ -22,48 +22,31 @@ from goboom_env.player_view import PlayerView
 GREEDY_TRIES = 8  # random most-constrained-first deals tried before the exact matching
 
 
-class HandSlots:
-    """The hidden cards of one opponent: one forbidden-face mask per card, oldest first."""
-
-    __slots__ = ("masks",)
-
-    def __init__(self, size: int) -> None:
-        self.masks = [0] * size
-
-    def learn(self, forbidden: int) -> None:
-        """Every card held now is none of ``forbidden``."""
-        self.masks = [m | forbidden for m in self.masks]
-
-    def add(self, count: int, forbidden: int = 0) -> None:
-        """``count`` cards joined the hand (drawn), none of ``forbidden``."""
-        self.masks.extend([forbidden] * count)
-
-    def play(self, face: int) -> None:
-        """``face`` left the hand: drop the oldest slot that may hold it (the most constrained)."""
-        for i, mask in enumerate(self.masks):
-            if not (mask >> face) & 1:
-                del self.masks[i]
-                return
-        if self.masks:  # an inconsistent log (cannot happen in a real game): drop the loosest slot
-            self.masks.pop()
-
-
 class SlotProofs(VoidProofs):
-    """The proofs of a hand's events applied to every seat's :class:`HandSlots`."""
+    """The proofs of a hand's events applied to each seat's hidden cards: one forbidden-face mask per card, oldest
+    first."""
 
     def __init__(self, config: GameConfig) -> None:
         super().__init__(config)
-        self.slots = [HandSlots(config.hand_size) for _ in range(config.num_players)]
+        self.slots = [[0] * config.hand_size for _ in range(config.num_players)]
 
     def on_proof(self, seat: int, void: int) -> None:
-        self.slots[seat].learn(void)
+        self.slots[seat] = [m | void for m in self.slots[seat]]
 
     def on_take(self, seat: int, count: int, void: int) -> None:
-        self.slots[seat].add(count, void)
+        self.slots[seat].extend([void] * count)
 
     def on_play(self, seat: int, face: int, from_hand: bool) -> None:
-        if from_hand:
-            self.slots[seat].play(face)
+        """A card played from the hand leaves the oldest slot that may hold it (the most constrained)."""
+        if not from_hand:
+            return
+        masks = self.slots[seat]
+        for i, mask in enumerate(masks):
+            if not (mask >> face) & 1:
+                del masks[i]
+                return
+        if masks:  # an inconsistent log (cannot happen in a real game): drop the loosest slot
+            masks.pop()
 
 
 def hidden_constraints(view: PlayerView) -> list[list[int]]:
@@ -72,8 +55,8 @@ def hidden_constraints(view: PlayerView) -> list[list[int]]:
     proofs = SlotProofs(view.config)
     for event in view.events:
         proofs.read(event)
-    return [[] if seat == view.seat else slots.masks if len(slots.masks) == view.sizes[seat] else [0] * view.sizes[seat]
-            for seat, slots in enumerate(proofs.slots)]
+    return [[] if seat == view.seat else masks if len(masks) == view.sizes[seat] else [0] * view.sizes[seat]
+            for seat, masks in enumerate(proofs.slots)]
 
 
 class Determinizer:
@@ -91,12 +74,9 @@ class Determinizer:
             [] if s == view.seat else [0] * view.sizes[s] for s in range(view.n)]
         self.free = [sum(1 for m in masks if not m) for masks in constraints]  # per seat, unconstrained cards
         tight = [(seat, mask) for seat, masks in enumerate(constraints) for mask in masks if mask]
-        tight.sort(key=lambda sm: -self._excluded(sm[1]))
-        self.tight = tight  # (seat, forbidden mask) of every constrained card, most constrained first
+        self.tight = sorted(tight, key=lambda sm: -sum(1 for f in pool if (sm[1] >> f) & 1))
+        """(seat, forbidden mask) of every constrained card, the most constrained (most faces excluded) first."""
         self.own = list(view.hand)
-
-    def _excluded(self, mask: int) -> int:
-        return sum(1 for f in self.pool if (mask >> f) & 1)
 
     def deal(self, rng: random.Random) -> tuple[list[list[int]], list[int]]:
         """Hidden cards dealt consistently: (cards per seat, stock top first)."""
