@@ -240,10 +240,9 @@ class PaddedOpponent:
     def __init__(self, opponents: dict[int, BatchOpponent]) -> None:
         self.opponents = opponents
         self.count_entry = layout(MAX_PLAYERS)["flags"].stop - 1  # the padded observation's num_players / 12
-        self.max_players = MAX_PLAYERS
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        counts = np.rint(np.asarray(obs[:, self.count_entry], np.float64) * self.max_players).astype(np.int64)
+        counts = np.rint(np.asarray(obs[:, self.count_entry], np.float64) * MAX_PLAYERS).astype(np.int64)
         out = np.empty(len(obs), np.int64)
         for k in np.unique(counts):
             if int(k) not in self.opponents:

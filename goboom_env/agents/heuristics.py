@@ -99,11 +99,9 @@ class HeuristicAgent(Agent):
         """The heuristic's rule on decoded rows (one row: this agent's move; many: the batched env's)."""
 
     def choose(self, table: Table) -> int:
-        """Pick among two or more legal actions: a best-scored card of the rule's :meth:`choice`, ties at random."""
-        return self.pick(self.choice(table.rows()))
-
-    def pick(self, choice: Choice) -> int:
-        """The best-scored card of a one-row :class:`~goboom_env.agents.batched.Choice` (DRAW_OR_PASS for none)."""
+        """Pick among two or more legal actions: a best-scored card of the rule's :meth:`choice` (DRAW_OR_PASS for
+        none), ties at random."""
+        choice = self.choice(table.rows())
         cards = np.flatnonzero(choice.pool[0]).tolist()
         return self._argmax(cards, choice.score[0, cards]) if cards else DRAW_OR_PASS
 
@@ -176,7 +174,6 @@ class JokersBoomAgent(JokersShedAgent):
     (:func:`~goboom_env.agents.batched.jokers_boom`)."""
 
     name = "jokers-boom"
-    variant = "jokers"
     scarcity = SCARCITY_WEIGHT
     boom_first = True
 
