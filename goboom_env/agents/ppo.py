@@ -13,13 +13,13 @@ import itertools
 import math
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from goboom_env.agents.registry import parse_spec, spec_bool
+from goboom_env.agents.registry import check_file, parse_spec, spec_bool
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.episode import EPISODES
@@ -260,10 +260,8 @@ def open_zip(path: str | Path) -> zipfile.ZipFile:
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a folder, not a model file (a .zip saved by `goboom train`)")
-    if not path.exists():
-        raise ValueError(f"model file {path} does not exist")
-    if not path.is_file():
-        raise ValueError(f"{path} is not a regular file: a model file is a .zip saved by `goboom train`")
+    check_file(path, f"model file {path} does not exist",
+               f"{path} is not a regular file: a model file is a .zip saved by `goboom train`")
     try:
         return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
@@ -294,8 +292,7 @@ def is_model_file(path: str | Path) -> bool:
 def parse_metadata(raw: str | bytes, source: str) -> dict[str, Any]:
     """Metadata JSON checked against the schema; ValueError starting with ``source`` otherwise."""
     meta = parse_json(raw, source)
-    problem = metadata_problem(meta)
-    if problem:
+    if problem := metadata_problem(meta):
         raise ValueError(f"{source} {problem}")
     return meta
 
@@ -373,6 +370,13 @@ def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | 
 _FIELD_WORDS = {"hand_size": "cards a hand", "num_decks": "decks", "num_jokers": "jokers", "scoring": "scoring",
                 "target_score": "target score", "rounds": "rounds", "after_joker": "after a joker",
                 "num_players": "players", "variant": "variant"}
+_VALUE_WORDS: dict[str, Callable[[Any], str]] = {
+    "num_jokers": lambda value: "no jokers" if value == 0 else f"{value} joker{'s' * (value != 1)}",
+    "target_score": lambda value: f"target score {value}",
+    "after_joker": lambda value: f"after a joker: {'anything' if value == 'any' else 'follow the card under it'}",
+    "scoring": lambda value: f"{value} scoring",
+}
+"""A game field's value in words where it is not ``"{value} {field words}"``."""
 
 
 def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
@@ -386,16 +390,7 @@ def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
             value = game[key]
             if key in ("variant", "num_players") or value is None:  # None: a field of the other variant
                 continue
-            if key == "num_jokers":
-                parts.append("no jokers" if value == 0 else f"{value} joker{'s' * (value != 1)}")
-            elif key == "target_score":
-                parts.append(f"target score {value}")
-            elif key == "after_joker":
-                parts.append(f"after a joker: {'anything' if value == 'any' else 'follow the card under it'}")
-            elif key == "scoring":
-                parts.append(f"{value} scoring")
-            else:
-                parts.append(f"{value} {_FIELD_WORDS[key]}")
+            parts.append(_VALUE_WORDS[key](value) if key in _VALUE_WORDS else f"{value} {_FIELD_WORDS[key]}")
         return ", ".join(parts)
 
     return (f"{words(ours)}; the requested game is {words(theirs)} "

@@ -221,10 +221,8 @@ def _file_factory(file: str, class_name: str, spec: str) -> AgentFactory:
 def _load_file(file: str, spec: str) -> ModuleType:
     """``file`` run as a module of its own (once per process while the file is unchanged)."""
     path = Path(file).expanduser()
-    if not path.exists():
-        raise ValueError(f"agent file {file} does not exist (spec {spec!r}; looked for {path.absolute()})")
-    if not path.is_file():
-        raise ValueError(f"agent file {file} is not a file (spec {spec!r})")
+    check_file(path, f"agent file {file} does not exist (spec {spec!r}; looked for {path.absolute()})",
+               f"agent file {file} is not a file (spec {spec!r})")
     path = path.resolve()
     key = (path, path.stat().st_mtime_ns)
     if key in _FILE_MODULES:
@@ -245,6 +243,15 @@ def _load_file(file: str, spec: str) -> ModuleType:
         raise ValueError(f"agent file {file} failed to load{where}: {type(exc).__name__}: {exc}") from exc
     _FILE_MODULES[key] = module
     return module
+
+
+def check_file(path: Path, missing: str, not_file: str) -> None:
+    """ValueError ``missing`` when nothing is at ``path`` (an agent file, a model), ``not_file`` when it is not a
+    regular file (a folder, a device)."""
+    if not path.exists():
+        raise ValueError(missing)
+    if not path.is_file():
+        raise ValueError(not_file)
 
 
 def _named_options(factory: Callable[..., Any]) -> tuple[list[str], bool] | None:
