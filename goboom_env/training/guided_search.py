@@ -26,8 +26,7 @@ class ModelGuide:
         self.policy = policy
 
     def __call__(self, observation: Observation, view: PlayerView) -> np.ndarray:
-        inputs = np.asarray(self.policy.inputs(observation, view), np.float32)
-        _, logits = self.policy.net.forward(inputs)
+        logits = self.policy.net.logits(self.policy.inputs(observation, view))
         legal = np.asarray(observation["action_mask"], bool)
         scores = np.where(legal, logits, -np.inf)
         prior = np.exp(scores - scores[legal].max())
