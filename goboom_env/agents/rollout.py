@@ -53,26 +53,27 @@ def _covers_without(faces: list[int], counts: bytearray) -> list[int]:
 def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
     """``classic-tricks`` on the engine: win the trick cheaply, else keep the hand flexible (R1.5-R1.8); a lead the
     others can hardly follow sends them drawing (R1.6)."""
-    legal = hand.legal_mask()
+    cards = faces_in(hand.legal_mask())
     led = hand.led
     if led >= 0:
         suit, best = led // 13, hand.best_face
-        winners = [c for c in faces_in(legal) if c // 13 == suit and c > best]
+        winners = [c for c in cards if c // 13 == suit and c > best]
         if winners:
             return winners[0]
-    return _classic_move(hand, legal, seen, rng, cover=100, points=1, lead=100)
+    return _classic_move(hand, cards, seen, rng, cover=100, points=1, lead=100)
 
 
 def classic_cover_move(hand: Hand, seen: int, rng: random.Random) -> int:
     """``classic-cover`` on the engine: keep the most unseen cards followable, then shed points (R1.5-R1.10)."""
-    return _classic_move(hand, hand.legal_mask(), seen, rng, cover=10_000, points=100, lead=1)
+    return _classic_move(hand, faces_in(hand.legal_mask()), seen, rng, cover=10_000, points=100, lead=1)
 
 
-def _classic_move(hand: Hand, legal: int, seen: int, rng: random.Random, cover: int, points: int, lead: int) -> int:
-    """The legal card (all of them: no drawing while able to follow, R1.5) with the best ``cover`` per unseen face
+def _classic_move(hand: Hand, cards: list[int], seen: int, rng: random.Random, cover: int, points: int,
+                  lead: int) -> int:
+    """The legal card (all cards: no drawing while able to follow, R1.5) with the best ``cover`` per unseen face
     still followable without it, plus ``points`` per point it is worth, less on the lead ``lead`` per unseen face
-    that follows it; DRAW_OR_PASS when no card follows the led one (R1.6)."""
-    if legal == DRAW_BIT:
+    that follows it; DRAW_OR_PASS when it is the only legal action (no card follows the led one, R1.6)."""
+    if cards == [DRAW_OR_PASS]:
         return DRAW_OR_PASS
     seat = hand.current
     own = hand.masks[seat]
@@ -80,7 +81,6 @@ def _classic_move(hand: Hand, legal: int, seen: int, rng: random.Random, cover: 
     covers = dict(zip(faces, _covers_without(faces, hand.counts[seat])))
     unseen = DECK_MASK & ~own & ~seen
     leading = hand.led < 0
-    cards = faces_in(legal)
     scores = [(covers[c] & unseen).bit_count() * cover + CLASSIC_POINTS[c] * points
               - ((MATCH_MASKS[c] & unseen).bit_count() * lead if leading else 0) for c in cards]
     return _pick(cards, scores, rng)
