@@ -21,7 +21,7 @@ import numpy as np
 
 from goboom_env.agents.registry import check_file, parse_spec, spec_bool
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import GameConfig
+from goboom_env.config import GameConfig, errors_prefixed
 from goboom_env.episode import EPISODES
 from goboom_env.hints import shown
 from goboom_env.history import HistoryEncoder
@@ -135,10 +135,8 @@ class SnapshotAgent:
 
     def choose(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """:meth:`FrozenMlp.act` with this agent's generator; its errors name the agent."""
-        try:
+        with errors_prefixed(f"agent {self.name}"):
             return self.net.act(obs, mask, self.rng)
-        except ValueError as exc:
-            raise ValueError(f"agent {self.name}: {exc}") from None
 
     def reseed(self, seed: int | None) -> None:
         """Restart the sampling generator (tournament runners call this before each game)."""
