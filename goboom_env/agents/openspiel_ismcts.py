@@ -67,9 +67,4 @@ class OpenSpielISMCTSAgent(Agent):
         return int(self.bot.step(state_from_view(self.game, view, self.rng)))
 
 
-def load_openspiel_ismcts(config: GameConfig, seed: int | None = None, **options: object) -> OpenSpielISMCTSAgent:
-    """The ``openspiel-ismcts:`` agent factory (the ``goboom_env.agents`` entry point)."""
-    return OpenSpielISMCTSAgent(config, seed, **options)
-
-
-__all__ = ["OPTIONS", "OpenSpielISMCTSAgent", "load_openspiel_ismcts"]
+__all__ = ["OPTIONS", "OpenSpielISMCTSAgent"]
