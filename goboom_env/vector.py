@@ -451,9 +451,8 @@ class Streams:
         seeds = list(seeds)
         if len(seeds) != len(index):
             raise ValueError(f"seed needs one seed per row: {len(index)} row(s), got {len(seeds)} seed(s)")
-        words = np.stack([np.random.SeedSequence(s).generate_state(4, np.uint64) for s in seeds]) if seeds else \
-            np.zeros((0, 4), np.uint64)
-        _pcg64.seed_rows(self.state, index, words)
+        words = np.array([np.random.SeedSequence(s).generate_state(4, np.uint64) for s in seeds], np.uint64)
+        _pcg64.seed_rows(self.state, index, words.reshape(-1, 4))
 
     def integers(self, highs: Any, rows: Any = None) -> np.ndarray:
         """``[len(rows)]`` int64: row ``rows[i]``'s ``integers(highs[i])`` (``1 <= highs[i] <= 2**32``)."""
