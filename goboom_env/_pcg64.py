@@ -32,7 +32,8 @@ _MULT_LO = np.uint64(0x4385DF649FCCF645)  # PCG's default 128-bit multiplier, wi
 _LOW32 = np.uint64(0xFFFFFFFF)
 _ZERO = np.uint64(0)
 _ONE = np.uint64(1)
-_S1, _S2, _S4, _S8, _S11, _S16, _S32, _S58, _S63 = (np.uint64(k) for k in (1, 2, 4, 8, 11, 16, 32, 58, 63))
+_S1, _S11, _S32, _S58, _S63 = (np.uint64(k) for k in (1, 11, 32, 58, 63))
+_FOLDS = tuple(np.uint64(k) for k in (1, 2, 4, 8, 16, 32))
 _INV_2_53 = 1.0 / 9007199254740992.0
 
 
@@ -112,12 +113,8 @@ def interval(st, r, i):
     if top == _ZERO:
         return 0
     mask = top
-    mask |= mask >> _S1
-    mask |= mask >> _S2
-    mask |= mask >> _S4
-    mask |= mask >> _S8
-    mask |= mask >> _S16
-    mask |= mask >> _S32
+    for shift in _FOLDS:  # the highest set bit smeared into every lower one
+        mask |= mask >> shift
     value = next32(st, r) & mask
     while value > top:
         value = next32(st, r) & mask

@@ -23,47 +23,20 @@ with needs_extra("the batched engine (goboom_env.vector)"):
 
 LEAD, FOLLOW, DISCARD, OVER = (int(phase) for phase in Phase)  # plain ints: numba's compile-time constants
 
-# columns of the per-game scalar array ``g`` [B, G_FIELDS]
-G_DEALER = 0
-G_CURRENT = 1
-G_PHASE = 2
-G_LEADER = 3
-G_LED = 4
-G_BEST_FACE = 5
-G_BEST_SEAT = 6
-G_TURNS = 7
-G_PASSES = 8
-G_TOP = 9
-G_MATCH = 10
-G_WINNER = 11
-G_BLOCKED = 12
-G_STOCK_HEAD = 13
-G_STOCK_LEN = 14
-G_HANDS_PLAYED = 15
-G_FINISHED = 16  # 1: over, waiting for reset (autoreset=False)
-G_MOVES = 17  # history layout: the moves of the hand in the window
-G_WINNERS = 18  # the last finished episode's winners, one bit per seat
-G_FIELDS = 19
+# columns of the per-game scalar array ``g`` [B, G_FIELDS]; G_FINISHED: over, waiting for reset (autoreset=False);
+# G_MOVES: the moves of the hand in the window (history layout); G_WINNERS: the last finished episode's winners,
+# one bit per seat
+(G_DEALER, G_CURRENT, G_PHASE, G_LEADER, G_LED, G_BEST_FACE, G_BEST_SEAT, G_TURNS, G_PASSES, G_TOP, G_MATCH, G_WINNER,
+ G_BLOCKED, G_STOCK_HEAD, G_STOCK_LEN, G_HANDS_PLAYED, G_FINISHED, G_MOVES, G_WINNERS, G_FIELDS) = range(20)
 
 STATE = ("g", "counts", "hmask", "sizes", "drawn", "trick", "scores", "seen", "deck", "stock", "legal", "rng",
          "played", "void", "since", "window")
 """The state arrays in the order every kernel takes them; the last four hold the history layout's facts."""
 
-# entries of the int64 configuration array ``cfg``
-C_N = 0
-C_HAND_SIZE = 1
-C_DECK_SIZE = 2
-C_CLASSIC = 3
-C_AFTER_ANY = 4
-C_SCORING = 5  # STANDARD (R1.11), REVERSE (R1.12) or PENALTY (R2.11)
-C_TARGET = 6
-C_ROUNDS = 7  # jokers rounds per match; 0 in classic
-C_SCORE_SCALE = 8
-C_MATCH_EPISODE = 9
-C_POINTS_REWARD = 10
-C_AUTORESET = 11
-C_HISTORY = 12  # 1: write the history layout after the snapshot
-C_FIELDS = 13
+# entries of the int64 configuration array ``cfg``; C_SCORING: STANDARD (R1.11), REVERSE (R1.12) or PENALTY (R2.11);
+# C_ROUNDS: jokers rounds per match, 0 in classic; C_HISTORY: 1 to write the history layout after the snapshot
+(C_N, C_HAND_SIZE, C_DECK_SIZE, C_CLASSIC, C_AFTER_ANY, C_SCORING, C_TARGET, C_ROUNDS, C_SCORE_SCALE, C_MATCH_EPISODE,
+ C_POINTS_REWARD, C_AUTORESET, C_HISTORY, C_FIELDS) = range(14)
 
 STANDARD, REVERSE, PENALTY = (get_args(Scoring).index(name) for name in ("standard", "reverse", "penalty"))
 
@@ -84,11 +57,9 @@ _ONE = np.uint64(1)
 def _shuffle_deck(rng, b, deck, base):
     """The deck multiset ``base`` shuffled into ``deck[b]`` (index 0 = top) by game ``b``'s generator, as
     ``Match`` deals: ``rng.permutation`` of the sorted multiset, whose Fisher-Yates swaps these are."""
-    size = base.shape[0]
     row = deck[b]
-    for i in range(size):
-        row[i] = base[i]
-    for i in range(size - 1, 0, -1):
+    row[:] = base
+    for i in range(base.shape[0] - 1, 0, -1):
         j = interval(rng, b, i)
         tmp = row[i]
         row[i] = row[j]
@@ -111,15 +82,12 @@ def _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, sto
     """Deal ``deck[b]`` from ``dealer`` (R1.3, R2.3) and set up the first turn, as Hand.__init__."""
     n = cfg[C_N]
     size = cfg[C_DECK_SIZE]
-    for s in range(n):
-        hmask[b, s] = 0
-        sizes[b, s] = cfg[C_HAND_SIZE]
-        drawn[b, s] = 0
-        trick[b, s] = NOT_PLAYED
-        for f in range(NUM_FACES):
-            counts[b, s, f] = 0
-    for f in range(NUM_FACES):
-        seen[b, f] = 0
+    hmask[b] = 0
+    sizes[b] = cfg[C_HAND_SIZE]
+    drawn[b] = 0
+    trick[b] = NOT_PLAYED
+    counts[b] = 0
+    seen[b] = 0
     dealt = cfg[C_HAND_SIZE] * n
     first = dealer + 1
     for i in range(dealt):
@@ -127,8 +95,7 @@ def _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, sto
         s = (first + i) % n
         counts[b, s, face] += 1
         hmask[b, s] |= _ONE << np.uint64(face)
-    for i in range(size - dealt):
-        stock[b, i] = deck[b, dealt + i]
+    stock[b, :size - dealt] = deck[b, dealt:]
     g[b, G_STOCK_HEAD] = 0
     g[b, G_STOCK_LEN] = size - dealt
     g[b, G_DEALER] = dealer
@@ -169,8 +136,7 @@ def _new_game(b, dealer, cfg, base, g, counts, hmask, sizes, drawn, trick, score
 @njit(cache=True)
 def _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock):
     """Zero game ``b``'s scores and hand count and deal its first hand from ``deck[b]`` (already in order)."""
-    for s in range(cfg[C_N]):
-        scores[b, s] = 0
+    scores[b] = 0
     g[b, G_HANDS_PLAYED] = 0
     g[b, G_FINISHED] = 0
     _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, stock)
@@ -348,25 +314,18 @@ def _hand_points(b, n, points, counts, hmask, out):
 @njit(cache=True)
 def _score_deltas(cfg, winner, pts, out):
     """R1.11 (standard: the winner takes all), R1.12 / R2.11 (everyone adds their own points)."""
-    n = cfg[C_N]
     if cfg[C_SCORING] == STANDARD:
-        total = 0
-        for s in range(n):
-            out[s] = 0
-            total += pts[s]
+        out[:] = 0
         if winner >= 0:
-            out[winner] = total
-        return
-    for s in range(n):
-        out[s] = pts[s]
+            out[winner] = pts.sum()
+    else:
+        out[:] = pts
 
 
 @njit(cache=True)
 def _win_rewards(n, is_winner, rewards, b):
     """Zero-sum win reward: each of k winners gets (n/k - 1)/(n - 1), the others -1/(n - 1)."""
-    k = 0
-    for s in range(n):
-        k += is_winner[s]
+    k = is_winner.sum()
     if k == 0:
         return
     for s in range(n):
@@ -379,10 +338,7 @@ def _win_rewards(n, is_winner, rewards, b):
 @njit(cache=True)
 def _lowest(n, values, out):
     """``out[s] = 1`` for the seats holding the lowest value (co-winners)."""
-    low = values[0]
-    for s in range(1, n):
-        if values[s] < low:
-            low = values[s]
+    low = values.min()
     for s in range(n):
         out[s] = 1 if values[s] == low else 0
 
@@ -399,10 +355,7 @@ def _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
     if cfg[C_POINTS_REWARD]:
         _score_deltas(cfg, winner, pts, deltas)
         sign = 1 if cfg[C_SCORING] == STANDARD else -1
-        total = 0
-        for s in range(n):
-            total += sign * deltas[s]
-        mean = total / n
+        mean = sign * deltas.sum() / n
         for s in range(n):
             rewards[b, s] = (sign * deltas[s] - mean) / 100.0
     if not cfg[C_MATCH_EPISODE]:
@@ -486,8 +439,7 @@ def _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, se
     if cfg[C_ROUNDS]:
         row[off[O_PROGRESS]] = np.float32(g[b, G_HANDS_PLAYED] / cfg[C_ROUNDS])
     o = off[O_FLAGS]
-    for i in range(9):
-        row[o + i] = scale[o + i]
+    row[o:o + 9] = scale[o:o + 9]
 
 
 @njit(cache=True, inline="always")
@@ -505,13 +457,11 @@ def _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, s
 
 # -- the history layout (goboom_env.history.PublicHistory, HistoryEncoder.encode) ------------------------
 @njit(cache=True)
-def _hist_clear(b, n, g, played, void, since):
+def _hist_clear(b, g, played, void, since):
     """A new hand: no card played, no proof, no move."""
-    for s in range(n):
-        void[b, s] = 0
-        since[b, s] = 0
-        for f in range(NUM_FACES):
-            played[b, s, f] = 0
+    void[b] = 0
+    since[b] = 0
+    played[b] = 0
     g[b, G_MOVES] = 0
 
 
@@ -652,7 +602,7 @@ def reset_games(games, decks, dealers, cfg, base, match_masks, boom, off, scale,
         _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
                        seat_out)
         if cfg[C_HISTORY]:
-            _hist_clear(b, n, g, played, void, since)
+            _hist_clear(b, g, played, void, since)
             _encode_history(b, g[b, G_CURRENT], cfg, off, scale, g, played, void, since, window, obs[b])
 
 
@@ -679,8 +629,7 @@ def step_games(actions, moving, cfg, base, match_masks, boom, points, off, scale
     history = cfg[C_HISTORY]
     work = np.zeros((3, n), np.int64)
     for b in range(batch):
-        for s in range(n):
-            rewards[b, s] = 0.0
+        rewards[b] = 0.0
         done[b] = False
         if not moving[b]:
             continue
@@ -703,7 +652,7 @@ def step_games(actions, moving, cfg, base, match_masks, boom, points, off, scale
                 _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock,
                              rng, rewards, done, work)
                 if history and not g[b, G_FINISHED]:  # a new hand was dealt
-                    _hist_clear(b, n, g, played, void, since)
+                    _hist_clear(b, g, played, void, since)
             legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
         _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
                        seat_out)
@@ -741,21 +690,3 @@ def observe_seats(games, seats, cfg, off, scale, g, counts, sizes, drawn, trick,
         if cfg[C_HISTORY]:
             _encode_history(b, seats[i], cfg, off, scale, g, played, void, since, window, out[i])
 
-
-@njit(cache=True)
-def sample_legal(mask, uniforms, out):
-    """``out[b]``: the legal action of ``mask[b]`` at rank ``floor(uniforms[b] * legal count)``."""
-    for b in range(mask.shape[0]):
-        count = 0
-        for a in range(mask.shape[1]):
-            count += mask[b, a] != 0
-        if count == 0:
-            out[b] = -1
-            continue
-        pick = int(uniforms[b] * count)
-        for a in range(mask.shape[1]):
-            if mask[b, a] != 0:
-                if pick == 0:
-                    out[b] = a
-                    break
-                pick -= 1

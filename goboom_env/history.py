@@ -184,6 +184,9 @@ class HistoryEncoder(ObservationEncoder):
         self.low = np.zeros(self.size, np.float32)
         self.high = np.concatenate([self.high, np.ones(tail, np.float32)])
 
+    def entry_scale(self) -> np.ndarray:
+        return np.concatenate([self._scale, self._hscale])
+
     def history(self, hand: Hand) -> PublicHistory:
         """The facts of ``hand``'s events so far."""
         return self._facts(hand, hand.events)

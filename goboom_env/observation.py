@@ -154,6 +154,10 @@ class ObservationEncoder:
         self.high = np.ones(self.size, np.float32)
         self.high[self.slices["scores"]] = max_score(config) / self._score_scale
 
+    def entry_scale(self) -> np.ndarray:
+        """Per entry, the float32 factor its integer level is multiplied by (the batched engine scales alike)."""
+        return self._scale
+
     def _unit_layout(self) -> np.ndarray:
         """Per entry, the factor that turns a counting block's value back into its level (0 elsewhere)."""
         out = np.zeros(self.size)

@@ -42,16 +42,8 @@ from goboom_env.cards import (
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.episode import check_episode
 from goboom_env.global_state import state_layout
-from goboom_env.history import (
-    HISTORY_PADDED_SIZE,
-    HistoryEncoder,
-    check_observation,
-    history_layout,
-    history_padded_index,
-    history_size,
-    window_size,
-)
-from goboom_env.observation import PADDED_SIZE, ObservationEncoder, face_copies, layout, observation_size, padded_index
+from goboom_env.history import HISTORY_PADDED_SIZE, check_observation, history_padded_index, make_encoder, window_size
+from goboom_env.observation import PADDED_SIZE, face_copies, padded_index
 
 __all__ = ["MixedVectorGame", "Streams", "VectorGame", "compile_pending", "random_legal_actions"]
 
@@ -90,15 +82,16 @@ class VectorGame:
         self.check = bool(check)
         n = self.num_players = config.num_players
         self.deck_size = size = config.deck_size
-        self.observation_size = history_size(n) if history else observation_size(n)
+        encoder = make_encoder(config, observation)
+        self.observation_size = encoder.size
         self._cfg = _config_array(config, episode, reward, self.autoreset)
         self._cfg[_k.C_HISTORY] = history
         self._base = np.array(deck_faces(config.num_decks, config.num_jokers), np.uint8)
         self._match_masks = np.array(MATCH_MASKS, np.uint64)
         self._boom = np.uint64(boom_mask(config.aces_mode))
         self._points = np.array(CLASSIC_POINTS if config.is_classic else JOKERS_POINTS, np.int32)
-        self._off = np.array([sl.start for sl in (history_layout(n) if history else layout(n)).values()], np.int64)
-        self._scale = _observation_scale(config, history)
+        self._off = np.array([sl.start for sl in encoder.slices.values()], np.int64)
+        self._scale = encoder.entry_scale()
         self._copies_scale = (1.0 / face_copies(config)).astype(np.float32)
         self.streams = Streams(batch, seed)
         self._state = {
@@ -458,9 +451,8 @@ class Streams:
         seeds = list(seeds)
         if len(seeds) != len(index):
             raise ValueError(f"seed needs one seed per row: {len(index)} row(s), got {len(seeds)} seed(s)")
-        words = np.stack([np.random.SeedSequence(s).generate_state(4, np.uint64) for s in seeds]) if seeds else \
-            np.zeros((0, 4), np.uint64)
-        _pcg64.seed_rows(self.state, index, words)
+        words = np.array([np.random.SeedSequence(s).generate_state(4, np.uint64) for s in seeds], np.uint64)
+        _pcg64.seed_rows(self.state, index, words.reshape(-1, 4))
 
     def integers(self, highs: Any, rows: Any = None) -> np.ndarray:
         """``[len(rows)]`` int64: row ``rows[i]``'s ``integers(highs[i])`` (``1 <= highs[i] <= 2**32``)."""
@@ -513,9 +505,10 @@ def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarr
     mask = np.asarray(mask)
     if mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
         raise ValueError(f"mask must have shape (B, {NUM_ACTIONS}), got {mask.shape}")
-    out = np.empty(mask.shape[0], np.int64)
-    _k.sample_legal(mask, rng.random(mask.shape[0]), out)
-    return out
+    ranks = np.cumsum(mask != 0, axis=1)  # per column, the legal actions up to it
+    count = ranks[:, -1]
+    pick = (rng.random(mask.shape[0]) * count).astype(np.int64)  # the rank drawn, floor(uniform * legal count)
+    return np.where(count > 0, (ranks <= pick[:, None]).sum(axis=1), -1).astype(np.int64)
 
 
 def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool) -> np.ndarray:
@@ -534,17 +527,3 @@ def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool
     cfg[_k.C_POINTS_REWARD] = reward == "points"
     cfg[_k.C_AUTORESET] = autoreset
     return cfg
-
-
-def _observation_scale(config: GameConfig, history: bool = False) -> np.ndarray:
-    """The float32 factor of each observation entry, as the encoders scale their levels."""
-    slices = layout(config.num_players)
-    copies = (1.0 / face_copies(config)).astype(np.float32)
-    scale = np.ones(observation_size(config.num_players), np.float32)
-    scale[slices["hand"]] = copies
-    scale[slices["seen"]] = copies
-    scale[slices["hand_sizes"].start:slices["drawn"].stop] = 1.0 / config.deck_size
-    scale[slices["flags"]] = ObservationEncoder.flags(config)
-    if history:
-        scale = np.concatenate([scale, HistoryEncoder(config)._hscale])
-    return scale
