@@ -71,19 +71,11 @@ class GameConfig:
         _check_int(self, "hand_size", 1, 52 * MAX_DECKS)
         check_choice("after_joker", self.after_joker, ("match", "any"))
         classic = self.variant == "classic"
-        resolved = {
-            "num_decks": self.num_decks
-            if self.num_decks is not None
-            else (2 if classic and self.num_players >= 7 else 1),
-            "num_jokers": self.num_jokers
-            if self.num_jokers is not None
-            else (0 if classic else 2),
-            "scoring": self.scoring
-            if self.scoring is not None
-            else ("standard" if classic else "penalty"),
-        }
-        for name, value in resolved.items():
-            object.__setattr__(self, name, value)
+        defaults = {"num_decks": 2 if classic and self.num_players >= 7 else 1, "num_jokers": 0 if classic else 2,
+                    "scoring": "standard" if classic else "penalty"}
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
         _check_int(self, "num_decks", 1, MAX_DECKS)
         if classic:
             self._check_classic()
@@ -177,10 +169,8 @@ class GameConfig:
         return GameConfig.from_dict({**self.explicit_fields(), **changes})
 
     def to_dict(self) -> dict[str, Any]:
-        """The resolved fields as a JSON-friendly dict: every derived field has its value, so
-        :meth:`from_dict` of it gives an equal config with every field explicit (a saved config
-        keeps its values even if derivation rules change). :meth:`explicit_fields` is the
-        smaller dict that keeps derived fields derived."""
+        """Every field as a JSON-friendly dict, derived ones with their values, so that a saved config keeps them
+        even if derivation rules change (:meth:`explicit_fields` keeps derived fields derived)."""
         return {name: getattr(self, name) for name in field_names()}
 
     @classmethod

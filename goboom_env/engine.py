@@ -29,10 +29,8 @@ from typing import Any
 import numpy as np
 
 from goboom_env.cards import (
-    CLASSIC_POINTS,
     DRAW_OR_PASS,
     JOKER,
-    JOKERS_POINTS,
     MATCH_MASKS,
     NUM_FACES,
     boom_mask,
@@ -43,7 +41,7 @@ from goboom_env.cards import (
 )
 from goboom_env.config import GameConfig, as_int, errors_prefixed
 from goboom_env.events import Blocked, CardEvent, Draw, Event, EventKind, Play, SeatEvent, event_to_json
-from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, check_deck, deck_multiset
+from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, card_points, check_deck, deck_multiset
 from goboom_env.scoring import HandResult, match_winners, score_deltas, win_rewards
 from goboom_env.state_reader import read_hand, read_match
 
@@ -120,7 +118,7 @@ class Hand:
         self.dealer = dealer
         self._boom_mask = boom_mask(config.aces_mode)
         self._after_any = config.anything_after_joker
-        self._points = CLASSIC_POINTS if self.classic else JOKERS_POINTS
+        self._points = card_points(config)
         self._legal = -1
 
     @classmethod
@@ -215,10 +213,7 @@ class Hand:
         if action < 0 or action > DRAW_OR_PASS or not (legal >> action) & 1:
             raise self._illegal(action)
         self._legal = -1
-        if self.classic:
-            self._classic_step(action)
-        else:
-            self._jokers_step(action)
+        (self._classic_step if self.classic else self._jokers_step)(action)
 
     def _illegal(self, action: Any) -> IllegalActionError:
         if self.over:

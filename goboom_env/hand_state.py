@@ -8,7 +8,7 @@ import functools
 from collections import Counter
 from collections.abc import Sequence
 
-from goboom_env.cards import NUM_FACES, card_text, deck_faces
+from goboom_env.cards import CLASSIC_POINTS, JOKERS_POINTS, NUM_FACES, card_text, deck_faces
 from goboom_env.config import GameConfig
 
 
@@ -41,6 +41,11 @@ def deck_counts(config: GameConfig) -> list[int]:
     """Per face, its copies in the configuration's deck."""
     faces = deck_multiset(config.num_decks, config.num_jokers)
     return [faces.count(face) for face in range(NUM_FACES)]
+
+
+def card_points(config: GameConfig) -> tuple[int, ...]:
+    """Per face, its points when left in a hand (R1.10 classic, R2.11 jokers)."""
+    return CLASSIC_POINTS if config.is_classic else JOKERS_POINTS
 
 
 def check_deck(config: GameConfig, deck: Sequence[int]) -> None:

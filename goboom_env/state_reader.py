@@ -10,20 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from goboom_env.cards import (
-    CLASSIC_POINTS,
-    JOKER,
-    JOKERS_POINTS,
-    MATCH_MASKS,
-    NUM_FACES,
-    card_text,
-    code_of,
-    code_or_none,
-    face_of,
-)
+from goboom_env.cards import JOKER, JOKERS_POINTS, MATCH_MASKS, NUM_FACES, card_text, code_of, code_or_none, face_of
 from goboom_env.config import GameConfig, as_int
 from goboom_env.events import event_from_json
-from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, check_deck
+from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase, card_points, check_deck
 from goboom_env.hints import shown
 from goboom_env.scoring import HandResult, match_winners, score_deltas
 from goboom_env.untrusted import Fields
@@ -79,7 +69,7 @@ def read_hand(data: Any) -> dict[str, Any]:
 
 def _hand_points(state: dict[str, Any]) -> tuple[int, ...]:
     """Points of the cards left in each hand of a read state (R1.10, R2.11)."""
-    points = CLASSIC_POINTS if state["config"].is_classic else JOKERS_POINTS
+    points = card_points(state["config"])
     return tuple(sum(points[f] for f in faces) for faces in state["hands"])
 
 
@@ -88,11 +78,10 @@ def _read_hand(data: Any) -> dict[str, Any]:
     config = _config(r)
     n, classic = config.num_players, config.is_classic
     hands = r.items("hands", n)
-    phases = (Phase.LEAD, Phase.FOLLOW, Phase.OVER) if classic else (Phase.DISCARD, Phase.OVER)
+    phases = ["LEAD", "FOLLOW", "OVER"] if classic else ["DISCARD", "OVER"]
     phase = data["phase"]
-    if phase not in [p.name for p in phases]:
-        names = [p.name for p in phases]
-        raise r.error("phase", f"must be one of {names} for variant {config.variant!r}, got {shown(phase)}")
+    if phase not in phases:
+        raise r.error("phase", f"must be one of {phases} for variant {config.variant!r}, got {shown(phase)}")
     state = {
         "config": config,
         "dealer": r.seat("dealer", n),
@@ -244,7 +233,7 @@ def _read_result(r: Fields, field: str, raw: Any, config: GameConfig) -> HandRes
     winner = res.seat("winner", n, unset=None)
     blocked = res.flag("blocked")
     most = config.deck_size * max(JOKERS_POINTS)
-    points = [res.integer(f"hand_points[{s}]", 0, most, p) for s, p in enumerate(res.items("hand_points", n))]
+    points = list(res.ints("hand_points", n, 0, most))
     if blocked == (winner is not None) or (blocked and config.is_classic):
         raise res.error("blocked", f"must be true exactly when there is no winner, and only in jokers; got "
                                    f"winner {winner}, blocked {blocked}")
