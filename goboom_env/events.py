@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask, code_of, face_of, pretty
+from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask, code_of, pretty
 from goboom_env.config import GameConfig
 from goboom_env.hints import shown
 from goboom_env.untrusted import Fields
@@ -141,10 +141,7 @@ def event_from_json(fields: Fields, name: str, raw: Any, config: GameConfig) -> 
         if field == "seat":
             values.append(fields.seat(name, config.num_players, raw=value))
         elif field == "face":
-            try:
-                values.append(face_of(value))
-            except ValueError as exc:
-                raise fields.error(name, str(exc)) from None
+            values.append(fields.card(name, value))
         else:
             values.append(fields.integer(name, 1, config.deck_size if config.is_classic else 1, raw=value))
     return make_event(kind, *values)
@@ -219,10 +216,7 @@ class VoidProofs:
         """``seat`` ended its move: the card it played (-1: none), whether it drew, whether it passed."""
 
     def read(self, event: tuple) -> None:
-        if self._classic:
-            self._read_classic(event)
-        else:
-            self._read_jokers(event)
+        (self._read_classic if self._classic else self._read_jokers)(event)
 
     def _read_classic(self, event: tuple) -> None:
         kind = event[0]

@@ -3,22 +3,6 @@
 A record holds one episode (a hand or a match) with all it takes to see it again move by move: the rules, who sat
 where, the deck and dealer of every hand, every move with its events and how it ended; one game per line.
 
-One line, pretty-printed (a jokers hand, shortened)::
-
-    {"format": "goboom-record", "version": 1,
-     "config": {"variant": "jokers", "num_players": 3, ...},      # GameConfig.to_dict()
-     "episode": "hand",                                           # or "match"
-     "seats": ["heuristic", "random", "random"],                 # agent spec per seat
-     "meta": {"game": 0, "deal": 0, "seed": 7},                   # free-form, JSON values only
-     "hands": [{
-        "dealer": 2,
-        "deck": ["7S", "JK", ...],                                # the deck order, top first (R0.5)
-        "deal_events": [["bury", "JK"], ["upcard", "9H"]],        # events of the deal itself
-        "moves": [{"seat": 0, "action": 53, "card": "draw", "events": [["draw", 0, 1]]}, ...],
-        "winners": [1], "hand_points": [12, 0, 31], "score_deltas": [12, 0, 31], "scores": [12, 0, 31]}],
-     "result": {"episode": "hand", "winners": [1], "points": [12, 0, 31], "hands": 1, ...,
-                "rewards": [-0.5, 1.0, -0.5]}}
-
 The Evaluation guide's "Game records" section describes every field. Reading checks every field (ValueError
 ``games.jsonl line 3: hands[0].moves[5].action: ...``); :func:`replay` checks every move and result on the engine.
 
@@ -46,7 +30,7 @@ from typing import Any, NamedTuple, TextIO
 import numpy as np
 
 from goboom_env.agents.policy import Policy
-from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of, face_of
+from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, code_of
 from goboom_env.config import GameConfig, as_int, errors_prefixed
 from goboom_env.engine import Hand, IllegalActionError, Match
 from goboom_env.episode import EPISODES, EpisodeResult, check_episode, end_hand
@@ -180,20 +164,16 @@ class Recorder:
         starts = [start for _, _, start in self._moves] + [len(events)]
         moves = tuple(Move(seat, action, tuple(events[starts[i]:starts[i + 1]]))
                       for i, (seat, action, _) in enumerate(self._moves))
-        scored = len(match.results) > self._results_before + len(self._hands)
-        if scored:  # a match episode: Match.finish_hand scored it
-            result = match.results[self._results_before + len(self._hands)]
-            deltas, scores = result.score_deltas, tuple(self._scores_after(result.score_deltas))
+        index = self._results_before + len(self._hands)
+        if len(match.results) > index:  # a match episode: Match.finish_hand scored it
+            deltas = match.results[index].score_deltas
+            before = self._hands[-1].scores if self._hands else (0,) * len(self.seats)
+            scores = tuple(a + b for a, b in zip(before, deltas))
         else:  # a one-hand episode: end_hand leaves the match unscored
-            deltas = tuple(_hand_deltas(hand))
-            scores = deltas
+            deltas = scores = tuple(_hand_deltas(hand))
         self._hands.append(HandRecord(hand.dealer, self._deck, tuple(events[:starts[0]]), moves,
                                       tuple(hand.winners()), tuple(hand.hand_points()), deltas, scores))
         self._hand, self._moves = None, []
-
-    def _scores_after(self, deltas: Sequence[int]) -> list[int]:
-        before = self._hands[-1].scores if self._hands else (0,) * len(self.seats)
-        return [a + b for a, b in zip(before, deltas)]
 
     def finish(self, result: EpisodeResult | None = None) -> GameRecord:
         """The complete record, once the episode has ended with ``result`` (without it, found by replaying)."""
@@ -240,20 +220,15 @@ def deck_of(hand: Hand) -> tuple[int, ...]:
     ``(dealer + 1 + i) % n`` (R1.3, R2.3), each seat's cards ascending, the up-card and buried jokers (R2.3) back on
     top of the stock. ValueError when the hand was played on or dealing the deck gives another hand."""
     config, n = hand.config, hand.n
-    dealt = [list(hand.hand_faces(s)) for s in range(n)]
-    if any(len(cards) != config.hand_size for cards in dealt) or (
-            not hand.classic and any(e[0] not in (EventKind.UPCARD, EventKind.BURY) for e in hand.events)) or (
-            hand.classic and hand.events):
+    dealt = [hand.hand_faces(s) for s in range(n)]
+    if any(len(cards) != config.hand_size for cards in dealt) or any(
+            e[0] not in (EventKind.UPCARD, EventKind.BURY) for e in hand.events):
         raise ValueError("deck_of needs a hand before its first move")
     first = (hand.dealer + 1) % n
     deck = [dealt[(first + i) % n][i // n] for i in range(config.hand_size * n)]
-    stock_top_first = list(reversed(hand.stock))
-    if not hand.classic:
-        buried = sum(1 for e in hand.events if e[0] == EventKind.BURY)
-        # the buried jokers sit at the bottom (the end of the top-first list): lift them back on top
-        rest = stock_top_first[:len(stock_top_first) - buried]
-        stock_top_first = [face for e in hand.events for face in e[1:]] + rest
-    deck += stock_top_first
+    buried = sum(1 for e in hand.events if e[0] == EventKind.BURY)
+    # the cards turned up by the deal (the up-card, buried jokers now at the stock's bottom) go back on top
+    deck += [face for e in hand.events for face in e[1:]] + hand.stock[::-1][:len(hand.stock) - buried]
     if Hand(config, deck, hand.dealer).to_dict() != hand.to_dict():
         raise ValueError("the hand cannot be dealt again from its cards (was it played on, or built by hand?)")
     return tuple(deck)
@@ -376,12 +351,7 @@ _RESULT_FIELDS = ("episode", "winners", "points", "hands", "hand_points", "last_
 def _read_hand(r: Fields, config: GameConfig) -> HandRecord:
     n = config.num_players
     dealer = r.integer("dealer", 0, n - 1)
-    deck = []
-    for i, code in enumerate(r.items("deck", config.deck_size)):
-        try:
-            deck.append(face_of(code))
-        except ValueError as exc:
-            raise r.error(f"deck[{i}]", str(exc)) from None
+    deck = [r.card(f"deck[{i}]", code) for i, code in enumerate(r.items("deck", config.deck_size))]
     try:
         Hand(config, deck, dealer)
     except ValueError as exc:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from goboom_env.cards import face_of
 from goboom_env.config import as_int
 from goboom_env.hints import shown
 
@@ -211,6 +212,14 @@ class Fields:
         if not isinstance(raw, str):
             raise self.error(name, f"must be a string, got {shown(raw)}")
         return raw
+
+    def card(self, name: str, raw: Any = _MISSING) -> int:
+        """A card code (``"7D"``, ``"JK"``) as its face."""
+        raw = self.data[name] if raw is _MISSING else raw
+        try:
+            return face_of(raw)
+        except ValueError as exc:
+            raise self.error(name, str(exc)) from None
 
     def items(self, name: str, length: int | None = None, raw: Any = _MISSING) -> list:
         """A list (or tuple), of ``length`` entries when given."""
