@@ -215,9 +215,8 @@ class Fields:
 
     def card(self, name: str, raw: Any = _MISSING) -> int:
         """A card code (``"7D"``, ``"JK"``) as its face."""
-        raw = self.data[name] if raw is _MISSING else raw
         try:
-            return face_of(raw)
+            return face_of(self.data[name] if raw is _MISSING else raw)
         except ValueError as exc:
             raise self.error(name, str(exc)) from None
 
