@@ -67,10 +67,8 @@ def face_of(code: str) -> int:
     if len(up) == 3 and up.startswith("10"):
         up = "T" + up[2]
     if len(up) != 2 or up[0] not in RANKS or up[1] not in SUITS:
-        raise ValueError(
-            f"invalid card code {code[:8]!r}{'...' if len(code) > 8 else ''}: expected rank {RANKS} then suit "
-            f"{SUITS} (e.g. '7D'), or 'JK'"
-        )
+        raise ValueError(f"invalid card code {code[:8]!r}{'...' if len(code) > 8 else ''}: expected rank {RANKS} "
+                         f"then suit {SUITS} (e.g. '7D'), or 'JK'")
     return SUITS.index(up[1]) * 13 + RANKS.index(up[0])
 
 

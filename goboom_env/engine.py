@@ -218,10 +218,8 @@ class Hand:
     def _illegal(self, action: Any) -> IllegalActionError:
         if self.over:
             return IllegalActionError(f"the hand is over; no action is legal (got {action!r})")
-        return IllegalActionError(
-            f"action {action!r} is not legal for seat {self.current}; legal actions: "
-            f"{self.legal_actions()} (R3.2)"
-        )
+        return IllegalActionError(f"action {action!r} is not legal for seat {self.current}; legal actions: "
+                                  f"{self.legal_actions()} (R3.2)")
 
     # -- classic (R1) ----------------------------------------------------------------------------
 

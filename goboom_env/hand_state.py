@@ -58,8 +58,6 @@ def check_deck(config: GameConfig, deck: Sequence[int]) -> None:
     if got != expected:
         missing = sorted((Counter(expected) - Counter(got)).elements())
         extra = sorted((Counter(got) - Counter(expected)).elements())
-        raise ValueError(
-            f"deck is not the configured multiset of {len(expected)} cards "
-            f"({config.num_decks} deck(s), {config.num_jokers} joker(s)): got {len(got)} cards; "
-            f"missing {[card_text(f) for f in missing][:10]}, unexpected {[card_text(f) for f in extra][:10]}"
-        )
+        raise ValueError(f"deck is not the configured multiset of {len(expected)} cards ({config.num_decks} "
+                         f"deck(s), {config.num_jokers} joker(s)): got {len(got)} cards; missing "
+                         f"{[card_text(f) for f in missing][:10]}, unexpected {[card_text(f) for f in extra][:10]}")
