@@ -690,3 +690,21 @@ def observe_seats(games, seats, cfg, off, scale, g, counts, sizes, drawn, trick,
         if cfg[C_HISTORY]:
             _encode_history(b, seats[i], cfg, off, scale, g, played, void, since, window, out[i])
 
+
+@njit(cache=True)
+def sample_legal(mask, uniforms, out):
+    """``out[b]``: the legal action of ``mask[b]`` at rank ``floor(uniforms[b] * legal count)``."""
+    for b in range(mask.shape[0]):
+        count = 0
+        for a in range(mask.shape[1]):
+            count += mask[b, a] != 0
+        if count == 0:
+            out[b] = -1
+            continue
+        pick = int(uniforms[b] * count)
+        for a in range(mask.shape[1]):
+            if mask[b, a] != 0:
+                if pick == 0:
+                    out[b] = a
+                    break
+                pick -= 1

@@ -35,10 +35,11 @@ def _prog() -> str:
 
 
 def _end(signum: int, _frame: FrameType | None) -> None:
-    """Print the one line and exit with 128 + the signal, as a shell reports a signal's end."""
-    handling = Handling(_prog(), entry=True)
-    handling.signum = signum
-    _exit_now(handling)
+    """Print the one line and exit with 128 + the signal, as a shell reports a signal's end (no child process or
+    module is touched: the signal may have interrupted an import)."""
+    how = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+    os.write(2, f"{_prog()}: interrupted{how}\n".encode())
+    os._exit(128 + signum)
 
 
 def guard_startup() -> None:

@@ -30,9 +30,7 @@ import numpy as np
 from goboom_env import _pcg64
 from goboom_env import _vector_kernels as _k  # without numba: the 'vector' extra's error (goboom_env.hints)
 from goboom_env.cards import (
-    CLASSIC_POINTS,
     DRAW_OR_PASS,
-    JOKERS_POINTS,
     MATCH_MASKS,
     NUM_ACTIONS,
     NUM_FACES,
@@ -42,6 +40,7 @@ from goboom_env.cards import (
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.episode import check_episode
 from goboom_env.global_state import state_layout
+from goboom_env.hand_state import card_points
 from goboom_env.history import HISTORY_PADDED_SIZE, check_observation, history_padded_index, make_encoder, window_size
 from goboom_env.observation import PADDED_SIZE, face_copies, padded_index
 
@@ -89,7 +88,7 @@ class VectorGame:
         self._base = np.array(deck_faces(config.num_decks, config.num_jokers), np.uint8)
         self._match_masks = np.array(MATCH_MASKS, np.uint64)
         self._boom = np.uint64(boom_mask(config.aces_mode))
-        self._points = np.array(CLASSIC_POINTS if config.is_classic else JOKERS_POINTS, np.int32)
+        self._points = np.array(card_points(config), np.int32)
         self._off = np.array([sl.start for sl in encoder.slices.values()], np.int64)
         self._scale = encoder.entry_scale()
         self._copies_scale = (1.0 / face_copies(config)).astype(np.float32)
@@ -505,10 +504,9 @@ def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarr
     mask = np.asarray(mask)
     if mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
         raise ValueError(f"mask must have shape (B, {NUM_ACTIONS}), got {mask.shape}")
-    ranks = np.cumsum(mask != 0, axis=1)  # per column, the legal actions up to it
-    count = ranks[:, -1]
-    pick = (rng.random(mask.shape[0]) * count).astype(np.int64)  # the rank drawn, floor(uniform * legal count)
-    return np.where(count > 0, (ranks <= pick[:, None]).sum(axis=1), -1).astype(np.int64)
+    out = np.empty(mask.shape[0], np.int64)
+    _k.sample_legal(mask, rng.random(mask.shape[0]), out)
+    return out
 
 
 def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool) -> np.ndarray:

@@ -298,7 +298,7 @@ def ctrl_c_once_started(args: Sequence[str], started: Path | Callable[[], bool],
         deadline = time.monotonic() + timeout
         while not ready():
             assert proc.poll() is None, proc.communicate()[1]
-            assert time.monotonic() < deadline, f"{started} did not appear"
+            assert time.monotonic() < deadline, f"{started if isinstance(started, Path) else 'the start'} did not come"
             time.sleep(0.1)
         time.sleep(settle)
         os.killpg(proc.pid, signal.SIGINT)

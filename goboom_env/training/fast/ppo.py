@@ -76,9 +76,10 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
     with needs_extra("the fast trainer (goboom_env.training.fast)"):
         import torch  # noqa: F401 (the train extra: imported, or its absence reported, before any work)
-        from torch.utils.tensorboard import SummaryWriter
 
     args = planned_settings(args, exact=False)
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        from torch.utils.tensorboard import SummaryWriter
     set_threads(args.threads)
     config = args.run_config()
     files = RunPaths(args.out)
