@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import deck_for
+from helpers import ROOT, deck_for
 
 import goboom_env
 from goboom_env import GameConfig, Hand
@@ -67,8 +67,7 @@ def test_module_table_matches_layout() -> None:
 
 
 def test_env_docstring_table_lists_the_history_blocks() -> None:
-    env_module = importlib.import_module("goboom_env.env")
-    section = env_module.__doc__.split("#### History observation")[1].split("###")[0]
+    section = (ROOT / "docs" / "environment.md").read_text().split("#### History observation")[1].split("###")[0]
     rows = re.findall(r"^\| (\d+)(?:-(\d+))?\s*\| (\w+)\s*\|", section, re.MULTILINE)
     documented = {name: (int(lo), int(hi or lo) + 1) for lo, hi, name in rows}
     assert documented == {name: (sl.start, sl.stop) for name, sl in history_layout(4).items()

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import deck_for, on_rule_configs, random_hand_steps, random_match_play, random_moves
+from helpers import ROOT, deck_for, on_rule_configs, random_hand_steps, random_match_play, random_moves
 
 import goboom_env
 from goboom_env import GameConfig, Hand, Match
@@ -16,17 +16,17 @@ from goboom_env.cards import face_of
 from goboom_env.history import make_encoder
 from goboom_env.observation import ObservationEncoder, layout, observation_size
 
-env_module = importlib.import_module("goboom_env.env")  # ``goboom_env.env`` is the env() function
+ENVIRONMENT_PAGE = (ROOT / "docs" / "environment.md").read_text()
 observation_module = importlib.import_module("goboom_env.observation")
 
 
 def test_env_docstring_table_matches_layout() -> None:
-    section = env_module.__doc__.split("### Observation Space")[1].split("### ")[0]
+    section = ENVIRONMENT_PAGE.split("### Observation Space")[1].split("### ")[0]
     rows = re.findall(r"^\| (\d+)(?:-(\d+))?\s*\| (\w+)\s*\|", section, re.MULTILINE)
     documented = {name: (int(lo), int(hi or lo) + 1) for lo, hi, name in rows}
     actual = {name: (sl.start, sl.stop) for name, sl in layout(4).items()}
     assert documented == actual
-    assert "517 for 4 players" in env_module.__doc__ and observation_size(4) == 517
+    assert "517 for 4 players" in ENVIRONMENT_PAGE and observation_size(4) == 517
 
 
 def _size(text: str, n: int) -> int:

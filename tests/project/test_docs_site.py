@@ -89,7 +89,7 @@ def test_api_reference_shows_the_docstrings_rest_markup_as_markdown(site: Path) 
 
 
 def test_environment_page_tables_render(site: Path) -> None:
-    """docs/environment.md (the env's module docstring) is mostly tables: each becomes an HTML table."""
+    """docs/environment.md is mostly tables: each becomes an HTML table."""
     source = (ROOT / "docs" / "environment.md").read_text()
     tables = len(re.findall(r"^\|[-:| ]+\|$", source, flags=re.MULTILINE))  # one separator row per table
     assert tables >= 5
