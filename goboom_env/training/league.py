@@ -51,23 +51,16 @@ class SelfPlaySeeds:
                    agents=int(np.random.default_rng([seed, 2]).integers(2**31)))
 
 
-@dataclass
-class PoolEntry:
-    spec: str
-    weight: float
-
-
 class League(Generic[Snapshot]):
     """Weighted opponent entries and the learner's last ``size`` snapshots (oldest first), drawn from ``rng``; an
     entry of weight 0 is never drawn, nor :data:`SELF` while there is no snapshot."""
 
     def __init__(self, entries: Sequence[tuple[str, float]], *, size: int = 8,
                  rng: np.random.Generator | None = None) -> None:
-        weights = [check_number(f"the weight of opponent {spec!r}", w, allow_zero=True) for spec, w in entries]
-        if not any(w > 0 for w in weights):
+        self.weights = [check_number(f"the weight of opponent {spec!r}", w, allow_zero=True) for spec, w in entries]
+        if not any(w > 0 for w in self.weights):
             raise ValueError(f"opponent pool needs at least one entry with a positive weight, got {list(entries)}")
-        self.entries = [PoolEntry(spec, w) for (spec, _), w in zip(entries, weights)]
-        self.specs = [entry.spec for entry in self.entries]
+        self.specs = [spec for spec, _ in entries]
         self.size = size
         self.rng = np.random.default_rng() if rng is None else rng
         self.snapshots: dict[str, Snapshot] = {}
@@ -82,16 +75,16 @@ class League(Generic[Snapshot]):
 
     def pick(self, uniform: np.ndarray | float) -> np.ndarray:
         """The entry (index) at each uniform draw in [0, 1): the weights' inverse distribution function."""
-        live = [i for i, e in enumerate(self.entries) if e.weight > 0 and (e.spec != SELF or self.snapshots)]
+        live = [i for i, spec in enumerate(self.specs) if self.weights[i] > 0 and (spec != SELF or self.snapshots)]
         if not live:
             raise ValueError(f"no opponent to draw: the pool's entries {self.specs} need a snapshot first")
-        weights = np.array([self.entries[i].weight for i in live])
+        weights = np.array([self.weights[i] for i in live])
         cdf = (weights / weights.sum()).cumsum()
         cdf /= cdf[-1]
         return np.asarray(live)[np.searchsorted(cdf, uniform, side="right")]
 
     def draw(self, count: int) -> np.ndarray:
-        """The entries of ``count`` games (indices into :attr:`entries`), one uniform draw each."""
+        """The entries of ``count`` games (indices into :attr:`specs`), one uniform draw each."""
         return self.pick(self.rng.random(count))
 
     def draw_snapshots(self, count: int) -> np.ndarray:
@@ -114,12 +107,11 @@ class OpponentPool(League[FrozenMlp]):
                  seed: int | None = None) -> None:
         super().__init__(entries, size=pool_size, rng=np.random.default_rng(seed))
         self.config = config
-        self.pool_size = pool_size
         self._agents: dict[str, Policy] = {}
         seed_base = int(self.rng.integers(2**31))
-        for i, entry in enumerate(self.entries):
-            if entry.spec != SELF:  # fail now, with the registry's message, on an unknown spec
-                self._agents[entry.spec] = make_agent(entry.spec, config, seed_base + i)
+        for i, spec in enumerate(self.specs):
+            if spec != SELF:  # fail now, with the registry's message, on an unknown spec
+                self._agents[spec] = make_agent(spec, config, seed_base + i)
 
     def add_snapshot(self, name: str, state: dict[str, Any]) -> None:
         """Add a frozen learner (:meth:`FrozenMlp.state`), dropping the oldest beyond ``pool_size``."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from goboom_env.agents.batched import batched_heuristic
-from goboom_env.agents.ppo import FrozenMlp
+from goboom_env.agents.ppo import FrozenMlp, masked_argmax
+from goboom_env.observation import pad_observations
 
 __all__ = ["RandomOpponent", "SnapshotOpponent", "batched_heuristic", "sample_masked"]
 
@@ -27,10 +28,17 @@ class RandomOpponent:
 
 
 class SnapshotOpponent:
-    """A frozen copy of the learner that samples from its masked policy (as the league of ``goboom train``)."""
+    """A frozen network: sampling from its masked policy (a snapshot of the learner, as the league of ``goboom
+    train``) or greedy (a ``ppo:`` model that plays greedily); a generalist's on observations padded to
+    ``pad_players`` seats."""
 
-    def __init__(self, net: FrozenMlp) -> None:
+    def __init__(self, net: FrozenMlp, greedy: bool = False, pad_players: int | None = None) -> None:
         self.net = net
+        self.greedy = greedy
+        self.pad_players = pad_players
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return sample_masked(self.net.logits(obs), mask, rng)
+        if self.pad_players is not None:
+            obs = pad_observations(obs, self.pad_players)
+        logits = self.net.logits(obs)
+        return masked_argmax(logits, mask) if self.greedy else sample_masked(logits, mask, rng)

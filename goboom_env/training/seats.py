@@ -24,19 +24,14 @@ class LearnerSeats:
     :meth:`redraw`); ``seat[b]``: its (first) seat there; ``reward[b, s]``: what seat ``s`` received since its last
     move. ``width``: the widest table; ``table[b]``: game ``b``'s own seats; ``rng`` draws the learner seats."""
 
-    def __init__(
-        self, num_games: int, width: int, rng: np.random.Generator | None = None, *, table: np.ndarray | None = None
-    ) -> None:
+    def __init__(self, num_games: int, width: int, rng: np.random.Generator | None = None, *,
+                 table: np.ndarray | None = None) -> None:
         self.width = width
         self.table = np.full(num_games, width, np.int64) if table is None else np.asarray(table, np.int64)
         self.rng = np.random.default_rng() if rng is None else rng
         self.learner = np.ones((num_games, width), bool)
         self.seat = np.zeros(num_games, np.int64)
         self.reward = np.zeros((num_games, width), np.float64)
-
-    @property
-    def num_games(self) -> int:
-        return len(self.seat)
 
     def assign(self, games: np.ndarray, seats: np.ndarray) -> None:
         """The learner plays seat ``seats[i]`` (only) of game ``games[i]`` from a new episode on, rewards from zero."""
@@ -85,8 +80,6 @@ class LearnerSeats:
         bad = np.flatnonzero(self.illegal(actions, masks))
         if len(bad):
             b = int(bad[0])
-            where = f"game {b}, seat {int(seats[b])}" if self.num_games > 1 else f"seat {int(seats[b])}"
-            raise IllegalActionError(
-                f"{where}: action {int(np.asarray(actions)[b])} is not legal; legal actions: "
-                f"{np.flatnonzero(masks[b]).tolist()} (R3.2)"
-            )
+            where = f"game {b}, seat {int(seats[b])}" if len(self.seat) > 1 else f"seat {int(seats[b])}"
+            raise IllegalActionError(f"{where}: action {int(np.asarray(actions)[b])} is not legal; legal actions: "
+                                     f"{np.flatnonzero(masks[b]).tolist()} (R3.2)")

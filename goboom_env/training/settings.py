@@ -1,13 +1,9 @@
 """The settings of every command: one dataclass per run kind, a docstring per field (= ``--help``).
 
-:class:`GameArgs` (every :class:`~goboom_env.config.GameConfig` field and the episode unit) is the base of all, so a
-``--config`` file or an option means the same to each command. :class:`PPOArgs` adds the PPO settings every trainer
-shares (units in steps, never iterations), :class:`SelfPlayArgs` the snapshot pool, warm start and evaluation of
-:class:`TrainArgs` (``goboom train``) and :class:`VectorArgs` (``goboom train-fast``); :class:`RLlibArgs`,
-:class:`ExploitArgs` and :class:`RecipeArgs` serve ``goboom train-rllib``, ``goboom exploit`` and ``training/``.
-
-Values come in layers, later ones winning (:func:`build_args`): the defaults, a ``--config`` file (TOML, or JSON for a
-``.json`` file; keys = field names), a ``--preset`` and the options. Importing this module imports no training library.
+:class:`GameArgs` (every GameConfig field and the episode unit) is the base of all, so a ``--config`` file or an
+option means the same to each command; :class:`PPOArgs` adds the PPO settings every trainer shares. Values come in
+layers, later ones winning (:func:`build_args`): the defaults, a ``--config`` file (TOML, or JSON for a ``.json``
+file; keys = field names), a ``--preset`` and the options. Importing this module imports no training library.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 from goboom_env.agents.ppo import MAX_PARAMETERS, network_size
 from goboom_env.agents.registry import SpecSource, check_spec_source
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import PRESETS, GameConfig, field_docs, field_names
+from goboom_env.config import PRESETS, GameConfig, errors_prefixed, field_docs, field_names
 from goboom_env.episode import Episode, check_episode
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import StagedFolder, check_output_folder
@@ -97,9 +93,8 @@ class _GameMethods:
 
 GameArgs = dataclasses.make_dataclass("GameArgs", _game_fields(), bases=(_GameMethods,),
                                       namespace={"__module__": __name__})
-"""The settings dataclass of the game a command plays: every :class:`~goboom_env.config.GameConfig` field (its name,
-type, default and docstring) and the episode unit; the base of every command's settings (the API reference reads
-this docstring; ``--help`` reads ``__doc__``)."""
+"""The game a command plays: every :class:`~goboom_env.config.GameConfig` field and the episode unit; the base of
+every command's settings (the API reference reads this docstring; ``--help`` reads ``__doc__``)."""
 GameArgs.__doc__ = "The game a command plays: every GameConfig field (RULES.md) and the episode unit."
 
 
@@ -331,12 +326,9 @@ class TrainArgs(SelfPlayArgs):
         unused = {name for name, off in (("bc_teacher", not self.sized().bc_games),
                                          ("eval_opponents", self.eval_every < 0)) if off}
         for option, spec in self.agent_specs():
-            if option in unused:
-                continue
-            try:
-                make_agent(spec, config, 0)
-            except ValueError as exc:
-                raise ValueError(f"{option}: {exc}") from None
+            if option not in unused:
+                with errors_prefixed(option):
+                    make_agent(spec, config, 0)
 
 
 @dataclass
@@ -567,9 +559,8 @@ class RLlibArgs(PPOArgs):
 
 @dataclass
 class ExploitArgs(PPOArgs):
-    """The settings of one exploitability run (``goboom exploit``, :mod:`goboom_env.training.exploit`): the game and
-    PPO settings of every trainer (same names and units), then the run's own. ``snapshot_every`` is not used (there is
-    no league)."""
+    """The settings of one exploitability run (``goboom exploit``): the game and PPO settings of every trainer, then
+    the run's own. ``snapshot_every`` is not used (there is no league)."""
 
     agent: str = ""
     """Agent spec to exploit, frozen in every seat but the learner's (ppo:classic-4p-hands, ppo:PATH, classic-tricks,
@@ -634,9 +625,8 @@ class ExploitArgs(PPOArgs):
 @dataclass
 class RecipeArgs(PPOArgs):
     """The settings of the recipes that train with another RL library (``training/train_torchrl.py``,
-    ``training/train_tianshou.py``): the game and PPO settings of every trainer (same names and units), then the
-    run's own. ``snapshot_every`` and ``checkpoint_every`` are not used: a recipe keeps no league and writes its
-    model once, at the end."""
+    ``training/train_tianshou.py``): the game and PPO settings of every trainer, then the run's own. A recipe keeps no
+    league and writes its model once, at the end: ``snapshot_every`` and ``checkpoint_every`` are not used."""
 
     timesteps: int = 50_000
     """Learner decisions to train for (rounded up to whole rollouts)."""
