@@ -20,14 +20,13 @@ from goboom_env.training.settings import GameArgs, VectorArgs, shared_fields
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
 """Training games: three in four put the learner in one seat against three batched heuristics, the rest
 are parameter-shared self-play (all four seats learn)."""
-DEMO_TIMESTEPS = 2_500_000
 
 
 @dataclass
 class DemoArgs(GameArgs):
     """The options of ``goboom demo``: the game (classic, 4 players by default) and a short budget."""
 
-    timesteps: int = DEMO_TIMESTEPS
+    timesteps: int = 2_500_000
     """PPO training steps (learner decisions)."""
     bc_games: int = 3000
     """Warm start: hands of the heuristic to imitate before PPO (0 = off)."""

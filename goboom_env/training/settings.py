@@ -197,9 +197,8 @@ class SelfPlayArgs(PPOArgs):
     """Passes over the teacher's decisions in the warm start."""
     privileged_critic: bool = False
     """Let the value network (only) also see the hidden cards of each decision while training (the other hands,
-    the stock, its top card: the env's state() seen from the mover): advantages with less of the deal's luck in
-    them. The actor, the only part a saved model holds, still sees just the observation (training/privileged.py).
-    train-fast: not with --player-counts."""
+    the stock, its top card): advantages with less of the deal's luck in them. A saved model holds only the actor,
+    which sees just the observation. train-fast: not with --player-counts."""
     shaping: float = 0.0
     """Potential-based reward shaping: this x (opponents' mean hand size - own hand size) as the potential
     (0 = off; e.g. 0.05). Pays at once for shedding and for making others draw; the best policy is unchanged."""
@@ -385,9 +384,8 @@ class VectorArgs(SelfPlayArgs):
     the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
     observation: Observation = "snapshot"
     """The observation layout the network reads: snapshot (the table as it is) or history (the snapshot, then what
-    the hand's public events prove: the cards each seat played, what it is proved not to hold, the last moves; see
-    docs/environment.md). history trains for one table size (not --player-counts) and warm-starts from the
-    batched heuristic only (--bc-teacher heuristic)."""
+    the hand's public events prove; see docs/environment.md). history trains for one table size (not --player-counts)
+    and warm-starts from the batched heuristic only (--bc-teacher heuristic)."""
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""

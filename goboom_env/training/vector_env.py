@@ -9,13 +9,10 @@
     obs, reward, terminated, truncated, info = envs.step(actions)   # info["action_mask"], envs.action_masks()
 
 Each of the ``num_envs`` games is the env ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds
-(:class:`~goboom_env.training.sb3.selfplay.SelfPlayEnv`: the learner in one seat, an opponent drawn per episode from
-``opponents`` in the others), run on :class:`goboom_env.vector.VectorGame` with the opponents (``random`` and the
-heuristics, by their own rules) played on all games at once. Game ``i`` draws from its own generators what a scalar
-env draws, so ``reset(seed=s)`` plays what the ``sync`` vector env reset alike plays, step for step
-(``tests/env/test_vector_env.py``).
-
-Spaces, rewards, infos, the autoreset modes and the reset options are listed in the batched engine's guide.
+(:class:`~goboom_env.training.sb3.selfplay.SelfPlayEnv`), run on :class:`goboom_env.vector.VectorGame` with the
+opponents (``random`` and the heuristics) played on all games at once. Game ``i`` draws from its own generators what a
+scalar env draws, so ``reset(seed=s)`` plays what the ``sync`` vector env reset alike plays, step for step. Spaces,
+rewards, infos, the autoreset modes and the reset options are listed in the batched engine's guide.
 """
 
 from __future__ import annotations
@@ -149,12 +146,8 @@ class SelfPlayVectorEnv(VectorEnv):
         if unknown:
             raise ValueError(f"unknown reset options {unknown}; known: {list(RESET_OPTIONS)}")
         games = self._reset_mask(options.pop("reset_mask", None))
-        seeds = self._seeds(seed)
-        self._reseed(games, seeds)
-        self._start(games, options)
-        self._advance(games)
-        self._drop_rewards(games)
-        self._read(games, np.zeros(self.num_envs, bool))
+        self._reseed(games, self._seeds(seed))
+        self._begin(games, options)
         info = {"action_mask": np.where(games[:, None], self._mask, False), "_action_mask": games.copy()}
         return self._obs.copy(), info
 
@@ -244,6 +237,13 @@ class SelfPlayVectorEnv(VectorEnv):
             self.game.reset(decks, dealers, games=games)
         self._over[idx] = False
 
+    def _begin(self, games: np.ndarray, options: dict[str, Any]) -> None:
+        """A new episode in the marked games, played up to the learner's first move."""
+        self._start(games, options)
+        self._advance(games)
+        self._drop_rewards(games)
+        self._read(games, np.zeros(self.num_envs, bool))
+
     def _choose_seats(self, games: np.ndarray, seat: Any) -> None:
         """The learner's seat in the marked games: ``seat``, else drawn, or the next one (``"rotate"``)."""
         idx = np.flatnonzero(games)
@@ -283,10 +283,7 @@ class SelfPlayVectorEnv(VectorEnv):
         for b in np.flatnonzero(ended):
             final_obs[b] = self._obs[b].copy()
         final_info = {**info, "action_mask": info["action_mask"] & ended[:, None], "_action_mask": ended.copy()}
-        self._start(ended, {})
-        self._advance(ended)
-        self._drop_rewards(ended)
-        self._read(ended, np.zeros(self.num_envs, bool))
+        self._begin(ended, {})
         return {"action_mask": self._mask.copy(), "_action_mask": np.ones(self.num_envs, bool),
                 "final_obs": final_obs, "_final_obs": ended.copy(), "final_info": final_info,
                 "_final_info": ended.copy()}
