@@ -158,7 +158,7 @@ def check_run(args: Any) -> None:
     from goboom_env.evaluation.benchmark import check_training_seed  # imported late: this module stays light
 
     check_bounds(args, ">= 1", "timesteps", "num_envs", "num_steps")
-    check_bounds(args, THREADS, "threads")
+    check_bounds(args, "in 1..1024", "threads")
     check_bounds(args, ">= 0", "seed")
     check_training_seed(args.seed, args.timesteps)
 
@@ -375,10 +375,9 @@ class VectorArgs(SelfPlayArgs):
     out: str = "runs/fast"
     """Run folder: model.zip, best_model.zip, checkpoints/, progress.csv, eval.csv, tensorboard/."""
     player_counts: list[int] = field(default_factory=list)
-    """Train one generalist network for classic Go Boom at all these player counts (e.g. 2 3 4 5 6 7 8 9 10 11 12):
-    the games are split evenly over the counts and every observation is padded to the 12-seat layout; the model
-    plays any of them (4 players when a command names none); --num-players is then not used. Empty: one game, the
-    one of --num-players."""
+    """Train one generalist network for classic Go Boom at all these player counts (e.g. 2 3 4 5 6 7 8 9 10 11 12),
+    the games split evenly over them and every observation padded to the 12-seat layout; the model plays any of them
+    (4 players when a command names none) and --num-players is not used. Empty: one game, that of --num-players."""
     eval_player_counts: list[int] = field(default_factory=list)
     """The player counts a generalist is evaluated at (eval.csv columns win_rate/BASELINE@Np; the best model has
     the best mean over them). Empty: 3 4 6 12 among --player-counts, or all of them when none is among them."""
@@ -786,13 +785,9 @@ BOUNDS: dict[str, Callable[[Any], bool]] = {
     ">= -1": lambda v: v >= -1,
     "> 0": lambda v: v > 0,
     "in (0, 1]": lambda v: 0 < v <= 1,
-    "in 1..1024": lambda v: 1 <= v <= 1024,
+    "in 1..1024": lambda v: 1 <= v <= 1024,  # threads: torch and BLAS take no more (beyond is an overflow)
 }
 """The numeric rules of the settings, keyed by the words their error message uses (NaN breaks every one)."""
-
-
-THREADS = "in 1..1024"
-"""The rule of ``threads``: torch and BLAS take at most this many (more is an overflow, not a faster run)."""
 
 
 def check_bounds(args: object, rule: str, *names: str) -> None:
