@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from goboom_env.agents import make_agent
 from goboom_env.cli.options import run_script
-from goboom_env.config import check_choice
+from goboom_env.config import check_choice, errors_prefixed
 from goboom_env.training.settings import SEAT_MODES, RecipeArgs, parse_opponents
 
 
@@ -40,10 +40,8 @@ class TianshouArgs(RecipeArgs):
         super().validate()
         check_choice("seat", self.seat, SEAT_MODES)
         for spec, _ in parse_opponents(self.opponents):
-            try:
+            with errors_prefixed("opponents"):
                 make_agent(spec, self.game_config(), 0)
-            except ValueError as exc:
-                raise ValueError(f"opponents: {exc}") from None
 
 
 SETTINGS = TianshouArgs(
