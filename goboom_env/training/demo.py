@@ -75,9 +75,8 @@ def run_demo(args: DemoArgs) -> Path:
 
 def evaluate(config: GameConfig, model: Path, baselines: list[str], games: int, seed: int, out: Path,
              progress: bool, episode: str = "hand") -> list[dict[str, Any]]:
-    """One 1-vs-(n-1) duplicate tournament per baseline
-    (:func:`~goboom_env.evaluation.baselines.evaluate_vs_baselines`), saved as ``eval_vs_BASELINE.json``;
-    the model's table row of each."""
+    """One 1-vs-(n-1) duplicate tournament per baseline, saved as ``eval_vs_BASELINE.json``; the model's table row of
+    each."""
     from goboom_env.evaluation.baselines import evaluate_vs_baselines
 
     spec = f"ppo:{model}"
