@@ -24,7 +24,6 @@ from goboom_env.training.artifacts.run_folder import (
     checkpoint_to_resume,
     load_tensors,
     mean_or_blank,
-    numbered_files,
 )
 from goboom_env.training.settings import VectorArgs
 
@@ -44,14 +43,10 @@ class RunPaths(RunFiles):
         """The resumable checkpoint at ``steps``."""
         return self.checkpoints / f"state_{steps}.pt"
 
-    def latest_state(self) -> Path | None:
-        found = numbered_files(self.checkpoints, STATE_NAME)
-        return found[-1][1] if found else None
-
 
 def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to change the network."""
-    return checkpoint_to_resume(args, paths.latest_state, "state_*.pt", paths.checkpoints,
+    return checkpoint_to_resume(args, lambda: paths.latest_checkpoint(STATE_NAME), "state_*.pt", paths.checkpoints,
                                 lambda path: load_checkpoint(path)["meta"].get("train_args") or {})
 
 
