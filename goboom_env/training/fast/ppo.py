@@ -1,16 +1,10 @@
 """``goboom train-fast``: self-play PPO on the batched engine (:class:`goboom_env.vector.VectorGame`), CleanRL style.
 
-One call of ``VectorGame.step`` moves the seat to play in each of ``num_envs`` games. Every seat is
-played either by the learner (one network, parameter-shared: in a ``learner`` game all n seats are
-the learner, so each hand yields n learner trajectories) or by a batched opponent (a frozen snapshot
-of the learner, ``random``, the batched heuristic).
-
-The file reads top to bottom: :func:`train` is the run (``collect -> seat_gae -> update`` until the step budget is
-spent, with logs, league snapshots, checkpoints and periodic evaluation), and :class:`Trainer` holds the state of
-the run and its steps. Saved models are play-only zips that ``ppo:run/model.zip`` plays. Importing this module
-imports no torch (a run does).
+Every seat is played by the learner (one network, parameter-shared: a ``learner`` game yields n learner trajectories
+per hand) or by a batched opponent (a frozen snapshot of the learner, ``random``, the batched heuristic). :func:`train`
+is the run (``collect -> seat_gae -> update`` until the step budget is spent); :class:`Trainer` holds its state and
+steps. Importing this module imports no torch (a run does).
 """
-
 from __future__ import annotations
 
 import json

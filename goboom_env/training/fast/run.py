@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from goboom_env.training.fast.policy import ActorCritic
 
 STATE_NAME = re.compile(r"state_(\d+)\.pt")
-PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", "policy_loss", "value_loss",
-                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean"]
+LOSS_COLUMNS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "explained_variance")
+PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", *LOSS_COLUMNS, "ep_len_mean"]
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
 
 
@@ -171,6 +171,5 @@ def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float],
     append_csv(path, row, PROGRESS_COLUMNS + [f"win_rate/{s}" for s in trainer.results])
     for key, value in row.items():
         if key != "timesteps" and value != "":
-            group = "losses" if key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction",
-                                        "explained_variance") else "charts"
+            group = "losses" if key in LOSS_COLUMNS else "charts"
             writer.add_scalar(f"{group}/{key}", value, trainer.steps)

@@ -1,16 +1,11 @@
 """The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack).
 
-:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network fed with the ``"observations"`` vector of
-:class:`goboom_env.training.rllib.env.GoBoomMultiAgentEnv`; the ``"action_mask"`` pushes the logits of illegal
-actions to ``FLOAT_MIN`` (R3.2), so sampling, the PPO loss and greedy play only ever see legal actions.
-
-:func:`load_rllib_agent` (``rllib:PATH``) loads the trained ``main`` module from an exported policy folder, a run
-folder or an algorithm checkpoint without starting Ray, after checking its ``goboom.json`` as the ``ppo:`` loader
-does. Ray's own module files are pickles, which a crafted folder could make run code: the loader reads only the
-``goboom_module.pt`` that ``goboom train-rllib`` writes beside them (:func:`write_module_file`: the network's
-settings and its tensors, loaded with ``weights_only``).
+:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network on the ``"observations"`` vector; the ``"action_mask"``
+pushes the logits of illegal actions to ``FLOAT_MIN`` (R3.2), so sampling, the loss and greedy play see legal actions
+only. :func:`load_rllib_agent` (``rllib:PATH``) reads only the :data:`MODULE_FILE` that ``goboom train-rllib`` writes
+(tensors, loaded with ``weights_only``), never Ray's own pickled module files, which a crafted folder could make run
+code.
 """
-
 from __future__ import annotations
 
 import logging
