@@ -23,7 +23,7 @@ from goboom_env.agents.ppo import read_metadata  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
 from goboom_env.training.artifacts.model_files import model_metadata  # noqa: E402
 from goboom_env.training.fast import ppo  # noqa: E402
-from goboom_env.training.fast.run import RunPaths, check_run_folder, load_checkpoint, save_checkpoint  # noqa: E402
+from goboom_env.training.fast.run import STATE_NAME, RunPaths, check_run_folder, load_checkpoint, save_checkpoint  # noqa: E402
 from goboom_env.training.settings import VectorArgs  # noqa: E402
 
 REAL_SAVE = torch.save
@@ -75,7 +75,7 @@ def test_a_checkpoint_cut_short_leaves_no_file_and_the_previous_one_intact(
         save_checkpoint(state(512), paths.state(512))
     monkeypatch.undo()
     assert names(paths.checkpoints) == ["state_256.pt"]  # a half-written file is removed again
-    assert paths.latest_state() == paths.state(256) and paths.state(256).read_bytes() == before
+    assert paths.latest_checkpoint(STATE_NAME) == paths.state(256) and paths.state(256).read_bytes() == before
     assert load_checkpoint(paths.state(256))["steps"] == 256
 
 
@@ -83,7 +83,7 @@ def test_resume_ignores_the_partial_file_a_killed_write_leaves(tmp_path: Path) -
     paths = RunPaths(tmp_path / "run")
     save_checkpoint(state(256), paths.state(256))
     (paths.checkpoints / ".state_512.pt.partial").write_bytes(b"half")  # what a killed process leaves
-    assert paths.latest_state() == paths.state(256)  # the glob state_*.pt skips the hidden file
+    assert paths.latest_checkpoint(STATE_NAME) == paths.state(256)  # the glob state_*.pt skips the hidden file
     args = VectorArgs(out=str(paths.root), resume=True)
     assert check_run_folder(args, args.run_config(), paths) == paths.state(256)
     assert load_checkpoint(paths.state(256))["steps"] == 256
@@ -121,7 +121,7 @@ def test_an_interrupted_train_fast_names_its_checkpoint_and_the_resume_in_the_on
     with process.handled("goboom train-fast") as handling, pytest.raises(KeyboardInterrupt):
         ppo.train(tiny(out, checkpoint_every=100_000_000))
     paths = RunPaths(out)
-    checkpoint = paths.latest_state()
+    checkpoint = paths.latest_checkpoint(STATE_NAME)
     assert checkpoint is not None and [p.name for p in paths.checkpoints.iterdir()] == [checkpoint.name]
     steps = load_checkpoint(checkpoint)["steps"]
     assert steps > 0 and checkpoint == paths.state(steps)  # the steps of the two iterations before Ctrl-C
@@ -151,7 +151,8 @@ def test_resume_continues_from_the_checkpoint_before_a_write_cut_short(
     assert saves == [first, second, second] and second > first
     assert names(paths.checkpoints) == [f"model_{first}.zip", f"state_{first}.pt"]
     assert handling.message() == "goboom train-fast: interrupted"  # nothing kept: no line claims a checkpoint
-    assert paths.latest_state() == paths.state(first) and load_checkpoint(paths.state(first))["steps"] == first
+    assert paths.latest_checkpoint(STATE_NAME) == paths.state(first)
+    assert load_checkpoint(paths.state(first))["steps"] == first
     model = ppo.train(tiny(out, resume=True, timesteps=first + 1))  # one more iteration, from the first checkpoint
     steps = read_metadata(model)["timesteps"]
     assert first < steps < second + first and load_checkpoint(paths.state(steps))["steps"] == steps

@@ -10,9 +10,9 @@ import json
 import os
 import re
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from goboom_env.agents.ppo import (
 )
 from goboom_env.config import GameConfig, errors_prefixed
 from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE
+from goboom_env.training.artifacts.run_folder import load_tensors
 from goboom_env.untrusted import parse_json
 
 
@@ -142,10 +143,9 @@ class SavedSb3Policy(NamedTuple):
     origin: str
 
 
-def read_sb3_zip(path: str | Path, load_tensors: Callable[[IO[bytes], str], Any]) -> SavedSb3Policy:
-    """The policy of a zip of an SB3 model's ``save``: the architecture from the JSON ``data`` member (nothing
-    unpickled), the weights from ``policy.pth`` through ``load_tensors(file, name)`` (given by the caller: this
-    module imports no torch). ValueError unless it is an MlpPolicy with Tanh or ReLU."""
+def read_sb3_zip(path: str | Path) -> SavedSb3Policy:
+    """The policy of a zip of an SB3 model's ``save``: the architecture from the JSON ``data`` member, the weights
+    from ``policy.pth`` as tensors (nothing unpickled). ValueError unless it is an MlpPolicy with Tanh or ReLU."""
     path = Path(path)
     origin = f"the stable-baselines3 model {path}"
     raw = read_member(path, "data")
@@ -187,9 +187,7 @@ def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, obse
     if observation not in OBSERVATION_LAYOUTS:
         raise ValueError(f"observation must be one of {sorted(OBSERVATION_LAYOUTS)}, got {observation!r}")
     if isinstance(source, (str, Path)) and is_sb3_zip(source):
-        from goboom_env.training.artifacts.run_folder import load_tensors  # torch: the train extra
-
-        source = read_sb3_zip(source, load_tensors)
+        source = read_sb3_zip(source)
     if isinstance(source, (str, Path)):
         if args is not None or timesteps is not None:
             raise ValueError(f"{source} is a goboom model file: it keeps the args and timesteps of its own metadata")

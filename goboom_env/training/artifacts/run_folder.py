@@ -30,10 +30,8 @@ class RunFiles:
         root = self.root = Path(out)
         # the models: the final one, the best evaluated one, the one being evaluated
         self.model, self.best, self.eval_model = root / "model.zip", root / "best_model.zip", root / "eval_model.zip"
-        # the logs and the settings
         self.progress, self.eval, self.args = root / "progress.csv", root / "eval.csv", root / "args.json"
         self.curve = root / "learning_curve.png"
-        # the folders: resumable checkpoints, league snapshots, TensorBoard's event files
         self.checkpoints, self.snapshots = root / "checkpoints", root / "snapshots"
         self.tensorboard = root / "tensorboard"
 
@@ -41,9 +39,9 @@ class RunFiles:
         """The checkpoint's model at ``steps``."""
         return self.checkpoints / f"model_{steps}.zip"
 
-    def latest_checkpoint(self) -> Path | None:
-        """The checkpoint with the most steps, if any."""
-        found = numbered_files(self.checkpoints, CHECKPOINT_NAME)
+    def latest_checkpoint(self, name: re.Pattern[str] = CHECKPOINT_NAME) -> Path | None:
+        """The checkpoint (``model_STEPS.zip``, or the files named as ``name`` says) with the most steps, if any."""
+        found = numbered_files(self.checkpoints, name)
         return found[-1][1] if found else None
 
     def snapshot_files(self) -> list[tuple[int, Path]]:

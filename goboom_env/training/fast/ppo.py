@@ -1,16 +1,10 @@
 """``goboom train-fast``: self-play PPO on the batched engine (:class:`goboom_env.vector.VectorGame`), CleanRL style.
 
-One call of ``VectorGame.step`` moves the seat to play in each of ``num_envs`` games. Every seat is
-played either by the learner (one network, parameter-shared: in a ``learner`` game all n seats are
-the learner, so each hand yields n learner trajectories) or by a batched opponent (a frozen snapshot
-of the learner, ``random``, the batched heuristic).
-
-The file reads top to bottom: :func:`train` is the run (``collect -> seat_gae -> update`` until the step budget is
-spent, with logs, league snapshots, checkpoints and periodic evaluation), and :class:`Trainer` holds the state of
-the run and its steps. Saved models are play-only zips that ``ppo:run/model.zip`` plays. Importing this module
-imports no torch (a run does).
+Every seat is played by the learner (one network, parameter-shared: a ``learner`` game yields n learner trajectories
+per hand) or by a batched opponent (a frozen snapshot of the learner, ``random``, the batched heuristic). :func:`train`
+is the run (``collect -> seat_gae -> update`` until the step budget is spent); :class:`Trainer` holds its state and
+steps. Importing this module imports no torch (a run does).
 """
-
 from __future__ import annotations
 
 import json
@@ -88,7 +82,10 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     if state is not None:
         check_compatible(state["meta"], config, state_path, layouts=(args.observation,))
     say(f"setting up: {args.num_envs:,} games on the batched engine and the network...")
-    _announce_engine()
+    from goboom_env.vector import compile_pending
+
+    if compile_pending():  # numba caches the compiled engine: once per installation, or after an upgrade
+        say("compiling the batched engine (first run only, ~15 s)...")
     trainer = Trainer(args, config, seed_offset=state["steps"] if state else 0)
     if state is not None:
         try:
@@ -122,7 +119,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     bar = step_bar(args.timesteps, "fast PPO", args.progress, trainer.steps)
     next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
     next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
-    next_eval = next_multiple(trainer.steps, args.eval_every) if args.eval_every > 0 else 1 << 62
+    next_eval = next_multiple(trainer.steps, args.eval_every)
     best = best_win_rate(files.eval, best_column(args))
     try:
         while trainer.steps < args.timesteps and not 0 < args.time_limit <= trainer.train_s:
@@ -159,19 +156,6 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     writer.close()
     plot_learning_curve(files)
     return files.model
-
-
-def _announce_engine() -> None:
-    """Say so before the first use of the batched engine compiles it (numba caches the result: once per
-    installation, or after an upgrade)."""
-    from goboom_env.vector import compile_pending
-
-    if compile_pending():
-        say(COMPILE_LINE)
-
-
-COMPILE_LINE = "compiling the batched engine (first run only, ~15 s)..."
-"""The line before the batched engine is compiled (:func:`goboom_env.vector.compile_pending`)."""
 
 
 class Trainer:

@@ -24,7 +24,6 @@ from goboom_env.training.artifacts.run_folder import (
     checkpoint_to_resume,
     load_tensors,
     mean_or_blank,
-    numbered_files,
 )
 from goboom_env.training.settings import VectorArgs
 
@@ -32,8 +31,8 @@ if TYPE_CHECKING:
     from goboom_env.training.fast.policy import ActorCritic
 
 STATE_NAME = re.compile(r"state_(\d+)\.pt")
-PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", "policy_loss", "value_loss",
-                    "entropy", "approx_kl", "clip_fraction", "explained_variance", "ep_len_mean"]
+LOSS_COLUMNS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "explained_variance")
+PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending", *LOSS_COLUMNS, "ep_len_mean"]
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
 
 
@@ -44,14 +43,10 @@ class RunPaths(RunFiles):
         """The resumable checkpoint at ``steps``."""
         return self.checkpoints / f"state_{steps}.pt"
 
-    def latest_state(self) -> Path | None:
-        found = numbered_files(self.checkpoints, STATE_NAME)
-        return found[-1][1] if found else None
-
 
 def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to change the network."""
-    return checkpoint_to_resume(args, paths.latest_state, "state_*.pt", paths.checkpoints,
+    return checkpoint_to_resume(args, lambda: paths.latest_checkpoint(STATE_NAME), "state_*.pt", paths.checkpoints,
                                 lambda path: load_checkpoint(path)["meta"].get("train_args") or {})
 
 
@@ -176,6 +171,5 @@ def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float],
     append_csv(path, row, PROGRESS_COLUMNS + [f"win_rate/{s}" for s in trainer.results])
     for key, value in row.items():
         if key != "timesteps" and value != "":
-            group = "losses" if key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction",
-                                        "explained_variance") else "charts"
+            group = "losses" if key in LOSS_COLUMNS else "charts"
             writer.add_scalar(f"{group}/{key}", value, trainer.steps)

@@ -48,10 +48,7 @@ class GoBoomMultiAgentEnv(MultiAgentEnv):
         self.game = game
         self.agents = self.possible_agents = list(self.aec.possible_agents)
         inner = self.aec.observation_space(self.agents[0])["observation"]
-        space = gym.spaces.Dict({
-            OBS_KEY: inner,
-            MASK_KEY: gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
-        })
+        space = gym.spaces.Dict({OBS_KEY: inner, MASK_KEY: gym.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32)})
         self.observation_spaces = dict.fromkeys(self.agents, space)
         self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.agents}
         self.seats = LearnerSeats(1, game.num_players)  # every seat learns: it keeps rewards, refuses illegal moves

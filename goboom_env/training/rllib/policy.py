@@ -1,16 +1,11 @@
 """The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack).
 
-:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network fed with the ``"observations"`` vector of
-:class:`goboom_env.training.rllib.env.GoBoomMultiAgentEnv`; the ``"action_mask"`` pushes the logits of illegal
-actions to ``FLOAT_MIN`` (R3.2), so sampling, the PPO loss and greedy play only ever see legal actions.
-
-:func:`load_rllib_agent` (``rllib:PATH``) loads the trained ``main`` module from an exported policy folder, a run
-folder or an algorithm checkpoint without starting Ray, after checking its ``goboom.json`` as the ``ppo:`` loader
-does. Ray's own module files are pickles, which a crafted folder could make run code: the loader reads only the
-``goboom_module.pt`` that ``goboom train-rllib`` writes beside them (:func:`write_module_file`: the network's
-settings and its tensors, loaded with ``weights_only``).
+:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network on the ``"observations"`` vector; the ``"action_mask"``
+pushes the logits of illegal actions to ``FLOAT_MIN`` (R3.2), so sampling, the loss and greedy play see legal actions
+only. :func:`load_rllib_agent` (``rllib:PATH``) reads only the :data:`MODULE_FILE` that ``goboom train-rllib`` writes
+(tensors, loaded with ``weights_only``), never Ray's own pickled module files, which a crafted folder could make run
+code.
 """
-
 from __future__ import annotations
 
 import logging
@@ -59,6 +54,8 @@ for _logger, _start in RAY_NOISE.items():
 
 MAIN_MODULE = "main"
 """Module id of the learner; its frozen snapshots are ``league_0 .. league_{k-1}``."""
+MAIN_MODULE_DIR = Path(COMPONENT_LEARNER_GROUP, COMPONENT_LEARNER, COMPONENT_RL_MODULE, MAIN_MODULE)
+"""Where an algorithm checkpoint keeps the ``main`` module."""
 POLICY_DIR = "policy"
 """Sub-folder of a run folder holding the exported ``main`` module."""
 METADATA_FILE = "goboom.json"
@@ -78,10 +75,8 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
     def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
         if not isinstance(observation_space, gym.spaces.Dict) or set(observation_space.spaces) != {OBS_KEY, MASK_KEY}:
-            raise ValueError(
-                f"MaskedPPOTorchRLModule needs a Dict observation space with keys {OBS_KEY!r} and "
-                f"{MASK_KEY!r} (see goboom_env.training.rllib.env), got {observation_space}"
-            )
+            raise ValueError(f"MaskedPPOTorchRLModule needs a Dict observation space with keys {OBS_KEY!r} and "
+                             f"{MASK_KEY!r} (see goboom_env.training.rllib.env), got {observation_space}")
         super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
         self.observation_space = observation_space
 
@@ -112,9 +107,8 @@ def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
 
 def _masked(outputs: dict[str, Any], mask: Any) -> dict[str, Any]:
     """Add ``log(mask)`` clamped to FLOAT_MIN to the logits: illegal actions get ~zero probability."""
-    outputs[Columns.ACTION_DIST_INPUTS] = outputs[Columns.ACTION_DIST_INPUTS] + torch.clamp(
-        torch.log(mask.float()), min=FLOAT_MIN
-    )
+    logits = outputs[Columns.ACTION_DIST_INPUTS]
+    outputs[Columns.ACTION_DIST_INPUTS] = logits + torch.clamp(torch.log(mask.float()), min=FLOAT_MIN)
     return outputs
 
 
@@ -126,11 +120,7 @@ def module_path(path: str | Path) -> Path:
     (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``), holding
     :data:`MODULE_FILE`. The result is absolute."""
     root = Path(path).expanduser().resolve()
-    candidates = [
-        root,
-        root / POLICY_DIR,
-        root / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / MAIN_MODULE,
-    ]
+    candidates = [root, root / POLICY_DIR, root / MAIN_MODULE_DIR]
     for candidate in candidates:
         if (candidate / MODULE_FILE).is_file():
             return candidate
@@ -139,11 +129,9 @@ def module_path(path: str | Path) -> Path:
             raise ValueError(f"the RLlib module at {str(candidate)!r} has no {MODULE_FILE}: rllib: loads only policies "
                              "saved by goboom train-rllib, and never Ray's own pickled module files, which can run "
                              "code")
-    raise ValueError(
-        f"no RLlib policy found at {str(root)!r}: expected an exported policy folder, a run folder with "
-        f"'{POLICY_DIR}/', or an algorithm checkpoint with "
-        f"'{COMPONENT_LEARNER_GROUP}/{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{MAIN_MODULE}/', holding {MODULE_FILE}"
-    )
+    raise ValueError(f"no RLlib policy found at {str(root)!r}: expected an exported policy folder, a run folder with "
+                     f"'{POLICY_DIR}/', or an algorithm checkpoint with '{MAIN_MODULE_DIR.as_posix()}/', holding "
+                     f"{MODULE_FILE}")
 
 
 def model_config(net_arch: list[int]) -> DefaultModelConfig:

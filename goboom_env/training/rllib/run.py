@@ -16,6 +16,7 @@ from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.run_folder import append_csv
 from goboom_env.training.rllib.policy import (
     MAIN_MODULE,
+    MAIN_MODULE_DIR,
     METADATA_FILE,
     POLICY_DIR,
     model_config,
@@ -27,7 +28,7 @@ from goboom_env.training.settings import RLlibArgs
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     import ray
     from ray.rllib.algorithms.algorithm import Algorithm
-    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
 
 CLUSTER_FILE = "cluster.json"
 
@@ -37,7 +38,7 @@ def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps:
     run = run_folder(run)
     ckpt = run / "checkpoints" / f"iter_{iteration:06d}"
     algo.save_to_path(ckpt)
-    module_dir = ckpt / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / MAIN_MODULE
+    module_dir = ckpt / MAIN_MODULE_DIR
     write_module_file(module_dir, module_settings(model_config(args.net_arch)), learner_state(algo))
     meta = {
         **model_metadata(args.game_config(), args, timesteps),

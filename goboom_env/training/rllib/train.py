@@ -38,6 +38,7 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 
 def build_config(args: RLlibArgs) -> PPOConfig:
@@ -181,11 +182,7 @@ def _start_league(algo: Algorithm, run: Path, args: RLlibArgs, slots: list[str])
 
 
 def _env_steps(algo: Algorithm) -> int:
-    with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
-        from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
-
-    value = algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0)
-    return int(value)
+    return int(algo.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
 
 
 def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:

@@ -45,7 +45,8 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
     args = planned_settings(args, exact=True)
     config = args.game_config()
     files = RunFiles(args.out)
-    checkpoint = _check_run_folder(args, config, files)
+    checkpoint = checkpoint_to_resume(args, files.latest_checkpoint, "model_STEPS.zip", files.checkpoints,
+                                      lambda path: _resumable_train_args(path, config))
 
     say(f"setting up: torch, {args.num_envs} environments and the model...")
     device = resolve_device(args.device)
@@ -107,12 +108,6 @@ def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: Ru
         return
     path = save_model(model, files.checkpoint(steps), model_metadata(config, args, steps))
     process.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
-
-
-def _check_run_folder(args: TrainArgs, config: GameConfig, files: RunFiles) -> Path | None:
-    """The checkpoint to resume from (None for a fresh run); refuses to mix configs."""
-    return checkpoint_to_resume(args, files.latest_checkpoint, "model_STEPS.zip", files.checkpoints,
-                                lambda checkpoint: _resumable_train_args(checkpoint, config))
 
 
 def _resumable_train_args(checkpoint: Path, config: GameConfig) -> dict[str, Any]:
