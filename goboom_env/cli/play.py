@@ -132,8 +132,7 @@ def _save(game: TerminalGame, path: Path, prog: str) -> int:
 
 
 class TerminalGame:
-    """One game with a human in ``seat`` and agents in the other seats; :attr:`record` holds its complete
-    record once it has ended."""
+    """One game, a human in ``seat`` against agents; :attr:`record` holds its complete record once it has ended."""
 
     def __init__(self, config: GameConfig, seat: int, opponent_specs: list[str], seed: int | None,
                  episode: str = "hand", auto_forced: bool = True) -> None:

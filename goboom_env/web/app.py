@@ -60,16 +60,13 @@ INTERNAL_ERROR = "internal error; the server's log has the details"
 
 @dataclass
 class ServerSettings:
-    """What one server offers and how long it keeps games."""
+    """What one server offers and how long (in seconds) it keeps games."""
 
     catalog: Catalog = field(default_factory=Catalog)
-    ttl: float = 1800.0
-    """Seconds a game may stay unused before it is dropped."""
-    finished_ttl: float = 120.0
-    """Seconds a finished game stays (holding no slot)."""
+    ttl: float = 1800.0  # a game unused this long is dropped
+    finished_ttl: float = 120.0  # a finished game stays this long (holding no slot)
     max_games: int = 100
-    records: Path | None = None
-    """Folder where finished games are saved as records (None: not saved)."""
+    records: Path | None = None  # the folder where finished games are saved as records (None: not saved)
     sweep_every: float = 60.0
     allowed_hosts: list[str] | None = None
     """Host names the server answers to (None: any); ``goboom serve`` always gives them, so that a web site whose
@@ -383,8 +380,7 @@ def _parse_json(text: str | bytes) -> Any:
 
 
 def _check_form(body: dict[str, Any]) -> None:
-    """ValueError unless every field of the new-game form holds numbers and short words (no message then quotes a
-    big value)."""
+    """ValueError unless each field of the new-game form is a number or a short word (no message quotes a big value)."""
     named = [(name, body.get(name)) for name in ("preset", "seat", "episode", "seed", "delay_ms")]
     fields = body.get("config", {})
     if isinstance(fields, dict):
