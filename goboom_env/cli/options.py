@@ -322,9 +322,8 @@ def _values(args: Any) -> dict[str, Any]:
 
 
 def _shown_fields(cls: type) -> type:
-    """A subclass of ``cls`` whose fields tell tyro how to show them: each one's help its docstring as plain text
-    (tyro keeps an indented docstring's line breaks and reST markup), an optional field's metavar its type's
-    (``INT``, not ``{None}|INT``; ``{standard,reverse}`` for an optional Literal, not ``{None,standard,reverse}``)."""
+    """A subclass of ``cls`` whose fields tell tyro how to show them: the help its docstring as plain text (tyro keeps
+    an indented docstring's line breaks and reST markup), an optional field's metavar its type's (``INT``)."""
     import tyro
 
     hints, docs, fields = typing.get_type_hints(cls, include_extras=True), field_docs(cls), []
