@@ -60,8 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen sub-command; returns the exit status. Without ``argv`` (the ``goboom``
-    process) the handling of SIGINT and SIGTERM stays in force through shutdown; with it, the previous handlers
-    come back."""
+    process) SIGINT and SIGTERM stay handled through shutdown; with it, the previous handlers come back."""
     entry = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else ""

@@ -80,8 +80,7 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
 
 
 def print_error(prog: str, error: Exception | str) -> None:
-    """The one error line of a command on stderr, ``PROG: error: ...``: its control characters escaped and its
-    length bounded (:func:`goboom_env.untrusted.one_line`), whatever value of a file or an option it echoes."""
+    """The error line ``PROG: error: ...`` on stderr, control characters escaped, length bounded (:func:`one_line`)."""
     print(f"{prog}: error: {one_line(str(error))}", file=sys.stderr)
 
 
@@ -110,8 +109,7 @@ def run_script(body: Callable[[S], object], settings: S, description: str | None
 
 def train_command(cls: type[G], trainer: str, argv: Sequence[str], prog: str, description: str | None) -> int:
     """A PPO training command: ``train(args, command_line)`` of the module ``trainer`` (imported once the options are
-    read), then the last evaluation's win rates (95% Wilson intervals) and where the model, the evaluations and the
-    learning curve went; 2 on a bad option."""
+    read), then the last evaluation's win rates and where the files went; 2 on a bad option."""
 
     def run(args: G) -> int:
         from rich.console import Console
@@ -165,11 +163,9 @@ def game_options_given(argv: Sequence[str], cls: type = GameArgs) -> list[str]:
 
 
 def with_model_game(args: G, argv: Sequence[str], specs: Sequence[str]) -> G:
-    """``args`` playing the game the ``ppo:`` models among ``specs`` were trained for.
-
-    With no game option in ``argv`` the game fields of ``args`` become the models' one game (a generalist's default
-    one); game options must choose a game every model was trained for. Otherwise ValueError names the models or the
-    options and each field they disagree on."""
+    """``args`` playing the game the ``ppo:`` models among ``specs`` were trained for: with no game option in ``argv``
+    the models' one game (a generalist's default one), else the options' game if every model was trained for it;
+    ValueError names the models or the options and each field they disagree on otherwise."""
     from goboom_env.agents.ppo import spec_config, spec_games
 
     trained = {spec: config for spec in dict.fromkeys(specs) if (config := spec_config(spec)) is not None}
@@ -285,8 +281,7 @@ def _flag_hints(message: str, wrapper: type) -> str:
 
 
 def _flags(cls: type) -> set[str]:
-    """The ``--option`` names of a dataclass's fields, nested dataclasses unprefixed (as :func:`_wrapper` asks
-    tyro), booleans with their ``--no-`` form too."""
+    """The ``--option`` names of a dataclass's fields (nested ones unprefixed, booleans' ``--no-`` form too)."""
     flags = {"--help"}
     types = typing.get_type_hints(cls)
     for item in dataclasses.fields(cls):
@@ -327,9 +322,8 @@ def _values(args: Any) -> dict[str, Any]:
 
 
 def _shown_fields(cls: type) -> type:
-    """A subclass of ``cls`` whose fields tell tyro how to show them: each one's help its docstring as plain text
-    (tyro keeps an indented docstring's line breaks and reST markup), an optional field's metavar its type's
-    (``INT``, not ``{None}|INT``; ``{standard,reverse}`` for an optional Literal, not ``{None,standard,reverse}``)."""
+    """A subclass of ``cls`` whose fields tell tyro how to show them: the help its docstring as plain text (tyro keeps
+    an indented docstring's line breaks and reST markup), an optional field's metavar its type's (``INT``)."""
     import tyro
 
     hints, docs, fields = typing.get_type_hints(cls, include_extras=True), field_docs(cls), []

@@ -32,7 +32,7 @@ from goboom_env.evaluation.tournament import seat_agents
 from goboom_env.events import describe_event, drawn_cards
 from goboom_env.game_loop import play_hand
 from goboom_env.player_view import PlayerView
-from goboom_env.records import GameRecord, Recorder, loads_record, write
+from goboom_env.records import MAX_LINE, GameRecord, Recorder, loads_record, write
 from goboom_env.render import move_text, parse_move, render_text, rules_summary, scores_text
 from goboom_env.training.settings import GameArgs
 
@@ -94,10 +94,6 @@ def main(argv: Sequence[str], prog: str = "goboom play") -> int:
     return code
 
 
-MAX_RECORD_LINE = 64 * 1024 * 1024
-"""The longest first line of an existing ``--save`` file read to see whether it is a game record."""
-
-
 def _check_save(path: Path) -> None:
     """Refuse a ``--save`` file that could not be written, or that is not a file of game records (the game is
     appended to it: a file of anything else is not goboom's to change), before the game rather than after it."""
@@ -109,7 +105,7 @@ def _check_save(path: Path) -> None:
         return
     try:
         with path.open("rb") as fh:
-            first = fh.readline(MAX_RECORD_LINE)
+            first = fh.readline(MAX_LINE)
     except OSError as exc:
         raise ValueError(f"--save {path}: cannot read it ({exc.strerror or exc})") from exc
     try:
@@ -136,8 +132,7 @@ def _save(game: TerminalGame, path: Path, prog: str) -> int:
 
 
 class TerminalGame:
-    """One game with a human in ``seat`` and agents in the other seats; :attr:`record` holds its complete
-    record once it has ended."""
+    """One game, a human in ``seat`` against agents; :attr:`record` holds its complete record once it has ended."""
 
     def __init__(self, config: GameConfig, seat: int, opponent_specs: list[str], seed: int | None,
                  episode: str = "hand", auto_forced: bool = True) -> None:

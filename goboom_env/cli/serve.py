@@ -85,8 +85,7 @@ def check_records_folder(folder: Path) -> None:
 
 
 def loopback_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The loopback address ``host`` is (``127.1``, ``::ffff:127.0.0.1`` ...) or that a name only resolves to, else
-    None."""
+    """The loopback address ``host`` is (``127.1``, ``::ffff:127.0.0.1`` ...) or only resolves to, else None."""
     name = host.strip("[]").partition("%")[0]
     try:
         address: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(name)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 from goboom_env.cli.options import run_parsed
 from goboom_env.training.settings import RLlibArgs
@@ -36,13 +35,8 @@ def _train_or_measure(args: RLlibArgs) -> int:
     print(f"policy: {run_dir / 'policy'} (agent spec rllib:{run_dir})")
     print(f"checkpoints: {run_dir / 'checkpoints'}  tensorboard: {run_dir / 'tensorboard'}")
     if args.eval_games:
-        _print_eval(run_dir)
+        for opponent, rows in read_json(run_dir / "eval.json").items():
+            for row in rows:
+                print(f"vs {opponent}: {row['agent']:>24}  win rate {row['win_rate']:.3f} "
+                      f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]  games {row['games']}")
     return 0
-
-
-def _print_eval(run_dir: Path) -> None:
-    data = read_json(run_dir / "eval.json")
-    for opponent, rows in data.items():
-        for row in rows:
-            print(f"vs {opponent}: {row['agent']:>24}  win rate {row['win_rate']:.3f} "
-                  f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]  games {row['games']}")

@@ -9,15 +9,13 @@ from pathlib import Path
 
 __all__ = ["model_path", "shipped_models"]
 
-
-def _folder() -> Path:
-    """This folder on disk (pip installs the models as plain files)."""
-    return Path(__file__).resolve().parent
+FOLDER = Path(__file__).resolve().parent
+"""This folder on disk (pip installs the models as plain files)."""
 
 
 def shipped_models() -> list[str]:
     """The names of the shipped models, sorted (``["classic-2p", ..., "jokers-4p-hands"]``)."""
-    return sorted(p.stem for p in _folder().glob("*.zip"))
+    return sorted(p.stem for p in FOLDER.glob("*.zip"))
 
 
 def model_path(spec: str) -> Path:
@@ -25,7 +23,7 @@ def model_path(spec: str) -> Path:
     ValueError listing the shipped names for a bare name that is neither (``ppo:clasic-4p``)."""
     shipped = shipped_models()
     if spec in shipped:
-        return _folder() / f"{spec}.zip"
+        return FOLDER / f"{spec}.zip"
     path = Path(spec)
     if not path.exists() and path.parent == Path() and not path.suffix:
         raise ValueError(f"no model {spec!r}: not a file, and the shipped models are {', '.join(shipped)} "

@@ -43,7 +43,6 @@ with needs_extra("goboom serve (goboom_env.web)"):
     from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 STATIC = Path(__file__).resolve().parent / "static"
-MAX_BODY = replay.MAX_RECORD_BYTES  # a record file posted for replay
 MAX_JSON_BODY = 64 * 1024  # a new game or a move
 MAX_WS_MESSAGE = 4096
 MAX_WORD = 60
@@ -61,16 +60,13 @@ INTERNAL_ERROR = "internal error; the server's log has the details"
 
 @dataclass
 class ServerSettings:
-    """What one server offers and how long it keeps games."""
+    """What one server offers and how long (in seconds) it keeps games."""
 
     catalog: Catalog = field(default_factory=Catalog)
-    ttl: float = 1800.0
-    """Seconds a game may stay unused before it is dropped."""
-    finished_ttl: float = 120.0
-    """Seconds a finished game stays (holding no slot)."""
+    ttl: float = 1800.0  # a game unused this long is dropped
+    finished_ttl: float = 120.0  # a finished game stays this long (holding no slot)
     max_games: int = 100
-    records: Path | None = None
-    """Folder where finished games are saved as records (None: not saved)."""
+    records: Path | None = None  # the folder where finished games are saved as records (None: not saved)
     sweep_every: float = 60.0
     allowed_hosts: list[str] | None = None
     """Host names the server answers to (None: any); ``goboom serve`` always gives them, so that a web site whose
@@ -232,9 +228,11 @@ class _Api:
         if not await self._stream(ws, session, session.resume):
             return
         while True:
-            text = await _receive_text(ws)
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                raise WebSocketDisconnect(message.get("code", 1000))
             try:
-                step = self._ws_step(session, text)
+                step = self._ws_step(session, message.get("text"))  # None: a binary message
                 self.store.get(session.id, session.token)  # expired meanwhile: 404
             except GameError as exc:
                 await _send_error(ws, exc.status, exc.message)
@@ -290,7 +288,7 @@ class _Api:
         """The same for the text of a record file the page sends."""
         page = _page(request)
         _check_content_type(request, RECORD_TYPES)
-        body = await _body(request, MAX_BODY)
+        body = await _body(request, replay.MAX_RECORD_BYTES)
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
@@ -300,14 +298,6 @@ class _Api:
     async def _replay(self, build: Callable[[], dict[str, Any]]) -> Response:
         """The answer of ``build``, made on a worker thread, at most :data:`REPLAYS_AT_ONCE` at a time."""
         return await anyio.to_thread.run_sync(lambda: JSONResponse(build()), limiter=self.replays)
-
-
-async def _receive_text(ws: WebSocket) -> str | None:
-    """The next websocket message's text (None for a binary one); WebSocketDisconnect once the page is gone."""
-    message = await ws.receive()
-    if message["type"] == "websocket.disconnect":
-        raise WebSocketDisconnect(message.get("code", 1000))
-    return message.get("text")
 
 
 async def _send_error(ws: WebSocket, status: int, message: str) -> None:
@@ -390,19 +380,15 @@ def _parse_json(text: str | bytes) -> Any:
 
 
 def _check_form(body: dict[str, Any]) -> None:
-    """ValueError unless every field of the new-game form holds numbers and short words (no message then quotes a
-    big value)."""
-    for name in ("preset", "seat", "episode", "seed", "delay_ms"):
-        _check_scalar(name, body.get(name))
+    """ValueError unless each field of the new-game form is a number or a short word (no message quotes a big value)."""
+    named = [(name, body.get(name)) for name in ("preset", "seat", "episode", "seed", "delay_ms")]
     fields = body.get("config", {})
     if isinstance(fields, dict):
-        for key, value in fields.items():
-            _check_scalar(f"config field {excerpt(key)}", value)
-
-
-def _check_scalar(name: str, value: Any) -> None:
-    if isinstance(value, (dict, list)) or (isinstance(value, str) and len(value) > MAX_WORD):
-        raise ValueError(f"{name} must be a number or a word of at most {MAX_WORD} characters, got {excerpt(value)}")
+        named += [(f"config field {excerpt(key)}", value) for key, value in fields.items()]
+    for name, value in named:
+        if isinstance(value, (dict, list)) or (isinstance(value, str) and len(value) > MAX_WORD):
+            raise ValueError(f"{name} must be a number or a word of at most {MAX_WORD} characters, got "
+                             f"{excerpt(value)}")
 
 
 def _opponents(opponents: Any, config: GameConfig) -> list[Any]:

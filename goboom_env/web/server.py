@@ -71,7 +71,6 @@ class DeadlineProtocol(H11Protocol):
 
 
 def server_config(app: Any, host: str, port: int, request_timeout: float = REQUEST_TIMEOUT) -> uvicorn.Config:
-    """uvicorn's settings for ``app`` on ``host:port``: h11 with a deadline on each request, websocket messages of at
-    most :data:`WS_MAX_SIZE` bytes, only warnings logged."""
+    """uvicorn's settings for ``app`` on ``host:port``: h11 with a deadline per request, warnings logged only."""
     protocol = type("DeadlineProtocol", (DeadlineProtocol,), {"request_timeout": request_timeout})
     return uvicorn.Config(app, host=host, port=port, http=protocol, log_level="warning", ws_max_size=WS_MAX_SIZE)

@@ -48,8 +48,7 @@ class GameError(Exception):
 
 @contextlib.contextmanager
 def refused_as_bad_request(*errors: type[Exception]) -> Iterator[None]:
-    """Turn a ValueError (or one of ``errors``) of the block into GameError 400 with its message: what the
-    library refuses in a request is the request's fault."""
+    """A ValueError (or one of ``errors``) of the block as GameError 400 with its message: the request's fault."""
     try:
         yield
     except (ValueError, *errors) as exc:
@@ -245,8 +244,7 @@ class GameSession:
 
 
 def parse_move(move: Any) -> int:
-    """An action id from what the page sent: an action number (R3.1) or a typed move
-    (:func:`goboom_env.render.parse_move`); GameError 400 for anything else."""
+    """An action id from what the page sent: an action number (R3.1) or a typed move; GameError 400 otherwise."""
     if isinstance(move, bool) or not isinstance(move, (int, str)):
         raise GameError(400, f"a move must be a card code such as '7D', 'draw' or an action number, "
                              f"got {excerpt(move)}")

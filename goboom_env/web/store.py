@@ -31,18 +31,14 @@ class GameStore:
         """Keep a new game; GameError 503 when ``max_games`` games are still being played."""
         self.expire()
         with self._lock:
-            if len(self._games) >= self.max_games:
-                self._drop_finished(len(self._games) - self.max_games + 1)
+            if len(self._games) >= self.max_games:  # drop finished games to make room, the longest unused first
+                finished = sorted((s for s in self._games.values() if s.finished), key=lambda s: s.last_active)
+                for dropped in finished[:len(self._games) - self.max_games + 1]:
+                    del self._games[dropped.id]
             if len(self._games) >= self.max_games:
                 raise GameError(503, f"the server already runs {self.max_games} games; try again later")
             session.last_active = self.clock()
             self._games[session.id] = session
-
-    def _drop_finished(self, count: int) -> None:
-        """Drop up to ``count`` finished games, the longest unused first (the caller holds the lock)."""
-        finished = sorted((s for s in self._games.values() if s.finished), key=lambda s: s.last_active)
-        for session in finished[:count]:
-            del self._games[session.id]
 
     def get(self, game_id: str, token: str | None) -> GameSession:
         """The game ``game_id`` if ``token`` is its token (GameError 404 or 403); using a game keeps it alive."""

@@ -14,7 +14,6 @@ import http.client
 import json
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -37,18 +36,13 @@ SECRET = "SECRET-OUTSIDE-THE-RECORDS-FOLDER"
 """The text of ``ROOT/secret.txt``, a file outside every folder the server reads, that no reply may hold."""
 
 
-@dataclass
 class Server:
-    """The running server, as its clients reach it."""
+    """The running server, as its clients reach it; ``root`` is the folder above the records folder (``secret.txt``,
+    ``elsewhere/``, ``models/``, ``outside-models/``)."""
 
-    port: int
-    root: Path
-    """The folder above the records folder: ``secret.txt``, ``elsewhere/``, ``models/``, ``outside-models/``."""
-
-    @property
-    def host(self) -> str:
-        """The server's ``HOST:PORT``, as its own page names it (the Host header of every request)."""
-        return f"127.0.0.1:{self.port}"
+    def __init__(self, port: int, root: Path) -> None:
+        self.port, self.root = port, root
+        self.host = f"127.0.0.1:{port}"  # as its own page names it: the Host header of every request
 
     def request(self, method: str, path: str, body: bytes | str | None = None,
                 headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
