@@ -106,7 +106,7 @@ class IntegerActionWrapper(BaseWrapper):
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
-    """Go Boom as a PettingZoo AEC environment; the module docstring is its documentation."""
+    """Go Boom as a PettingZoo AEC environment; the Environment page (docs/environment.md) documents it."""
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "goboom_v0", "is_parallelizable": False,
                 "render_fps": 1}
@@ -238,7 +238,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return text
 
     def state(self) -> np.ndarray:
-        """The global state, hidden cards included, by absolute seat (see State above): for centralised critics."""
+        """The global state, hidden cards included, by absolute seat (Environment page, State), for central critics."""
         self._require_reset("state")
         return self.state_encoder.encode(self.match, 0)
 

@@ -1,10 +1,8 @@
 """Complete game records as JSON Lines: write them while agents play, read them back checked, replay them.
 
 A record holds one episode (a hand or a match) with all it takes to see it again move by move: the rules, who sat
-where, the deck and dealer of every hand, every move with its events and how it ended; one game per line.
-
-The Evaluation guide's "Game records" section describes every field. Reading checks every field (ValueError
-``games.jsonl line 3: hands[0].moves[5].action: ...``); :func:`replay` checks every move and result on the engine.
+where, the deck and dealer of every hand, every move with its events and how it ended (the Evaluation guide's "Game
+records" section describes every field).
 
     >>> import numpy as np
     >>> from goboom_env.agents import RandomAgent
@@ -298,8 +296,7 @@ def loads_records(lines: Iterable[str]) -> list[GameRecord]:
 
 # -- checked reading ----------------------------------------------------------------------------------
 def from_dict(data: Any) -> GameRecord:
-    """A :class:`GameRecord` from the JSON data of one line, every field checked; ValueError names the first bad
-    one."""
+    """A :class:`GameRecord` from the JSON data of one line, every field checked; ValueError names the first bad one."""
     top = Fields(data, ("format", "version", "config", "episode", "seats", "hands", "result"), ("meta",))
     if data["format"] != FORMAT:
         raise top.error("format", f"must be {FORMAT!r}, got {shown(data['format'])}")
