@@ -55,6 +55,7 @@ from pettingzoo.utils import wrappers
 import goboom_env
 from goboom_env import GameConfig, Hand
 from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, deck_faces
+from goboom_env.env import start_episode
 from goboom_env.observation import observation_size
 
 Episode = Callable[[], int]
@@ -251,12 +252,7 @@ class NullEnv(AECEnv):
         return self._action_space
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        start_episode(self)  # the bookkeeping of goboom_env.raw_env's reset
         self.agent_selection = self.agents[0]
         self._turn = 0
 

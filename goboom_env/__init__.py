@@ -15,12 +15,10 @@ __version__ = "0.2.0"
 
 __all__ = [
     "DRAW_OR_PASS", "JOKER", "NUM_ACTIONS", "PRESETS", "GameConfig", "Hand", "HandResult",
-    "IllegalActionError", "Match", "Phase", "__version__", "code_of", "face_of",
+    "IllegalActionError", "Match", "Phase", "__version__", "code_of", "env", "face_of", "raw_env",
 ]
 
 from goboom_env.env import env, raw_env
-
-__all__ += ["env", "raw_env"]
 
 
 def _register() -> None:

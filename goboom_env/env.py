@@ -81,6 +81,16 @@ def short_box(low: np.ndarray, high: np.ndarray) -> spaces.Box:
     return box
 
 
+def start_episode(aec: AECEnv) -> None:
+    """PettingZoo's per-agent bookkeeping at a reset: every agent in play, no reward yet, none done."""
+    aec.agents = aec.possible_agents[:]
+    aec.rewards = dict.fromkeys(aec.agents, 0.0)
+    aec._cumulative_rewards = dict.fromkeys(aec.agents, 0.0)
+    aec.terminations = dict.fromkeys(aec.agents, False)
+    aec.truncations = dict.fromkeys(aec.agents, False)
+    aec.infos = {a: {} for a in aec.agents}
+
+
 class IntegerActionWrapper(BaseWrapper):
     """Passes integer actions on as Python ``int`` and refuses the rest, bools included, with
     :class:`IllegalActionError` (PettingZoo's wrappers would index the action mask with them)."""
@@ -96,7 +106,7 @@ class IntegerActionWrapper(BaseWrapper):
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
-    """Go Boom as a PettingZoo AEC environment; the module docstring is its documentation."""
+    """Go Boom as a PettingZoo AEC environment; the Environment page (docs/environment.md) documents it."""
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "goboom_v0", "is_parallelizable": False,
                 "render_fps": 1}
@@ -151,13 +161,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             if hint := did_you_mean(key, _OPTION_KEYS):
                 warnings.warn(f"ignoring unknown reset option {key!r}{hint}", stacklevel=2)
         self.match = Match(self.config, self._rng, options.get("deck"), options.get("dealer"))
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
+        start_episode(self)
         self._rewards_set = False
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.agents[self.match.hand.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -233,7 +238,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return text
 
     def state(self) -> np.ndarray:
-        """The global state, hidden cards included, by absolute seat (see State above): for centralised critics."""
+        """The global state, hidden cards included, by absolute seat (Environment page, State), for central critics."""
         self._require_reset("state")
         return self.state_encoder.encode(self.match, 0)
 

@@ -77,21 +77,14 @@ def params_of(config: GameConfig, episode: str = "hand", reward: str = "win") ->
         name: explicit[name] for name in DEFAULT_PARAMS if name in explicit}
 
 
-def _max_hands(config: GameConfig, episode: str) -> int:
-    """An upper bound on the hands of one game: a classic hand adds at least a point to the totals (R1.10-R1.12), a
-    jokers match has ``rounds`` hands (R2.2)."""
-    if episode == "hand":
-        return 1
-    if config.is_classic:
-        return config.num_players * (config.target_score - 1) + 1
-    return config.rounds
-
-
 def game_info(config: GameConfig, episode: str, reward: str) -> pyspiel.GameInfo:
     """Sizes and bounds of the game: per hand at most ``deck size + 1`` chance nodes and ``(n + 2) x (deck size +
     1)`` turns (each card is played or drawn once; at most ``n`` turns between two plays)."""
     n, deck = config.num_players, config.deck_size
-    hands = _max_hands(config, episode)
+    if episode == "hand":
+        hands = 1
+    else:  # at most: a classic hand adds a point or more to the totals (R1.10-R1.12), a jokers match has ``rounds``
+        hands = n * (config.target_score - 1) + 1 if config.is_classic else config.rounds
     if reward == "win":
         low, high = -1.0 / (n - 1), 1.0
     else:  # each hand's reward is a gain minus the mean gain, / 100; a gain is at most every card's points
@@ -344,16 +337,13 @@ def _load_pyspiel_text(game: GoBoomGame, text: str) -> GoBoomState:
         raise ValueError(f"{SHORT_NAME}: cannot load the state: history entry {bad} is not player:action, "
                          f"got {_shown(entries[bad])}")
     state = _replay(game, ((int(pair[2]), int(pair[1])) for pair in pairs))
-    if lines != pyspiel.State.serialize(state).split("\n") and lines != _warm(state).split("\n"):
-        raise ValueError(f"{SHORT_NAME}: cannot load the state: its {_MOVE_NUMBER_TAG} or {_DICT_TAG} field is not "
-                         f"what its {_HISTORY_TAG} gives ({SHORT_NAME} replays the history and never unpickles)")
+    if lines != pyspiel.State.serialize(state).split("\n"):
+        state.legal_actions()  # cached now, as the original's pickle may hold them
+        if lines != pyspiel.State.serialize(state).split("\n"):
+            raise ValueError(f"{SHORT_NAME}: cannot load the state: its {_MOVE_NUMBER_TAG} or {_DICT_TAG} field "
+                             f"is not what its {_HISTORY_TAG} gives ({SHORT_NAME} replays the history and never "
+                             "unpickles)")
     return state
-
-
-def _warm(state: GoBoomState) -> str:
-    """pyspiel's serialization of ``state`` once its legal actions are cached (the original's pickle may hold them)."""
-    state.legal_actions()
-    return pyspiel.State.serialize(state)
 
 
 def _shown(text: str, limit: int = 40) -> str:

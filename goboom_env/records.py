@@ -1,10 +1,8 @@
 """Complete game records as JSON Lines: write them while agents play, read them back checked, replay them.
 
 A record holds one episode (a hand or a match) with all it takes to see it again move by move: the rules, who sat
-where, the deck and dealer of every hand, every move with its events and how it ended; one game per line.
-
-The Evaluation guide's "Game records" section describes every field. Reading checks every field (ValueError
-``games.jsonl line 3: hands[0].moves[5].action: ...``); :func:`replay` checks every move and result on the engine.
+where, the deck and dealer of every hand, every move with its events and how it ended (the Evaluation guide's "Game
+records" section describes every field).
 
     >>> import numpy as np
     >>> from goboom_env.agents import RandomAgent
@@ -25,7 +23,7 @@ import tempfile
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -109,7 +107,8 @@ class GameRecord:
             "format": FORMAT, "version": VERSION, "config": self.config.to_dict(), "episode": self.episode,
             "seats": list(self.seats), "meta": dict(self.meta),
             "hands": [_hand_to_dict(h) for h in self.hands],
-            "result": _result_to_dict(self.result) | {"rewards": self.rewards},
+            "result": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.result).items()}
+            | {"rewards": self.rewards},
         }
 
 
@@ -122,10 +121,6 @@ def _hand_to_dict(hand: HandRecord) -> dict[str, Any]:
         "winners": list(hand.winners), "hand_points": list(hand.hand_points),
         "score_deltas": list(hand.score_deltas), "scores": list(hand.scores),
     }
-
-
-def _result_to_dict(result: EpisodeResult) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(result).items()}
 
 
 # -- recording ----------------------------------------------------------------------------------------
@@ -170,7 +165,7 @@ class Recorder:
             before = self._hands[-1].scores if self._hands else (0,) * len(self.seats)
             scores = tuple(a + b for a, b in zip(before, deltas))
         else:  # a one-hand episode: end_hand leaves the match unscored
-            deltas = scores = tuple(_hand_deltas(hand))
+            deltas = scores = tuple(score_deltas(hand.config, hand.winner, hand.hand_points()))
         self._hands.append(HandRecord(hand.dealer, self._deck, tuple(events[:starts[0]]), moves,
                                       tuple(hand.winners()), tuple(hand.hand_points()), deltas, scores))
         self._hand, self._moves = None, []
@@ -185,11 +180,6 @@ class Recorder:
         if result is None:
             result = _run_to_end(_replay_steps(self.match.config, self.episode, hands))
         return GameRecord(self.match.config, self.episode, self.seats, hands, result, self.meta)
-
-
-def _hand_deltas(hand: Hand) -> list[int]:
-    """What the scoring would add to each total for ``hand`` (a one-hand episode leaves the match unscored)."""
-    return score_deltas(hand.config, hand.winner, hand.hand_points())
 
 
 def record_episode(match: Match, agents: Sequence[Policy], episode: str = "hand", *, seats: Sequence[str] | None = None,
@@ -279,7 +269,7 @@ def read(path: str | Path) -> list[GameRecord]:
     path = Path(path)
     try:
         with path.open(encoding="utf-8") as fh:
-            return loads_records(_bounded_lines(fh))
+            return loads_records(iter(lambda: fh.readline(MAX_LINE + 1), ""))
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -292,30 +282,21 @@ MAX_LINE = 64 * 2**20
 """The longest record line :func:`read` reads, in characters (a long 12-seat match takes about 8 MB)."""
 
 
-def _bounded_lines(fh: TextIO) -> Iterator[str]:
-    number = 0
-    while line := fh.readline(MAX_LINE + 1):
-        number += 1
-        if len(line) > MAX_LINE:
-            raise ValueError(f"line {number}: longer than {MAX_LINE:,} characters, more than any game record")
-        yield line
-
-
 def loads_records(lines: Iterable[str]) -> list[GameRecord]:
     """Every record of JSON Lines text, as :func:`read` reads a file."""
     records = []
     for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        with errors_prefixed(f"line {number}"):
-            records.append(loads_record(line))
+        if len(line) > MAX_LINE:
+            raise ValueError(f"line {number}: longer than {MAX_LINE:,} characters, more than any game record")
+        if line.strip():
+            with errors_prefixed(f"line {number}"):
+                records.append(loads_record(line))
     return records
 
 
 # -- checked reading ----------------------------------------------------------------------------------
 def from_dict(data: Any) -> GameRecord:
-    """A :class:`GameRecord` from the JSON data of one line, every field checked; ValueError names the first bad
-    one."""
+    """A :class:`GameRecord` from the JSON data of one line, every field checked; ValueError names the first bad one."""
     top = Fields(data, ("format", "version", "config", "episode", "seats", "hands", "result"), ("meta",))
     if data["format"] != FORMAT:
         raise top.error("format", f"must be {FORMAT!r}, got {shown(data['format'])}")
@@ -439,10 +420,10 @@ def _replay_steps(config: GameConfig, episode: str,
         _check_equal(f"{where}.winners", tuple(hand.winners()), recorded.winners)
         _check_equal(f"{where}.hand_points", tuple(hand.hand_points()), recorded.hand_points)
         result = end_hand(match, episode)
-        deltas = match.results[-1].score_deltas if episode == "match" else tuple(_hand_deltas(hand))
-        _check_equal(f"{where}.score_deltas", tuple(deltas), recorded.score_deltas)
-        _check_equal(f"{where}.scores", tuple(match.scores) if episode == "match" else tuple(deltas),
-                     recorded.scores)
+        deltas = tuple(match.results[-1].score_deltas if episode == "match"
+                       else score_deltas(config, hand.winner, hand.hand_points()))  # a one-hand episode: unscored
+        _check_equal(f"{where}.score_deltas", deltas, recorded.score_deltas)
+        _check_equal(f"{where}.scores", tuple(match.scores) if episode == "match" else deltas, recorded.scores)
     if result is None:
         raise ValueError(f"hands: the match is not over after the {len(hands)} recorded hands")
     return result

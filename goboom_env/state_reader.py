@@ -60,20 +60,14 @@ def _read_trick_entry(r: Fields, field: str, raw: Any) -> int:
     raise r.error(field, f"must be a card code, {NOT_PLAYED} (not played yet) or {PASSED} (passed), got {shown(raw)}")
 
 
-def read_hand(data: Any) -> dict[str, Any]:
-    """The hand saved in ``data`` as the arguments of :meth:`Hand.from_state`."""
-    state = _read_hand(data)
-    seen = state.pop("seen")
-    return {"seen": bytearray(seen.count(face) for face in range(NUM_FACES)), **state}
-
-
 def _hand_points(state: dict[str, Any]) -> tuple[int, ...]:
     """Points of the cards left in each hand of a read state (R1.10, R2.11)."""
     points = card_points(state["config"])
     return tuple(sum(points[f] for f in faces) for faces in state["hands"])
 
 
-def _read_hand(data: Any) -> dict[str, Any]:
+def read_hand(data: Any) -> dict[str, Any]:
+    """The hand saved in ``data`` as the arguments of :meth:`Hand.from_state`."""
     r = Fields(data, _HAND_FIELDS, prefix="malformed hand state")
     config = _config(r)
     n, classic = config.num_players, config.is_classic
@@ -110,6 +104,7 @@ def _read_hand(data: Any) -> dict[str, Any]:
         _check_classic_trick(r, state)
     else:
         _check_discard_pile(r, state)
+    state["seen"] = bytearray(state["seen"].count(face) for face in range(NUM_FACES))
     return state
 
 

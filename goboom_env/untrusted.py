@@ -86,13 +86,17 @@ def parse_json(text: str | bytes, source: str = "") -> Any:
 
 def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """The JSON data of the file at ``path``, read within ``max_bytes``; ValueError naming the file otherwise."""
-    path = Path(path)
+    return parse_json(read_file(path, max_bytes), str(path))
+
+
+def read_file(path: str | Path, max_bytes: int, name: str = "") -> bytes:
+    """The bytes of the file at ``path`` within ``max_bytes``; ValueError naming it (or ``name``) otherwise."""
+    name = name or str(path)
     try:
-        with path.open("rb") as fh:
-            raw = read_limited(fh, max_bytes, str(path))
+        with Path(path).open("rb") as fh:
+            return read_limited(fh, max_bytes, name)
     except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return parse_json(raw, str(path))
+        raise ValueError(f"cannot read {name}: {exc.strerror or exc}") from None
 
 
 def read_limited(fh: IO[bytes], max_bytes: int, name: str) -> bytes:
@@ -247,5 +251,5 @@ class Fields:
         return tuple(out)
 
 
-__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "Fields", "key_text", "parse_json", "read_json",
-           "read_limited"]
+__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "Fields", "key_text", "parse_json", "read_file",
+           "read_json", "read_limited"]
