@@ -1,16 +1,9 @@
 """Luck-adjusted evaluation (AIVAT, Burch et al. 2017, arXiv:1612.06915) for n-player Go Boom hands.
 
-Every event whose distribution is known gets a *control variate*, the value after the event minus its expectation
-before it, and the sum of those terms is subtracted from the outcome::
-
-    adjusted[s] = outcome[s] - sum over corrected events e of (V_s(after e) - E[V_s(after e) | before e])
-
-The corrected events are the deal (expectation ``1/n``), every action that takes cards from the stock and the
-decisions of every agent that plays the policy it declares (:func:`untrusted_policy`, :func:`sampled_mismatch`).
-``V_s`` is seat ``s``'s mean win share over playouts from the true state (:class:`RolloutValue`,
-:func:`playout_moves`), with common random numbers per deal. Each term has zero mean, so ``E[adjusted] =
-E[outcome]`` with less variance; docs/evaluation.md has the method in full and the proof. Only single hands
-(``episode="hand"``) are adjusted: a match's later deals would need estimated expectations.
+``adjusted[s] = outcome[s] - sum over corrected events e of (V_s(after e) - E[V_s(after e) | before e])``, over the
+deal, the draws from the stock and the decisions of agents that play the policy they declare, ``V_s`` valued by
+playouts (:class:`RolloutValue`). Each term has zero mean, so ``E[adjusted] = E[outcome]`` with less variance;
+docs/evaluation.md has the method and the proof. Only single hands (``episode="hand"``) are adjusted.
 """
 
 from __future__ import annotations
@@ -24,7 +17,6 @@ from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from tqdm import tqdm
 
 from goboom_env.agents import (
     BEST_HEURISTIC,
@@ -38,14 +30,14 @@ from goboom_env.agents import (
 )
 from goboom_env.agents.rollout import AGENT_MOVES, HEURISTIC_MOVES, Move, play_out
 from goboom_env.cards import DRAW_OR_PASS, NUM_FACES, boom_mask
-from goboom_env.config import GameConfig, check_int
+from goboom_env.config import GameConfig, check_int, errors_prefixed
 from goboom_env.engine import Hand, Match
 from goboom_env.evaluation.stats import Z95, PairedTest, paired_tests
 from goboom_env.evaluation.tournament import TournamentResult, record_games
 from goboom_env.events import EventKind
 from goboom_env.hints import needs_extra
 from goboom_env.observation import observe
-from goboom_env.process import bars_shown
+from goboom_env.process import bar
 from goboom_env.records import GameRecord
 
 DEFAULT_ROLLOUTS = 32
@@ -267,10 +259,7 @@ def uncertain_draw(hand: Hand, buried: int, action: int) -> bool:
 class RolloutValue:
     """``V(state)``: every seat's mean win share over ``rollouts`` playouts of the variant's heuristic (or, in
     ``seats``, each seat's own move) from the true state, the stock's unknown part in playout ``k``'s keyed order
-    (:func:`keyed_stock`) and its ties broken by playout ``k``'s own stream, both from the seed alone: common random
-    numbers, so states that differ by a card or an action are valued on the same orders and tie-breaks. The expectation
-    of an action is the same playouts with the action applied first: each draws its cards from a uniformly random order,
-    so their mean is unbiased."""
+    (:func:`keyed_stock`) and its ties broken by playout ``k``'s stream: common random numbers from the seed alone."""
 
     def __init__(self, config: GameConfig, rollouts: int, seats: Mapping[int, Move] | None = None) -> None:
         self.config = config
@@ -394,10 +383,8 @@ def adjust_record(record: GameRecord, value: RolloutValue, known: Mapping[int, K
             distribution = policy.action_distribution(observe(match, seat))
             if len(distribution) > 1 or action not in distribution:
                 expectations = {a: in_play.expected(hand, buried, a, rollout) for a in sorted(distribution)}
-                try:
+                with errors_prefixed(f"game {game}"):
                     correction += decision_term(expectations, distribution, action, seat)
-                except ValueError as exc:
-                    raise ValueError(f"game {game}: {exc}") from None
                 decisions[seat] += 1
         if uncertain_draw(hand, buried, action):
             correction += draw_term(in_play, hand, buried, action, rollout, expectations.get(action))
@@ -541,16 +528,16 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
     started = time.perf_counter()
     estimator = RolloutValue(config, rollouts)
     moves, played = playout_moves(config, specs)
-    label = f"{rollouts} playouts a value"
-    games = []
-    for i, record in enumerate(tqdm(records, desc=f"luck-adjusting ({label})",
-                                    disable=not bars_shown(progress), unit="game", leave=False)):
+    luck = LuckAdjustment(config, rollouts, tuple(policies), [], not_corrected=why, played=played)
+    for i, record in enumerate(bar(records, desc=f"luck-adjusting ({luck.label()})", enabled=progress, unit="game",
+                                   leave=False)):
         meta = record.meta
         known = {seat: policies[spec] for seat, spec in enumerate(record.seats) if spec in policies}
         in_play = estimator.seated({seat: moves[spec] for seat, spec in enumerate(record.seats) if spec in moves})
-        games.append(adjust_record(record, estimator, known, int(meta.get("seed", 0)), int(meta.get("game", i)),
-                                   int(meta.get("deal", meta.get("game", i))), in_play))
-    return LuckAdjustment(config, rollouts, tuple(policies), games, time.perf_counter() - started, why, played)
+        luck.games.append(adjust_record(record, estimator, known, int(meta.get("seed", 0)), int(meta.get("game", i)),
+                                        int(meta.get("deal", meta.get("game", i))), in_play))
+    luck.elapsed = time.perf_counter() - started
+    return luck
 
 
 def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS, corrected: Sequence[str] | None = None,

@@ -18,7 +18,7 @@ import os
 import signal
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,17 +240,11 @@ def _placing(winners: Sequence[int], badness: Sequence[int]) -> tuple[int, ...]:
     return tuple(1 + sum(1 for other in keys if other < k) for k in keys)
 
 
-def _play_range(config: GameConfig, agents: Sequence[str], seed: int, duplicate: bool, episode: str,
-                games: Iterable[int], pool: _Seats | None = None) -> list[GameOutcome]:
-    """Play the given game indices (one worker's chunk)."""
-    pool = pool or _Seats(config)
-    return [pool.play(seed, seat_specs(agents, g), duplicate, episode, g) for g in games]
-
-
 def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) -> list[GameOutcome]:
     """One worker's chunk: ``(config dict, agents, seed, duplicate, episode, start, stop)``."""
     config_dict, agents, seed, duplicate, episode, start, stop = job
-    return _play_range(GameConfig.from_dict(config_dict), agents, seed, duplicate, episode, range(start, stop))
+    pool = _Seats(GameConfig.from_dict(config_dict))
+    return [pool.play(seed, seat_specs(agents, g), duplicate, episode, g) for g in range(start, stop)]
 
 
 def _worker_start(parent: int) -> None:
@@ -278,7 +272,8 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
     """Play every game on a pool of worker processes, chunks in any order; a failing chunk, a dead worker or a
     signal terminates every worker at once (the pool is started whole, so that a signal meanwhile stops it too)."""
     size = max(1, min(200, total // (processes * 8)))
-    jobs = [(config.to_dict(), agents, seed, duplicate, episode, a, b) for a, b in _chunks(total, size)]
+    jobs = [(config.to_dict(), agents, seed, duplicate, episode, start, min(total, start + size))
+            for start in range(0, total, size)]
     records: list[GameOutcome] = []
     pool = None
     try:
@@ -320,11 +315,6 @@ def _next_chunk(chunks: Any, workers: list[multiprocessing.process.BaseProcess])
             continue
 
 
-def _chunks(total: int, size: int) -> Iterator[tuple[int, int]]:
-    for start in range(0, total, size):
-        yield start, min(total, start + size)
-
-
 def run_tournament(config: GameConfig, agents: list[str], games: int, *, seed: int = 0, duplicate: bool = False,
                    processes: int = 1, episode: str = "hand", progress: bool = True) -> TournamentResult:
     """Play ``games`` games, ``agents[i]`` in seat ``i`` first, seats rotating (the last spec fills the remaining
@@ -347,9 +337,9 @@ def run_tournament(config: GameConfig, agents: list[str], games: int, *, seed: i
         if processes == 1:
             pool = _Seats(config)
             records = []
-            for start, stop in _chunks(total, 50):
-                records += _play_range(config, agents, seed, duplicate, episode, range(start, stop), pool)
-                bar.update(stop - start)
+            for g in range(total):
+                records.append(pool.play(seed, seat_specs(agents, g), duplicate, episode, g))
+                bar.update()
         else:
             records = _play_parallel(config, agents, seed, duplicate, episode, total, processes, bar)
             records.sort(key=lambda r: r.index)
