@@ -323,7 +323,7 @@ def write_benchmark(out: Path, runs: Sequence[Run], command: str = "") -> Path:
     """Every file of a benchmark of ``runs`` into ``out`` (one run: an agent's benchmark, with its games in
     ``tasks/``; several: their aggregate); returns the path of ``report.md``."""
     from goboom_env.evaluation.plots import plot_profile, plot_task_scores
-    from goboom_env.evaluation.report import markdown_table, provenance_section, write_csv
+    from goboom_env.evaluation.report import markdown_table, provenance_section, write_csv, write_markdown
 
     out.mkdir(parents=True, exist_ok=True)
     for run in runs:
@@ -344,8 +344,7 @@ def write_benchmark(out: Path, runs: Sequence[Run], command: str = "") -> Path:
     title = runs[0].agent if len(runs) == 1 else f"{len(runs)} runs"
     plot_task_scores(score_rows, out / "scores.png", title=f"{VERSION}: {title}")
     plot_profile(total, out / "profile.png", title=f"{VERSION}: {title}")
-    lines = [f"# {VERSION}: {title}", "", *([f"Command: `{command}`", ""] if command else []),
-             _report_intro(runs), "", "## Aggregate", "", AGGREGATE_NOTE, "", markdown_table(summary), "",
+    lines = [_report_intro(runs), "", "## Aggregate", "", AGGREGATE_NOTE, "", markdown_table(summary), "",
              "![performance profile](profile.png)", "", "## Normalized score per task", "", SCORE_NOTE, "",
              markdown_table(score_rows, SCORE_KEYS), "", "![normalized scores](scores.png)", "",
              "## Win rates against the panel", "", PANEL_NOTE, "", markdown_table(panel_rows), ""]
@@ -356,9 +355,7 @@ def write_benchmark(out: Path, runs: Sequence[Run], command: str = "") -> Path:
     for run in runs:
         if run.provenance:
             lines += [provenance_section(run.provenance).replace("## Provenance", f"## Provenance: {run.agent}", 1)]
-    path = out / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return write_markdown(out / "report.md", f"{VERSION}: {title}", command, lines)
 
 
 AGGREGATE_NOTE = ("The interquartile mean (IQM: the mean of the middle half of the task scores, a quarter cut at each "

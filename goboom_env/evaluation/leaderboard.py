@@ -22,7 +22,7 @@ from typing import Any
 from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.benchmark import RESULT_FILE as BENCHMARK_FILE
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
-from goboom_env.evaluation.report import config_title, markdown_table, rich_table, write_csv
+from goboom_env.evaluation.report import config_title, markdown_table, rich_table, write_csv, write_markdown
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
 from goboom_env.hints import one_line, shown
 from goboom_env.untrusted import read_json
@@ -34,6 +34,9 @@ COLUMNS = ("rank", "agent", "mu", "sigma", "ordinal", "ci_low", "ci_high", "game
 """The columns of a leaderboard table (the CSV adds ``group`` first)."""
 RICH_COLUMNS = ("rank", "agent", "ordinal", "mu", "ci_low", "ci_high", "games", "tournaments")
 """The columns shown in the terminal (the files keep every column)."""
+OUTCOME_WORDS = {"win": "win outcome (winners first, all others tied)",
+                 "placing": "full placing (winners first, then by points)"}
+"""What the tables say a rating of each outcome ranks."""
 
 
 @dataclass(frozen=True)
@@ -157,8 +160,7 @@ def write_leaderboard(out: Path, groups: Sequence[Group], outcome: str = "win", 
     write_csv(out / "leaderboard.csv", rows, ["group", *COLUMNS])
     groups_data = [dataclasses.asdict(g) for g in groups]
     (out / "leaderboard.json").write_text(json.dumps({"outcome": outcome, "groups": groups_data}, indent=1))
-    lines = ["# Go Boom leaderboard", "", *([f"Command: `{command}`", ""] if command else []),
-             f"openskill Plackett-Luce ratings of the {_outcome_words(outcome)} over every game of the result "
+    lines = [f"openskill Plackett-Luce ratings of the {OUTCOME_WORDS[outcome]} over every game of the result "
              "folders, one table per game (configuration and episode unit: ratings of different games are not "
              "comparable). `ordinal = mu - 3 sigma` ranks the agents; `ci_low`/`ci_high` = `mu -/+ 1.96 sigma` is "
              "the model's own 95% interval (not a bootstrap); `games` counts seat-games, `tournaments` the "
@@ -167,15 +169,13 @@ def write_leaderboard(out: Path, groups: Sequence[Group], outcome: str = "win", 
         cfg = ", ".join(f"{k}={v}" for k, v in group.config.items())
         lines += [f"## {group.title}", "", f"- configuration: {cfg}",
                   f"- result folders: {', '.join(group.folders)}", "", markdown_table(group.rows, COLUMNS), ""]
-    path = out / "leaderboard.md"
-    path.write_text("\n".join(lines))
-    return path
+    return write_markdown(out / "leaderboard.md", "Go Boom leaderboard", command, lines)
 
 
 def rich_tables(groups: Sequence[Group], outcome: str = "win") -> list[Any]:
     """One rich table per group for the terminal (:func:`~goboom_env.evaluation.report.rich_table`: a long agent name
     wraps, whole)."""
-    return [rich_table(f"{group.title}: ratings of the {_outcome_words(outcome)}", group.rows, RICH_COLUMNS,
+    return [rich_table(f"{group.title}: ratings of the {OUTCOME_WORDS[outcome]}", group.rows, RICH_COLUMNS,
                        caption=f"95% CI = mu -/+ 1.96 sigma; from {', '.join(group.folders)}")
             for group in groups]
 
@@ -261,10 +261,3 @@ def _agents(record: GameOutcome) -> list[str]:
     """The tournament's agent list (seat order of game 0), from any game: seats rotate one per game."""
     n = len(record.seats)
     return [record.seats[(i + record.index) % n] for i in range(n)]
-
-
-def _outcome_words(outcome: str) -> str:
-    return "win outcome (winners first, all others tied)" if outcome == "win" else \
-        "full placing (winners first, then by points)"
-
-

@@ -224,17 +224,14 @@ def write_report(out: str | Path, result: TournamentResult | None = None, pairwi
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     info = _provenance_of((result, pairwise))
-    sections = ["# Go Boom evaluation report\n" + (f"\nCommand: `{command}`\n" if command else ""),
-                provenance_section(info)]
+    sections = [provenance_section(info)]
     if result is not None:
         sections.append(_tournament_files(out, result, info))
     if luck is not None:
         sections.append(_luck_files(out, luck))
     if pairwise:
         sections.append(_pairwise_files(out, pairwise, info, write_results=result is None))
-    path = out / "report.md"
-    path.write_text("\n".join(sections))
-    return path
+    return write_markdown(out / "report.md", "Go Boom evaluation report", command, sections)
 
 
 def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = "") -> Path:
@@ -254,9 +251,7 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
     (out / "side_by_side.json").write_text(json.dumps({"summary": summaries, "side_by_side": rows,
                                                        "provenance": info}, indent=1))
     n = summaries["match"]["config"]["num_players"]
-    lines = ["# Go Boom evaluation report: match and hand side by side", "",
-             *([f"Command: `{command}`", ""] if command else []), provenance_section(info),
-             "## Match and hand win rates", "",
+    lines = [provenance_section(info), "## Match and hand win rates", "",
              "The same agents, seeds and deals played two ways: one **match** per game (hands until the match ends, "
              "R1.11, R1.12, R2.12: the game the rules define) and one **hand** per game (game `g` of the hand "
              "run is the first hand of match `g`). Win rates with their 95% Wilson interval (a shared win counts "
@@ -265,9 +260,7 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
              markdown_table(rows), "",
              "Full reports: [match](match/report.md) and [hand](hand/report.md).", "",
              "![match win rates](match/win_rates.png)", "", "![hand win rates](hand/win_rates.png)", ""]
-    path = out / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return write_markdown(out / "report.md", "Go Boom evaluation report: match and hand side by side", command, lines)
 
 
 def _tournaments(run: Run) -> list[TournamentResult]:
@@ -428,6 +421,12 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None
     keys = list(rows[0]) if keys is None else list(keys)
     head = "| " + " | ".join(keys) + " |\n|" + "|".join("---" for _ in keys) + "|\n"
     return head + "\n".join("| " + " | ".join(format_cell(r[k], k) for k in keys) + " |" for r in rows)
+
+
+def write_markdown(path: Path, title: str, command: str, lines: Sequence[str]) -> Path:
+    """Write the Markdown report ``path``: the heading ``title``, the command that made it (when given), ``lines``."""
+    path.write_text("\n".join([f"# {title}", "", *([f"Command: `{command}`", ""] if command else []), *lines]))
+    return path
 
 
 def write_result_files(folder: Path, stem: str, rows: Sequence[Mapping[str, Any]],
