@@ -31,9 +31,5 @@ def agent_rows(results: dict[str, TournamentResult], agent: str) -> dict[str, di
 
 def win_rate_columns(results: dict[str, TournamentResult], agent: str) -> dict[str, float]:
     """``win_rate/B``, ``ci_low/B``, ``ci_high/B`` of the agent for each baseline ``B`` (``eval.csv`` columns)."""
-    row: dict[str, float] = {}
-    for baseline, mine in agent_rows(results, agent).items():
-        row[f"win_rate/{baseline}"] = float(mine["win_rate"])
-        row[f"ci_low/{baseline}"] = float(mine["ci_low"])
-        row[f"ci_high/{baseline}"] = float(mine["ci_high"])
-    return row
+    return {f"{key}/{baseline}": float(mine[key]) for baseline, mine in agent_rows(results, agent).items()
+            for key in ("win_rate", "ci_low", "ci_high")}

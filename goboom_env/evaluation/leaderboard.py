@@ -135,12 +135,8 @@ def read_results(path: Path) -> list[TournamentResult]:
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: bad or missing summary field: {one_line(str(exc), 300)}") from None
     aliases = _aliases(data.get("provenance"))
-    games = data["games"]
-    if isinstance(games, list):
-        groups = {"": games}
-    elif isinstance(games, dict):
-        groups = games
-    else:
+    groups = {"": data["games"]} if isinstance(data["games"], list) else data["games"]
+    if not isinstance(groups, dict):
         raise ValueError(f"{path}: 'games' must be a list (tournament) or an object of lists (pairwise)")
     out = []
     for name, records in groups.items():
@@ -173,8 +169,7 @@ def write_leaderboard(out: Path, groups: Sequence[Group], outcome: str = "win", 
 
 
 def rich_tables(groups: Sequence[Group], outcome: str = "win") -> list[Any]:
-    """One rich table per group for the terminal (:func:`~goboom_env.evaluation.report.rich_table`: a long agent name
-    wraps, whole)."""
+    """One rich table per group for the terminal (a long agent name wraps, whole)."""
     return [rich_table(f"{group.title}: ratings of the {OUTCOME_WORDS[outcome]}", group.rows, RICH_COLUMNS,
                        caption=f"95% CI = mu -/+ 1.96 sigma; from {', '.join(group.folders)}")
             for group in groups]

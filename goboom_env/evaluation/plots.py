@@ -37,18 +37,12 @@ def plot_pairwise(matrix: Mapping[tuple[str, str], float], specs: Sequence[str],
                   chance: float, title: str = "") -> Path:
     """Heat map: row X, column Y = win rate of X playing 1-vs-(n-1) against copies of Y."""
     k = len(specs)
-    grid = np.full((k, k), np.nan)
-    for i, x in enumerate(specs):
-        for j, y in enumerate(specs):
-            if (x, y) in matrix:
-                grid[i, j] = matrix[(x, y)]
+    grid = np.array([[matrix.get((x, y), np.nan) for y in specs] for x in specs])
     fig, ax = plt.subplots(figsize=(1.3 * k + 2.5, 1.1 * k + 1.5))
     norm = TwoSlopeNorm(vcenter=chance, vmin=0.0, vmax=1.0)  # white = chance, blue = beats, red = loses
     image = ax.imshow(grid, cmap="RdBu", norm=norm)
-    for i in range(k):
-        for j in range(k):
-            text = "-" if np.isnan(grid[i, j]) else f"{grid[i, j]:.3f}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=9)
+    for (i, j), rate in np.ndenumerate(grid):
+        ax.text(j, i, "-" if np.isnan(rate) else f"{rate:.3f}", ha="center", va="center", fontsize=9)
     ax.set_xticks(range(k), specs, rotation=20, ha="right")
     ax.set_yticks(range(k), specs)
     ax.set_xlabel("opponents (n-1 copies)")

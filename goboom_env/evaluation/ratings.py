@@ -40,12 +40,10 @@ def copy_names(agents: Sequence[str], seats: Sequence[str]) -> list[str]:
 
 
 def ranks(game: GameOutcome, outcome: str = "win") -> list[int]:
-    """The rank of each seat that ``outcome`` rates (1 = best; equal ranks are ties)."""
-    if outcome == "win":
-        return [1 if seat in game.winners else 2 for seat in range(len(game.seats))]
+    """The rank of each seat that ``outcome`` (one of :data:`OUTCOMES`) rates (1 = best; equal ranks are ties)."""
     if outcome == "placing":
         return list(game.placing)
-    raise ValueError(f"outcome must be one of {list(OUTCOMES)}, got {outcome!r}")
+    return [1 if seat in game.winners else 2 for seat in range(len(game.seats))]
 
 
 def rate_games(agents: Sequence[str], games: Iterable[GameOutcome], outcome: str = "win") -> list[dict[str, Any]]:

@@ -58,10 +58,8 @@ RATINGS_PLACING = ("The same model on the **full placing**: winners first, then 
 
 
 def pairwise_rows(pairwise: Pairwise) -> list[dict[str, Any]]:
-    """One row per ordered pair: the single agent's win rate against n-1 copies of the opponent.
-
-    ``beats`` is true when the lower CI bound is above 1/n; ``p_t`` is the paired t-test of the agent
-    against the opponent copies over the deals (duplicate deals when enabled)."""
+    """One row per ordered pair: the single agent's win rate against n-1 copies of the opponent; ``beats``: the lower
+    CI bound is above 1/n; ``p_t``: the paired t-test of the agent against the opponent copies over the deals."""
     rows = []
     for (x, y), result in pairwise.items():
         row = next(r for r in result.table() if r["agent"] == x)
@@ -247,7 +245,7 @@ def write_side_by_side(out: str | Path, runs: Mapping[str, Run], command: str = 
     rows = side_by_side_rows(runs)
     info = _provenance_of(runs["match"])
     summaries = {e: _tournaments(runs[e])[0].summary() for e in HEADLINE}
-    write_csv(out / "side_by_side.csv", rows, list(rows[0]))
+    write_csv(out / "side_by_side.csv", rows)
     (out / "side_by_side.json").write_text(json.dumps({"summary": summaries, "side_by_side": rows,
                                                        "provenance": info}, indent=1))
     n = summaries["match"]["config"]["num_players"]
@@ -305,8 +303,7 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
 
 def _tournament_section(result: TournamentResult, sections: Mapping[str, list[dict[str, Any]]],
                         ratings: list[dict[str, Any]], placing: list[dict[str, Any]]) -> str:
-    """The Markdown of a tournament: the table, the seat, dealer, points and length sections, the paired
-    comparisons and both ratings."""
+    """The Markdown of a tournament: its table, breakdowns, paired comparisons and both ratings."""
     lines = ["## Tournament", "", _setup(result), "", markdown_table(result.table()), "",
              "![win rates with 95% CI](win_rates.png)", "",
              "### Win rates by seat", "",

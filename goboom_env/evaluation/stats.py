@@ -8,10 +8,8 @@ difference is skewed. Simulated equal agents (4 players, 500 deals of 4 games, i
 chances, 300 runs): at the 5% level the sign test rejected in 32% of the runs, Wilcoxon in 5.7% and
 the t-test in 5.3%.
 
-Win counting: a hand or match shared by ``k`` co-winners (R1.12, R2.10, R2.12) counts ``1/k`` of a
-win for each of them, so the win shares of one game always sum to 1 and the expected win rate of
-equally strong agents is exactly ``1/n``. The Wilson interval is applied to these (possibly
-fractional) win counts; co-wins are rare, so it stays a close approximation.
+Win counting: ``k`` co-winners (R1.12, R2.10, R2.12) count ``1/k`` each, so a game's shares sum to 1; the Wilson
+interval of these fractional counts stays a close approximation (co-wins are rare).
 """
 
 from __future__ import annotations

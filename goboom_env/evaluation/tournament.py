@@ -118,8 +118,7 @@ class TournamentResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Summary, table, paired tests and every game record as JSON-friendly data."""
-        return {"summary": self.summary(), "table": self.table(),
-                "paired": [t.to_dict() for t in self.paired()],
+        return {"summary": self.summary(), "table": self.table(), "paired": [t.to_dict() for t in self.paired()],
                 "games": [asdict(g) for g in self.games]}
 
     def to_json(self, path: str | Path) -> None:
@@ -301,8 +300,7 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
 
 
 def _next_chunk(chunks: Any, workers: list[multiprocessing.process.BaseProcess]) -> list[GameOutcome]:
-    """The next finished chunk; :class:`WorkerLostError` once a worker has exited (the pool would wait for its
-    chunk forever)."""
+    """The next finished chunk; :class:`WorkerLostError` once a worker has exited (the pool would wait forever)."""
     while True:
         # checked before every wait: while the others finish chunks, a timeout may never come
         dead = next((w for w in workers if w.exitcode is not None), None)
