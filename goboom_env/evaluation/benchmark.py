@@ -1,12 +1,10 @@
 """The Go Boom benchmark ``goboom-bench-v1``: fixed tasks, fixed opponents, fixed deals, a normalized score.
 
-A *task* is one game played over whole matches. The evaluated agent sits in one seat against n-1 copies of each member
-of the task's *panel* in turn (``random``, the variant's best heuristic, the shipped model of that game where there is
-one), seats rotating over duplicate deals, :data:`MATCHES` matches per member from the task's own evaluation seed
-(:data:`EVAL_SEEDS`; the trainers refuse those seeds). The **normalized score** ``(W - R) / (H - R)`` puts ``random``
-at 0 and the heuristic in the evaluated seat on the same deals at 1 (:data:`REFERENCES`); each deal gets its own
-score, the unit the intervals resample (:func:`goboom_env.evaluation.stats.aggregate_scores`). docs/benchmark.md has
-the user's view. The suite is frozen: a change of its tasks, panels, match counts, seeds or references is a new version.
+The evaluated agent plays each :class:`Task`'s game in one seat against n-1 copies of each member of its panel, seats
+rotating over duplicate deals, from the task's own evaluation seed (:data:`EVAL_SEEDS`). The normalized score
+``(W - R) / (H - R)`` puts ``random`` at 0 and the heuristic in the same seat on the same deals at 1
+(:data:`REFERENCES`), per deal. docs/benchmark.md has the user's view. The suite is frozen: a change of its tasks,
+panels, match counts, seeds or references is a new version.
 """
 
 from __future__ import annotations

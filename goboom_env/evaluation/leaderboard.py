@@ -1,12 +1,7 @@
-"""One rating table across tournaments: read the result folders of ``goboom evaluate`` (``results.json``, or the
-``match/`` and ``hand/`` halves of an ``--episode both`` folder) and of ``goboom benchmark`` (``benchmark.json`` with
-``tasks/TASK/OPPONENT/results.json``), and rate every agent again over all of their games with openskill
-(:mod:`goboom_env.evaluation.ratings`).
-
-Tournaments are grouped by game (configuration and episode unit: ratings of different games are not comparable).
-Agents are pooled by name: a spec without a model file goes by the agent it resolved to (the report's provenance), a
-model spec by itself. A bad folder, the same folder twice or two folders holding the same tournament are refused
-with a ValueError naming the folder. docs/evaluation.md has the user's view.
+"""One rating table across tournaments: every agent rated again (:mod:`goboom_env.evaluation.ratings`) over all of
+its games in the result folders of ``goboom evaluate`` and ``goboom benchmark``, one table per game (configuration and
+episode unit), agents pooled by name (a spec without a model file by the agent it resolved to). docs/evaluation.md
+has the user's view.
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.benchmark import RESULT_FILE as BENCHMARK_FILE
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
 from goboom_env.evaluation.report import config_title, markdown_table, rich_table, write_csv, write_markdown
-from goboom_env.evaluation.tournament import GameOutcome, TournamentResult
+from goboom_env.evaluation.tournament import GameOutcome, TournamentResult, seat_specs
 from goboom_env.hints import one_line, shown
 from goboom_env.untrusted import read_json
 
@@ -144,7 +139,7 @@ def read_results(path: Path) -> list[TournamentResult]:
         if not isinstance(records, list) or not records:
             raise ValueError(f"{where}: no game records")
         parsed = [_record(r, config.num_players, f"{where}, game {i}", aliases) for i, r in enumerate(records)]
-        agents = _agents(parsed[0])
+        agents = list(seat_specs(parsed[0].seats, -parsed[0].index))  # game g's seats rotated back g places
         out.append(TournamentResult(config, agents, parsed, seed, duplicate, episode))
     return out
 
@@ -250,9 +245,3 @@ def _check_record(record: GameOutcome, n: int, where: str) -> None:
 def _is_int(value: Any, lo: int | None = None, hi: int | None = None) -> bool:
     """Whether ``value`` is an integer (not a bool) in ``lo..hi`` (either bound may be open)."""
     return (type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi))
-
-
-def _agents(record: GameOutcome) -> list[str]:
-    """The tournament's agent list (seat order of game 0), from any game: seats rotate one per game."""
-    n = len(record.seats)
-    return [record.seats[(i + record.index) % n] for i in range(n)]

@@ -419,7 +419,6 @@ def playout_moves(config: GameConfig, specs: Iterable[str]) -> tuple[dict[str, M
     (slower). An agent that needs a view of the hidden cards (a search) gets no move: the heuristic plays its seats."""
     moves: dict[str, Move] = {}
     played: dict[str, str] = {}
-    heuristic = BEST_HEURISTIC[config.variant]
     for spec in specs:
         agent = make_agent(spec, config, 0)
         engine = ENGINE_MOVES.get(type(agent))
@@ -431,7 +430,7 @@ def playout_moves(config: GameConfig, specs: Iterable[str]) -> tuple[dict[str, M
             played[spec] = f"the agent itself ({type(agent).__name__}) on its observations, one instance reseeded " \
                            "before each decision"
         else:
-            played[spec] = f"{heuristic} in its place (the agent searches with the hidden cards)"
+            played[spec] = f"{BEST_HEURISTIC[config.variant]} in its place (the agent searches with the hidden cards)"
     return moves, played
 
 
@@ -444,10 +443,10 @@ def known_policies(config: GameConfig, specs: Iterable[str], records: Sequence[G
     for spec in specs:
         agent = make_agent(spec, config, 0)
         problem = untrusted_policy(agent) or sampled_mismatch(spec, config, records)
-        if problem is None and isinstance(agent, KnownPolicy):
+        if problem is not None:
+            why[spec] = problem
+        elif isinstance(agent, KnownPolicy):  # always: untrusted_policy checked it
             trusted[spec] = agent
-        else:
-            why[spec] = problem or "it does not say how likely its actions are"
     return trusted, why
 
 

@@ -20,15 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from goboom_env.evaluation.breakdown import (
-    dealer_rows,
-    decisions_per_hand,
-    hands_per_game,
-    length_rows,
-    point_rows,
-    points_per_game,
-    seat_rows,
-)
+from goboom_env.evaluation import breakdown
 from goboom_env.evaluation.luck import LuckAdjustment
 from goboom_env.evaluation.plots import plot_distributions, plot_pairwise, plot_win_rates
 from goboom_env.evaluation.provenance import provenance
@@ -289,15 +281,16 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
     """Write a tournament's ``results.json``, ``results.csv`` and plots into ``out``; returns its report section."""
     ratings = rating_table(result)
     placing = rating_table(result, "placing")
-    sections = {"seats": seat_rows(result), "dealer": dealer_rows(result), "points": point_rows(result),
-                "lengths": length_rows(result)}
+    sections = {"seats": breakdown.seat_rows(result), "dealer": breakdown.dealer_rows(result),
+                "points": breakdown.point_rows(result), "lengths": breakdown.length_rows(result)}
     (out / "results.json").write_text(json.dumps({**result.to_dict(), "ratings": ratings, "ratings_placing": placing,
                                                   **sections, "provenance": info}, indent=1))
     result.to_csv(out / "results.csv")
     n = result.config.num_players
     plot_win_rates(result.table(), out / "win_rates.png", chance=1 / n, title=config_title(result))
-    plot_distributions(points_per_game(result), hands_per_game(result.games), decisions_per_hand(result.games),
-                       out / "distributions.png", title=f"{config_title(result)}, episode = {result.episode}")
+    plot_distributions(breakdown.points_per_game(result), breakdown.hands_per_game(result.games),
+                       breakdown.decisions_per_hand(result.games), out / "distributions.png",
+                       title=f"{config_title(result)}, episode = {result.episode}")
     return _tournament_section(result, sections, ratings, placing)
 
 

@@ -97,13 +97,11 @@ class TournamentResult:
 
     def deal_scores(self) -> dict[str, dict[int, float]]:
         """Per spec and deal: its mean win share over its seat-games in that deal."""
-        total: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-        count: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        shares: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         for g in self.games:
             for spec, share in zip(g.seats, g.win_shares()):
-                total[spec][g.deal] += share
-                count[spec][g.deal] += 1
-        return {s: {d: total[s][d] / count[s][d] for d in total[s]} for s in total}
+                shares[spec][g.deal].append(share)
+        return {spec: {deal: sum(s) / len(s) for deal, s in by_deal.items()} for spec, by_deal in shares.items()}
 
     def paired(self) -> list[PairedTest]:
         """Paired tests for every pair of distinct specs over the deals both played (duplicate deals)."""
