@@ -121,10 +121,7 @@ class ClassicCoverAgent(HeuristicAgent):
 
     name = "classic-cover"
     variant = "classic"
-    rule = staticmethod(batched.classic_cover)
-
-    def choice(self, t: Tables) -> Choice:
-        return self.rule(t)
+    choice = staticmethod(batched.classic_cover)
 
 
 class ClassicTricksAgent(ClassicCoverAgent):
@@ -132,7 +129,7 @@ class ClassicTricksAgent(ClassicCoverAgent):
     (:func:`~goboom_env.agents.batched.classic_tricks`)."""
 
     name = "classic-tricks"
-    rule = staticmethod(batched.classic_tricks)
+    choice = staticmethod(batched.classic_tricks)
 
 
 class JokersShedAgent(HeuristicAgent):

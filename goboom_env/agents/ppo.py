@@ -49,15 +49,11 @@ class FrozenMlp:
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation vector or a batch."""
-        return self.forward(obs)[1]
-
-    def forward(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The last hidden layer's activations (the observation without one) and the unmasked logits."""
         x = np.asarray(obs, np.float32)
         *hidden, (w_out, b_out) = self.layers
         for w, b in hidden:
             x = self._act(x @ w + b)
-        return x, x @ w_out + b_out
+        return x @ w_out + b_out
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
         """:func:`masked_action` of this network's logits."""

@@ -20,12 +20,8 @@ _MATCH = (*MATCH_MASKS, 0)  # with an empty row for the joker: it matches nothin
 
 def seen_mask(hand: Hand) -> int:
     """Faces whose every copy is out of play (played cards, the up-card)."""
-    copies = hand.config.num_decks
-    mask = 0
-    for face, count in enumerate(hand.seen):
-        if count >= (copies if face != JOKER else max(hand.config.num_jokers, 1)):
-            mask |= 1 << face
-    return mask
+    copies, jokers = hand.config.num_decks, max(hand.config.num_jokers, 1)
+    return sum(1 << face for face, count in enumerate(hand.seen) if count >= (copies if face != JOKER else jokers))
 
 
 def _pick(cards: list[int], scores: list[int], rng: random.Random) -> int:
@@ -104,13 +100,9 @@ def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_
     boom = boom_mask(hand.config.aces_mode)
     booms = legal & boom
     plays = legal & ~boom & ~DRAW_BIT
-    if boom_first and booms and hand.stock and min(s for i, s in enumerate(hand.sizes) if i != seat) <= 1:
-        pick = booms
-    elif plays:
-        pick = plays
-    elif booms:
-        pick = booms
-    else:
+    rush = boom_first and booms and hand.stock and min(s for i, s in enumerate(hand.sizes) if i != seat) <= 1
+    pick = booms if rush or not plays else plays
+    if not pick:
         return DRAW_OR_PASS
     own = hand.masks[seat]
     plain = own & ~boom
@@ -151,26 +143,13 @@ def play_out(hand: Hand, move: Move, rng: random.Random, seats: Mapping[int, Mov
             action = legal.bit_length() - 1
         else:
             action = (seats.get(hand.current, move) if seats else move)(hand, seen, rng)
-        if action == DRAW_OR_PASS:
-            if classic:
-                face = _drawn_match(hand)
-                if face >= 0:
-                    hand.apply(action)
-                    if hand.seen[face] >= copies:
-                        seen |= 1 << face
-                    continue
-            hand.apply(action)
-            continue
+        played = action if action != DRAW_OR_PASS else _drawn_match(hand) if classic else -1
         hand.apply(action)
-        if action == JOKER or hand.seen[action] >= copies:
-            seen |= 1 << action
+        if played == JOKER or (played >= 0 and hand.seen[played] >= copies):
+            seen |= 1 << played
 
 
 def _drawn_match(hand: Hand) -> int:
     """Classic: the card that a draw will play (the first matching card from the top, R1.6), or -1."""
     match = MATCH_MASKS[hand.led]
-    stock = hand.stock
-    for i in range(len(stock) - 1, -1, -1):
-        if (match >> stock[i]) & 1:
-            return stock[i]
-    return -1
+    return next((face for face in reversed(hand.stock) if (match >> face) & 1), -1)
