@@ -17,6 +17,7 @@ from goboom_env.agents.determinize import Determinizer
 from goboom_env.agents.montecarlo import moves_to_search, seat_results
 from goboom_env.agents.policy import Observation
 from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move, seen_mask
+from goboom_env.cards import faces_in
 from goboom_env.config import GameConfig, check_choice, check_int, check_number
 from goboom_env.engine import Hand
 from goboom_env.hand_state import Phase
@@ -120,14 +121,9 @@ class ISMCTSAgent:
         while hand.phase != Phase.OVER:
             children = node.children
             mover = hand.current << MOVER_SHIFT
-            legal = hand.legal_mask()
             untried = []
             best, best_score = None, -math.inf
-            rest = legal
-            while rest:
-                low = rest & -rest
-                action = low.bit_length() - 1
-                rest ^= low
+            for action in faces_in(hand.legal_mask()):
                 child = children.get(mover | action)
                 if child is None:
                     untried.append(action)

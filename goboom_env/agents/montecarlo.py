@@ -58,18 +58,14 @@ class MonteCarloAgent:
             return legal[0]
         totals = dict.fromkeys(legal, 0.0)
         runs = dict.fromkeys(legal, 0)
-        for i in range(max(self.budget, len(legal))):
+        for i in range(max(self.budget, len(legal))):  # each rollout: a fresh deal, the action, then the playout
             action = legal[i % len(legal)]
-            totals[action] += self._rollout(view, action)
+            hand = view.sample_hand(self.rng)
+            hand.apply(action)
+            play_out(hand, self.playout, self._py)
+            totals[action] += seat_results(hand)[view.seat]
             runs[action] += 1
         return int(max(legal, key=lambda a: totals[a] / runs[a]))
-
-    def _rollout(self, view: PlayerView, action: int) -> float:
-        """One determinization of the hidden cards, ``action``, then the rollout policy to the end."""
-        hand = view.sample_hand(self.rng)
-        hand.apply(action)
-        play_out(hand, self.playout, self._py)
-        return seat_results(hand)[view.seat]
 
 
 def seat_results(hand: Hand) -> list[float]:

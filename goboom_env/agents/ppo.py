@@ -339,19 +339,11 @@ def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | P
     if version not in readable:
         raise ValueError(f"{path} was trained on observation layout version {version}, but this loader reads "
                          f"version {' or '.join(map(str, readable))}; retrain the model")
-    if "player_configs" in metadata:
-        _check_generalist(metadata, config, path)
-        return
-    trained = GameConfig.from_dict(metadata["config"])
-    if trained != config:
-        raise ValueError(f"{path} was trained for a different game configuration: {_mismatch(trained, config)}")
-
-
-def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | Path) -> None:
-    """A generalist plays the game of each player count it was trained for, and no other."""
-    games = trained_games(metadata)
+    games = trained_games(metadata)  # a generalist plays the game of each player count it was trained for
     if config in games:
         return
+    if "player_configs" not in metadata:
+        raise ValueError(f"{path} was trained for a different game configuration: {_mismatch(games[0], config)}")
     counts = [g.num_players for g in games]
     trained = f"a generalist trained for {games[0].variant} Go Boom at {', '.join(map(str, counts))} players"
     if config.num_players not in counts:

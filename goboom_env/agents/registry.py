@@ -116,7 +116,8 @@ def is_file_spec(spec: object) -> bool:
 
 
 class SpecSource(enum.Enum):
-    """Where an agent spec comes from: only :attr:`CALLER`'s may name a Python file."""
+    """Where an agent spec comes from, its value naming the place in error messages: only :attr:`CALLER`'s may
+    name a Python file."""
 
     CALLER = "the command line or the caller's code"
     SETTINGS_FILE = "a settings file"
