@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
+from functools import partial
 
 from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKER, JOKERS_POINTS, MATCH_MASKS, boom_mask, faces_in
 from goboom_env.engine import DRAW_BIT, Hand
@@ -82,16 +83,6 @@ def _classic_move(hand: Hand, cards: list[int], seen: int, rng: random.Random, c
     return _pick(cards, scores, rng)
 
 
-def jokers_boom_move(hand: Hand, seen: int, rng: random.Random) -> int:
-    """``jokers-boom`` on the engine: boom a player about to go out, else shed hard-to-match cards (R2.5-R2.9)."""
-    return _jokers_move(hand, seen, rng, scarcity=2, boom_first=True)
-
-
-def jokers_shed_move(hand: Hand, seen: int, rng: random.Random) -> int:
-    """``jokers-shed`` on the engine: shed points while keeping follow-ups, boom only instead of drawing (R2.5-R2.7)."""
-    return _jokers_move(hand, seen, rng, scarcity=0, boom_first=False)
-
-
 def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_first: bool) -> int:
     """Points plus three per own follow-up, less ``scarcity`` per unseen matching card; boom cards instead of
     drawing, or at once (``boom_first``) when an opponent holds one card."""
@@ -111,6 +102,12 @@ def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_
     scores = [JOKERS_POINTS[c] + 3 * ((_MATCH[c] & plain).bit_count() - ((plain >> c) & 1))
               - scarcity * (_MATCH[c] & unseen).bit_count() for c in cards]
     return _pick(cards, scores, rng)
+
+
+jokers_boom_move = partial(_jokers_move, scarcity=2, boom_first=True)
+"""``jokers-boom`` on the engine: boom a player about to go out, else shed hard-to-match cards (R2.5-R2.9)."""
+jokers_shed_move = partial(_jokers_move, scarcity=0, boom_first=False)
+"""``jokers-shed`` on the engine: shed points while keeping follow-ups, boom only instead of drawing (R2.5-R2.7)."""
 
 
 def random_move(hand: Hand, seen: int, rng: random.Random) -> int:
