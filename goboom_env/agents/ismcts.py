@@ -173,8 +173,7 @@ class GuidedISMCTSAgent(ISMCTSAgent):
 
     def __init__(self, config: GameConfig, guide: Guide, name: str, seed: int | None = None, prior: float = 1.0,
                  **options: object) -> None:
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
+        if unknown := sorted(set(options) - set(OPTIONS)):
             raise ValueError(f"unknown {name.partition(':')[0]} option(s) {', '.join(unknown)}; the options are "
                              f"path, {', '.join(OPTIONS)}, prior")
         super().__init__(config, seed, **options)  # type: ignore[arg-type]

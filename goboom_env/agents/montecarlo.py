@@ -36,8 +36,7 @@ class MonteCarloAgent:
 
     needs_view = True
 
-    def __init__(self, config: GameConfig, seed: int | None = None, budget: int = 64,
-                 rollout: str = "greedy") -> None:
+    def __init__(self, config: GameConfig, seed: int | None = None, budget: int = 64, rollout: str = "greedy") -> None:
         budget = check_int("budget", budget, 1, MAX_BUDGET)  # rollouts per move
         check_choice("rollout", rollout, tuple(PLAYOUTS))
         self.config = config

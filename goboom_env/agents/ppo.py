@@ -152,8 +152,7 @@ def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
     data = read_npz(path, 4 * MAX_PARAMETERS + 2**16)
     count = sum(1 for k in data if k.startswith("w"))
     try:
-        return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)],
-                "activation": str(data["activation"])}
+        return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)], "activation": str(data["activation"])}
     except KeyError as exc:
         raise ValueError(f"a snapshot array is missing: {exc}") from None
 

@@ -54,8 +54,7 @@ def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
     led = hand.led
     if led >= 0:
         suit, best = led // 13, hand.best_face
-        winners = [c for c in cards if c // 13 == suit and c > best]
-        if winners:
+        if winners := [c for c in cards if c // 13 == suit and c > best]:
             return winners[0]
     return _classic_move(hand, cards, seen, rng, cover=100, points=1, lead=100)
 
