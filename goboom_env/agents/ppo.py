@@ -370,13 +370,9 @@ def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
     differ = [k for k in ours if ours[k] != theirs[k]]
 
     def words(game: dict[str, Any]) -> str:
-        parts = [f"{game['variant']} Go Boom", f"{game['num_players']} players"]
-        for key in differ:
-            value = game[key]
-            if key in ("variant", "num_players") or value is None:  # None: a field of the other variant
-                continue
-            parts.append(_VALUE_WORDS[key](value) if key in _VALUE_WORDS else f"{value} {_FIELD_WORDS[key]}")
-        return ", ".join(parts)
+        keys = [k for k in differ if k not in ("variant", "num_players") and game[k] is not None]  # None: not its field
+        values = [_VALUE_WORDS[k](game[k]) if k in _VALUE_WORDS else f"{game[k]} {_FIELD_WORDS[k]}" for k in keys]
+        return ", ".join([f"{game['variant']} Go Boom", f"{game['num_players']} players", *values])
 
     return (f"{words(ours)}; the requested game is {words(theirs)} "
             f"(different: {', '.join(_FIELD_WORDS[k] for k in differ)})")
