@@ -21,7 +21,7 @@ import numpy as np
 
 from goboom_env.agents.registry import check_file, parse_spec, spec_bool
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import GameConfig, errors_prefixed
+from goboom_env.config import GameConfig, check_choice, errors_prefixed
 from goboom_env.episode import EPISODES
 from goboom_env.hints import shown
 from goboom_env.history import HistoryEncoder
@@ -36,8 +36,7 @@ class FrozenMlp:
     """A numpy copy of an SB3 ``MlpPolicy`` actor: ``layers`` of ``(weight (out, in), bias)``, then the logits."""
 
     def __init__(self, layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str = "tanh") -> None:
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        check_choice("activation", activation, tuple(sorted(ACTIVATIONS)))
         self.layers = [(np.ascontiguousarray(w.T, np.float32), np.asarray(b, np.float32))
                        for w, b in _checked_layers(layers)]
         self.activation = activation
