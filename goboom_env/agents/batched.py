@@ -1,18 +1,10 @@
 """The rule-based heuristics on a batch of observations: the one implementation of each heuristic's rule.
 
-A rule reads observation rows decoded into :class:`Tables` and gives per row the cards it chooses among and their
-scores (a :class:`Choice`): the heuristic plays a best-scored card, ties at random, DRAW_OR_PASS for none.
-
-===================  =====================================================  ====================================
-rule                 played by                                              idea
-:func:`classic_cover`  ``classic-cover``                                    keep the hand able to follow (R1.6)
-:func:`classic_tricks` ``classic-tricks``, :class:`ClassicTricksOpponent`   win tricks cheaply, lead scarce cards
-:func:`jokers_shed`  ``jokers-shed``                                        shed points, keep the next play open
-:func:`jokers_boom`  ``jokers-boom``, :class:`JokersBoomOpponent`           also boom a player about to go out
-===================  =====================================================  ====================================
-
-The scalar agents (:mod:`goboom_env.agents.heuristics`) break ties with their seeded generator, the batched
-opponents (:func:`batched_heuristic`) with a millionth of noise.
+A rule (:func:`classic_cover`, :func:`classic_tricks`, :func:`jokers_shed`, :func:`jokers_boom`, each named after the
+agent it drives) reads observation rows decoded into :class:`Tables` and gives per row the cards it chooses among and
+their scores (a :class:`Choice`): the heuristic plays a best-scored card, ties at random, DRAW_OR_PASS for none. The
+scalar agents (:mod:`goboom_env.agents.heuristics`) break ties with their seeded generator, the batched opponents
+(:func:`batched_heuristic`) with a millionth of noise.
 """
 
 from __future__ import annotations

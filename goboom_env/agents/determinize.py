@@ -78,8 +78,8 @@ class Determinizer:
         """(seat, forbidden mask) of every constrained card, the most constrained (most faces excluded) first."""
         self.own = list(view.hand)
 
-    def deal(self, rng: random.Random) -> tuple[list[list[int]], list[int]]:
-        """Hidden cards dealt consistently: (cards per seat, stock top first)."""
+    def sample(self, rng: random.Random) -> Hand:
+        """A full hand in the view's public state, hidden cards dealt consistently; no event log (search reads none)."""
         view = self.view
         pool = self.pool[:]
         rng.shuffle(pool)
@@ -89,7 +89,7 @@ class Determinizer:
         rest = iter(pool)
         for seat in range(view.n):
             hands[seat] = self.own[:] if seat == view.seat else hands[seat] + list(islice(rest, self.free[seat]))
-        return hands, [*rest, *self.bottom]
+        return view.hand_holding(hands, [*rest, *self.bottom], events=())
 
     def _place_tight(self, pool: list[int], hands: list[list[int]], rng: random.Random) -> list[int]:
         """Give every constrained card an allowed face; return the rest of ``pool`` (still shuffled)."""
@@ -110,11 +110,6 @@ class Determinizer:
             hands[seat].append(pool[index])
         taken = set(picks)
         return [f for i, f in enumerate(pool) if i not in taken]
-
-    def sample(self, rng: random.Random) -> Hand:
-        """A full hand in the view's public state, hidden cards dealt consistently; no event log (search reads none)."""
-        hands, stock = self.deal(rng)
-        return self.view.hand_holding(hands, stock, events=())
 
 
 def _matching(masks: list[int], pool: list[int]) -> list[int]:

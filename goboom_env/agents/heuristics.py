@@ -13,7 +13,7 @@ import numpy as np
 from goboom_env.agents import batched
 from goboom_env.agents.batched import FOLLOW_WEIGHT, SCARCITY_WEIGHT, Choice, Tables, TablesDecoder
 from goboom_env.agents.policy import Agent, Observation, Policy
-from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, boom_mask
+from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.player_view import PlayerView
 
@@ -121,10 +121,7 @@ class ClassicCoverAgent(HeuristicAgent):
 
     name = "classic-cover"
     variant = "classic"
-    rule = staticmethod(batched.classic_cover)
-
-    def choice(self, t: Tables) -> Choice:
-        return self.rule(t)
+    choice = staticmethod(batched.classic_cover)
 
 
 class ClassicTricksAgent(ClassicCoverAgent):
@@ -132,7 +129,7 @@ class ClassicTricksAgent(ClassicCoverAgent):
     (:func:`~goboom_env.agents.batched.classic_tricks`)."""
 
     name = "classic-tricks"
-    rule = staticmethod(batched.classic_tricks)
+    choice = staticmethod(batched.classic_tricks)
 
 
 class JokersShedAgent(HeuristicAgent):
@@ -147,14 +144,12 @@ class JokersShedAgent(HeuristicAgent):
 
     def __init__(self, config: GameConfig, seed: int | None = None) -> None:
         super().__init__(config, seed)
-        self.boom_mask = boom_mask(config.aces_mode)
         self.boom = batched.boom_faces(config)
 
     def split(self, t: Table) -> tuple[list[int], list[int]]:
         """(matching non-boom plays, boom plays) among the legal actions (for variants of the rule)."""
-        plays = [a for a in t.legal if a != DRAW_OR_PASS and not (self.boom_mask >> a) & 1]
-        booms = [a for a in t.legal if a != DRAW_OR_PASS and (self.boom_mask >> a) & 1]
-        return plays, booms
+        cards = [a for a in t.legal if a != DRAW_OR_PASS]
+        return [a for a in cards if not self.boom[a]], [a for a in cards if self.boom[a]]
 
     def shed(self, t: Table, cards: list[int]) -> int:
         """The candidate card with the best :meth:`card_scores`."""

@@ -1,14 +1,7 @@
-"""The search baseline ``ismcts:iters=N``: single-observer information-set Monte-Carlo tree search.
-
-SO-ISMCTS (Cowling, Powley and Whitehouse, IEEE TCIAIG 2012) searches one tree over the moves of every seat,
-from the searching seat's information set. Each iteration deals the hidden cards consistently with the public
-events (:mod:`goboom_env.agents.determinize`), selects by UCB1 with *availability* counts, expands one untried
-move (the rollout policy's choice first), rolls out with the variant's best heuristic
-(:mod:`goboom_env.agents.rollout`) and backs up each seat's own result. The most visited root move is played.
-
-Options (``ismcts:iters=200,c=0.7``): ``iters`` (default 200), ``ms`` (a time limit per decision, which makes
-the moves depend on the machine), ``c`` (UCB exploration, 0.7), ``rollout`` (``heuristic`` or ``random``) and
-``infer`` (``no`` deals the hidden cards uniformly). It optimises the current hand, also in match games.
+"""The search baseline ``ismcts:iters=N``: single-observer information-set Monte-Carlo tree search (SO-ISMCTS,
+Cowling, Powley and Whitehouse, IEEE TCIAIG 2012) over deals consistent with the public events
+(:mod:`goboom_env.agents.determinize`), rolled out with the variant's best heuristic
+(:mod:`goboom_env.agents.rollout`). docs/evaluation.md describes the algorithm and its options.
 """
 
 from __future__ import annotations
@@ -24,7 +17,8 @@ from goboom_env.agents.determinize import Determinizer
 from goboom_env.agents.montecarlo import moves_to_search, seat_results
 from goboom_env.agents.policy import Observation
 from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move, seen_mask
-from goboom_env.config import GameConfig, check_int, check_number
+from goboom_env.cards import faces_in
+from goboom_env.config import GameConfig, check_choice, check_int, check_number
 from goboom_env.engine import Hand
 from goboom_env.hand_state import Phase
 from goboom_env.player_view import PlayerView
@@ -67,8 +61,7 @@ class ISMCTSAgent:
         if ms is not None:
             ms = check_number("ms", ms)
         c = check_number("c", c, allow_zero=True)
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"rollout must be one of {list(ROLLOUTS)}, got {rollout!r}")
+        check_choice("rollout", rollout, ROLLOUTS)
         if not isinstance(infer, bool):
             raise ValueError(f"infer must be true or false, got {infer!r}")
         self.config = config
@@ -128,14 +121,9 @@ class ISMCTSAgent:
         while hand.phase != Phase.OVER:
             children = node.children
             mover = hand.current << MOVER_SHIFT
-            legal = hand.legal_mask()
             untried = []
             best, best_score = None, -math.inf
-            rest = legal
-            while rest:
-                low = rest & -rest
-                action = low.bit_length() - 1
-                rest ^= low
+            for action in faces_in(hand.legal_mask()):
                 child = children.get(mover | action)
                 if child is None:
                     untried.append(action)
@@ -185,8 +173,7 @@ class GuidedISMCTSAgent(ISMCTSAgent):
 
     def __init__(self, config: GameConfig, guide: Guide, name: str, seed: int | None = None, prior: float = 1.0,
                  **options: object) -> None:
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
+        if unknown := sorted(set(options) - set(OPTIONS)):
             raise ValueError(f"unknown {name.partition(':')[0]} option(s) {', '.join(unknown)}; the options are "
                              f"path, {', '.join(OPTIONS)}, prior")
         super().__init__(config, seed, **options)  # type: ignore[arg-type]

@@ -1,10 +1,6 @@
-"""The search baseline ``mc:budget=N``: determinized (perfect-information) Monte-Carlo sampling.
-
-Each decision spends ``budget`` rollouts spread evenly over the legal actions: each deals the hidden cards at
-random consistently with the seat's :class:`~goboom_env.player_view.PlayerView` (R4.1), applies the action and
-plays the hand out with a fast policy for every seat, ``greedy`` (default) or ``random``. The action with the best
-mean result wins: the seat's share of the hand win minus 0.001 per point left in its hand. It optimises the current
-hand, also in match games.
+"""The search baseline ``mc:budget=N``: determinized (perfect-information) Monte-Carlo sampling, ``budget`` rollouts
+a decision spread evenly over the legal actions, each on a deal consistent with the seat's
+:class:`~goboom_env.player_view.PlayerView` (R4.1); the action with the best mean :func:`seat_results` wins.
 """
 
 from __future__ import annotations
@@ -15,7 +11,7 @@ import numpy as np
 
 from goboom_env.agents.rollout import Move, play_out, random_move
 from goboom_env.cards import boom_mask, faces_in
-from goboom_env.config import GameConfig, check_int
+from goboom_env.config import GameConfig, check_choice, check_int
 from goboom_env.engine import DRAW_BIT, Hand
 from goboom_env.player_view import PlayerView
 
@@ -40,11 +36,9 @@ class MonteCarloAgent:
 
     needs_view = True
 
-    def __init__(self, config: GameConfig, seed: int | None = None, budget: int = 64,
-                 rollout: str = "greedy") -> None:
+    def __init__(self, config: GameConfig, seed: int | None = None, budget: int = 64, rollout: str = "greedy") -> None:
         budget = check_int("budget", budget, 1, MAX_BUDGET)  # rollouts per move
-        if rollout not in PLAYOUTS:
-            raise ValueError(f"rollout must be one of {sorted(PLAYOUTS)}, got {rollout!r}")
+        check_choice("rollout", rollout, tuple(PLAYOUTS))
         self.config = config
         self.budget = budget
         self.playout = PLAYOUTS[rollout]
@@ -63,18 +57,14 @@ class MonteCarloAgent:
             return legal[0]
         totals = dict.fromkeys(legal, 0.0)
         runs = dict.fromkeys(legal, 0)
-        for i in range(max(self.budget, len(legal))):
+        for i in range(max(self.budget, len(legal))):  # each rollout: a fresh deal, the action, then the playout
             action = legal[i % len(legal)]
-            totals[action] += self._rollout(view, action)
+            hand = view.sample_hand(self.rng)
+            hand.apply(action)
+            play_out(hand, self.playout, self._py)
+            totals[action] += seat_results(hand)[view.seat]
             runs[action] += 1
         return int(max(legal, key=lambda a: totals[a] / runs[a]))
-
-    def _rollout(self, view: PlayerView, action: int) -> float:
-        """One determinization of the hidden cards, ``action``, then the rollout policy to the end."""
-        hand = view.sample_hand(self.rng)
-        hand.apply(action)
-        play_out(hand, self.playout, self._py)
-        return seat_results(hand)[view.seat]
 
 
 def seat_results(hand: Hand) -> list[float]:
@@ -95,5 +85,5 @@ def greedy_move(hand: Hand, seen: int, rng: random.Random) -> int:
     return choices[int(rng.random() * len(choices))] if len(choices) > 1 else choices[0]
 
 
-PLAYOUTS: dict[str, Move] = {"random": random_move, "greedy": greedy_move}
+PLAYOUTS: dict[str, Move] = {"greedy": greedy_move, "random": random_move}
 """Rollout policies by name (``mc:budget=N,rollout=greedy``)."""

@@ -1,10 +1,9 @@
-"""The ``openspiel-ismcts:sims=100,rollouts=1,c=2`` agent: OpenSpiel's own ``ISMCTSBot`` searching the
-``python_goboom`` game (one hand, ``reward="win"``) with random rollouts, as a :class:`~goboom_env.agents.Policy`.
+"""The ``openspiel-ismcts:sims=100,rollouts=1,c=2`` agent (an entry point): OpenSpiel's own ``ISMCTSBot`` searching
+the ``python_goboom`` game (one hand, ``reward="win"``) with random rollouts, as a :class:`~goboom_env.agents.Policy`.
 
 Each decision hands the bot a state the seat cannot tell from the real one
 (:func:`goboom_env.openspiel.state_from_view`); the bot resamples the hidden cards from the agent's seeded
-generator, so a seeded game is played the same way again. Options: ``sims`` per decision (100), ``rollouts`` per
-leaf (1), ``c`` the UCT exploration constant (2.0). Found through the ``goboom_env.agents`` entry point.
+generator, so a seeded game is played the same way again.
 """
 
 from __future__ import annotations

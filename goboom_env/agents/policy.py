@@ -26,11 +26,9 @@ class Policy(Protocol):
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """A legal action for the observation."""
-        ...
 
     def reseed(self, seed: int | None) -> None:
         """Restart the agent's randomness (runners do before each game, so results do not depend on the process)."""
-        ...
 
 
 POLICY_MEMBERS: tuple[str, ...] = ("name", "needs_view", "act", "reseed")

@@ -21,7 +21,7 @@ import numpy as np
 
 from goboom_env.agents.registry import check_file, parse_spec, spec_bool
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import GameConfig, errors_prefixed
+from goboom_env.config import GameConfig, check_choice, errors_prefixed
 from goboom_env.episode import EPISODES
 from goboom_env.hints import shown
 from goboom_env.history import HistoryEncoder
@@ -36,8 +36,7 @@ class FrozenMlp:
     """A numpy copy of an SB3 ``MlpPolicy`` actor: ``layers`` of ``(weight (out, in), bias)``, then the logits."""
 
     def __init__(self, layers: Sequence[tuple[np.ndarray, np.ndarray]], activation: str = "tanh") -> None:
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        check_choice("activation", activation, tuple(sorted(ACTIVATIONS)))
         self.layers = [(np.ascontiguousarray(w.T, np.float32), np.asarray(b, np.float32))
                        for w, b in _checked_layers(layers)]
         self.activation = activation
@@ -49,15 +48,11 @@ class FrozenMlp:
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits for one observation vector or a batch."""
-        return self.forward(obs)[1]
-
-    def forward(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The last hidden layer's activations (the observation without one) and the unmasked logits."""
         x = np.asarray(obs, np.float32)
         *hidden, (w_out, b_out) = self.layers
         for w, b in hidden:
             x = self._act(x @ w + b)
-        return x, x @ w_out + b_out
+        return x @ w_out + b_out
 
     def act(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
         """:func:`masked_action` of this network's logits."""
@@ -156,8 +151,7 @@ def load_snapshot(path: Path | io.BytesIO) -> dict[str, Any]:
     data = read_npz(path, 4 * MAX_PARAMETERS + 2**16)
     count = sum(1 for k in data if k.startswith("w"))
     try:
-        return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)],
-                "activation": str(data["activation"])}
+        return {"layers": [(data[f"w{i}"], data[f"b{i}"]) for i in range(count)], "activation": str(data["activation"])}
     except KeyError as exc:
         raise ValueError(f"a snapshot array is missing: {exc}") from None
 
@@ -343,19 +337,11 @@ def check_compatible(metadata: dict[str, Any], config: GameConfig, path: str | P
     if version not in readable:
         raise ValueError(f"{path} was trained on observation layout version {version}, but this loader reads "
                          f"version {' or '.join(map(str, readable))}; retrain the model")
-    if "player_configs" in metadata:
-        _check_generalist(metadata, config, path)
-        return
-    trained = GameConfig.from_dict(metadata["config"])
-    if trained != config:
-        raise ValueError(f"{path} was trained for a different game configuration: {_mismatch(trained, config)}")
-
-
-def _check_generalist(metadata: dict[str, Any], config: GameConfig, path: str | Path) -> None:
-    """A generalist plays the game of each player count it was trained for, and no other."""
-    games = trained_games(metadata)
+    games = trained_games(metadata)  # a generalist plays the game of each player count it was trained for
     if config in games:
         return
+    if "player_configs" not in metadata:
+        raise ValueError(f"{path} was trained for a different game configuration: {_mismatch(games[0], config)}")
     counts = [g.num_players for g in games]
     trained = f"a generalist trained for {games[0].variant} Go Boom at {', '.join(map(str, counts))} players"
     if config.num_players not in counts:
@@ -383,13 +369,9 @@ def _mismatch(trained: GameConfig, requested: GameConfig) -> str:
     differ = [k for k in ours if ours[k] != theirs[k]]
 
     def words(game: dict[str, Any]) -> str:
-        parts = [f"{game['variant']} Go Boom", f"{game['num_players']} players"]
-        for key in differ:
-            value = game[key]
-            if key in ("variant", "num_players") or value is None:  # None: a field of the other variant
-                continue
-            parts.append(_VALUE_WORDS[key](value) if key in _VALUE_WORDS else f"{value} {_FIELD_WORDS[key]}")
-        return ", ".join(parts)
+        keys = [k for k in differ if k not in ("variant", "num_players") and game[k] is not None]  # None: not its field
+        values = [_VALUE_WORDS[k](game[k]) if k in _VALUE_WORDS else f"{game[k]} {_FIELD_WORDS[k]}" for k in keys]
+        return ", ".join([f"{game['variant']} Go Boom", f"{game['num_players']} players", *values])
 
     return (f"{words(ours)}; the requested game is {words(theirs)} "
             f"(different: {', '.join(_FIELD_WORDS[k] for k in differ)})")

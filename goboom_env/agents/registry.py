@@ -116,7 +116,8 @@ def is_file_spec(spec: object) -> bool:
 
 
 class SpecSource(enum.Enum):
-    """Where an agent spec comes from: only :attr:`CALLER`'s may name a Python file."""
+    """Where an agent spec comes from, its value naming the place in error messages: only :attr:`CALLER`'s may
+    name a Python file."""
 
     CALLER = "the command line or the caller's code"
     SETTINGS_FILE = "a settings file"
@@ -175,8 +176,7 @@ def make_agent(spec: str, config: GameConfig, seed: int | None = None, *,
         if not hint or hint in str(exc):
             raise
         raise ValueError(f"{exc}{hint}") from exc
-    missing = missing_members(agent)
-    if missing:
+    if missing := missing_members(agent):
         raise TypeError(f"agent {name!r} made a {type(agent).__name__} without {', '.join(missing)}: an agent needs "
                         f"{', '.join(POLICY_MEMBERS)} (goboom_env.agents.Policy; subclass goboom_env.agents.Agent "
                         "for the defaults)")
@@ -271,8 +271,7 @@ def _check_options(factory: Callable[..., Any], params: dict[str, Any], name: st
     declared = _named_options(factory)
     if declared is None or declared[1]:
         return
-    unknown = [key for key in params if key not in declared[0]]
-    if unknown:
+    if unknown := [key for key in params if key not in declared[0]]:
         options = ", ".join(declared[0]) or "none"
         raise ValueError(f"unknown option {unknown[0]!r} for agent {name!r} in spec {spec!r}"
                          f"{did_you_mean(unknown[0], declared[0])}; its options: {options}")
@@ -335,8 +334,7 @@ def _booleans_checked(factory: Callable[..., Any], params: dict[str, Any], spec:
     for key, value in params.items():
         parameter = signature.parameters.get(key)
         annotation = getattr(parameter, "annotation", None)
-        if annotation is bool or (isinstance(annotation, str) and annotation.replace(" ", "") in ("bool",
-                                                                                                  "bool|None")):
+        if annotation is bool or (isinstance(annotation, str) and annotation.replace(" ", "") in ("bool", "bool|None")):
             try:
                 out[key] = spec_bool(key, value)
             except ValueError as exc:

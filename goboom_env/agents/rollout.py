@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
+from functools import partial
 
 from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKER, JOKERS_POINTS, MATCH_MASKS, boom_mask, faces_in
 from goboom_env.engine import DRAW_BIT, Hand
@@ -20,12 +21,8 @@ _MATCH = (*MATCH_MASKS, 0)  # with an empty row for the joker: it matches nothin
 
 def seen_mask(hand: Hand) -> int:
     """Faces whose every copy is out of play (played cards, the up-card)."""
-    copies = hand.config.num_decks
-    mask = 0
-    for face, count in enumerate(hand.seen):
-        if count >= (copies if face != JOKER else max(hand.config.num_jokers, 1)):
-            mask |= 1 << face
-    return mask
+    copies, jokers = hand.config.num_decks, max(hand.config.num_jokers, 1)
+    return sum(1 << face for face, count in enumerate(hand.seen) if count >= (copies if face != JOKER else jokers))
 
 
 def _pick(cards: list[int], scores: list[int], rng: random.Random) -> int:
@@ -57,8 +54,7 @@ def classic_tricks_move(hand: Hand, seen: int, rng: random.Random) -> int:
     led = hand.led
     if led >= 0:
         suit, best = led // 13, hand.best_face
-        winners = [c for c in cards if c // 13 == suit and c > best]
-        if winners:
+        if winners := [c for c in cards if c // 13 == suit and c > best]:
             return winners[0]
     return _classic_move(hand, cards, seen, rng, cover=100, points=1, lead=100)
 
@@ -86,16 +82,6 @@ def _classic_move(hand: Hand, cards: list[int], seen: int, rng: random.Random, c
     return _pick(cards, scores, rng)
 
 
-def jokers_boom_move(hand: Hand, seen: int, rng: random.Random) -> int:
-    """``jokers-boom`` on the engine: boom a player about to go out, else shed hard-to-match cards (R2.5-R2.9)."""
-    return _jokers_move(hand, seen, rng, scarcity=2, boom_first=True)
-
-
-def jokers_shed_move(hand: Hand, seen: int, rng: random.Random) -> int:
-    """``jokers-shed`` on the engine: shed points while keeping follow-ups, boom only instead of drawing (R2.5-R2.7)."""
-    return _jokers_move(hand, seen, rng, scarcity=0, boom_first=False)
-
-
 def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_first: bool) -> int:
     """Points plus three per own follow-up, less ``scarcity`` per unseen matching card; boom cards instead of
     drawing, or at once (``boom_first``) when an opponent holds one card."""
@@ -104,13 +90,9 @@ def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_
     boom = boom_mask(hand.config.aces_mode)
     booms = legal & boom
     plays = legal & ~boom & ~DRAW_BIT
-    if boom_first and booms and hand.stock and min(s for i, s in enumerate(hand.sizes) if i != seat) <= 1:
-        pick = booms
-    elif plays:
-        pick = plays
-    elif booms:
-        pick = booms
-    else:
+    rush = boom_first and booms and hand.stock and min(s for i, s in enumerate(hand.sizes) if i != seat) <= 1
+    pick = booms if rush or not plays else plays
+    if not pick:
         return DRAW_OR_PASS
     own = hand.masks[seat]
     plain = own & ~boom
@@ -119,6 +101,12 @@ def _jokers_move(hand: Hand, seen: int, rng: random.Random, scarcity: int, boom_
     scores = [JOKERS_POINTS[c] + 3 * ((_MATCH[c] & plain).bit_count() - ((plain >> c) & 1))
               - scarcity * (_MATCH[c] & unseen).bit_count() for c in cards]
     return _pick(cards, scores, rng)
+
+
+jokers_boom_move = partial(_jokers_move, scarcity=2, boom_first=True)
+"""``jokers-boom`` on the engine: boom a player about to go out, else shed hard-to-match cards (R2.5-R2.9)."""
+jokers_shed_move = partial(_jokers_move, scarcity=0, boom_first=False)
+"""``jokers-shed`` on the engine: shed points while keeping follow-ups, boom only instead of drawing (R2.5-R2.7)."""
 
 
 def random_move(hand: Hand, seen: int, rng: random.Random) -> int:
@@ -151,26 +139,13 @@ def play_out(hand: Hand, move: Move, rng: random.Random, seats: Mapping[int, Mov
             action = legal.bit_length() - 1
         else:
             action = (seats.get(hand.current, move) if seats else move)(hand, seen, rng)
-        if action == DRAW_OR_PASS:
-            if classic:
-                face = _drawn_match(hand)
-                if face >= 0:
-                    hand.apply(action)
-                    if hand.seen[face] >= copies:
-                        seen |= 1 << face
-                    continue
-            hand.apply(action)
-            continue
+        played = action if action != DRAW_OR_PASS else _drawn_match(hand) if classic else -1
         hand.apply(action)
-        if action == JOKER or hand.seen[action] >= copies:
-            seen |= 1 << action
+        if played == JOKER or (played >= 0 and hand.seen[played] >= copies):
+            seen |= 1 << played
 
 
 def _drawn_match(hand: Hand) -> int:
     """Classic: the card that a draw will play (the first matching card from the top, R1.6), or -1."""
     match = MATCH_MASKS[hand.led]
-    stock = hand.stock
-    for i in range(len(stock) - 1, -1, -1):
-        if (match >> stock[i]) & 1:
-            return stock[i]
-    return -1
+    return next((face for face in reversed(hand.stock) if (match >> face) & 1), -1)
