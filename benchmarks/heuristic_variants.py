@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from goboom_env.agents.batched import jokers_scores
 from goboom_env.agents.heuristics import DRAW_OR_PASS, JokersBoomAgent, Table
 from goboom_env.agents.registry import register_agent
 from goboom_env.cards import JOKERS_POINTS
@@ -103,8 +104,18 @@ class Variant(JokersBoomAgent):
             self.next_voids = known_voids(view)[(view.seat + 1) % self.config.num_players]
         return super().act(observation, view)
 
+    def split(self, t: Table) -> tuple[list[int], list[int]]:
+        """(matching non-boom plays, boom plays) among the legal actions."""
+        cards = [a for a in t.legal if a != DRAW_OR_PASS]
+        return [a for a in cards if not self.boom[a]], [a for a in cards if self.boom[a]]
+
+    def shed(self, t: Table, cards: list[int]) -> int:
+        """The candidate card with the best :meth:`card_scores`."""
+        return self._argmax(cards, self.card_scores(t, cards))
+
     def card_scores(self, t: Table, cards: list[int]) -> np.ndarray:
-        score = super().card_scores(t, cards)
+        """``jokers-boom``'s scores of the candidate cards, with the variant's adjustments."""
+        score = jokers_scores(t.rows(), self.boom, self.follow, self.scarcity)[0, cards]
         if t.sizes[1:].min() <= self.late_at:
             score = score + (self.late_points - 1.0) * _POINTS[cards]
         if self.void_weight:

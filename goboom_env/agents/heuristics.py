@@ -146,19 +146,6 @@ class JokersShedAgent(HeuristicAgent):
         super().__init__(config, seed)
         self.boom = batched.boom_faces(config)
 
-    def split(self, t: Table) -> tuple[list[int], list[int]]:
-        """(matching non-boom plays, boom plays) among the legal actions (for variants of the rule)."""
-        cards = [a for a in t.legal if a != DRAW_OR_PASS]
-        return [a for a in cards if not self.boom[a]], [a for a in cards if self.boom[a]]
-
-    def shed(self, t: Table, cards: list[int]) -> int:
-        """The candidate card with the best :meth:`card_scores`."""
-        return self._argmax(cards, self.card_scores(t, cards))
-
-    def card_scores(self, t: Table, cards: list[int]) -> np.ndarray:
-        """:func:`~goboom_env.agents.batched.jokers_scores` of the candidate cards."""
-        return batched.jokers_scores(t.rows(), self.boom, self.follow, self.scarcity)[0, cards]
-
     def choice(self, t: Tables) -> Choice:
         return Choice(pool=batched.jokers_pool(t, self.boom, self.boom_first),
                       score=batched.jokers_scores(t, self.boom, self.follow, self.scarcity))
