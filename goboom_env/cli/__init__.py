@@ -1,10 +1,8 @@
 """The one command-line entry point, ``goboom``: one module of this package per sub-command.
 
-Each sub-command module defines ``main(argv, prog) -> int`` and is registered here by module name; only the module
-of the sub-command that runs is imported, so ``goboom --help`` works without the optional extras. A missing module
-of the extra a sub-command needs is reported with the ``pip install`` line that adds it, exit code 2. Ctrl-C or
-SIGTERM ends any sub-command within about two seconds with one line on stderr and exit code 130 (143 for SIGTERM),
-its worker processes stopped (:mod:`goboom_env.process`); a closed output pipe (``... | head``) ends it quietly.
+Each sub-command module defines ``main(argv, prog) -> int``; only the module of the one that runs is imported, so
+``goboom --help`` works without the optional extras. Ctrl-C or SIGTERM ends any sub-command with one line on stderr
+and exit code 130 (143), its worker processes stopped (:mod:`goboom_env.process`).
 """
 
 from __future__ import annotations

@@ -6,19 +6,12 @@ Examples::
     goboom benchmark --agent my_agent.py:Greedy --tasks classic-4p jokers-4p --processes 2 --out results/bench-g
     goboom benchmark --combine results/bench-s1 results/bench-s2 results/bench-s3 --out results/bench-ppo
 
-Each task is one game over whole matches: the agent in one seat against n-1 copies of each opponent of the task's
-panel (random, the variant's best heuristic, the shipped model of that game), seats rotating over the task's fixed
-duplicate deals. Per task: the win rate against each opponent and the normalized score (random = 0, the heuristic
-= 1, both measured in the same seat on the same deals); over the tasks: the interquartile mean with its 95%
-stratified bootstrap interval and the performance profile. A task whose game the agent cannot play (a model trained
-for another game) is skipped and named. ``--combine`` reads finished benchmark folders (the training seeds of one
-method) and writes their aggregate without playing.
-
-The folder (``--out``) appears only once complete: Ctrl-C (exit code 130) or an error leaves nothing half written
-and an earlier folder of that name untouched; an existing non-empty ``--out`` is refused unless ``--force``.
-It holds ``report.md`` (with the package version, commit and model hashes), ``benchmark.json``, ``tasks.csv``,
-``scores.csv``, ``aggregate.csv``, ``scores.png``, ``profile.png`` and the games of every tournament in
-``tasks/TASK/OPPONENT/results.json`` (``goboom leaderboard`` reads the folder).
+Each task is one game over whole matches: the agent in one seat against each opponent of the task's panel, seats
+rotating over fixed duplicate deals; the report gives each task's win rates and normalized score (random = 0, the
+heuristic = 1) and their interquartile mean over the tasks with its 95% interval. A task whose game the agent cannot
+play is skipped and named. ``--combine`` aggregates finished benchmark folders (the training seeds of one method)
+without playing. The ``--out`` folder appears only once complete (Ctrl-C or an error leaves nothing half written);
+docs/benchmark.md lists the tasks, the scores and the files it holds.
 """
 
 from __future__ import annotations

@@ -11,24 +11,11 @@ Examples::
     goboom evaluate --variant classic --agents classic-cover classic-tricks --episode hand --duplicate \\
         --games 400 --luck-adjusted   # raw and luck-adjusted (AIVAT) win rates side by side
 
-The results appear in ``--out`` only once complete (written into a hidden sibling folder, then
-renamed): a run that fails or is interrupted (Ctrl-C, exit code 130) writes nothing and leaves an
-earlier folder untouched. An existing non-empty ``--out`` is refused unless ``--force`` replaces it;
-without ``--out`` each run gets a new folder ``results/eval-<date>-<time>``.
-
-Every :class:`~goboom_env.config.GameConfig` field has an option of the same name (``--num-players``, or
-``--players`` for short); ``--config FILE`` reads any option from TOML (or JSON) with the field names as keys,
-``--preset`` starts from a named game; explicit options win. With fewer ``--agents`` than seats, the last spec
-fills the remaining seats. With ``ppo:`` models and no game option, the game is the one the models were trained
-for; a generalist (``goboom train-fast --player-counts``) plays 4 players (its first count when it was not trained
-for 4), and ``--players N`` picks any other count it was trained for.
-
-``--episode`` says what one game is. By default (``auto``) a model is scored on the unit it was trained for (its
-file records it: the trainers play single hands unless told otherwise), and baselines alone play whole matches,
-the game the rules define; ``--episode hand`` or ``match`` chooses, ``--episode both`` plays the same seeds and
-deals both ways and reports them side by side (``match/`` and ``hand/`` hold the full report of each). Every
-table and report names the unit it played; a model played on another unit than its own is named in one
-``note:`` line on stderr (docs/evaluation.md, "What a game is").
+The results appear in ``--out`` only once complete: a run that fails or is interrupted (Ctrl-C, exit code 130)
+writes nothing and leaves an earlier folder untouched. With ``ppo:`` models and no game option, the game is the one
+the models were trained for (a generalist: 4 players, or its first count when not trained for 4; ``--players N``
+picks another of its counts). ``--episode`` says what one game is; a model played on another unit than its own is
+named in one ``note:`` line on stderr. docs/evaluation.md ("Command line", "What a game is") explains every option.
 """
 
 from __future__ import annotations
@@ -92,10 +79,9 @@ class EvaluateArgs(GameArgs):
     each pairing with --pairwise, to games.jsonl in the output folder, for `goboom replay`."""
 
     luck_adjusted: bool = False
-    """Also report luck-adjusted win rates (AIVAT, docs/evaluation.md): each hand's outcome minus the luck of the
-    deal, of the cards drawn and of the heuristics' and random's tie-breaks, valued by --rollouts playouts; the
-    same mean, less variance.
-    Needs --episode hand, one tournament (not --pairwise); the first agent is the one evaluated."""
+    """Also report luck-adjusted win rates (AIVAT, docs/evaluation.md: each hand's outcome minus the luck of the deal,
+    the draws and the baselines' tie-breaks; the same mean, less variance). Needs --episode hand, one tournament (not
+    --pairwise); the first agent is the one evaluated."""
     rollouts: int = 32  # goboom_env.evaluation.luck.DEFAULT_ROLLOUTS
     """Playouts per value of --luck-adjusted: the mean win share of --rollouts playouts from the true state, each
     seat played by its own agent, a search's by the heuristic (about 0.07 s per classic 4p hand with 32 for
@@ -215,8 +201,7 @@ EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "
 
 def episode_note(specs: Sequence[str], episode: str) -> str | None:
     """The one-line note for readable models among ``specs`` trained on another episode unit than ``episode`` (``hand``
-    or ``match``), e.g. ``note: ppo:NAME was trained on single hands; this evaluation plays whole matches (--episode
-    hand to score it on hands)``; None when every model plays its own unit, or for ``both``."""
+    or ``match``); None when every model plays its own unit, or for ``both``."""
     if episode not in EPISODE_WORDS:
         return None
     others = [spec for spec, unit in _trained_units(specs).items() if unit not in (None, episode)]

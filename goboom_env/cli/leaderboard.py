@@ -6,11 +6,10 @@ Examples::
     goboom leaderboard results/ppo-vs-heuristic results/ppo-vs-random results/pairs --out results/board
     goboom leaderboard results/*/ --outcome placing
 
-Tournaments of different games (configuration or episode unit) are never pooled: each game gets its own
-table. The 95% interval of a rating is ``mu -/+ 1.96 sigma``, openskill's own uncertainty (not a
-bootstrap). The tables are printed and written to ``--out`` as ``leaderboard.md``, ``leaderboard.csv`` and
-``leaderboard.json`` (without ``--out``: a new ``results/leaderboard-<date>-<time>``). A path that is not a
-result folder, the same folder twice, or two folders holding the same tournament is an error (exit code 2).
+Each game (configuration and episode unit) gets its own table: tournaments of different games are never pooled. A
+rating's 95% interval is ``mu -/+ 1.96 sigma``, openskill's own uncertainty. The tables are printed and written to
+``--out`` (leaderboard.md, .csv and .json). A path that is not a result folder, the same folder twice, or two
+folders holding the same tournament is an error (exit code 2); docs/evaluation.md says more.
 """
 
 from __future__ import annotations

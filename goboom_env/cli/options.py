@@ -2,9 +2,8 @@
 
 Each command's options are one dataclass whose field docstrings are the ``--help`` texts (the game fields come from
 :class:`goboom_env.training.settings.GameArgs`, so they mean the same to every command). :func:`parse` adds
-``--config FILE`` (TOML, or JSON for a ``.json`` file, keyed by field names) and, to the commands that play a game,
-``--preset NAME`` (``goboom_env.config.PRESETS``). Later layers win: the defaults, the file, the preset, the options
-given. A bad option is one line on stderr (``goboom train: error: ...``) and exit code 2, as argparse does.
+``--config FILE`` and, to the commands that play a game, ``--preset NAME``; a bad option is one line on stderr
+and exit code 2, as argparse does.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """``goboom play``: play one seat in the terminal against baseline agents (moves read from stdin).
 
 Type a card as it is shown (``10♣``, ``K♠``) or as a code (``7D``, ``TS``, ``10h``, ``JK``), ``draw`` /
-``pass`` / ``d`` for DRAW_OR_PASS (R3.1), an action number ``0..53``, ``help`` for the rules and the
-legal moves, or ``quit``. A forced move (the only legal one) is played for you unless
-``--no-auto-forced``. Input can be piped: ``printf '7H\\nQD\\n' | goboom play --seed 3``; the game
-stops when the input ends. With ``--opponents ppo:jokers-4p-hands`` and no game option, the game is the one the
-model was trained for (a generalist, ``goboom train-fast --player-counts``: 4 players, or its first count when it
-was not trained for 4; ``--players N`` picks another count it was trained for). ``--save FILE`` appends the
-game's record to a JSON Lines file
-(:mod:`goboom_env.records`; ``goboom replay FILE`` shows it).
+``pass`` / ``d`` for DRAW_OR_PASS (R3.1), an action number ``0..53``, ``help`` for the rules and the legal moves,
+or ``quit``. A forced move (the only legal one) is played for you unless ``--no-auto-forced``. Input can be piped:
+``printf '7H\\nQD\\n' | goboom play --seed 3``; the game stops when the input ends. With
+``--opponents ppo:jokers-4p-hands`` and no game option, the game is the one the model was trained for (a generalist:
+4 players, or its first count when not trained for 4; ``--players N`` picks another of its counts). ``--save FILE``
+appends the game's record to a JSON Lines file (``goboom replay FILE`` shows it).
 """
 
 from __future__ import annotations

@@ -6,11 +6,10 @@ Examples::
     goboom serve --port 8080 --model runs/x   # also offer the model files of runs/x as opponents
     goboom serve --host 0.0.0.0 --allow-host mybox.lan   # others on the network open http://mybox.lan:8000
 
-The page offers every preset and GameConfig field, your seat, the opponents (baselines, search agents, shipped
-models and the ``--model`` folders), one hand or a whole match, and a seed; it replays the games saved in
-``--records`` or a record file you open. The server has no accounts: it listens on 127.0.0.1 unless ``--host``
-says otherwise (bind another address only on a network you trust), answers only to the loopback names, its
-address and the ``--allow-host`` names, and takes moves only from its own page.
+The page plays a game of your choice against the agents and the models of the ``--model`` folders, and replays the
+games saved in ``--records`` or a record file you open (docs/web.md). The server has no accounts: it listens on
+127.0.0.1 unless ``--host`` says otherwise (bind another address only on a network you trust), answers only to the
+loopback names, its address and the ``--allow-host`` names, and takes moves only from its own page.
 """
 
 from __future__ import annotations

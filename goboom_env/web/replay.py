@@ -1,8 +1,7 @@
 """Game records for the page: the records a server saves (one file per game), and a record turned into replay
-frames, the table after the deal and after every move with every hand face up.
-
-An answer holds at most :data:`MAX_PAGE_FRAMES` frames: the whole record is replayed (every move checked), but only
-the page's frames are built. Only regular files listed in the records folder are read (never a symbolic link).
+frames, the table after the deal and after every move with every hand face up. An answer holds at most
+:data:`MAX_PAGE_FRAMES` frames: the whole record is replayed (every move checked), only the page's are built. Only
+regular files listed in the records folder are read (never a symbolic link).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """One game played in the browser: a human in one seat, agents in the others, on the engine's public API.
 
-A :class:`GameSession` owns its match and agents. The agents move through :func:`goboom_env.game_loop.play_hand`:
-the human's seat stops the loop when asked to act, and the decision hook takes a picture of the table before each
-agent move. An agent that raises ends its game (status ``failed``, a message without server paths); the full error
-goes to the server's log. Seeds as ``goboom play``: the deal from ``S``, the agent in seat ``s`` from ``S + 1 + s``.
+The agents move through :func:`goboom_env.game_loop.play_hand`: the human's seat stops the loop when asked to act,
+and the decision hook takes a picture of the table before each agent move. An agent that raises ends its game
+(status ``failed``, a message without server paths; the full error in the server's log). Seeds as ``goboom play``:
+the deal from ``S``, the agent in seat ``s`` from ``S + 1 + s``.
 """
 
 from __future__ import annotations
