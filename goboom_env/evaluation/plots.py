@@ -21,7 +21,7 @@ with needs_extra("the plots of goboom_env.evaluation.plots"):
 def plot_win_rates(rows: Sequence[Mapping[str, Any]], path: str | Path, *, chance: float, title: str = "") -> Path:
     """Bar chart of win rates with their 95% CI as error bars and the 1/n chance line."""
     labels = [str(r["agent"]) for r in rows]
-    rates, (low, high) = _with_errors(rows, "win_rate")
+    rates, (low, high) = with_errors(rows, "win_rate")
     fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(rows) + 2), 3.6))
     ax.bar(range(len(rows)), rates, yerr=[low, high], capsize=6, color="#4C72B0")
     ax.axhline(chance, color="#C44E52", linestyle="--", label=f"chance 1/n = {chance:.3f}")
@@ -78,7 +78,7 @@ def plot_distributions(points: Mapping[str, Sequence[float]], hands: Sequence[in
 def plot_task_scores(rows: Sequence[Mapping[str, Any]], path: str | Path, *, title: str = "") -> Path:
     """The benchmark's normalized score of each task (and agent) with its 95% interval; random = 0, heuristic = 1."""
     labels = [str(r["task"]) + (f" ({r['agent']})" if len({x["agent"] for x in rows}) > 1 else "") for r in rows]
-    scores, (low, high) = _with_errors(rows, "normalized")
+    scores, (low, high) = with_errors(rows, "normalized")
     fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(rows) + 2), 3.8))
     ax.bar(range(len(rows)), scores, yerr=[low, high], capsize=4, color="#4C72B0")
     ax.axhline(0.0, color="#7f7f7f", linewidth=1, label="random = 0")
@@ -105,7 +105,7 @@ def plot_profile(aggregate: Any, path: str | Path, *, title: str = "") -> Path:
     return save_figure(fig, path)
 
 
-def _with_errors(rows: Sequence[Mapping[str, Any]], key: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+def with_errors(rows: Sequence[Mapping[str, Any]], key: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """The ``key`` column of ``rows`` and its distances down to ``ci_low`` and up to ``ci_high`` (error bars)."""
     values = np.array([r[key] for r in rows])
     return values, (values - np.array([r["ci_low"] for r in rows]), np.array([r["ci_high"] for r in rows]) - values)

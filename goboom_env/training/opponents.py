@@ -1,17 +1,14 @@
 """Batched opponents: numpy agents that each pick one action for many games at once (the fast trainer's and
 ``goboom exploit``'s): ``random`` and the learner's frozen snapshots here, the heuristics in
-:mod:`goboom_env.agents.batched` (:func:`batched_heuristic`). Numpy only.
+:mod:`goboom_env.agents.batched`. Numpy only.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from goboom_env.agents.batched import batched_heuristic
 from goboom_env.agents.ppo import FrozenMlp, masked_argmax
 from goboom_env.observation import pad_observations
-
-__all__ = ["RandomOpponent", "SnapshotOpponent", "batched_heuristic", "sample_masked"]
 
 
 def sample_masked(logits: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

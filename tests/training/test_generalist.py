@@ -154,8 +154,9 @@ from goboom_env.cli.options import with_model_game  # noqa: E402
 from goboom_env.evaluation.tournament import run_tournament  # noqa: E402
 from goboom_env.training.artifacts.model_files import average_policies, write_play_only  # noqa: E402
 from goboom_env.training.fast.ppo import train  # noqa: E402
-from goboom_env.training.fast.rollout import SeatPlan, SnapshotPool  # noqa: E402
+from goboom_env.training.fast.rollout import SeatPlan  # noqa: E402
 from goboom_env.training.fast.warm_start import collect_batched  # noqa: E402
+from goboom_env.training.league import League  # noqa: E402
 from goboom_env.training.settings import GameArgs, VectorArgs  # noqa: E402
 
 COUNTS = [2, 3, 7]
@@ -280,7 +281,7 @@ def test_bad_generalist_arguments_are_refused_with_the_field_named(tmp_path: Pat
 
 def test_seat_plan_draws_the_learner_among_each_games_own_seats() -> None:
     table = np.array([2, 3, 7] * 100)
-    plan = SeatPlan(SnapshotPool(1, [("random", 1.0)], np.random.default_rng(0)), len(table), MAX_PLAYERS, table)
+    plan = SeatPlan(League([("random", 1.0)], size=1, rng=np.random.default_rng(0)), len(table), MAX_PLAYERS, table)
     plan.redraw(np.ones(len(table), bool))
     seat = plan.learner.argmax(1)
     assert (plan.learner.sum(1) == 1).all() and (seat < table).all()

@@ -225,9 +225,10 @@ def test_rllib_view_reports_each_seats_reward_on_the_move_that_causes_it() -> No
 
 
 def test_fast_seat_plan_redraws_only_the_finished_games() -> None:
-    from goboom_env.training.fast.rollout import SeatPlan, SnapshotPool
+    from goboom_env.training.fast.rollout import SeatPlan
+    from goboom_env.training.league import League
 
-    pool = SnapshotPool(2, [("learner", 1.0), ("random", 1.0)], np.random.default_rng(3))
+    pool = League([("learner", 1.0), ("random", 1.0)], size=2, rng=np.random.default_rng(3))
     plan = SeatPlan(pool, 64, 4)
     plan.redraw(np.ones(64, bool))
     everyone = plan.learner.all(1)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from goboom_env import process
+from goboom_env.agents.batched import batched_heuristic
 from goboom_env.agents.ppo import FrozenMlp, check_compatible
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.hints import needs_extra, one_line
@@ -22,12 +24,12 @@ from goboom_env.process import say
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
 from goboom_env.training.artifacts.run_folder import (
+    StepBar,
     best_win_rate,
     last_evaluated,
     next_multiple,
     planned_settings,
     start_run_folder,
-    step_bar,
     truncate_csv,
 )
 from goboom_env.training.fast.rollout import (
@@ -35,7 +37,6 @@ from goboom_env.training.fast.rollout import (
     Pending,
     Rollout,
     SeatPlan,
-    SnapshotPool,
     build_batch,
     make_engine,
     seat_gae,
@@ -52,7 +53,8 @@ from goboom_env.training.fast.run import (
 )
 from goboom_env.training.fast.warm_start import init_actor, warm_start
 from goboom_env.training.imitation import cloned_line
-from goboom_env.training.opponents import RandomOpponent, batched_heuristic
+from goboom_env.training.league import League
+from goboom_env.training.opponents import RandomOpponent, SnapshotOpponent
 from goboom_env.training.settings import (
     HEURISTIC,
     LEARNER,
@@ -116,29 +118,19 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         say(f"training: {args.timesteps - trainer.steps:,} learner steps"
             + (f" (from {trainer.steps:,})" if trainer.steps else "")
             + f", rollouts of up to {args.num_envs * args.num_steps:,}...")
-    bar = step_bar(args.timesteps, "fast PPO", args.progress, trainer.steps)
-    next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
-    next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
-    next_eval = next_multiple(trainer.steps, args.eval_every)
+    bar = StepBar(args.timesteps, "fast PPO", args.progress, trainer.steps)
     best = best_win_rate(files.eval, best_column(args))
     try:
-        while trainer.steps < args.timesteps and not 0 < args.time_limit <= trainer.train_s:
-            started, before = time.perf_counter(), trainer.steps
-            stats = trainer.iteration()
-            elapsed = time.perf_counter() - started
-            trainer.train_s += elapsed
-            bar.to(trainer.steps)
-            log_progress(files.progress, writer, trainer, stats, (trainer.steps - before) / max(elapsed, 1e-9))
-            if trainer.steps >= next_snapshot:
+        for stats, fps, due in trainer.iterations(bar, snapshot=args.snapshot_every,
+                                                  checkpoint=args.checkpoint_every, evaluate=args.eval_every):
+            log_progress(files.progress, writer, trainer, stats, fps)
+            if "snapshot" in due:
                 trainer.snapshot()
-                next_snapshot = next_multiple(trainer.steps, args.snapshot_every)
-            if trainer.steps >= next_checkpoint:
+            if "checkpoint" in due:
                 save_checkpoint({**trainer.state_dict(), "meta": meta()}, files.state(trainer.steps))
                 save_play_only(trainer.net, files.checkpoint(trainer.steps), meta())
-                next_checkpoint = next_multiple(trainer.steps, args.checkpoint_every)
-            if trainer.steps >= next_eval:
+            if "evaluate" in due:
                 best = evaluate(trainer, files.eval_model, files, writer, best, meta())
-                next_eval = next_multiple(trainer.steps, args.eval_every)
     except KeyboardInterrupt:
         path = save_checkpoint({**trainer.state_dict(), "meta": meta()}, files.state(trainer.steps))
         process.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
@@ -186,7 +178,8 @@ class Trainer:
         self.obs_dim = self.obs.shape[1]
         """The size of the rows the network reads: the observation, then (privileged critic) the hidden state."""
         table = self.game.num_players if counts else None
-        self.pool = SnapshotPool(args.pool_size, parse_opponents(args.opponents, POOL_KINDS), self.rng)
+        self.pool: League[FrozenMlp] = League(parse_opponents(args.opponents, POOL_KINDS), size=args.pool_size,
+                                              rng=self.rng)
         """The opponent entries and the learner's snapshots, which the ``self`` entry plays."""
         self.plan = SeatPlan(self.pool, args.num_envs, self.n, table)
         self.random = RandomOpponent()
@@ -222,6 +215,20 @@ class Trainer:
     def snapshot(self) -> None:
         """Add the learner as it is now to the pool's snapshots (the oldest beyond ``pool_size`` leave)."""
         self.pool.add(f"snapshot@{self.steps}", self.net.frozen())
+
+    def iterations(self, bar: StepBar, **every: int) -> Iterator[tuple[dict[str, float], float, set[str]]]:
+        """Iterations until ``timesteps`` learner steps or ``time_limit`` training seconds, shown on ``bar``; yields
+        each one's statistics, its steps per second and the names of ``every`` whose multiple of steps it passed."""
+        due_at = {name: next_multiple(self.steps, steps) for name, steps in every.items()}
+        while self.steps < self.args.timesteps and not 0 < self.args.time_limit <= self.train_s:
+            started, before = time.perf_counter(), self.steps
+            stats = self.iteration()
+            elapsed = time.perf_counter() - started
+            self.train_s += elapsed
+            bar.to(self.steps)
+            due = {name for name, at in due_at.items() if self.steps >= at}
+            due_at |= {name: next_multiple(self.steps, every[name]) for name in due}
+            yield stats, (self.steps - before) / max(elapsed, 1e-9), due
 
     # -- one iteration: collect -> seat_gae -> update ------------------------------------------------
 
@@ -280,10 +287,10 @@ class Trainer:
             elif spec == HEURISTIC:
                 actions[games] = self.heuristic.act(obs[games], mask[games], self.rng)
             elif spec == SNAPSHOTS:
-                snapshots = self.pool.nets
+                snapshots = list(self.pool.snapshots.values())
                 for j in np.unique(plan.snapshot[games]):
                     sub = games[plan.snapshot[games] == j]
-                    actions[sub] = snapshots[j].act(obs[sub], mask[sub], self.rng)
+                    actions[sub] = SnapshotOpponent(snapshots[j]).act(obs[sub], mask[sub], self.rng)
 
     def _episode_stats(self, rewards: np.ndarray, done: np.ndarray) -> None:
         """Episode returns of the learner seats per pool entry; new seat plans for the finished games."""

@@ -13,11 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from goboom_env.agents.ppo import FrozenMlp
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
-from goboom_env.training.league import SELF, League
-from goboom_env.training.opponents import SnapshotOpponent
+from goboom_env.training.league import League
 from goboom_env.training.seats import LearnerSeats
 from goboom_env.training.settings import LEARNER
 
@@ -29,19 +27,6 @@ def make_engine(config: GameConfig, player_counts: Sequence[int], **settings: An
     from goboom_env.vector import MixedVectorGame, VectorGame
 
     return MixedVectorGame(config, player_counts, **settings) if player_counts else VectorGame(config, **settings)
-
-
-class SnapshotPool(League[FrozenMlp]):
-    """The fast trainer's opponent pool: the run's entries and its last ``size`` snapshots, played batched."""
-
-    def __init__(self, size: int, entries: Sequence[tuple[str, float]] = ((SELF, 1.0),),
-                 rng: np.random.Generator | None = None) -> None:
-        super().__init__(entries, size=size, rng=rng)
-
-    @property
-    def nets(self) -> list[SnapshotOpponent]:
-        """The snapshots as batched opponents, oldest first (the indices of :attr:`SeatPlan.snapshot`)."""
-        return [SnapshotOpponent(net) for net in self.snapshots.values()]
 
 
 class SeatPlan(LearnerSeats):

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from goboom_env.agents.batched import batched_heuristic
 from goboom_env.agents.heuristics import BEST_HEURISTIC
 from goboom_env.config import GameConfig
 from goboom_env.hints import needs_extra
 from goboom_env.process import bar, say
 from goboom_env.training.fast.rollout import make_engine, seat_gae
-from goboom_env.training.opponents import batched_heuristic
 
 if TYPE_CHECKING:
     from goboom_env.training.fast.policy import ActorCritic
