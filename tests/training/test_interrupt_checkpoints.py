@@ -22,8 +22,9 @@ from goboom_env import process  # noqa: E402
 from goboom_env.agents.ppo import read_metadata  # noqa: E402
 from goboom_env.config import GameConfig  # noqa: E402
 from goboom_env.training.artifacts.model_files import model_metadata  # noqa: E402
+from goboom_env.training.artifacts.run_folder import RunFiles  # noqa: E402
 from goboom_env.training.fast import ppo  # noqa: E402
-from goboom_env.training.fast.run import STATE_NAME, RunPaths, check_run_folder, load_checkpoint, save_checkpoint  # noqa: E402
+from goboom_env.training.fast.run import STATE_NAME, check_run_folder, load_checkpoint, save_checkpoint  # noqa: E402
 from goboom_env.training.settings import VectorArgs  # noqa: E402
 
 REAL_SAVE = torch.save
@@ -67,7 +68,7 @@ CUTS = {"in-torch-save": (torch, "save", cut_short), "on-disk": (pathlib.Path, "
 @pytest.mark.parametrize("cut", CUTS)
 def test_a_checkpoint_cut_short_leaves_no_file_and_the_previous_one_intact(
         cut: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    paths = RunPaths(tmp_path / "run")
+    paths = RunFiles(tmp_path / "run")
     save_checkpoint(state(256), paths.state(256))
     before = paths.state(256).read_bytes()
     monkeypatch.setattr(*CUTS[cut])
@@ -80,12 +81,12 @@ def test_a_checkpoint_cut_short_leaves_no_file_and_the_previous_one_intact(
 
 
 def test_resume_ignores_the_partial_file_a_killed_write_leaves(tmp_path: Path) -> None:
-    paths = RunPaths(tmp_path / "run")
+    paths = RunFiles(tmp_path / "run")
     save_checkpoint(state(256), paths.state(256))
     (paths.checkpoints / ".state_512.pt.partial").write_bytes(b"half")  # what a killed process leaves
     assert paths.latest_checkpoint(STATE_NAME) == paths.state(256)  # the glob state_*.pt skips the hidden file
     args = VectorArgs(out=str(paths.root), resume=True)
-    assert check_run_folder(args, args.run_config(), paths) == paths.state(256)
+    assert check_run_folder(args, paths) == paths.state(256)
     assert load_checkpoint(paths.state(256))["steps"] == 256
     save_checkpoint(state(512), paths.state(512))  # the next write replaces the partial file
     assert names(paths.checkpoints) == ["state_256.pt", "state_512.pt"]
@@ -120,7 +121,7 @@ def test_an_interrupted_train_fast_names_its_checkpoint_and_the_resume_in_the_on
     stop_at_iteration(monkeypatch, 3)
     with process.handled("goboom train-fast") as handling, pytest.raises(KeyboardInterrupt):
         ppo.train(tiny(out, checkpoint_every=100_000_000))
-    paths = RunPaths(out)
+    paths = RunFiles(out)
     checkpoint = paths.latest_checkpoint(STATE_NAME)
     assert checkpoint is not None and [p.name for p in paths.checkpoints.iterdir()] == [checkpoint.name]
     steps = load_checkpoint(checkpoint)["steps"]
@@ -146,7 +147,7 @@ def test_resume_continues_from_the_checkpoint_before_a_write_cut_short(
     with process.handled("goboom train-fast") as handling, pytest.raises(KeyboardInterrupt):
         ppo.train(tiny(out))
     monkeypatch.undo()
-    paths = RunPaths(out)
+    paths = RunFiles(out)
     first, second, _ = saves  # the periodic checkpoints, then the one on Ctrl-C, at the second one's steps
     assert saves == [first, second, second] and second > first
     assert names(paths.checkpoints) == [f"model_{first}.zip", f"state_{first}.pt"]

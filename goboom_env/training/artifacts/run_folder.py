@@ -24,7 +24,8 @@ SNAPSHOT_NAME = re.compile(r"snapshot_(\d+)\.npz")
 
 class RunFiles:
     """The files of one run folder: the models, the logs, ``args.json``, ``checkpoints/model_STEPS.zip``,
-    ``snapshots/snapshot_STEPS.npz`` (league snapshots) and ``tensorboard/``."""
+    ``checkpoints/state_STEPS.pt`` (train-fast's resumable state), ``snapshots/snapshot_STEPS.npz`` (league
+    snapshots) and ``tensorboard/``."""
 
     def __init__(self, out: str | Path) -> None:
         root = self.root = Path(out)
@@ -38,6 +39,10 @@ class RunFiles:
     def checkpoint(self, steps: int) -> Path:
         """The checkpoint's model at ``steps``."""
         return self.checkpoints / f"model_{steps}.zip"
+
+    def state(self, steps: int) -> Path:
+        """The fast trainer's resumable checkpoint at ``steps``."""
+        return self.checkpoints / f"state_{steps}.pt"
 
     def latest_checkpoint(self, name: re.Pattern[str] = CHECKPOINT_NAME) -> Path | None:
         """The checkpoint (``model_STEPS.zip``, or the files named as ``name`` says) with the most steps, if any."""

@@ -24,6 +24,7 @@ from goboom_env.process import say
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
 from goboom_env.training.artifacts.run_folder import (
+    RunFiles,
     StepBar,
     best_win_rate,
     last_evaluated,
@@ -42,7 +43,6 @@ from goboom_env.training.fast.rollout import (
     seat_gae,
 )
 from goboom_env.training.fast.run import (
-    RunPaths,
     best_column,
     check_run_folder,
     evaluate,
@@ -70,16 +70,14 @@ from goboom_env.training.shaping import hand_size_potential
 
 def train(args: VectorArgs, command: str | None = None) -> Path:
     """Run (or resume) one fast self-play run; returns the path of the final play-only model."""
-    with needs_extra("the fast trainer (goboom_env.training.fast)"):
-        import torch  # noqa: F401 (the train extra: imported, or its absence reported, before any work)
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):  # imported, or its absence said, before any work
+        from torch.utils.tensorboard import SummaryWriter
 
     args = planned_settings(args, exact=False)
-    with needs_extra("the fast trainer (goboom_env.training.fast)"):
-        from torch.utils.tensorboard import SummaryWriter
     set_threads(args.threads)
     config = args.run_config()
-    files = RunPaths(args.out)
-    state_path = check_run_folder(args, config, files)
+    files = RunFiles(args.out)
+    state_path = check_run_folder(args, files)
     state = load_checkpoint(state_path) if state_path else None
     if state is not None:
         check_compatible(state["meta"], config, state_path, layouts=(args.observation,))

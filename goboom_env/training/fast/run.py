@@ -1,6 +1,6 @@
 """The run folder of ``goboom train-fast``: ``goboom train``'s layout plus ``checkpoints/state_STEPS.pt``, the
-resumable state; its checkpoints, play-only models and progress and evaluation logs (``trainer``: the run's
-:class:`~goboom_env.training.fast.ppo.Trainer`).
+resumable state (:meth:`RunFiles.state`); its checkpoints, play-only models and progress and evaluation logs
+(``trainer``: the run's :class:`~goboom_env.training.fast.ppo.Trainer`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goboom_env.agents.ppo import metadata_problem
-from goboom_env.config import GameConfig, errors_prefixed
+from goboom_env.config import errors_prefixed
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.hints import needs_extra, shown
 from goboom_env.process import say
@@ -36,15 +36,7 @@ PROGRESS_COLUMNS = ["timesteps", "episodes", "fps", "train_s", "batch", "pending
 """Columns of ``progress.csv`` before the per-opponent training win rates ``win_rate/<entry>``."""
 
 
-class RunPaths(RunFiles):
-    """The files of one fast run folder: :class:`RunFiles` plus the resumable checkpoints."""
-
-    def state(self, steps: int) -> Path:
-        """The resumable checkpoint at ``steps``."""
-        return self.checkpoints / f"state_{steps}.pt"
-
-
-def check_run_folder(args: VectorArgs, config: GameConfig, paths: RunPaths) -> Path | None:
+def check_run_folder(args: VectorArgs, paths: RunFiles) -> Path | None:
     """The checkpoint to resume from (None for a fresh run); refuses to change the network."""
     return checkpoint_to_resume(args, lambda: paths.latest_checkpoint(STATE_NAME), "state_*.pt", paths.checkpoints,
                                 lambda path: load_checkpoint(path)["meta"].get("train_args") or {})
