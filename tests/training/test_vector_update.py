@@ -205,7 +205,7 @@ def test_one_pass_heads_equal_the_two_networks_run_apart_with_their_gradients(pr
     (logits.square().sum() + values.sum()).backward()
     together = [p.grad.clone() for p in net.parameters()]
     net.zero_grad()
-    apart_logits, apart_values = net._run(net.actor, obs), net.values(obs)
+    apart_logits, apart_values = net._run(net.actor, obs), net._run(net.critic, obs)[:, 0]
     (apart_logits.square().sum() + apart_values.sum()).backward()
     assert torch.equal(logits, apart_logits) and torch.equal(values, apart_values)
     for a, b in zip(together, (p.grad for p in net.parameters()), strict=True):

@@ -95,10 +95,6 @@ class ActorCritic(nn.Module):
         self.bf16 = precision == "bf16"
 
     @property
-    def privileged(self) -> bool:
-        return self.critic_dim > self.obs_dim
-
-    @property
     def input_dtype(self) -> Any:
         """The dtype the first layers multiply in: casting a batch to it once saves autocast's cast on every pass."""
         return torch.bfloat16 if self.bf16 else torch.float32
@@ -112,7 +108,7 @@ class ActorCritic(nn.Module):
         """Actor logits and critic values (float32) of ``obs``; both first layers run as one product of twice the
         width (a few percent faster) unless the critic is privileged and reads more."""
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-            if self.privileged:  # different inputs: no shared first product
+            if self.critic_dim > self.obs_dim:  # a privileged critic reads more: no shared first product
                 trunk = self.actor[:-1](obs[:, :self.obs_dim])
                 values = self.critic(obs[:, :self.critic_dim])
             else:
@@ -132,10 +128,6 @@ class ActorCritic(nn.Module):
     def masked_logits(self, obs: Any, mask: Any) -> Any:
         """Action logits with the illegal ones at :data:`MASKED_LOGIT` (``mask`` is bool)."""
         return self._masked(self._run(self.actor, obs[:, :self.obs_dim]), mask)
-
-    def values(self, obs: Any) -> Any:
-        """The critic's value of each observation."""
-        return self._run(self.critic, obs[:, :self.critic_dim])[:, 0]
 
     def act(self, obs: Any, mask: Any) -> tuple[Any, Any, Any]:
         """Sample legal actions (Gumbel-max over the masked logits); returns actions, log-probs, values."""
