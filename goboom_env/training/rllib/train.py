@@ -1,9 +1,8 @@
 """Multi-agent self-play PPO for Go Boom on Ray RLlib's new API stack, read top to bottom.
 
-Every seat mapped to the module ``main`` shares its parameters (the observation is seat-relative); the others play
-``main`` or one of ``pool_size`` frozen snapshots of it (``league_0 ..``, refreshed round-robin every
-``snapshot_every`` env steps), as :class:`LeagueMapping` draws from ``--opponents`` per episode. Only ``main`` is
-trained; the run folder is :mod:`goboom_env.training.rllib.run`'s.
+Only the module ``main`` is trained; the other seats play ``main`` or one of its frozen snapshots, as
+:class:`LeagueMapping` draws them per episode (the league: docs/rllib.md). The run folder is
+:mod:`goboom_env.training.rllib.run`'s.
 """
 
 from __future__ import annotations
@@ -69,8 +68,7 @@ def build_config(args: RLlibArgs) -> PPOConfig:
 
 
 def check_reachable(address: str) -> None:
-    """ValueError unless the cluster at ``address`` accepts a connection within seconds (``auto`` looked up as Ray
-    does)."""
+    """ValueError unless the cluster at ``address`` accepts a connection within seconds (``auto`` as Ray finds it)."""
     if cluster_endpoint(address) is not None:
         probe(address)
         return
