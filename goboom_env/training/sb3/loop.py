@@ -1,9 +1,7 @@
 """``goboom train``: one self-play MaskablePPO run, read top to bottom in :func:`train`.
 
-Build the game config, the vectorised :class:`~goboom_env.training.sb3.selfplay.SelfPlayEnv` copies and the
-model (or resume one from its last checkpoint), attach the callbacks (:mod:`.callbacks`: progress logs,
-league snapshots, checkpoints, periodic evaluation), learn, save, evaluate, plot. The run folder's files
-and rules are :mod:`goboom_env.training.artifacts.run_folder`'s.
+Build the envs and the model (or resume the last checkpoint), attach the callbacks (:mod:`.callbacks`), learn, save,
+evaluate, plot. The run folder's files and rules are :mod:`goboom_env.training.artifacts.run_folder`'s.
 """
 
 from __future__ import annotations
