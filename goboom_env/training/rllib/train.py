@@ -143,9 +143,8 @@ def train(args: RLlibArgs) -> Path:
 
 @contextmanager
 def _run_folder_started(run: Path, args: RLlibArgs) -> Iterator[None]:
-    """Start the run folder once the algorithm is built (a resumed run keeps its own; a fresh one is staged,
-    :class:`~goboom_env.outdir.StagedFolder`); if the body fails before the first checkpoint, the folder this run
-    started is removed again, so that a rerun is not refused as "not empty"."""
+    """Start the run folder once the algorithm is built (a fresh one staged); if the body fails before the first
+    checkpoint, the folder this run started is removed again, so that a rerun is not refused as "not empty"."""
     continued = args.resume and run.is_dir() and any(run.iterdir())
     existed = run.is_dir()
     if continued:
@@ -184,8 +183,7 @@ def _env_steps(algo: Algorithm) -> int:
 
 
 def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:
-    """Env steps per second sampled by the env runners of ``args`` after a warm-up (by the driver without runners);
-    no training."""
+    """Env steps per second sampled by ``args``'s env runners (or the driver) after a warm-up; no training."""
     args.validate()
     if steps_per_runner < 1:
         raise ValueError(f"steps_per_runner must be >= 1, got {steps_per_runner}")
