@@ -1,11 +1,6 @@
-"""Self-play training: the trainers ``fast`` (``goboom train-fast``), ``sb3`` (``goboom train``) and ``rllib``
-(``goboom train-rllib``), which never import each other, on what they share (``settings``, ``artifacts``,
-``opponents``, ``league``, ``seats``, ``vector_env``, ``imitation``, ``privileged``, ``shaping``), and what is built on
-them (``exploit``, ``demo``, ``guided_search``); ``interop`` holds what another RL library needs of us. A module imports
-its extra (torch, stable-baselines3, Ray) only when it is imported.
-
-:func:`export_model` and :func:`export_policy` make a model file every tool plays as ``ppo:PATH``, of a policy trained
-elsewhere or of a goboom model (play-only).
+"""Self-play training: the trainers ``fast``, ``sb3`` and ``rllib`` (which never import each other), what they share and
+what is built on them (docs/training.md, "Where the code is"). A module imports its extra (torch, stable-baselines3,
+Ray) only when it is imported. :func:`export_model` and :func:`export_policy` write a model file ``ppo:PATH`` plays.
 """
 
 from __future__ import annotations

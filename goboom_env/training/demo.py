@@ -1,9 +1,5 @@
-"""The demo behind ``goboom demo`` (= ``make demo``): train a small agent on the default game and evaluate it.
-
-By default classic Go Boom for 4 players, one hand per episode: the demo clones the heuristic (warm start), trains
-with the fast self-play trainer (``goboom train-fast``) against the batched heuristic and itself for a few minutes on
-2 CPU cores, then plays duplicate 1-vs-3 tournaments of the new agent against ``random`` and the best heuristic and
-prints the win-rate table (95% CIs) and the path of its report (``report.md``, one JSON per tournament).
+"""The demo behind ``goboom demo`` (= ``make demo``): train a small agent on the default game with the fast trainer,
+then evaluate it in duplicate tournaments against ``random`` and the best heuristic (docs/training.md, "make demo").
 """
 
 from __future__ import annotations
@@ -18,8 +14,7 @@ from goboom_env.config import GameConfig
 from goboom_env.training.settings import GameArgs, VectorArgs, shared_fields
 
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
-"""Training games: three in four put the learner in one seat against three batched heuristics, the rest
-are parameter-shared self-play (all four seats learn)."""
+"""Training games: three in four against three batched heuristics, the rest parameter-shared self-play."""
 
 
 @dataclass
@@ -75,8 +70,7 @@ def run_demo(args: DemoArgs) -> Path:
 
 def evaluate(config: GameConfig, model: Path, baselines: list[str], games: int, seed: int, out: Path,
              progress: bool, episode: str = "hand") -> list[dict[str, Any]]:
-    """One 1-vs-(n-1) duplicate tournament per baseline, saved as ``eval_vs_BASELINE.json``; the model's table row of
-    each."""
+    """One 1-vs-(n-1) duplicate tournament per baseline (``eval_vs_BASELINE.json``); the model's table row of each."""
     from goboom_env.evaluation.baselines import evaluate_vs_baselines
 
     spec = f"ppo:{model}"

@@ -24,8 +24,7 @@ Snapshot = TypeVar("Snapshot")
 
 
 def opponent_entries(opponents: str | Sequence[str] | dict[str, float]) -> list[tuple[str, float]]:
-    """The pool entries of a single-agent env's ``opponents``: a spec, a list of them (equal weights) or a ``{spec:
-    weight}`` dict."""
+    """The pool entries of ``opponents``: a spec, a list of them (equal weights) or a ``{spec: weight}`` dict."""
     if isinstance(opponents, str):
         opponents = [opponents]
     entries = list(opponents.items()) if isinstance(opponents, dict) else [(spec, 1.0) for spec in opponents]

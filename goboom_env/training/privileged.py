@@ -1,9 +1,6 @@
-"""Privileged critic (the asymmetric actor-critic of Pinto et al., 2017): the value network also sees the hidden
-cards, which cause most of the variance of a hand's outcome, so its advantages are less noisy.
-
-The learner's vector is the global state seen from its seat (:class:`goboom_env.global_state.StateEncoder`);
-:class:`PrivilegedCriticPolicy` feeds the actor only the first ``public_dim`` entries (the observation, R4.1) and
-the critic the whole. Only the actor is ever played, so a trained agent never sees hidden information.
+"""Privileged critic (the asymmetric actor-critic of Pinto et al., 2017): the critic also sees the hidden cards, which
+cause most of the variance of a hand's outcome; the actor, all a trained agent plays, sees only the observation (R4.1).
+docs/training.md, "Privileged critic", explains it.
 """
 
 from __future__ import annotations

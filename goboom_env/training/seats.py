@@ -1,8 +1,7 @@
 """The learner's seats in a batch of games: the one base of every view that plays some seats as the learner.
 
-Go Boom is turn-based, and a seat not to move still wins or loses when another player goes out (R1.9, R2.9), so
-each view (the Gymnasium env, the batched env, the RLlib env, the fast trainer's seat plan) keeps per game which seats
-the learner plays and what each seat received since its last move, with the illegal-action rule (R3.2) and the
+A seat not to move still wins or loses when another player goes out (R1.9, R2.9), so each view keeps per game which
+seats the learner plays and what each seat received since its last move, with the illegal-action rule (R3.2) and the
 autoreset draw of the next learner seats. Numpy only.
 """
 

@@ -153,8 +153,7 @@ class PPOArgs(GameArgs):
 
 
 def check_run(args: Any) -> None:
-    """Raise ValueError naming the first bad run size (``timesteps``, ``num_envs``, ``num_steps``), ``threads`` or
-    ``seed``, or a seed whose run would use the benchmark's evaluation deals."""
+    """Raise ValueError naming the first bad run size, ``threads`` or ``seed`` (or one on the benchmark's deals)."""
     from goboom_env.evaluation.benchmark import check_training_seed  # imported late: this module stays light
 
     check_bounds(args, ">= 1", "timesteps", "num_envs", "num_steps")
@@ -164,16 +163,14 @@ def check_run(args: Any) -> None:
 
 
 def sb3_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
-    """The shared PPO settings under Stable-Baselines3's names (``MaskablePPO(**...)``; the network goes
-    into ``policy_kwargs`` as ``net_arch``)."""
+    """The shared PPO settings under Stable-Baselines3's names (``MaskablePPO(**...)``), the network aside."""
     return {"learning_rate": args.learning_rate, "batch_size": args.minibatch_size, "n_epochs": args.n_epochs,
             "gamma": args.gamma, "gae_lambda": args.gae_lambda, "ent_coef": args.ent_coef,
             "vf_coef": args.vf_coef, "clip_range": args.clip_range}
 
 
 def rllib_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
-    """The shared PPO settings under RLlib's names (``PPOConfig().training(**...)``; the network goes into
-    ``DefaultModelConfig(fcnet_hiddens=...)``)."""
+    """The shared PPO settings under RLlib's names (``PPOConfig().training(**...)``), the network aside."""
     return {"lr": args.learning_rate, "minibatch_size": args.minibatch_size, "num_epochs": args.n_epochs,
             "gamma": args.gamma, "lambda_": args.gae_lambda, "entropy_coeff": args.ent_coef,
             "vf_loss_coeff": args.vf_coef, "clip_param": args.clip_range}
@@ -181,8 +178,7 @@ def rllib_ppo_kwargs(args: PPOArgs) -> dict[str, Any]:
 
 @dataclass
 class SelfPlayArgs(PPOArgs):
-    """The settings both PPO self-play trainers (``goboom train`` and ``goboom train-fast``) share: the snapshot
-    pool, the warm start, the periodic evaluation and how the run folder is used."""
+    """What ``goboom train`` and ``goboom train-fast`` share: snapshot pool, warm start, evaluation, run folder."""
 
     timesteps: int = 200_000
     """Learner decisions to train for."""
@@ -221,8 +217,7 @@ class SelfPlayArgs(PPOArgs):
     """The most games per baseline that ``eval_games=None`` sizes an evaluation to."""
 
     def sized(self) -> Self:
-        """These settings with the budget's sizes for ``bc_games`` and ``eval_games`` left None: a small budget gets
-        a small warm start and small evaluations."""
+        """These settings with ``bc_games`` and ``eval_games`` left None sized to the budget (small for a small one)."""
         bc_games = min(5000, max(0, self.timesteps // 40)) if self.bc_games is None else self.bc_games
         eval_games = (min(self.EVAL_GAMES, max(100, self.timesteps // 100)) if self.eval_games is None
                       else self.eval_games)
@@ -317,8 +312,7 @@ class TrainArgs(SelfPlayArgs):
         return league + super().agent_specs()
 
     def check_agent_specs(self) -> None:
-        """Build every agent the run will need (league opponents, the warm-start teacher, the evaluation
-        baselines) once, so that a bad spec fails now, not after hours of training."""
+        """Build every agent the run will need once, so that a bad spec fails now, not after hours of training."""
         from goboom_env.agents import make_agent
 
         config = self.game_config()
@@ -332,8 +326,7 @@ class TrainArgs(SelfPlayArgs):
 
 @dataclass
 class VectorArgs(SelfPlayArgs):
-    """Everything one fast self-play run needs; saved as ``args.json`` in the run folder. The PPO, pool,
-    warm-start and evaluation settings (:class:`SelfPlayArgs`) have the names and units of ``goboom train``."""
+    """Everything one fast self-play run (``goboom train-fast``) needs; saved as ``args.json`` in the run folder."""
 
     n_epochs: int = 2
     ent_coef: float = 0.003
@@ -433,8 +426,7 @@ class VectorArgs(SelfPlayArgs):
                              f"heuristic), not {self.bc_teacher!r}")
 
     def observation_width(self) -> int:
-        """The entries of one observation the network reads: the padded layout of a generalist, else the layout
-        of ``observation`` at ``num_players``."""
+        """The entries of one observation the network reads: a generalist's padded layout, else ``observation``'s."""
         from goboom_env.history import history_size
         from goboom_env.observation import PADDED_SIZE, observation_size
 
@@ -621,8 +613,7 @@ class ExploitArgs(PPOArgs):
 
 @dataclass
 class RecipeArgs(PPOArgs):
-    """The settings of the recipes that train with another RL library (``training/train_torchrl.py``,
-    ``training/train_tianshou.py``): the game and PPO settings of every trainer, then the run's own. A recipe keeps no
+    """The settings of the recipes that train with TorchRL or Tianshou (``training/train_*.py``). A recipe keeps no
     league and writes its model once, at the end: ``snapshot_every`` and ``checkpoint_every`` are not used."""
 
     timesteps: int = 50_000
@@ -652,8 +643,7 @@ class RecipeArgs(PPOArgs):
         check_output_folder(self.out, force=self.force)
 
     def start(self) -> StagedFolder:
-        """Begin a recipe's run: the threads (:func:`set_threads`), torch's seed, and --out checked now; the folder
-        is written by :meth:`save`."""
+        """Begin a recipe's run: set the threads and torch's seed, check --out (:meth:`save` writes it)."""
         with needs_extra("the recipes (torch)"):
             import torch
 
@@ -686,9 +676,8 @@ def set_threads(threads: int) -> None:
 
 
 def check_field_types(values: dict[str, Any], cls: type, source: str) -> dict[str, Any]:
-    """``values`` with each field checked against its annotation (int, float, str, bool, a Literal's choices, lists of
-    them, optionally None); raises ValueError naming the field and ``source`` (e.g. the TOML file) on a mismatch.
-    Integers are accepted for float fields (and returned as floats); booleans are never numbers."""
+    """``values`` checked against ``cls``'s annotations: ValueError naming the field and ``source`` (e.g. the TOML
+    file) on a mismatch. Integers are accepted for float fields (and returned as floats); booleans are never numbers."""
     hints = typing.get_type_hints(cls)
     out = {}
     for name, value in values.items():
@@ -746,9 +735,8 @@ def spec_inputs(option: str, specs: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def parse_opponents(items: Sequence[str], kinds: Sequence[str] | None = None) -> list[tuple[str, float]]:
-    """The one grammar of every trainer's ``--opponents``: ``["random=1", "self=3"]`` -> ``[("random", 1.0), ("self",
-    3.0)]``, the weight after the last '='. ``kinds``: the entries the trainer plays (None: any agent spec, plus
-    ``self``)."""
+    """Every trainer's ``--opponents``: ``["random=1", "self=3"]`` -> ``[("random", 1.0), ("self", 3.0)]`` (the weight
+    after the last '='). ``kinds``: the entries the trainer plays (None: any agent spec, plus ``self``)."""
     out = []
     for item in items:
         spec, sep, weight = str(item).rpartition("=")
@@ -841,9 +829,8 @@ def shared_fields(source: Any, cls: type) -> dict[str, Any]:
 
 def build_args(cls: type, config: str | Path | None = None, preset: str | None = None, base: Any = None,
                **fields: Any) -> Any:
-    """An instance of the settings class ``cls``: its defaults (or the values of ``base``, an instance), then
-    the file ``config``, then the ``preset``, then ``fields`` (later wins). Not validated: call ``validate()``
-    (the trainers do)."""
+    """An instance of ``cls``: its defaults (or ``base``'s values), then the file ``config``, then the ``preset``, then
+    ``fields`` (later wins). Not validated: call ``validate()`` (the trainers do)."""
     values: dict[str, Any] = {} if base is None else {f.name: getattr(base, f.name) for f in dataclasses.fields(cls)}
     if config is not None:
         values.update(load_config_file(config, cls))

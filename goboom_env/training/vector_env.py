@@ -1,18 +1,9 @@
 """The single-agent view of Go Boom on the batched engine, as a Gymnasium ``VectorEnv``.
 
-``gymnasium.make_vec`` builds it for the id of the single-agent view (``import goboom_env`` registers both)::
-
-    import gymnasium, goboom_env
-    envs = gymnasium.make_vec("goboom_env/GoBoom-v0", num_envs=1024, vectorization_mode="vector_entry_point",
-                              variant="jokers", opponents=["heuristic"])
-    obs, info = envs.reset(seed=0)
-    obs, reward, terminated, truncated, info = envs.step(actions)   # info["action_mask"], envs.action_masks()
-
-Each of the ``num_envs`` games is the env ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds
-(:class:`~goboom_env.training.sb3.selfplay.SelfPlayEnv`), run on :class:`goboom_env.vector.VectorGame` with the
-opponents (``random`` and the heuristics) played on all games at once. Game ``i`` draws from its own generators what a
-scalar env draws, so ``reset(seed=s)`` plays what the ``sync`` vector env reset alike plays, step for step. Spaces,
-rewards, infos, the autoreset modes and the reset options are listed in the batched engine's guide.
+``gymnasium.make_vec("goboom_env/GoBoom-v0", num_envs=N, vectorization_mode="vector_entry_point", ...)`` builds it.
+Each game is the env ``gymnasium.make`` builds (:class:`~goboom_env.training.sb3.selfplay.SelfPlayEnv`), with the
+opponents (``random`` and the heuristics) batched over all games; reset with ``seed=s``, game ``i`` plays step for step
+what the ``sync`` vector env plays. Spaces, rewards, infos, autoreset modes and reset options: docs/vector.md.
 """
 
 from __future__ import annotations

@@ -68,8 +68,7 @@ def write_actor(dst: str | Path, meta: dict[str, Any], state: dict[str, Any]) ->
 
 
 def write_atomically(path: Path, data: bytes) -> Path:
-    """Write ``data`` to a hidden file beside ``path``, then rename it to ``path`` (the hidden file removed on
-    failure)."""
+    """Write ``data`` to a hidden file beside ``path``, then rename it into place (removed on failure)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     try:
@@ -173,13 +172,12 @@ def read_sb3_zip(path: str | Path) -> SavedSb3Policy:
 
 def export_model(source: Any, config: GameConfig | str, dst: str | Path, *, observation: str = "snapshot",
                  deterministic: bool = True, args: Any | None = None, timesteps: int | None = None) -> Path:
-    """A model file that every tool plays as ``ppo:dst`` (numpy only) of a policy trained elsewhere: ``source`` is
-    a stable-baselines3 model or its ``policy`` (an ``MlpPolicy`` with Tanh or ReLU), the path of its saved zip (or
-    a :class:`SavedSb3Policy`), a torch ``nn.Sequential`` of ``Linear`` layers with one activation between them, or a
-    goboom model file (checked, then copied play-only). ``config`` (or a preset name) is the game it was trained on,
-    ``observation`` the layout it reads, ``deterministic`` how ``ppo:dst`` plays by default; ``args`` (its settings
-    dataclass) and ``timesteps`` record its training run. ValueError for a network the numpy actor cannot play or
-    that does not read this game's observations."""
+    """A model file that every tool plays as ``ppo:dst`` (numpy only) of a policy trained elsewhere. ``source``: an
+    SB3 model or its ``policy`` (an ``MlpPolicy`` with Tanh or ReLU), its saved zip (or a :class:`SavedSb3Policy`), a
+    torch ``nn.Sequential`` of ``Linear`` layers with one activation between them, or a goboom model file (copied
+    play-only). ``config`` (or a preset name) and ``observation``: the game and layout it was trained on;
+    ``deterministic``: how ``ppo:dst`` plays by default; ``args`` and ``timesteps`` record its run. ValueError for a
+    network the numpy actor cannot play or that does not read this game's observations."""
     if isinstance(config, str):
         config = GameConfig.preset(config)
     if not isinstance(config, GameConfig):

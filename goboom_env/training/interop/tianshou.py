@@ -1,9 +1,7 @@
 """Tianshou on the learner-seat view: the legal actions in the observation, a masked actor and a critic that read it.
 
-Tianshou trains on ``gymnasium.make("goboom_env/GoBoom-v0", ...)``, whose step brings everything the learner received
-since its last move, a loss on another player's move included; Tianshou's own multi-agent path files each step's
-rewards under the seat that moved, so a losing seat's transitions would never carry its loss. Its networks see only
-the observation, so :class:`MaskInObservation` joins the legal actions to it, as Tianshou's ``PettingZooEnv`` does.
+Tianshou trains on ``gymnasium.make("goboom_env/GoBoom-v0", ...)``, whose step carries a loss on another player's move
+(Tianshou's own multi-agent path loses it); why, and what each piece is for: docs/libraries.md, "Tianshou".
 """
 
 from __future__ import annotations

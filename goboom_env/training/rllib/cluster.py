@@ -12,9 +12,8 @@ CONNECT_TIMEOUT_S = 5.0
 
 
 def probe(address: str, timeout: float = CONNECT_TIMEOUT_S, shown: str | None = None) -> None:
-    """Raise ValueError unless a TCP connection to ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``)
-    opens within ``timeout`` seconds: ``ray.init`` retries an unreachable address for minutes
-    without a word. ``shown`` is how the message names the address (default ``repr(address)``)."""
+    """Raise ValueError unless a TCP connection to ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``) opens within
+    ``timeout`` seconds. ``shown`` is how the message names the address (default ``repr(address)``)."""
     endpoint = cluster_endpoint(address)
     if endpoint is None:
         raise ValueError("probe needs HOST:PORT; Ray looks up 'auto' itself")

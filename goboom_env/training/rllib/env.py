@@ -1,9 +1,7 @@
 """Go Boom as an RLlib ``MultiAgentEnv`` (new API stack), a thin adapter over :class:`goboom_env.env.raw_env`.
 
-Only the seat to move gets an observation, ``{"observations": vector, "action_mask": float32[54]}`` (the keys of
-RLlib's action-masking RLModule). Rewards are reported for every seat on every step, so a seat that did not make
-the last move still gets its payoff (RLlib credits it to that seat's last action); at the episode's end every seat
-gets a final observation and ``terminateds`` holds every agent plus ``"__all__"``.
+Only the seat to move gets an observation (the keys of RLlib's action-masking RLModule); every seat gets its reward
+on every step, so a seat that did not make the last move still gets its payoff. The contract: docs/rllib.md.
 """
 
 from __future__ import annotations
@@ -34,8 +32,7 @@ def make_env_config(game: GameConfig, episode: str = "hand", reward: str = "win"
 
 
 class GoBoomMultiAgentEnv(MultiAgentEnv):
-    """Go Boom for RLlib, one decision per step; ``config`` is the dict of :func:`make_env_config` (empty: the
-    default game)."""
+    """Go Boom for RLlib, one decision per step; ``config``: :func:`make_env_config`'s dict (empty: the default)."""
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()

@@ -1,11 +1,10 @@
 """The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack).
 
-:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network on the ``"observations"`` vector; the ``"action_mask"``
-pushes the logits of illegal actions to ``FLOAT_MIN`` (R3.2), so sampling, the loss and greedy play see legal actions
-only. :func:`load_rllib_agent` (``rllib:PATH``) reads only the :data:`MODULE_FILE` that ``goboom train-rllib`` writes
-(tensors, loaded with ``weights_only``), never Ray's own pickled module files, which a crafted folder could make run
-code.
+:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network with the illegal actions' logits pushed to ``FLOAT_MIN``.
+:func:`load_rllib_agent` reads only the :data:`MODULE_FILE` that ``goboom train-rllib`` writes (tensors, loaded with
+``weights_only``), never Ray's pickled module files, which a crafted folder could make run code (docs/rllib.md).
 """
+
 from __future__ import annotations
 
 import logging
@@ -116,9 +115,8 @@ def _masked(outputs: dict[str, Any], mask: Any) -> dict[str, Any]:
 
 
 def module_path(path: str | Path) -> Path:
-    """The folder of the ``main`` module inside ``path``: an exported policy folder, a run folder
-    (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``), holding
-    :data:`MODULE_FILE`. The result is absolute."""
+    """The absolute folder of the ``main`` module (with :data:`MODULE_FILE`) inside a policy folder, a run folder
+    (``<run>/policy``) or an algorithm checkpoint (``learner_group/learner/rl_module/main``)."""
     root = Path(path).expanduser().resolve()
     candidates = [root, root / POLICY_DIR, root / MAIN_MODULE_DIR]
     for candidate in candidates:
@@ -219,8 +217,7 @@ def read_metadata_file(file: Path) -> dict[str, Any]:
 
 
 class RLlibAgent:
-    """A trained RLlib module as a Policy: greedy (argmax) over the legal actions by default,
-    or sampled from the masked softmax with ``greedy=False``."""
+    """A trained RLlib module as a Policy: argmax over the legal actions, or sampled with ``greedy=False``."""
 
     needs_view = False
 

@@ -1,6 +1,5 @@
-"""The run folder of ``goboom train-rllib``: ``checkpoints/iter_NNNNNN`` (resumable), ``policy/`` (the exported
-``main`` module that ``rllib:RUN`` plays), ``goboom.json`` (the metadata every trained policy carries, plus the
-run's details), ``cluster.json`` (:func:`record_cluster`), ``progress.csv`` and ``tensorboard/``."""
+"""The run folder of ``goboom train-rllib``: checkpoints, the exported ``policy/``, ``goboom.json``, ``cluster.json``
+and the logs (the table of its files: docs/rllib.md)."""
 
 from __future__ import annotations
 
@@ -71,9 +70,8 @@ def learner_state(algo: Algorithm) -> dict[str, Any]:
 
 
 def record_cluster(algo: Algorithm, run: Path, num_env_runners: int) -> dict[str, Any]:
-    """Write ``cluster.json`` in the run folder and return it: the alive Ray nodes (``node_id``, ``ip``, ``head``,
-    ``resources``), the driver's node (where learning happens) and each env runner's ``index`` and node, as the
-    runner itself reports it (with ``num_env_runners=0``, the driver's own runner)."""
+    """Write ``cluster.json`` in the run folder and return it: the alive Ray nodes, the driver's node (where learning
+    happens) and each env runner's node as the runner itself reports it (without runners, the driver's own)."""
     nodes = [{"node_id": node["NodeID"], "ip": node["NodeManagerAddress"],
               "head": "node:__internal_head__" in node["Resources"],
               "resources": {k: v for k, v in sorted(node["Resources"].items())

@@ -1,9 +1,8 @@
 """Multi-agent self-play PPO for Go Boom on Ray RLlib's new API stack, read top to bottom.
 
-Every seat mapped to the module ``main`` shares its parameters (the observation is seat-relative); the others play
-``main`` or one of ``pool_size`` frozen snapshots of it (``league_0 ..``, refreshed round-robin every
-``snapshot_every`` env steps), as :class:`LeagueMapping` draws from ``--opponents`` per episode. Only ``main`` is
-trained; the run folder is :mod:`goboom_env.training.rllib.run`'s.
+Only the module ``main`` is trained; the other seats play ``main`` or one of its frozen snapshots, as
+:class:`LeagueMapping` draws them per episode (the league: docs/rllib.md). The run folder is
+:mod:`goboom_env.training.rllib.run`'s.
 """
 
 from __future__ import annotations
@@ -69,8 +68,7 @@ def build_config(args: RLlibArgs) -> PPOConfig:
 
 
 def check_reachable(address: str) -> None:
-    """ValueError unless the cluster at ``address`` accepts a connection within seconds (``auto`` looked up as Ray
-    does)."""
+    """ValueError unless the cluster at ``address`` accepts a connection within seconds (``auto`` as Ray finds it)."""
     if cluster_endpoint(address) is not None:
         probe(address)
         return
@@ -145,9 +143,8 @@ def train(args: RLlibArgs) -> Path:
 
 @contextmanager
 def _run_folder_started(run: Path, args: RLlibArgs) -> Iterator[None]:
-    """Start the run folder once the algorithm is built (a resumed run keeps its own; a fresh one is staged,
-    :class:`~goboom_env.outdir.StagedFolder`); if the body fails before the first checkpoint, the folder this run
-    started is removed again, so that a rerun is not refused as "not empty"."""
+    """Start the run folder once the algorithm is built (a fresh one staged); if the body fails before the first
+    checkpoint, the folder this run started is removed again, so that a rerun is not refused as "not empty"."""
     continued = args.resume and run.is_dir() and any(run.iterdir())
     existed = run.is_dir()
     if continued:
@@ -186,8 +183,7 @@ def _env_steps(algo: Algorithm) -> int:
 
 
 def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:
-    """Env steps per second sampled by the env runners of ``args`` after a warm-up (by the driver without runners);
-    no training."""
+    """Env steps per second sampled by ``args``'s env runners (or the driver) after a warm-up; no training."""
     args.validate()
     if steps_per_runner < 1:
         raise ValueError(f"steps_per_runner must be >= 1, got {steps_per_runner}")

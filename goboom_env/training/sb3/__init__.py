@@ -1,7 +1,5 @@
-"""``goboom train``: self-play with sb3-contrib's MaskablePPO. ``loop`` is the run read top to bottom, ``model`` the
-envs and the model, ``selfplay`` the single-agent env (``SelfPlayEnv``, also ``goboom_env/GoBoom-v0``), ``callbacks``
-one SB3 callback per concern, ``vecenv`` the batched engine as an SB3 ``VecEnv``. Importing this package imports
-neither torch nor stable-baselines3.
+"""``goboom train``: self-play with sb3-contrib's MaskablePPO (its modules: docs/training.md, "Where the code is").
+Importing this package imports neither torch nor stable-baselines3.
 """
 
 from __future__ import annotations

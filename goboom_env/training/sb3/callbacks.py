@@ -159,9 +159,8 @@ class LeagueSnapshotCallback(PeriodicCallback):
 
 
 class RunCheckpointCallback(PeriodicCallback):
-    """Every ``args.checkpoint_every`` steps the full model with its metadata, as ``checkpoints/model_STEPS.zip``
-    (what ``--resume`` continues from). SB3's ``CheckpointCallback`` counts calls, not steps, and saves no
-    metadata nor numpy actor."""
+    """Every ``args.checkpoint_every`` steps the full model as ``checkpoints/model_STEPS.zip`` (SB3's
+    ``CheckpointCallback`` counts calls, not steps, and saves no metadata nor numpy actor)."""
 
     def __init__(self, files: RunFiles, args: TrainArgs, config: GameConfig) -> None:
         super().__init__(args.checkpoint_every)

@@ -1,9 +1,7 @@
 """``goboom train``: one self-play MaskablePPO run, read top to bottom in :func:`train`.
 
-Build the game config, the vectorised :class:`~goboom_env.training.sb3.selfplay.SelfPlayEnv` copies and the
-model (or resume one from its last checkpoint), attach the callbacks (:mod:`.callbacks`: progress logs,
-league snapshots, checkpoints, periodic evaluation), learn, save, evaluate, plot. The run folder's files
-and rules are :mod:`goboom_env.training.artifacts.run_folder`'s.
+Build the envs and the model (or resume the last checkpoint), attach the callbacks (:mod:`.callbacks`), learn, save,
+evaluate, plot. The run folder's files and rules are :mod:`goboom_env.training.artifacts.run_folder`'s.
 """
 
 from __future__ import annotations
@@ -111,8 +109,7 @@ def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: Ru
 
 
 def _resumable_train_args(checkpoint: Path, config: GameConfig) -> dict[str, Any]:
-    """The settings ``checkpoint`` was trained with, once it is known to be a checkpoint of ``config``'s game with
-    the state to continue from."""
+    """The settings ``checkpoint`` was trained with, once checked to be a resumable checkpoint of ``config``'s game."""
     meta = read_metadata(checkpoint)
     check_compatible(meta, config, checkpoint)
     with open_zip(checkpoint) as zf:
@@ -157,9 +154,8 @@ CHECKPOINT_COUNTERS = ("num_timesteps", "_n_updates")
 
 
 def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], dict[str, int]]:
-    """The state dicts of :data:`CHECKPOINT_TENSORS` and the counters of :data:`CHECKPOINT_COUNTERS` of a
-    ``goboom train`` checkpoint, read as tensors and JSON only: ValueError naming the file for anything else
-    (a pickled object, a missing member, a damaged zip)."""
+    """The state dicts and counters of a ``goboom train`` checkpoint, read as tensors and JSON only: ValueError naming
+    the file for anything else (a pickled object, a missing member, a damaged zip)."""
     with errors_prefixed("--resume"):  # read_member and load_tensors name the file and the member
         raw = read_member(path, "data")
         params = {name: load_tensors(io.BytesIO(read_member(path, f"{name}.pth")), f"{path} ({name}.pth)", device)
@@ -176,8 +172,7 @@ def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], di
 
 
 def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles) -> dict[str, Any]:
-    """Behaviour-clone ``args.bc_teacher`` into a fresh model (:mod:`goboom_env.training.imitation`); writes
-    ``bc.json``. A line and a bar for each of its phases: the teacher's games, the fit."""
+    """Behaviour-clone ``args.bc_teacher`` into a fresh model (:mod:`.imitation`); writes ``bc.json``."""
     from goboom_env.training.imitation import clone, cloned_line, collect, collecting_line, fitting_line
 
     started = time.perf_counter()

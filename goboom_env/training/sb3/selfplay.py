@@ -1,17 +1,9 @@
-"""A single-agent Gymnasium view of the Go Boom AEC env, for self-play training with MaskablePPO.
+"""A single-agent Gymnasium view of the Go Boom AEC env (``goboom_env/GoBoom-v0``), for self-play with MaskablePPO.
 
-It is the env that Gymnasium makes as ``goboom_env/GoBoom-v0`` (registered by ``import goboom_env``; built by
-:func:`single_agent_env`)::
-
-    import gymnasium, goboom_env
-    env = gymnasium.make("goboom_env/GoBoom-v0", variant="jokers", opponents=["heuristic"], seat="random")
-
-The learner plays one seat per episode (rotated or random); :meth:`SelfPlayEnv.step` applies the learner's action,
-then plays every other seat with opponents drawn from an :class:`~goboom_env.training.league.OpponentPool` (agent
-specs and frozen snapshots of the learner) until the learner's turn or the end. A step's reward is the learner's *own*
-reward summed over every AEC step since its previous action, so a loss caused by another player going out (R1.9,
-R2.9) reaches the learner. ``action_masks()`` is a method of the env, so sb3-contrib finds it through
-``SubprocVecEnv`` too.
+The learner plays one seat per episode; ``step`` applies its action, then plays the other seats with opponents drawn
+from an :class:`~goboom_env.training.league.OpponentPool` until the learner's turn or the end, so a step's reward is
+all the learner received since its previous action (a loss on another player's move too). ``action_masks()`` is a
+method of the env, so sb3-contrib finds it through ``SubprocVecEnv`` too. Arguments, infos, an example: docs/interop.md.
 """
 
 from __future__ import annotations
@@ -35,13 +27,10 @@ from goboom_env.training.shaping import hand_size_potential
 class SelfPlayEnv(gym.Env):
     """Go Boom from one learner seat; the other seats are played by pool opponents inside ``step``.
 
-    Observations are the env's observation vectors (a ``Box``). With ``privileged=True`` each vector is the global
-    state seen from the learner (the observation, then the hidden cards) for a privileged critic; the actor must read
-    only the first :attr:`public_dim` entries. ``shaping > 0`` adds potential-based reward shaping (:meth:`_phi`);
-    ``gamma`` must then be the learner's discount factor. ``info`` holds ``action_mask``; at the end of an episode
-    also ``winners``, ``won`` (the learner is among them), ``seat`` and ``opponent``. ``reset(options=...)`` accepts
-    the AEC env's ``deck`` and ``dealer`` plus ``seat`` and ``opponent`` (a pool name) for scripted games. An illegal
-    action ends the episode with reward ``-1`` (as PettingZoo's ``TerminateIllegalWrapper`` does).
+    With ``privileged=True`` each observation is the global state seen from the learner (the observation, then the
+    hidden cards) for a privileged critic; the actor must read only the first :attr:`public_dim` entries. With
+    ``shaping > 0`` (:meth:`_phi`), ``gamma`` must be the learner's discount factor. ``reset(options=...)`` takes the
+    AEC env's ``deck`` and ``dealer`` plus ``seat`` and ``opponent`` (a pool name), for scripted games.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -87,10 +76,8 @@ class SelfPlayEnv(gym.Env):
     # -- gymnasium API -------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        """Deal a new episode: choose the learner seat and the opponent, play up to the learner's turn.
-
-        ``seed`` restarts every generator (the deal, the seat, the opponent draw and the opponents' own), so a
-        seeded episode is played the same way again; the constructor's ``seed`` seeds the first episode."""
+        """Deal a new episode up to the learner's turn. ``seed`` restarts every generator (the deal, the seat, the
+        opponent draw and the opponents' own), so a seeded episode replays; the constructor's seeds the first."""
         super().reset(seed=seed)
         if seed is not None:
             self.pool.reseed(seed)  # the pool's agents were built from the constructor's seed: restart them
@@ -175,8 +162,7 @@ class SelfPlayEnv(gym.Env):
         self.seats.credit(np.array([[rewards[a] for a in self.aec.possible_agents]]))
 
     def _play_opponents(self) -> None:
-        """Play the other seats until the learner is to move or the episode is over, crediting each AEC step's
-        rewards."""
+        """Play the other seats until the learner is to move or the episode is over, crediting every step."""
         aec = self.aec
         learner = aec.possible_agents[self.seat]
         agent = self._opponent_agent
@@ -191,8 +177,7 @@ class SelfPlayEnv(gym.Env):
             self._credit()
 
     def _phi(self) -> float:
-        """Shaping potential: ``shaping`` x (the opponents' mean hand size - the learner's hand size). Potential-based
-        shaping (Ng, Harada and Russell, 1999) leaves the best policy unchanged (phi is 0 at the end)."""
+        """Shaping potential: ``shaping`` x (the opponents' mean hand size - the learner's hand size)."""
         if not self.shaping:
             return 0.0
         sizes = np.array([self.aec.match.hand.sizes])
@@ -223,12 +208,8 @@ class SelfPlayEnv(gym.Env):
 def single_agent_env(opponents: Sequence[str] | dict[str, float] = ("random",), *, seat: str = "random",
                      episode: str = "hand", reward: str = "win", render_mode: str | None = None,
                      config: GameConfig | None = None, preset: str | None = None, **fields: Any) -> SelfPlayEnv:
-    """What ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds: one learner seat against fixed opponents.
-
-    ``opponents``: an agent spec or a list of them (``"heuristic"``, ``"ismcts:iters=50"``, ``"ppo:classic-4p-hands"``),
-    one drawn per episode for every other seat, uniformly or by the weights of a ``{spec: weight}`` dict. ``seat``:
-    ``"random"`` (a seat drawn per episode) or ``"rotate"``. The rules come from ``config``, ``preset`` or
-    the :class:`GameConfig` fields (``variant``, ``num_players``, ...), as ``goboom_env.env()`` takes them;
-    ``episode`` and ``reward`` are the AEC env's. Seed with ``reset(seed=...)``."""
+    """What ``gymnasium.make("goboom_env/GoBoom-v0", ...)`` builds: one learner seat against ``opponents`` (agent specs,
+    one drawn per episode, or a ``{spec: weight}`` dict); the rules, ``episode`` and ``reward`` as ``goboom_env.env()``
+    takes them (docs/interop.md)."""
     return SelfPlayEnv(make_config(config, preset, **fields), opponent_entries(opponents), seat=seat,
                        episode=episode, reward=reward, render_mode=render_mode)

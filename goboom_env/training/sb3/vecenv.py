@@ -1,15 +1,7 @@
 """An SB3 ``VecEnv`` view of the batched engine: one learner seat per game, the opponents batched inside.
 
-:class:`VectorGameVecEnv` lets stable-baselines3 / sb3-contrib users (``MaskablePPO``) train on
-:class:`goboom_env.vector.VectorGame` without a Python game loop per environment::
-
-    from sb3_contrib import MaskablePPO
-    from goboom_env.training.sb3.vecenv import VectorGameVecEnv
-
-    venv = VectorGameVecEnv(GameConfig(), num_envs=64, opponent="heuristic", seed=0)
-    MaskablePPO("MlpPolicy", venv, n_steps=128).learn(100_000)
-
-It is :class:`goboom_env.training.vector_env.SelfPlayVectorEnv` in SB3's API: an illegal action raises
+:class:`VectorGameVecEnv` is :class:`goboom_env.training.vector_env.SelfPlayVectorEnv` in SB3's API, for
+``MaskablePPO`` without a Python game loop per environment (an example: docs/training.md). An illegal action raises
 ``IllegalActionError`` before any game moves; a finished game is dealt anew at once (``info`` holds
 ``terminal_observation``, ``episode`` and ``won``); ``seed(s)`` seeds game ``i`` with ``s + i``, as SB3 seeds a
 ``DummyVecEnv``, so it plays what a ``SelfPlayEnv`` seeded alike plays.
