@@ -27,7 +27,7 @@ from goboom_env.evaluation.leaderboard import rich_tables as leaderboard_tables
 from goboom_env.evaluation.report import format_cell, markdown_table, print_tables, rich_table, rich_tables
 from goboom_env.evaluation.tournament import run_tournament
 from goboom_env.process import bars_shown
-from goboom_env.training.artifacts.run_folder import step_bar
+from goboom_env.training.artifacts.run_folder import StepBar
 
 
 class Terminal(io.StringIO):
@@ -151,7 +151,7 @@ def test_bars_are_drawn_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> N
     for stream, drawn in ((io.StringIO(), False), (Terminal(), True)):
         monkeypatch.setattr(sys, "stderr", stream)
         run_tournament(config, ["random", "random"], 4, progress=True)
-        bar = step_bar(100, "steps", True)
+        bar = StepBar(100, "steps", True)
         bar.to(100)
         bar.close()
         assert ("\r" in stream.getvalue()) is drawn, stream.getvalue()

@@ -185,11 +185,6 @@ def last_evaluation(files: RunFiles) -> tuple[int, list[dict[str, Any]]] | None:
                                     for b in baselines]
 
 
-def step_bar(total: int, desc: str, enabled: bool = True, start: int = 0) -> StepBar:
-    """The trainers' progress bar over ``total`` learner steps, resumed at ``start``."""
-    return StepBar(total, desc, enabled, start)
-
-
 class StepBar:
     """A trainer's progress bar over learner steps (:func:`goboom_env.process.bar`): it never counts past its total,
     and :meth:`finish` raises the total to the steps done when a last whole rollout passed it."""

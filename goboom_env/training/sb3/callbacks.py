@@ -14,11 +14,11 @@ from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
+    StepBar,
     append_csv,
     best_win_rate,
     mean_or_blank,
     next_multiple,
-    step_bar,
     whole_rollouts,
 )
 from goboom_env.training.league import SELF
@@ -58,7 +58,7 @@ class StepBarCallback(BaseCallback):
     def _on_training_start(self) -> None:
         start, rollout = self.num_timesteps, self.model.n_steps * self.training_env.num_envs
         total = whole_rollouts(start, self.locals["total_timesteps"], rollout)
-        self.bar = step_bar(total, "PPO", self.enabled, start)
+        self.bar = StepBar(total, "PPO", self.enabled, start)
 
     def _on_step(self) -> bool:
         self.bar.to(self.num_timesteps)
