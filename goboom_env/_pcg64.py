@@ -2,16 +2,8 @@
 
 A row of a ``[R, STREAM_WORDS]`` uint64 array holds the state of one ``np.random.default_rng`` Generator (NumPy's
 ``PCG64.state`` layout: the 128-bit LCG state and increment, the spare 32-bit half), and the kernels are NumPy's own
-algorithms, so a row draws what the Generator draws (``tests/rules/test_streams.py``):
-
-==========================  ==================================================================================
-kernel                      the Generator call it equals
-==========================  ==================================================================================
-:func:`below`               ``integers(k)`` for ``1 <= k <= 2**32`` (Lemire's bounded draw on 32-bit outputs)
-:func:`uniform`             ``random()``
-:func:`interval`            one step of ``shuffle`` / ``permutation``: a value in ``0..i``, by rejection
-:func:`seed_rows`           ``PCG64(seed)``: the state from the four words ``SeedSequence(seed)`` generates
-==========================  ==================================================================================
+algorithms, so a row draws what the Generator draws (``tests/rules/test_streams.py``); each kernel's docstring names
+the Generator call it equals.
 """
 
 from __future__ import annotations
@@ -82,7 +74,8 @@ def next32(st, r):
 
 @njit(cache=True)
 def below(st, r, k):
-    """``integers(k)``: a uniform int in ``0..k-1`` (``1 <= k <= 2**32``); ``k = 1`` draws nothing."""
+    """``integers(k)``: a uniform int in ``0..k-1`` (``1 <= k <= 2**32``; Lemire's bounded draw on 32-bit outputs);
+    ``k = 1`` draws nothing."""
     bound = np.uint64(k - 1)
     if bound == _ZERO:
         return 0

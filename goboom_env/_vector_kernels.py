@@ -15,6 +15,7 @@ from goboom_env._pcg64 import below, interval
 from goboom_env.cards import DRAW_OR_PASS as DRAW
 from goboom_env.cards import JOKER, NUM_FACES
 from goboom_env.config import Scoring
+from goboom_env.events import DREW, MOVE_WIDTH, PASSED_MOVE, mark_move
 from goboom_env.hand_state import NOT_PLAYED, PASSED, Phase
 from goboom_env.hints import needs_extra
 
@@ -40,16 +41,14 @@ STATE = ("g", "counts", "hmask", "sizes", "drawn", "trick", "scores", "seen", "d
 
 STANDARD, REVERSE, PENALTY = (get_args(Scoring).index(name) for name in ("standard", "reverse", "penalty"))
 
-# entries of the observation offsets array ``off`` (goboom_env.observation.layout order)
-O_HAND, O_SEEN, O_LED, O_TRICK, O_TRICK_PASSED, O_LEADER, O_TOP, O_MATCH = 0, 1, 2, 3, 4, 5, 6, 7
-O_HAND_SIZES, O_DRAWN, O_STOCK, O_TO_MOVE, O_DEALER, O_SCORES, O_PASSES, O_PROGRESS, O_FLAGS = (
-    8, 9, 10, 11, 12, 13, 14, 15, 16)
-O_PLAYED, O_VOID, O_SINCE, O_WINDOW = 17, 18, 19, 20  # the history blocks (history_layout order)
+# entries of the observation offsets array ``off`` (goboom_env.observation.layout order, then history_layout's blocks)
+(O_HAND, O_SEEN, O_LED, O_TRICK, O_TRICK_PASSED, O_LEADER, O_TOP, O_MATCH, O_HAND_SIZES, O_DRAWN, O_STOCK, O_TO_MOVE,
+ O_DEALER, O_SCORES, O_PASSES, O_PROGRESS, O_FLAGS, O_PLAYED, O_VOID, O_SINCE, O_WINDOW) = range(21)
 W_SEAT, W_FACE, W_KIND = 0, 1, 2  # the columns of a move in ``window`` [B, moves, 3], the most recent first
-DREW, PASSED_MOVE = 1, 2  # a move's kind bits, as goboom_env.history's
 PLAIN = np.uint64((1 << 52) - 1)  # every non-joker face
 
 _ONE = np.uint64(1)
+_mark_move = njit(cache=True, inline="always")(mark_move)
 
 
 # -- randomness: one NumPy generator per game (goboom_env._pcg64) -------------------------------------
@@ -125,17 +124,13 @@ def _deal(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, seen, deck, sto
 
 
 @njit(cache=True)
-def _new_game(b, dealer, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng):
-    """Start a fresh match in game ``b``: zero scores, dealer (random when ``dealer < 0``), shuffled deck."""
+def _new_game(b, dealer, shuffle, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng):
+    """Start a fresh match in game ``b``: zero scores, dealer (random when ``dealer < 0``), the first hand dealt from
+    ``deck[b]`` (shuffled first when ``shuffle``)."""
     if dealer < 0:
         dealer = below(rng, b, cfg[C_N])
-    _shuffle_deck(rng, b, deck, base)
-    _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock)
-
-
-@njit(cache=True)
-def _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock):
-    """Zero game ``b``'s scores and hand count and deal its first hand from ``deck[b]`` (already in order)."""
+    if shuffle:
+        _shuffle_deck(rng, b, deck, base)
     scores[b] = 0
     g[b, G_HANDS_PLAYED] = 0
     g[b, G_FINISHED] = 0
@@ -352,8 +347,8 @@ def _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
     winners = work[2]
     _hand_points(b, n, points, counts, hmask, pts)
     winner = g[b, G_WINNER]
+    _score_deltas(cfg, winner, pts, deltas)
     if cfg[C_POINTS_REWARD]:
-        _score_deltas(cfg, winner, pts, deltas)
         sign = 1 if cfg[C_SCORING] == STANDARD else -1
         mean = sign * deltas.sum() / n
         for s in range(n):
@@ -367,7 +362,6 @@ def _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
         if not cfg[C_POINTS_REWARD]:
             _win_rewards(n, winners, rewards, b)
         return True
-    _score_deltas(cfg, winner, pts, deltas)
     for s in range(n):
         scores[b, s] += deltas[s]
     g[b, G_HANDS_PLAYED] += 1
@@ -379,8 +373,7 @@ def _end_hand(b, cfg, points, g, counts, hmask, scores, rewards, work):
             over = over or winners[s] == 1
     else:
         if scoring == REVERSE:  # R1.12
-            for s in range(n):
-                over = over or scores[b, s] >= cfg[C_TARGET]
+            over = scores[b].max() >= cfg[C_TARGET]
         else:  # R2.2, R2.12
             over = g[b, G_HANDS_PLAYED] >= cfg[C_ROUNDS]
         if over:
@@ -402,8 +395,9 @@ def _scaled_counts(levels, scale, row, start):
 
 
 @njit(cache=True, inline="always")
-def _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, row):
-    """Write game ``b`` seen from ``seat`` into ``row``, value for value as ObservationEncoder.encode."""
+def _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, played, void, since, window, row):
+    """Write game ``b`` seen from ``seat`` into ``row``, value for value as ObservationEncoder.encode (and with the
+    history layout, HistoryEncoder.encode)."""
     n = cfg[C_N]
     row[:] = 0.0
     _scaled_counts(counts[b, seat], scale, row, off[O_HAND])
@@ -417,10 +411,10 @@ def _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, se
             row[off[O_LED] + led] = 1.0
             row[off[O_LEADER] + (g[b, G_LEADER] - seat) % n] = 1.0
             for rel in range(n):
-                played = trick[b, (seat + rel) % n]
-                if played >= 0:
-                    row[off[O_TRICK] + rel * NUM_FACES + played] = 1.0
-                elif played == PASSED:
+                card = trick[b, (seat + rel) % n]
+                if card >= 0:
+                    row[off[O_TRICK] + rel * NUM_FACES + card] = 1.0
+                elif card == PASSED:
                     row[off[O_TRICK_PASSED] + rel] = 1.0
     else:
         row[off[O_TOP] + g[b, G_TOP]] = 1.0
@@ -440,11 +434,13 @@ def _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, se
         row[off[O_PROGRESS]] = np.float32(g[b, G_HANDS_PLAYED] / cfg[C_ROUNDS])
     o = off[O_FLAGS]
     row[o:o + 9] = scale[o:o + 9]
+    if cfg[C_HISTORY]:
+        _encode_history(b, seat, cfg, off, scale, g, played, void, since, window, row)
 
 
 @njit(cache=True, inline="always")
-def _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal,
-                   obs, mask, seat_out):
+def _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, played, void, since,
+                   window, obs, mask, seat_out):
     """Observation, mask and seat of game ``b`` for the seat to move (the mask is zero once over)."""
     seat = g[b, G_CURRENT]
     seat_out[b] = seat
@@ -452,7 +448,8 @@ def _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, s
     out = mask[b]
     for a in range(DRAW + 1):
         out[a] = (bits >> np.uint64(a)) & _ONE
-    _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, obs[b])
+    _encode(b, seat, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, played, void, since, window,
+            obs[b])
 
 
 # -- the history layout (goboom_env.history.PublicHistory, HistoryEncoder.encode) ------------------------
@@ -517,7 +514,7 @@ def _hist_move(b, seat, action, face, led, top, match, stock_len, drawn_before, 
         _hist_prove(b, seat, proof, void, since)
         count = drawn[b, seat] - drawn_before
         kept = count - 1 if face >= 0 else count
-        if kept > 0 and void[b, seat] != proof:  # the kept cards are known to be none of the new void only
+        if kept > 0:  # the kept cards are known to be none of the new void only
             void[b, seat] = proof
         if face >= 0:
             played[b, seat, face] += 1
@@ -563,18 +560,10 @@ def _encode_history(b, seat, cfg, off, scale, g, played, void, since, window, ro
                     row[start + f] = 1.0
             o = off[O_SINCE] + rel
             row[o] = np.float32(since[b, other]) * scale[o]
-    width = n + NUM_FACES + 2
+    width = n + MOVE_WIDTH
     for j in range(g[b, G_MOVES]):
-        start = off[O_WINDOW] + j * width
-        row[start + (window[b, j, W_SEAT] - seat) % n] = 1.0
-        face = window[b, j, W_FACE]
-        if face >= 0:
-            row[start + n + face] = 1.0
-        kind = window[b, j, W_KIND]
-        if kind & DREW:
-            row[start + n + NUM_FACES] = 1.0
-        if kind & PASSED_MOVE:
-            row[start + n + NUM_FACES + 1] = 1.0
+        mover = (window[b, j, W_SEAT] - seat) % n
+        _mark_move(row, off[O_WINDOW] + j * width, n, mover, window[b, j, W_FACE], window[b, j, W_KIND])
 
 
 # -- the batch kernels ---------------------------------------------------------------------------------
@@ -584,26 +573,19 @@ def reset_games(games, decks, dealers, cfg, base, match_masks, boom, off, scale,
                 played, void, since, window, obs, mask, seat_out):
     """Start the games marked in ``games`` [B] (the others are left as they are): ``decks`` [B, D] (or an empty
     [0, 0] array: shuffle) and ``dealers`` [B] (``-1`` = random) fix each first deal."""
-    batch = g.shape[0]
     given = decks.shape[0] > 0
-    n = cfg[C_N]
-    for b in range(batch):
+    for b in range(g.shape[0]):
         if not games[b]:
             continue
         if given:
-            for i in range(decks.shape[1]):
-                deck[b, i] = decks[b, i]
-            dealer = dealers[b] if dealers[b] >= 0 else below(rng, b, n)
-            _start_match(b, dealer, cfg, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock)
-        else:
-            _new_game(b, dealers[b], cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck,
-                      stock, rng)
-        legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
-        _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
-                       seat_out)
+            deck[b] = decks[b]
+        _new_game(b, dealers[b], not given, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock,
+                  rng)
         if cfg[C_HISTORY]:
             _hist_clear(b, g, played, void, since)
-            _encode_history(b, g[b, G_CURRENT], cfg, off, scale, g, played, void, since, window, obs[b])
+        legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
+        _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, played, void, since,
+                       window, obs, mask, seat_out)
 
 
 @njit(cache=True)
@@ -654,10 +636,8 @@ def step_games(actions, moving, cfg, base, match_masks, boom, points, off, scale
                 if history and not g[b, G_FINISHED]:  # a new hand was dealt
                     _hist_clear(b, g, played, void, since)
             legal[b] = _legal_mask(b, cfg, match_masks, boom, g, hmask)
-        _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, obs, mask,
-                       seat_out)
-        if history:
-            _encode_history(b, g[b, G_CURRENT], cfg, off, scale, g, played, void, since, window, obs[b])
+        _write_outputs(b, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, legal, played, void, since,
+                       window, obs, mask, seat_out)
 
 
 @njit(cache=True, inline="always")
@@ -672,7 +652,7 @@ def _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, sc
             winners |= work[2, s] << s
         g[b, G_WINNERS] = winners
         if cfg[C_AUTORESET]:
-            _new_game(b, -1, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng)
+            _new_game(b, -1, True, cfg, base, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock, rng)
         else:
             g[b, G_FINISHED] = 1
     else:  # the match goes on: the deal passes to the left (R1.2, R2.2)
@@ -681,14 +661,12 @@ def _end_or_deal(b, cfg, base, points, g, counts, hmask, sizes, drawn, trick, sc
 
 
 @njit(cache=True)
-def observe_seats(games, seats, cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen,
-                  played, void, since, window, out):
+def observe_seats(games, seats, cfg, off, scale, g, counts, hmask, sizes, drawn, trick, scores, seen, deck, stock,
+                  legal, rng, played, void, since, window, out):
     """``out[i]``: game ``games[i]`` seen from seat ``seats[i]``, whoever is to move (raw_env.observe)."""
     for i in range(games.shape[0]):
-        b = games[i]
-        _encode(b, seats[i], cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, out[i])
-        if cfg[C_HISTORY]:
-            _encode_history(b, seats[i], cfg, off, scale, g, played, void, since, window, out[i])
+        _encode(games[i], seats[i], cfg, off, scale, g, counts, sizes, drawn, trick, scores, seen, played, void, since,
+                window, out[i])
 
 
 @njit(cache=True)

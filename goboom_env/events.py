@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from goboom_env.cards import JOKER, MATCH_MASKS, boom_mask, code_of, pretty
+from goboom_env.cards import JOKER, MATCH_MASKS, NUM_FACES, boom_mask, code_of, pretty
 from goboom_env.config import GameConfig
 from goboom_env.hints import shown
 from goboom_env.untrusted import Fields
@@ -180,6 +180,22 @@ def drawn_cards(before: Iterable[int], after: Iterable[int], events: Sequence[tu
 
 
 PLAIN_CARDS = (1 << 52) - 1  # every non-joker face
+DREW, PASSED_MOVE = 1, 2
+"""The bits of a move's kind in the history layout's window: it drew cards, it did not play a card."""
+MOVE_WIDTH = NUM_FACES + 2
+"""A window row after its mover block: card played (53), drew, passed."""
+
+
+def mark_move(row: Any, start: int, n: int, mover: int, face: int, kind: int) -> None:
+    """Set the ones of the window row at ``row[start:]``: ``mover`` (a relative seat of ``n``), the card played
+    (``face``; -1: none) and the ``kind`` bits. Plain Python that the batched engine compiles as it is."""
+    row[start + mover] = 1
+    if face >= 0:
+        row[start + n + face] = 1
+    if kind & DREW:
+        row[start + n + NUM_FACES] = 1
+    if kind & PASSED_MOVE:
+        row[start + n + NUM_FACES + 1] = 1
 
 
 class VoidProofs:
@@ -275,7 +291,7 @@ class VoidProofs:
 
 
 __all__ = [
-    "EVENT_FORMATS", "PLAIN_CARDS", "Blocked", "CardEvent", "Draw", "Event", "EventFormat", "EventKind", "Play",
-    "SeatEvent", "VoidProofs", "describe_event", "drawn_cards", "event_text", "event_to_json", "fields_of",
-    "make_event",
+    "DREW", "EVENT_FORMATS", "MOVE_WIDTH", "PASSED_MOVE", "PLAIN_CARDS", "Blocked", "CardEvent", "Draw", "Event",
+    "EventFormat", "EventKind", "Play", "SeatEvent", "VoidProofs", "describe_event", "drawn_cards", "event_text",
+    "event_to_json", "fields_of", "make_event", "mark_move",
 ]

@@ -33,7 +33,7 @@ import numpy as np
 from goboom_env.cards import NUM_FACES, faces_in
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.engine import Hand, Match
-from goboom_env.events import EventKind, VoidProofs
+from goboom_env.events import DREW, MOVE_WIDTH, PASSED_MOVE, EventKind, VoidProofs, mark_move
 from goboom_env.observation import (
     OBSERVATION_LAYOUTS,
     ObservationEncoder,
@@ -44,11 +44,6 @@ from goboom_env.observation import (
     pad_by_index,
     padded_index,
 )
-
-MOVE_WIDTH = 55
-"""A window row after its mover block: card played (53), drew, passed."""
-DREW, PASSED_MOVE = 1, 2
-"""The bits of a move's kind: it drew cards, it did not play a card."""
 
 _PLAY, _DRAW, _PASS, _TRICK, _OUT, _UPCARD, _BURY, _BOOM, _BLOCKED = EventKind
 
@@ -133,7 +128,7 @@ class PublicHistory(VoidProofs):
         """``seat`` took ``count`` cards, none of ``void`` when given (its whole proof then), else unknown ones."""
         self.sizes[seat] += count
         if void:
-            if count and self.void[seat] != void:
+            if count:
                 self.void[seat] = void
         elif self.void[seat]:
             self.since[seat] += count
@@ -226,17 +221,8 @@ class HistoryEncoder(ObservationEncoder):
             if void:
                 levels[[h["void"] + rel * f + face for face in faces_in(void)]] = 1
                 levels[h["since"] + rel] = facts.since[other]
-        row = n + MOVE_WIDTH
-        start = h["window"]
-        for mover, face, kind in reversed(facts.moves):
-            levels[start + (mover - seat) % n] = 1
-            if face >= 0:
-                levels[start + n + face] = 1
-            if kind & DREW:
-                levels[start + n + NUM_FACES] = 1
-            if kind & PASSED_MOVE:
-                levels[start + n + NUM_FACES + 1] = 1
-            start += row
+        for j, (mover, face, kind) in enumerate(reversed(facts.moves)):
+            mark_move(levels, h["window"] + j * (n + MOVE_WIDTH), n, (mover - seat) % n, face, kind)
         return np.concatenate([snapshot, levels.astype(np.float32) * self._hscale])
 
 
