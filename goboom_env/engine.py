@@ -385,7 +385,7 @@ class Hand:
             "events": [event_to_json(e) for e in self.events],
             "current": self.current,
             "phase": self.phase.name,
-            "trick": [_trick_to_json(t) for t in self.trick],
+            "trick": [code_of(t) if t >= 0 else t for t in self.trick],
             "leader": self.leader,
             "led": code_or_none(self.led),
             "best_face": code_or_none(self.best_face),
@@ -497,10 +497,6 @@ def action_type_error(action: Any) -> str:
     kind = "a bool, not an integer" if is_bool else f"of type {type(action).__name__}"
     return (f"an action must be an integer in 0..{DRAW_OR_PASS} (an int, a numpy integer or a 0-d integer "
             f"array), got {action!r} ({kind})")
-
-
-def _trick_to_json(entry: int) -> str | int:
-    return code_of(entry) if entry >= 0 else entry
 
 
 __all__ = [

@@ -179,13 +179,11 @@ class ObservationEncoder:
 
     def encode(self, hand: Hand, seat: int, match: Match | None = None) -> np.ndarray:
         """A fresh observation vector of ``hand`` seen from ``seat`` (scores from ``match``)."""
-        off = self._off
+        off, blocks = self._off, self.slices
         n = self.n
         levels = self._template.copy()
-        start = off["hand"]
-        levels[start:start + NUM_FACES] = hand.counts[seat]
-        start = off["seen"]
-        levels[start:start + NUM_FACES] = hand.seen
+        levels[blocks["hand"]] = hand.counts[seat]
+        levels[blocks["seen"]] = hand.seen
         levels[off["dealer"] + (hand.dealer - seat) % n] = 1
         if not hand.over:
             levels[off["to_move"] + (hand.current - seat) % n] = 1
@@ -206,10 +204,8 @@ class ObservationEncoder:
             levels[off["match"] + hand.match_face] = 1
         sizes, drawn = hand.sizes, hand.drawn
         if self._byte_counts:
-            start = off["hand_sizes"]
-            levels[start:start + n] = sizes[seat:] + sizes[:seat]  # rotated to relative seats
-            start = off["drawn"]
-            levels[start:start + n] = drawn[seat:] + drawn[:seat]
+            levels[blocks["hand_sizes"]] = sizes[seat:] + sizes[:seat]  # rotated to relative seats
+            levels[blocks["drawn"]] = drawn[seat:] + drawn[:seat]
         out = np.frombuffer(levels, np.uint8) * self._scale  # fresh float32, aliases nothing
         if not self._byte_counts:
             start = off["hand_sizes"]

@@ -23,7 +23,7 @@ rows=[b])`` game ``b`` deals what ``raw_env.reset(seed=s)`` deals, hand after ha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from goboom_env.cards import (
     boom_mask,
     deck_faces,
 )
-from goboom_env.config import MAX_PLAYERS, GameConfig
+from goboom_env.config import MAX_PLAYERS, GameConfig, Scoring
 from goboom_env.episode import check_episode
 from goboom_env.global_state import state_layout
 from goboom_env.hand_state import card_points
@@ -45,9 +45,6 @@ from goboom_env.history import HISTORY_PADDED_SIZE, check_observation, history_p
 from goboom_env.observation import PADDED_SIZE, face_copies, padded_index
 
 __all__ = ["MixedVectorGame", "Streams", "VectorGame", "compile_pending", "random_legal_actions"]
-
-_SCORING_CODES = {"standard": _k.STANDARD, "reverse": _k.REVERSE, "penalty": _k.PENALTY}
-
 
 class VectorGame:
     """``num_envs`` Go Boom games of ``config``, stepped together; ``episode``, ``reward`` and ``observation`` are
@@ -162,11 +159,8 @@ class VectorGame:
                              f"{len(who)} seat(s) for {len(rows)} game(s)")
         if ((who < 0) | (who >= self.num_players)).any():
             raise ValueError(f"seats must be in 0..{self.num_players - 1}, got {who.tolist()}")
-        st = self._state
         out = np.empty((len(rows), self.observation_size), np.float32)
-        _k.observe_seats(rows, who, self._cfg, self._off, self._scale, st["g"], st["counts"], st["sizes"],
-                         st["drawn"], st["trick"], st["scores"], st["seen"], st["played"], st["void"], st["since"],
-                         st["window"], out)
+        _k.observe_seats(rows, who, self._cfg, self._off, self._scale, *self._args, out)
         return out
 
     def _step(self, actions: Any, moving: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -412,14 +406,10 @@ def _split_games(num_envs: int, parts: int, weights: Any) -> list[int]:
     return [int(x) + 1 for x in sizes]
 
 
-ENTRY_KERNELS = (_k.reset_games, _k.step_games, _k.first_illegal, _pcg64.seed_rows)
-"""The compiled functions every :class:`VectorGame` calls (compiling them is most of the first run's wait)."""
-
-
 def compile_pending() -> bool:
     """Whether the first :class:`VectorGame` of this process will compile the engine (about 15 s) rather than load
     it from numba's cache (a fresh installation, an upgrade, a cleared cache); True when the cache cannot be read."""
-    for kernel in ENTRY_KERNELS:
+    for kernel in (_k.reset_games, _k.step_games, _k.first_illegal, _pcg64.seed_rows):  # what every game calls
         if kernel.overloads:  # compiled or loaded in this process already
             continue
         try:
@@ -517,7 +507,7 @@ def _config_array(config: GameConfig, episode: str, reward: str, autoreset: bool
     cfg[_k.C_DECK_SIZE] = config.deck_size
     cfg[_k.C_CLASSIC] = config.is_classic
     cfg[_k.C_AFTER_ANY] = config.anything_after_joker
-    cfg[_k.C_SCORING] = _SCORING_CODES[config.scoring]
+    cfg[_k.C_SCORING] = get_args(Scoring).index(config.scoring)  # the kernels' STANDARD, REVERSE or PENALTY
     cfg[_k.C_TARGET] = config.target_score or 0
     cfg[_k.C_ROUNDS] = config.rounds or 0
     cfg[_k.C_SCORE_SCALE] = config.target_score or 100
