@@ -4,16 +4,8 @@
 Seen from ``seat`` it is that seat's observation followed by the blocks only the engine sees, in the same
 relative seat order; ``raw_env.state()`` is ``encode(match, 0)``, where relative seats are absolute seats.
 
-=========================  ============  ===================================================================
-block (after observation)  size          meaning (values)
-=========================  ============  ===================================================================
-``hands``                  (n - 1) x 53  the hand of each other seat per face (relative seats 1 .. n-1),
-                                         count / copies of that face in the deck, like ``hand``
-``stock``                  53            the cards in the stock per face, same scale
-``stock_top``              53            the stock's top card, the next card anyone draws (R0.5; one-hot)
-``phase``                  4             the hand's :class:`~goboom_env.hand_state.Phase`: lead, follow,
-                                         discard, over (one-hot)
-=========================  ============  ===================================================================
+The blocks after the observation (``hands``: the other seats' hands, ``stock``, ``stock_top``, ``phase``) are
+tabled on the Environment page (docs/environment.md, "State").
 
 The stock is encoded by its contents and top card, not its whole order (``deck size x 53`` entries); the exact
 order is in ``raw_env.state_dict()``. For ``n = 4`` the state has ``517 + 3 x 53 + 53 + 53 + 4 = 786`` entries.

@@ -5,22 +5,9 @@ The snapshot cannot tell that the player to your left drew on a heart two turns 
 This layout (``observation="history"``) adds, per relative seat, the cards it played this hand, what it is
 proved not to hold, and a window of the table's last moves.
 
-=========================  ==================  ===================================================================
-block                      size                meaning (values)
-=========================  ==================  ===================================================================
-(the snapshot)             5 x 53 + 60n + 12   :mod:`goboom_env.observation`'s layout, unchanged
-``played``                 n x 53              cards each relative seat played this hand, per face,
-                                               count / copies of that face in the deck
-``void``                   n x 53              faces each relative seat is proved not to hold (1) at its latest
-                                               proof, see below; the joker column is always 0
-``since``                  n                   cards each relative seat took since that proof (unknown) / deck size
-``window``                 2n x (n + 55)       the last ``2n`` moves of the hand, the most recent first; each
-                                               row: mover (n, relative seat one-hot), card played (53,
-                                               one-hot), drew (1), passed (1); zero rows before the first
-=========================  ==================  ===================================================================
-
-What the proofs mean is told on the env's page (History observation); they are read from ``Hand.events`` by
-:class:`~goboom_env.events.VoidProofs`, so a hand restored without its log has an empty history.
+The blocks and what the proofs mean are on the Environment page (docs/environment.md, "History observation");
+the proofs are read from ``Hand.events`` by :class:`~goboom_env.events.VoidProofs`, so a hand restored without its
+log has an empty history.
 """
 
 from __future__ import annotations

@@ -4,29 +4,8 @@ Per-seat blocks are ordered by relative seat (``0`` = the observer, ``1`` = its 
 information and the observer's own hand are encoded. The layout depends only on ``n`` (``num_players``):
 classic and jokers share it, unused blocks stay zero.
 
-=========================  ============  ===================================================================
-block                      size          meaning (values)
-=========================  ============  ===================================================================
-``hand``                   53            own cards per face, count / copies of that face in the deck
-``seen``                   53            public cards out of play per face (tricks, discard pile), same scale
-``led``                    53            classic: the card led to the current trick (one-hot)
-``trick``                  n x 53        classic: card each relative seat played to the current trick
-``trick_passed``           n             classic: relative seats that drew and passed in this trick (R1.6)
-``leader``                 n             classic: relative seat that led the current trick (one-hot)
-``top``                    53            jokers: top card of the discard pile, joker = face 52 (one-hot)
-``match``                  53            jokers: the match card, the topmost non-joker (R2.5, one-hot)
-``hand_sizes``             n             cards in each relative seat's hand / deck size
-``drawn``                  n             cards each relative seat drew this hand / deck size
-``stock``                  1             cards in the stock / deck size
-``to_move``                n             relative seat to move (one-hot; zero once the hand is over)
-``dealer``                 n             relative seat of the dealer (one-hot)
-``scores``                 n             match totals / score scale (target score; 100 in jokers); may exceed 1,
-                                         up to :func:`max_score` / score scale
-``passes``                 1             jokers: consecutive passes on an empty stock / n (R2.10)
-``progress``               1             hands finished in the match / rounds (jokers; 0 in classic)
-``flags``                  9             classic, jokers, standard, reverse, penalty scoring, aces mode,
-                                         after_joker="any", two or more decks, num_players / 12
-=========================  ============  ===================================================================
+The blocks, their order and their scales are tabled on the Environment page (docs/environment.md,
+"Observation Space"); :func:`layout` returns their slices for any ``n``.
 
 A *generalist* network reads every table size in the 12-seat layout (:func:`pad_observations`).
 """
