@@ -1,8 +1,7 @@
 """What error messages say: the extra that installs a missing optional module (every optional import goes through
-:func:`needs_extra`), the name the user probably meant (:func:`did_you_mean`), and text from a file or an option
-made safe and short to show (:func:`safe_text`, :func:`shown`, :func:`one_line`).
-
-This module imports nothing of the package, so every layer may use it.
+:func:`needs_extra`), the name the user probably meant (:func:`did_you_mean`), and outside text made safe and short
+to show (:func:`safe_text`, :func:`shown`, :func:`one_line`). It imports nothing of the package, so every layer may
+use it.
 """
 
 from __future__ import annotations

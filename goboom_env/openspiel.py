@@ -5,10 +5,8 @@
 
     game = pyspiel.load_game("python_goboom", {"players": 4, "variant": "jokers"})
 
-The rules are the engine's; this module adds what OpenSpiel asks for: parameters (every
-:class:`~goboom_env.config.GameConfig` field, ``players`` for ``num_players``, plus ``episode`` and ``reward``),
-explicit chance nodes that deal card by card, the env's actions, returns and observation tensor, and
-serialization as the action history, replayed and checked, never unpickled. The Interop guide has the details.
+The rules are the engine's; this module adds what OpenSpiel asks for (parameters, chance nodes that deal card by
+card, serialization as the checked action history, never unpickled). The Interop guide's "OpenSpiel" has the details.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Where the commands write: one rule for every output folder and file, and folders that appear only when complete.
 
-The rule, checked before any work: never the current folder, one above it, the home folder or ``/``; an existing
-non-empty folder or file only with ``--force``, and then only what goboom wrote (a folder holding the :data:`MARKER`,
-a file the command recognises as its own); never one of the command's inputs; a folder is replaced as a whole, once
-the new one is ready. :class:`StagedFolder` writes into a hidden sibling renamed into place at the end, so a failed
-or interrupted run leaves an earlier folder untouched (a killed one may leave a ``.NAME.*.partial`` folder).
+The rule, checked before any work, is the Evaluation guide's "Where output goes: --out and --force" (``--force``
+replaces only a folder holding the :data:`MARKER` or a file the command recognises as its own). :class:`StagedFolder`
+writes into a hidden sibling renamed into place at the end, so a failed or interrupted run leaves an earlier folder
+untouched.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The Go Boom benchmark ``goboom-bench-v1``: fixed tasks, fixed opponents, fixed deals, a normalized score.
 
-The evaluated agent plays each :class:`Task`'s game in one seat against n-1 copies of each member of its panel, seats
-rotating over duplicate deals, from the task's own evaluation seed (:data:`EVAL_SEEDS`). The normalized score
-``(W - R) / (H - R)`` puts ``random`` at 0 and the heuristic in the same seat on the same deals at 1
-(:data:`REFERENCES`), per deal. docs/benchmark.md has the user's view. The suite is frozen: a change of its tasks,
-panels, match counts, seeds or references is a new version.
+Each :class:`Task` plays the evaluated agent in one seat against copies of its panel's members over duplicate deals
+from :data:`EVAL_SEEDS`, scored ``(W - R) / (H - R)`` with the frozen :data:`REFERENCES` (random 0, heuristic 1).
+docs/benchmark.md has the user's view; a change of the suite is a new version.
 """
 
 from __future__ import annotations
@@ -293,9 +291,8 @@ def run_provenance(spec: str, tasks: Sequence[Task]) -> dict[str, Any]:
 
 
 def aggregate(runs: Sequence[Run], resamples: int = BOOTSTRAP_RESAMPLES) -> Aggregate:
-    """The IQM, mean, median and performance profile of the normalized scores of ``runs`` (training seeds of one
-    method, or one agent), over every task any of them played (:func:`~goboom_env.evaluation.stats.aggregate_scores`:
-    stratified by task over runs and deals)."""
+    """:func:`~goboom_env.evaluation.stats.aggregate_scores` of the normalized scores of ``runs`` (training seeds of
+    one method, or one agent) over every task any of them played."""
     scores: dict[str, list[list[float]]] = {}
     points: dict[str, list[float]] = {}
     for run in runs:

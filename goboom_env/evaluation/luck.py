@@ -142,9 +142,8 @@ class LuckAdjustment:
         return {deal: float(np.mean(values)) for deal, values in scores.items()}
 
     def paired(self) -> list[PairedTest]:
-        """Paired tests on the luck-adjusted outcomes, for every pair of distinct specs over the deals both played:
-        the raw tests of :meth:`~goboom_env.evaluation.tournament.TournamentResult.paired` with each win share
-        replaced by its adjusted value (the same mean difference, estimated with less variance)."""
+        """:meth:`~goboom_env.evaluation.tournament.TournamentResult.paired` on the adjusted outcomes: the same mean
+        differences, estimated with less variance."""
         specs = self.specs()
         return paired_tests(specs, {spec: self._by_deal(spec, "adjusted") for spec in specs})
 
@@ -451,10 +450,9 @@ def known_policies(config: GameConfig, specs: Iterable[str], records: Sequence[G
 
 
 def sampled_mismatch(spec: str, config: GameConfig, records: Sequence[GameRecord]) -> str | None:
-    """Whether ``spec``'s ``act`` plays the ``action_distribution`` it declares, on the first :data:`SAMPLED_DECISIONS`
-    decisions of its seats in ``records`` with several declared actions: ``act`` with :data:`SAMPLES` seeds at each
-    must stay in the declared set and match its probabilities (chi-square, p >= :data:`MISMATCH_P`). None when it does
-    (or no such decision was played); else the problem in words."""
+    """None when ``spec``'s ``act``, sampled with :data:`SAMPLES` seeds on its first :data:`SAMPLED_DECISIONS` decisions
+    in ``records`` with several declared actions, stays in the declared set and matches its probabilities (chi-square,
+    p >= :data:`MISMATCH_P`), or when no such decision was played; else the problem in words."""
     with needs_extra("the check of a declared policy against sampled play"):
         from scipy import stats
 
@@ -493,14 +491,10 @@ def sampled_mismatch(spec: str, config: GameConfig, records: Sequence[GameRecord
 def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAULT_ROLLOUTS,
                         corrected: Sequence[str] | None = None, progress: bool = True,
                         source: SpecSource = SpecSource.RECORD) -> LuckAdjustment:
-    """The luck-adjusted outcomes of recorded hands (e.g. ``goboom_env.records.read("games.jsonl")``), valued by
-    ``rollouts`` playouts a value, each seat played by its own agent where it can be (:func:`playout_moves`).
-
-    ``corrected``: the specs whose decisions are corrected (default: every spec whose agent plays the policy it
-    declares, :func:`known_policies`; a spec asked for that does not is a ValueError). The playout seeds come from
-    each record's ``meta`` (``seed``, ``game``) as :func:`~goboom_env.evaluation.tournament.record_games` writes
-    them, so a saved tournament gives the same figures as :func:`luck_adjust`. ``source`` says where the records'
-    seats come from (a seat of a record read from a file may not name a Python file)."""
+    """The luck-adjusted outcomes of recorded hands, each seat played in the playouts by its own agent where it can
+    be (:func:`playout_moves`). ``corrected`` defaults to every spec that plays the policy it declares (another is a
+    ValueError); the playout seeds come from each record's ``meta`` (``seed``, ``game``), so a saved tournament gives
+    the figures of :func:`luck_adjust`. ``source``: where the seats come from (a file's may not name a Python file)."""
     if not records:
         raise ValueError("no games to adjust")
     rollouts = check_int("rollouts", rollouts, 1)
@@ -541,10 +535,8 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
 
 def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS, corrected: Sequence[str] | None = None,
                 progress: bool = True) -> LuckAdjustment:
-    """The luck-adjusted outcomes of a finished tournament of single hands (``episode="hand"``).
-
-    The games are played again with a recorder (:func:`~goboom_env.evaluation.tournament.record_games`: a
-    tournament's games replay exactly from its seed), then adjusted by :func:`luck_adjust_records`."""
+    """The luck-adjusted outcomes of a finished tournament of single hands, its games played again with a recorder
+    (they replay exactly from its seed)."""
     if result.episode != "hand":
         raise ValueError(f"luck adjustment values single hands: the tournament plays episode={result.episode!r}; "
                          "play it with episode='hand' (--episode hand)")

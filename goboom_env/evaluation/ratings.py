@@ -1,12 +1,10 @@
 """Rating tables from tournament games with openskill's Plackett-Luce model (no hand-rolled Elo).
 
-Every game is one free-for-all match of ``n`` players, ranked by one of two *outcomes*: ``"win"`` (the winners share
-first place, every other seat second: what the win table counts) or ``"placing"`` (winners first, then the others by
-:attr:`GameOutcome.placing`, which also credits losing well). A spec in several seats of a game is rated per copy
-(``random#1``, ``random#2``: copy ``k`` is the spec's ``k``-th entry in the tournament's agent list) and reports the
-mean ``mu`` and ``sigma`` of its copies; ``ordinal = mu - 3 sigma`` sorts the table and ``ci_low``/``ci_high`` =
-``mu -/+ 1.96 sigma`` is the model's own 95% interval. Agents do not learn during a tournament, so ``tau = 0``;
-several tournaments are interleaved game by game so that none of them comes "last".
+Every game is one free-for-all match ranked by an *outcome*: ``"win"`` (the winners first, every other seat second)
+or ``"placing"`` (then the others by :attr:`GameOutcome.placing`); the Evaluation guide's "Ratings" describes both and
+the table's columns. A spec in several seats is rated per copy (``random#k``: the spec's ``k``-th entry in the agent
+list). Agents do not learn during a tournament, so ``tau = 0``; tournaments are interleaved game by game, so that
+none of them comes "last".
 """
 
 from __future__ import annotations
@@ -47,8 +45,7 @@ def ranks(game: GameOutcome, outcome: str = "win") -> list[int]:
 
 
 def rate_games(agents: Sequence[str], games: Iterable[GameOutcome], outcome: str = "win") -> list[dict[str, Any]]:
-    """Plackett-Luce ratings per distinct spec: rows ``agent, mu, sigma, ordinal, ci_low, ci_high, copies``,
-    best first, each game ranked by ``outcome`` (``"win"`` or ``"placing"``, see the module docstring)."""
+    """Plackett-Luce ratings per distinct spec, best first (``ordinal``), each game ranked by ``outcome``."""
     check_choice("outcome", outcome, OUTCOMES)
     model = PlackettLuce(tau=0.0)
     ratings: dict[str, Any] = {}

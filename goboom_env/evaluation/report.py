@@ -1,10 +1,7 @@
 """Evaluation outputs: rich terminal tables, JSON + CSV results, PNG plots and one Markdown report.
 
-:func:`write_report` writes a tournament and/or a pairwise (every agent 1-vs-(n-1) every other) run into one folder:
-``report.md`` embedding the PNGs, ``results.json`` (summary, tables, paired tests, ratings, breakdowns, provenance
-and every game), ``results.csv``, the plots, and with a luck adjustment ``luck.json``/``luck.csv``.
-:func:`write_side_by_side` writes the same runs played one hand a game and one match a game: a full report of each in
-``match/`` and ``hand/`` and a ``report.md`` with both win tables side by side. docs/evaluation.md lists every file.
+:func:`write_report` writes a tournament and/or a pairwise run into one folder, :func:`write_side_by_side` the same
+runs played one hand a game and one match a game; docs/evaluation.md lists every file.
 """
 
 from __future__ import annotations
@@ -174,9 +171,8 @@ def rich_table(title: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str
 
 
 def shown_text(text: str) -> Text:
-    """``text`` as rich shows it verbatim: a plain :class:`~rich.text.Text` (no ``[link=...]`` markup is read) with
-    its control characters escaped (:func:`goboom_env.untrusted.safe_text`): an agent name or a folder read from a
-    result file cannot write to the terminal."""
+    """``text`` as rich shows it verbatim (no markup read, control characters escaped by
+    :func:`goboom_env.hints.safe_text`): a name read from a result file cannot write to the terminal."""
     return Text(safe_text(text))
 
 

@@ -1,15 +1,8 @@
-"""Statistics for tournaments: Wilson intervals for win rates and paired tests on duplicate deals.
+"""Statistics for tournaments: Wilson intervals for win rates and paired tests on duplicate deals (the Evaluation
+guide's "Statistics" section says what each figure means and when to read ``p_t`` rather than the rank tests).
 
-Paired tests: ``p_t`` (paired t-test on the per-deal differences) compares means and is the one to
-read in general. The Wilcoxon signed-rank and sign tests assume the differences are symmetric
-around 0 when the agents are equally strong; that holds when both agents fill equally many seats
-(2 players, 2-vs-2) but not in a 1-vs-(n-1) benchmark with n > 2, where the single agent's per-deal
-difference is skewed. Simulated equal agents (4 players, 500 deals of 4 games, independent 1/4 win
-chances, 300 runs): at the 5% level the sign test rejected in 32% of the runs, Wilcoxon in 5.7% and
-the t-test in 5.3%.
-
-Win counting: ``k`` co-winners (R1.12, R2.10, R2.12) count ``1/k`` each, so a game's shares sum to 1; the Wilson
-interval of these fractional counts stays a close approximation (co-wins are rare).
+Why ``p_t`` in 1-vs-(n-1) with n > 2: simulated equal agents (4 players, 500 deals of 4 games, independent 1/4 win
+chances, 300 runs) at the 5% level: the sign test rejected in 32% of the runs, Wilcoxon in 5.7%, the t-test in 5.3%.
 """
 
 from __future__ import annotations
@@ -116,9 +109,8 @@ PROFILE_TAUS = np.linspace(0.0, 2.0, 81)
 
 
 def iqm(scores: np.ndarray, axis: int | None = None) -> np.ndarray:
-    """The interquartile mean: the mean of the scores left once a quarter is cut at each end (``int(n / 4)``, as
-    rliable's ``scipy.stats.trim_mean(scores, 0.25)``), robust to one outlying task or run, less noisy than the
-    median."""
+    """The interquartile mean (rliable's ``scipy.stats.trim_mean(scores, 0.25)``): robust to one outlying task or
+    run, less noisy than the median."""
     with needs_extra("the benchmark's aggregate scores"):
         from scipy import stats
 
@@ -150,14 +142,11 @@ class Aggregate:
 
 def aggregate_scores(scores: Mapping[str, Sequence[Sequence[float]]], resamples: int = BOOTSTRAP_RESAMPLES,
                      seed: int = 0, points: Mapping[str, Sequence[float]] | None = None) -> Aggregate:
-    """IQM, mean and median of the task scores with 95% percentile intervals, and the performance profile.
+    """IQM, mean and median of the run scores of every task with 95% percentile intervals, and the performance profile.
 
-    ``scores[task]`` lists one entry per run of that task (a training seed, or the one agent evaluated), each the
-    per-deal scores of the run, whose mean is the run's task score. The point estimates pool the run scores of every
-    task. The bootstrap is stratified by task, in two stages: each task's runs are resampled with replacement (as
-    rliable does, Agarwal et al. 2021), then each drawn run's deals, so that the intervals hold the noise of the
-    games as well as that of the training seeds (with one run a task, the deals alone). ``points[task]``: the run
-    scores exactly as computed elsewhere (default: the means of their deals, equal up to rounding)."""
+    ``scores[task]``: per run (a training seed, or the one agent evaluated) its per-deal scores; ``points[task]``:
+    the run scores as computed elsewhere (default: the means of their deals). The bootstrap resamples each task's
+    runs (as rliable does), then each drawn run's deals, so the intervals hold the noise of the games too."""
     if not scores or any(not runs or any(not len(d) for d in runs) for runs in scores.values()):
         raise ValueError("every task needs at least one run with at least one deal")
     rng = np.random.default_rng(seed)
