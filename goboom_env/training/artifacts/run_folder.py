@@ -7,6 +7,7 @@ import csv
 import dataclasses
 import json
 import re
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +53,12 @@ class RunFiles:
     def snapshot_files(self) -> list[tuple[int, Path]]:
         """``(step, path)`` of the saved league snapshots, oldest first."""
         return numbered_files(self.snapshots, SNAPSHOT_NAME)
+
+    def keep_best(self, model: Path, score: float, best: float) -> float:
+        """The best evaluation score so far; ``model`` becomes ``best_model.zip`` when ``score`` beats ``best``."""
+        if score > best and model != self.best:
+            shutil.copyfile(model, self.best)
+        return max(best, score)
 
 
 def numbered_files(folder: Path, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import math
 import re
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +104,7 @@ def check_checkpoint(state: dict[str, Any]) -> None:
                              "name}]")
 
 
-def evaluate(trainer: Any, model: Path, files: Any, writer: Any, best: float, meta: dict[str, Any]) -> float:
+def evaluate(trainer: Any, model: Path, files: RunFiles, writer: Any, best: float, meta: dict[str, Any]) -> float:
     """Tournaments of the current actor against the baselines into ``eval.csv``; returns the best score so far and
     keeps its model."""
     args = trainer.args
@@ -124,12 +123,7 @@ def evaluate(trainer: Any, model: Path, files: Any, writer: Any, best: float, me
     for key, value in row.items():
         if key != "timesteps":
             writer.add_scalar(f"eval/{key}", value, trainer.steps)
-    score = row[f"win_rate/{best_column(args)}"]
-    if score > best:
-        if model != files.best:
-            shutil.copyfile(model, files.best)
-        return score
-    return best
+    return files.keep_best(model, row[f"win_rate/{best_column(args)}"], best)
 
 
 def generalist_columns(args: VectorArgs, spec: str, steps: int) -> dict[str, float]:

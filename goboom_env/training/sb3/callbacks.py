@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import abc
-import shutil
 import time
 from collections import defaultdict, deque
 from typing import Any
@@ -192,7 +191,4 @@ class TournamentEvalCallback(PeriodicCallback):
         for key, value in row.items():
             if key != "timesteps":
                 self.logger.record(f"eval/{key}", value)
-        score = row[f"win_rate/{args.eval_opponents[-1]}"]
-        if score > self.best:
-            self.best = score
-            shutil.copyfile(files.eval_model, files.best)
+        self.best = files.keep_best(files.eval_model, row[f"win_rate/{args.eval_opponents[-1]}"], self.best)
