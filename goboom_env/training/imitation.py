@@ -4,7 +4,11 @@ games played with the teacher in every seat (:func:`goboom_env.game_loop.play_ep
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +19,7 @@ from goboom_env.engine import Match
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.global_state import StateEncoder
 from goboom_env.hints import needs_extra
-from goboom_env.process import bar
+from goboom_env.process import bar, say
 from goboom_env.scoring import win_rewards
 
 
@@ -97,17 +101,17 @@ def clone(model: Any, data: Demonstrations, epochs: int = 4, batch_size: int = 5
     return stats
 
 
-def collecting_line(teacher: str, games: int) -> str:
-    """The status line of a warm start's first phase: the teacher's games."""
-    return f"warm start: playing {games:,} games with {teacher} in every seat, to imitate it..."
-
-
-def fitting_line(decisions: int, epochs: int) -> str:
-    """The status line of a warm start's second phase: the fit."""
-    return f"warm start: fitting the network to {decisions:,} decisions ({epochs} epochs)..."
-
-
-def cloned_line(report: dict[str, Any]) -> str:
-    """The status line of a finished warm start (its ``bc.json`` report)."""
-    return (f"warm start done in {report['seconds']:.1f} s: the network plays {report['teacher']}'s move in "
-            f"{report['bc_agreement']:.1%} of its decisions")
+def imitate(teacher: str, games: int, epochs: int, root: Path, collect: Callable[[], Demonstrations],
+            fit: Callable[[Demonstrations], dict[str, float]]) -> dict[str, Any]:
+    """A trainer's warm start, each phase said: ``collect`` the teacher's decisions in ``games`` games, ``fit`` the
+    network to them (its ``bc_loss`` and ``bc_agreement``); returns the report, also written as ``root/bc.json``."""
+    started = time.perf_counter()
+    say(f"warm start: playing {games:,} games with {teacher} in every seat, to imitate it...")
+    data = collect()
+    say(f"warm start: fitting the network to {len(data):,} decisions ({epochs} epochs)...")
+    report = {"teacher": teacher, "games": games, "decisions": len(data), **fit(data),
+              "seconds": round(time.perf_counter() - started, 1)}
+    say(f"warm start done in {report['seconds']:.1f} s: the network plays {teacher}'s move in "
+        f"{report['bc_agreement']:.1%} of its decisions")
+    (root / "bc.json").write_text(json.dumps(report, indent=1))
+    return report

@@ -52,7 +52,6 @@ from goboom_env.training.fast.run import (
     save_play_only,
 )
 from goboom_env.training.fast.warm_start import init_actor, warm_start
-from goboom_env.training.imitation import cloned_line
 from goboom_env.training.league import League
 from goboom_env.training.opponents import RandomOpponent, SnapshotOpponent
 from goboom_env.training.settings import (
@@ -102,11 +101,9 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
         report = init_actor(trainer.net, args.init_actor, trainer.public_dim, args.net_arch)
         (files.root / "init_actor.json").write_text(json.dumps(report, indent=1))
     elif args.bc_games > 0:
-        report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, epochs=args.bc_epochs, seed=args.seed,
-                            player_counts=args.player_counts, hidden=args.privileged_critic,
+        report = warm_start(trainer.net, config, args.bc_teacher, args.bc_games, files.root, epochs=args.bc_epochs,
+                            seed=args.seed, player_counts=args.player_counts, hidden=args.privileged_critic,
                             observation=args.observation, progress=args.progress)
-        say(cloned_line(report))
-        (files.root / "bc.json").write_text(json.dumps(report, indent=1))
         trainer.train_s += report["seconds"]
     trainer.start()
     meta = lambda: model_metadata(config, args, trainer.steps, args.player_configs(),  # noqa: E731

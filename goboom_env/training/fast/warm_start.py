@@ -3,8 +3,8 @@ a saved actor (``--init-actor``, :func:`init_actor`)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,7 +13,7 @@ from goboom_env.agents.batched import batched_heuristic
 from goboom_env.agents.heuristics import BEST_HEURISTIC
 from goboom_env.config import GameConfig
 from goboom_env.hints import needs_extra
-from goboom_env.process import bar, say
+from goboom_env.process import bar
 from goboom_env.training.fast.rollout import make_engine, seat_gae
 
 if TYPE_CHECKING:
@@ -54,28 +54,34 @@ def collect_batched(config: GameConfig, games: int, seed: int = 0, num_envs: int
     return Demonstrations(o[t, b], m[t, b], a[t, b].astype(np.int64), out.advantages[t, b])
 
 
-def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *, epochs: int = 4, seed: int = 0,
-               batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
+def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, root: Path, *, epochs: int = 4,
+               seed: int = 0, batch_size: int = 512, learning_rate: float = 1e-3, player_counts: Sequence[int] = (),
                hidden: bool = False, observation: str = "snapshot", progress: bool = False) -> dict[str, Any]:
-    """Behaviour-clone ``teacher`` into ``net``: the actor by cross-entropy over the legal actions, the critic by
-    squared error to the mover's win reward (``player_counts``, ``hidden``: as :func:`collect_batched`; a history
-    ``observation`` imitates the batched heuristic only). A line and a bar for each phase."""
-    with needs_extra("the fast trainer (goboom_env.training.fast)"):
-        import torch
+    """Behaviour-clone ``teacher`` into ``net`` (:func:`~goboom_env.training.imitation.imitate`): the actor by
+    cross-entropy over the legal actions, the critic by squared error to the mover's win reward (``player_counts``,
+    ``hidden``: as :func:`collect_batched`; a history ``observation`` imitates the batched heuristic only)."""
+    from goboom_env.training.imitation import imitate
 
-    from goboom_env.training.imitation import collecting_line, fitting_line
-
-    started = time.perf_counter()
     batched = teacher in ("heuristic", BEST_HEURISTIC[config.variant])
     if not batched and observation != "snapshot":
         raise ValueError(f"a {observation} warm start imitates the batched heuristic only, not {teacher!r}")
-    say(collecting_line(teacher, games))
-    if batched:
-        data = collect_batched(config, games, seed=seed, player_counts=player_counts, hidden=hidden,
-                               observation=observation, progress=progress)
-    else:
-        data = _collect_padded(config, teacher, games, seed, player_counts, hidden, progress)
-    say(fitting_line(len(data), epochs))
+
+    def collect() -> Any:
+        if batched:
+            return collect_batched(config, games, seed=seed, player_counts=player_counts, hidden=hidden,
+                                   observation=observation, progress=progress)
+        return _collect_padded(config, teacher, games, seed, player_counts, hidden, progress)
+
+    return imitate(teacher, games, epochs, root, collect,
+                   lambda data: _fit(net, data, epochs, seed, batch_size, learning_rate, progress))
+
+
+def _fit(net: ActorCritic, data: Any, epochs: int, seed: int, batch_size: int, learning_rate: float,
+         progress: bool) -> dict[str, float]:
+    """Fit ``net`` to the teacher's decisions ``data``, with a bar; the last epoch's loss and agreement."""
+    with needs_extra("the fast trainer (goboom_env.training.fast)"):
+        import torch
+
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     obs = torch.from_numpy(data.obs.astype(np.float32))
     mask, actions, returns = (torch.from_numpy(a) for a in (data.masks, data.actions, data.returns))
@@ -97,8 +103,7 @@ def warm_start(net: ActorCritic, config: GameConfig, teacher: str, games: int, *
                 agree += (net.masked_logits(obs[i], mask[i]).argmax(1) == actions[i]).sum().item()
             fitting.update()
     fitting.close()
-    return {"teacher": teacher, "games": games, "decisions": len(data), "bc_loss": loss_sum / len(data),
-            "bc_agreement": agree / len(data), "seconds": round(time.perf_counter() - started, 1)}
+    return {"bc_loss": loss_sum / len(data), "bc_agreement": agree / len(data)}
 
 
 def init_actor(net: ActorCritic, model: str, obs_dim: int, net_arch: Sequence[int]) -> dict[str, Any]:

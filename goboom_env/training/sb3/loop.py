@@ -7,9 +7,7 @@ evaluate, plot. The run folder's files and rules are :mod:`goboom_env.training.a
 from __future__ import annotations
 
 import io
-import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -173,16 +171,10 @@ def read_checkpoint(path: Path, device: str = "cpu") -> tuple[dict[str, Any], di
 
 def warm_start(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles) -> dict[str, Any]:
     """Behaviour-clone ``args.bc_teacher`` into a fresh model (:mod:`.imitation`); writes ``bc.json``."""
-    from goboom_env.training.imitation import clone, cloned_line, collect, collecting_line, fitting_line
+    from goboom_env.training.imitation import clone, collect, imitate
 
-    started = time.perf_counter()
     hidden = state_encoder_for(config) if args.privileged_critic else None
-    say(collecting_line(args.bc_teacher, args.bc_games))
-    data = collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden, progress=args.progress)
-    say(fitting_line(len(data), args.bc_epochs))
-    stats = clone(model, data, epochs=args.bc_epochs, seed=args.seed, progress=args.progress)
-    report = {"teacher": args.bc_teacher, "games": args.bc_games, "decisions": len(data), **stats,
-              "seconds": round(time.perf_counter() - started, 1)}
-    say(cloned_line(report))
-    (files.root / "bc.json").write_text(json.dumps(report, indent=1))
-    return report
+    return imitate(args.bc_teacher, args.bc_games, args.bc_epochs, files.root,
+                   lambda: collect(config, args.bc_teacher, args.bc_games, seed=args.seed, hidden=hidden,
+                                   progress=args.progress),
+                   lambda data: clone(model, data, epochs=args.bc_epochs, seed=args.seed, progress=args.progress))
