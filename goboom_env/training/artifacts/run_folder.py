@@ -210,10 +210,6 @@ class StepBar:
             self.bar.update(shown - self.count)
             self.count = shown
 
-    def update(self, steps: int) -> None:
-        """Show ``steps`` more learner steps done."""
-        self.to(self.count + steps)
-
     def finish(self, steps: int) -> None:
         """The run ended after ``steps`` learner steps: past the total, the total becomes ``steps``."""
         if steps > self.total:
