@@ -236,15 +236,16 @@ def mean_or_blank(values: Any) -> float | str:
     return round(float(np.mean(values)), 4) if values else ""
 
 
-def truncate_csv(path: Path, timesteps: int) -> None:
-    """Drop the rows of a log written after ``timesteps`` (the checkpoint a resumed run restarts from)."""
-    if not path.exists():
-        return
-    columns, rows = read_log(path)
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(r for r in rows if int(r["timesteps"]) <= timesteps)
+def truncate_logs(files: RunFiles, timesteps: int) -> None:
+    """Drop the rows of ``progress.csv`` and ``eval.csv`` written after ``timesteps`` (the checkpoint a resumed run
+    restarts from: they are written again)."""
+    for path in (files.progress, files.eval):
+        if path.exists():
+            columns, rows = read_log(path)
+            with path.open("w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(r for r in rows if int(r["timesteps"]) <= timesteps)
 
 
 def append_csv(path: Path, row: dict[str, Any], columns: list[str]) -> None:

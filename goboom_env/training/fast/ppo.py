@@ -31,7 +31,7 @@ from goboom_env.training.artifacts.run_folder import (
     next_multiple,
     planned_settings,
     start_run_folder,
-    truncate_csv,
+    truncate_logs,
 )
 from goboom_env.training.fast.rollout import (
     Batch,
@@ -95,8 +95,7 @@ def train(args: VectorArgs, command: str | None = None) -> Path:
     start_run_folder(args, files, command, resume=state is not None, inputs=args.inputs())
     files.checkpoints.mkdir(parents=True, exist_ok=True)
     if state is not None:
-        for log in (files.progress, files.eval):
-            truncate_csv(log, trainer.steps)
+        truncate_logs(files, trainer.steps)
     elif args.init_actor:
         report = init_actor(trainer.net, args.init_actor, trainer.public_dim, args.net_arch)
         (files.root / "init_actor.json").write_text(json.dumps(report, indent=1))

@@ -26,7 +26,7 @@ from goboom_env.training.artifacts.run_folder import (
     load_tensors,
     planned_settings,
     start_run_folder,
-    truncate_csv,
+    truncate_logs,
     whole_rollouts,
 )
 from goboom_env.training.sb3.model import build_model, evaluate_model, make_vec_env, resolve_device, save_model
@@ -138,8 +138,7 @@ def _resume(args: TrainArgs, files: RunFiles, checkpoint: Path, vec_env: Any, de
             states.append((f"snapshot@{step}", state))
         except ValueError as exc:
             raise ValueError(f"--resume: the league snapshot {path} is damaged ({exc})") from exc
-    for log in (files.progress, files.eval):  # rows written after the checkpoint are replayed
-        truncate_csv(log, model.num_timesteps)
+    truncate_logs(files, model.num_timesteps)
     for name, state in states:
         vec_env.env_method("add_snapshot", name, state)
     return model
