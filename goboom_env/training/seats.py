@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from goboom_env.cards import NUM_ACTIONS
+from goboom_env.config import as_int
 from goboom_env.engine import IllegalActionError
 
 ILLEGAL_REWARD = -1.0
@@ -21,7 +22,8 @@ ILLEGAL_REWARD = -1.0
 class LearnerSeats:
     """``learner[b, s]``: the learner plays seat ``s`` of game ``b`` (every seat until :meth:`assign` or
     :meth:`redraw`); ``seat[b]``: its (first) seat there; ``reward[b, s]``: what seat ``s`` received since its last
-    move. ``width``: the widest table; ``table[b]``: game ``b``'s own seats; ``rng`` draws the learner seats."""
+    move. ``width``: the widest table; ``table[b]``: game ``b``'s own seats; ``rng`` draws the learner seats;
+    ``dealt[b]``: game ``b`` has had a learner seat from :meth:`choose` (``"rotate"`` starts from a drawn one)."""
 
     def __init__(self, num_games: int, width: int, rng: np.random.Generator | None = None, *,
                  table: np.ndarray | None = None) -> None:
@@ -31,6 +33,7 @@ class LearnerSeats:
         self.learner = np.ones((num_games, width), bool)
         self.seat = np.zeros(num_games, np.int64)
         self.reward = np.zeros((num_games, width), np.float64)
+        self.dealt = np.zeros(num_games, bool)
 
     def assign(self, games: np.ndarray, seats: np.ndarray) -> None:
         """The learner plays seat ``seats[i]`` (only) of game ``games[i]`` from a new episode on, rewards from zero."""
@@ -45,6 +48,22 @@ class LearnerSeats:
         if len(idx):
             self.assign(idx, self.rng.integers(self.table[idx]))
         return idx
+
+    def choose(self, games: np.ndarray, seat: Any, mode: str) -> None:
+        """The learner's seat of a new episode in each game of the ``[B]`` bool mask: ``seat`` (a reset option) when
+        given, else a drawn one (``mode`` ``"random"``, or not :attr:`dealt` yet) or the next one (``"rotate"``)."""
+        idx = np.flatnonzero(games)
+        if seat is not None:
+            index = as_int(seat)
+            if index is None or not 0 <= index < self.width:
+                raise ValueError(f"seat must be in 0..{self.width - 1}, got {seat!r}")
+            self.assign(idx, np.full(len(idx), index))
+        else:
+            draw = games & ((mode == "random") | ~self.dealt)
+            self.redraw(draw)
+            turn = np.flatnonzero(games & ~draw)
+            self.assign(turn, (self.seat[turn] + 1) % self.width)
+        self.dealt[idx] = True
 
     def credit(self, rewards: np.ndarray, games: np.ndarray | None = None) -> None:
         """Add what each seat received from one engine call (``[B, width]``; only the ``games`` that moved)."""

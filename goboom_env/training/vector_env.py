@@ -22,7 +22,7 @@ from goboom_env.agents.batched import BatchOpponent, TablesDecoder
 from goboom_env.agents.heuristics import HEURISTIC_AGENTS, HeuristicAgent
 from goboom_env.agents.policy import RandomAgent
 from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS, face_of
-from goboom_env.config import GameConfig, as_int
+from goboom_env.config import GameConfig
 from goboom_env.env import make_config, space_prototypes
 from goboom_env.training.league import SELF, League, SelfPlaySeeds, opponent_entries
 from goboom_env.training.seats import ILLEGAL_REWARD, LearnerSeats
@@ -122,7 +122,6 @@ class SelfPlayVectorEnv(VectorEnv):
         self.seats = StreamSeats(Streams(self.num_envs), self.n)
         self.pool_streams = Streams(self.num_envs)  # per game, the scalar env's opponent draws
         self.entry = np.zeros(self.num_envs, np.int64)  # the pool entry each game's episode plays against
-        self._dealt = np.zeros(self.num_envs, bool)  # "rotate" starts from a drawn seat
         self._over = np.zeros(self.num_envs, bool)  # the learner's episode ended: autoreset or reset_mask next
         self._obs = np.zeros((self.num_envs, *self.single_observation_space.shape), np.float32)
         self._mask = np.zeros((self.num_envs, NUM_ACTIONS), bool)
@@ -202,14 +201,14 @@ class SelfPlayVectorEnv(VectorEnv):
                                 (idx[:, None] * agents + np.arange(agents)).reshape(-1))
         if isinstance(self.players[0], ObjectOpponent):
             self.players[0].rng = np.random.default_rng([seeds[b] for b in idx])
-        self._dealt[idx] = False  # "rotate" starts again from a seeded seat
+        self.seats.dealt[idx] = False  # "rotate" starts again from a seeded seat
 
     def _start(self, games: np.ndarray, options: dict[str, Any]) -> None:
         """A new episode in the marked games: the learner's seat, the opponent, the deal."""
         idx = np.flatnonzero(games)
         if not len(idx) and self._engine is not None:
             return
-        self._choose_seats(games, options.get("seat"))
+        self.seats.choose(games, options.get("seat"), self.seat_mode)
         name = options.get("opponent")
         if name is None:
             self.entry[idx] = self.pool.pick(self.pool_streams.random(idx))
@@ -234,21 +233,6 @@ class SelfPlayVectorEnv(VectorEnv):
         self._advance(games)
         self._drop_rewards(games)
         self._read(games, np.zeros(self.num_envs, bool))
-
-    def _choose_seats(self, games: np.ndarray, seat: Any) -> None:
-        """The learner's seat in the marked games: ``seat``, else drawn, or the next one (``"rotate"``)."""
-        idx = np.flatnonzero(games)
-        if seat is not None:
-            index = as_int(seat)
-            if index is None or not 0 <= index < self.n:
-                raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
-            self.seats.assign(idx, np.full(len(idx), index))
-        else:
-            draw = games & ((self.seat_mode == "random") | ~self._dealt)
-            self.seats.redraw(draw)
-            turn = np.flatnonzero(games & ~draw)
-            self.seats.assign(turn, (self.seats.seat[turn] + 1) % self.n)
-        self._dealt[idx] = True
 
     def _advance(self, games: np.ndarray) -> None:
         """Play the opponents' seats of the marked games until the learner is to move in each or its game is over,

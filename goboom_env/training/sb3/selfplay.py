@@ -16,7 +16,7 @@ import numpy as np
 
 from goboom_env.agents import Policy
 from goboom_env.cards import NUM_ACTIONS
-from goboom_env.config import GameConfig, as_int
+from goboom_env.config import GameConfig
 from goboom_env.env import make_config, raw_env, short_box
 from goboom_env.global_state import state_encoder_for
 from goboom_env.training.league import OpponentPool, SelfPlaySeeds, opponent_entries
@@ -65,7 +65,6 @@ class SelfPlayEnv(gym.Env):
         self.n = config.num_players
         self.seats = LearnerSeats(1, self.n, np.random.default_rng(seed))
         """The learner's seat and what it received since its last move (one game)."""
-        self._dealt = False  # no seat drawn yet: "rotate" starts from a drawn seat
         self.opponent = ""
         self._opponent_agent: Policy | None = None
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
@@ -81,7 +80,7 @@ class SelfPlayEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None:
             self.pool.reseed(seed)  # the pool's agents were built from the constructor's seed: restart them
-            self._dealt = False  # "rotate" starts again from a seeded seat
+            self.seats.dealt[:] = False  # "rotate" starts again from a seeded seat
         elif self._needs_reseed:
             seed = self._seed
             self.pool.rng = np.random.default_rng([seed, 1])
@@ -90,7 +89,7 @@ class SelfPlayEnv(gym.Env):
         if seeds is not None:
             self.seats.rng = np.random.default_rng(seeds.seat)
         options = dict(options or {})
-        self._choose_seat(options.pop("seat", None))
+        self.seats.choose(np.ones(1, bool), options.pop("seat", None), self.seat_mode)
         self.opponent = options.pop("opponent", None) or self.pool.sample()
         self._opponent_agent = self.pool.agent(self.opponent)  # kept even if the pool drops it mid-episode
         self.aec.reset(seed=None if seeds is None else seeds.deal, options=options or None)
@@ -141,20 +140,9 @@ class SelfPlayEnv(gym.Env):
     @property
     def seat(self) -> int:
         """The learner's seat this episode (-1 before the first :meth:`reset`)."""
-        return int(self.seats.seat[0]) if self._dealt else -1
+        return int(self.seats.seat[0]) if self.seats.dealt[0] else -1
 
     # -- internals -------------------------------------------------------------------------------
-
-    def _choose_seat(self, seat: Any) -> None:
-        """The learner's seat for a new episode: ``seat`` when given, else the next one (rotated) or a drawn one."""
-        if seat is None and (self.seat_mode == "random" or not self._dealt):
-            self.seats.redraw(np.ones(1, bool))
-        else:
-            index = as_int((self.seat + 1) % self.n if seat is None else seat)
-            if index is None or not 0 <= index < self.n:
-                raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
-            self.seats.assign(np.zeros(1, np.int64), np.array([index]))
-        self._dealt = True
 
     def _credit(self) -> None:
         """Credit every seat's reward of the AEC step just played (its public ``rewards``)."""
