@@ -42,6 +42,34 @@ class Decision(NamedTuple):
 DecisionHook = Callable[[Decision], None]
 """Called with every :class:`Decision` before its action is applied."""
 
+HUMAN = "you"
+"""A human's seat name in a game against agents (``goboom play``, ``goboom serve``) and in its record."""
+
+
+class HumanSeat:
+    """A human's seat as a :class:`~goboom_env.agents.Policy`: the decision loop gets their move from ``ask()``, which
+    reads it, or raises to stop the loop at their turn."""
+
+    name = HUMAN
+    needs_view = False
+
+    def __init__(self, ask: Callable[[], int]) -> None:
+        self.ask = ask
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        return self.ask()
+
+    def reseed(self, seed: int | None) -> None:
+        """Nothing to restart: the human chooses."""
+
+
+def agents_around(seat: int, specs: Sequence[str], seed: int | None,
+                  make: Callable[[int, str, int | None], Policy]) -> dict[int, Policy]:
+    """The agents of a game against a human in ``seat``: ``make(s, spec, seed + 1 + s)`` in each other seat ``s``,
+    ``specs`` in seat order; the deal comes from ``seed``, so a seed plays the same game again (None: unseeded)."""
+    others = [s for s in range(len(specs) + 1) if s != seat]
+    return {s: make(s, spec, None if seed is None else seed + 1 + s) for s, spec in zip(others, specs)}
+
 
 def play_hand(match: Match, agents: Sequence[Policy], on_decision: DecisionHook | None = None) -> Hand:
     """Play the match's current hand to its end, ``agents[s]`` in seat ``s``; returns the finished hand. An illegal
@@ -73,4 +101,4 @@ def play_episode(match: Match, agents: Sequence[Policy], episode: str = "hand",
             return result
 
 
-__all__ = ["Decision", "DecisionHook", "play_episode", "play_hand"]
+__all__ = ["HUMAN", "Decision", "DecisionHook", "HumanSeat", "agents_around", "play_episode", "play_hand"]

@@ -21,23 +21,20 @@ from typing import TextIO
 
 import numpy as np
 
-from goboom_env.agents import Observation, make_agent
+from goboom_env.agents import make_agent
 from goboom_env.cli.options import parse, print_error, with_model_game
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
 from goboom_env.evaluation.tournament import seat_agents
 from goboom_env.events import describe_event, drawn_cards
-from goboom_env.game_loop import play_hand
-from goboom_env.player_view import PlayerView
+from goboom_env.game_loop import HUMAN, HumanSeat, agents_around, play_hand
 from goboom_env.records import MAX_LINE, GameRecord, Recorder, loads_record, write
 from goboom_env.render import move_text, parse_move, render_text, rules_summary, scores_text
 from goboom_env.training.settings import GameArgs
 
 QUIT_WORDS = {"quit", "q", "exit"}
 HELP_WORDS = {"help", "?", "h", ""}
-HUMAN = "you"
-"""The human's seat name in the game record."""
 
 
 @dataclass
@@ -136,10 +133,9 @@ class TerminalGame:
                  episode: str = "hand", auto_forced: bool = True) -> None:
         self.config, self.seat, self.episode, self.seed = config, seat, episode, seed
         self.auto_forced = auto_forced
-        others = [s for s in range(config.num_players) if s != seat]
-        self.names = dict(zip(others, opponent_specs))
-        self.agents = {s: make_agent(spec, config, None if seed is None else seed + 1 + s)
-                       for s, spec in self.names.items()}
+        self.names = [*opponent_specs[:seat], HUMAN, *opponent_specs[seat:]]  # every seat's, in the record
+        self.agents = agents_around(seat, opponent_specs, seed,
+                                    lambda _, spec, agent_seed: make_agent(spec, config, agent_seed))
         self.match = Match(config, np.random.default_rng(seed))
         self.record: GameRecord | None = None
         self.shown = 0
@@ -148,14 +144,13 @@ class TerminalGame:
 
     def play(self, inp: TextIO, out: TextIO) -> int:
         """Run the game to its end: 0 when it ends or on quit, 1 when the input ends first."""
-        who = ", ".join(f"P{s}={name}" for s, name in sorted(self.names.items()))
+        who = ", ".join(f"P{s}={name}" for s, name in enumerate(self.names) if s != self.seat)
         print(f"You are P{self.seat}. Opponents: {who}.", file=out)
         if self.seed is not None:
             print(f"seed {self.seed} (--seed {self.seed} deals this game again)", file=out)
-        human = _Human(self, inp, out)
+        human = HumanSeat(lambda: self._ask(inp, out))
         agents = [self.agents.get(s, human) for s in range(self.config.num_players)]
-        names = [self.names.get(s, HUMAN) for s in range(self.config.num_players)]
-        recorder = Recorder(self.episode, names, {"seed": self.seed, "human_seat": self.seat})
+        recorder = Recorder(self.episode, self.names, {"seed": self.seed, "human_seat": self.seat})
         self._start_hand()
         try:
             while True:
@@ -187,9 +182,11 @@ class TerminalGame:
         return render_text(hand, match, None, last=0, reveal=reveal)
 
     def _ask(self, inp: TextIO, out: TextIO) -> int:
-        """The human's move (its action id): played for them when forced (and ``auto_forced``), else read
-        until a legal one; :class:`_GameStoppedError` on quit or at the end of input."""
+        """What happened since the human's last turn, then their move (its action id): played for them when forced
+        (and ``auto_forced``), else read until a legal one; :class:`_GameStoppedError` on quit or at the end of
+        input."""
         hand = self.match.hand
+        self._show_events(hand, out)
         legal = hand.legal_actions()
         if self.auto_forced and len(legal) == 1:
             print(f"your only move: {move_text(legal[0])} (played for you)", file=out)
@@ -240,25 +237,6 @@ class TerminalGame:
 class _GameStoppedError(Exception):
     """The human quit (exit code 0) or the input ended (exit code 1) before the end of the game: its arguments are
     the exit code and the line that says so."""
-
-
-class _Human:
-    """The human's seat as a :class:`~goboom_env.agents.Policy`: shows what happened since its last
-    turn, then reads a legal move from the input (the decision loop asks it like any agent)."""
-
-    name = HUMAN
-    needs_view = False
-
-    def __init__(self, game: TerminalGame, inp: TextIO, out: TextIO) -> None:
-        self.game, self.inp, self.out = game, inp, out
-
-    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
-        game = self.game
-        game._show_events(game.match.hand, self.out)
-        return game._ask(self.inp, self.out)
-
-    def reseed(self, seed: int | None) -> None:
-        """Nothing to restart: the moves come from the input."""
 
 
 def legal_text(legal: list[int]) -> str:

@@ -19,15 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from goboom_env.agents import Observation, Policy, SpecSource, make_agent
+from goboom_env.agents import Policy, SpecSource, make_agent
 from goboom_env.cards import DRAW_OR_PASS, code_of, pretty
 from goboom_env.config import GameConfig
 from goboom_env.engine import PASSED, Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
 from goboom_env.events import EventKind, describe_event, fields_of
-from goboom_env.game_loop import Decision, play_hand
+from goboom_env.game_loop import HUMAN, Decision, HumanSeat, agents_around, play_hand
 from goboom_env.observation import observe
-from goboom_env.player_view import PlayerView
 from goboom_env.records import GameRecord, Recorder, move_code
 from goboom_env.render import parse_move as typed_move
 from goboom_env.scoring import HandResult
@@ -59,17 +58,9 @@ class _YourTurn(Exception):  # noqa: N818 (a signal that stops the decision loop
     """Raised by the human's seat when the decision loop asks it to move: the loop stops there."""
 
 
-class _HumanSeat:
-    """The human's seat as a :class:`~goboom_env.agents.Policy`: it never chooses, it stops the loop."""
-
-    name = "you"
-    needs_view = False
-
-    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
-        raise _YourTurn
-
-    def reseed(self, seed: int | None) -> None:
-        pass
+def _your_turn() -> int:
+    """The human's seat never chooses in the decision loop: their move comes in a request."""
+    raise _YourTurn
 
 
 Frame = dict[str, Any]
@@ -83,15 +74,14 @@ class GameSession:
                  seed: int | None = None, delay_ms: int = 0,
                  on_game_end: Callable[[GameSession, GameRecord], None] | None = None,
                  redact: Callable[[str], str] = str) -> None:
-        others = [s for s in range(config.num_players) if s != seat]
         self.id = secrets.token_urlsafe(9)
         self.token = secrets.token_urlsafe(18)
         self.config, self.seat, self.episode, self.seed = config, seat, episode, seed
-        self.specs = dict(zip(others, specs))
-        self.names = ["you" if s == seat else names[others.index(s)] for s in range(config.num_players)]
+        self.specs = [*specs[:seat], HUMAN, *specs[seat:]]  # every seat's, for the log
+        self.names = [*names[:seat], HUMAN, *names[seat:]]
         self.redact = redact  # an agent's error as the page may see it (model paths replaced)
-        agents = {s: self._agent(s, spec, seed) for s, spec in self.specs.items()}
-        self.policies: list[Policy] = [agents.get(s, _HumanSeat()) for s in range(config.num_players)]
+        agents = agents_around(seat, specs, seed, self._agent)
+        self.policies: list[Policy] = [agents.get(s, HumanSeat(_your_turn)) for s in range(config.num_players)]
         self.match = Match(config, np.random.default_rng(seed))
         self.recorder = Recorder(episode, self.names, {"source": "goboom serve", "seed": seed})
         self.record: GameRecord | None = None
@@ -107,9 +97,9 @@ class GameSession:
         self.seq = 0  # the number of the last frame sent to a websocket
 
     def _agent(self, seat: int, spec: str, seed: int | None) -> Policy:
-        """The agent of ``seat``; GameError 400 naming it by its choice when it cannot be made."""
+        """The agent of ``seat`` seeded with ``seed``; GameError 400 naming it by its choice when it cannot be made."""
         try:
-            return make_agent(spec, self.config, None if seed is None else seed + 1 + seat, source=SpecSource.WEB)
+            return make_agent(spec, self.config, seed, source=SpecSource.WEB)
         except (ValueError, OSError) as exc:
             print(f"goboom serve: the agent {spec} cannot be made: {exc}", file=sys.stderr)
             raise GameError(400, f"opponent P{seat} ({self.names[seat]}) cannot play: {self.redact(str(exc))}") \
@@ -224,7 +214,7 @@ class GameSession:
     def _fail(self, exc: Exception) -> None:
         """End the game after the agent to move raised ``exc``: the error to the log, a short message to the page."""
         seat = self.match.hand.current
-        print(f"goboom serve: game {self.id}: the agent of P{seat} ({self.specs.get(seat, '?')}) failed:",
+        print(f"goboom serve: game {self.id}: the agent of P{seat} ({self.specs[seat]}) failed:",
               file=sys.stderr)
         traceback.print_exception(exc, file=sys.stderr)
         detail = without_paths(self.redact(str(exc)))
