@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from goboom_env.agents.montecarlo import moves_to_search
 from goboom_env.agents.policy import Agent, Observation
 from goboom_env.config import GameConfig, check_int, check_number
 from goboom_env.hints import needs_extra
@@ -20,8 +21,6 @@ with needs_extra("the openspiel-ismcts agent"):
     import pyspiel
     from open_spiel.python.algorithms import ismcts, mcts
 
-OPTIONS = ("sims", "rollouts", "c")
-
 
 class OpenSpielISMCTSAgent(Agent):
     """OpenSpiel's ``ISMCTSBot`` with a random-rollout evaluator on ``python_goboom``."""
@@ -29,10 +28,7 @@ class OpenSpielISMCTSAgent(Agent):
     needs_view = True
 
     def __init__(self, config: GameConfig, seed: int | None = None, sims: int = 100, rollouts: int = 1,
-                 c: float = 2.0, **unknown: object) -> None:
-        if unknown:
-            raise ValueError(f"unknown openspiel-ismcts option(s) {', '.join(sorted(unknown))}; the options are "
-                             f"{', '.join(OPTIONS)}")
+                 c: float = 2.0) -> None:
         self.sims = check_int("sims", sims, 1, 1_000_000)
         self.rollouts = check_int("rollouts", rollouts, 1, 10_000)
         self.c = check_number("c", c, allow_zero=True)
@@ -56,14 +52,11 @@ class OpenSpielISMCTSAgent(Agent):
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """The bot's move from a state consistent with ``view`` (the seat's own information)."""
-        if view is None:
-            raise ValueError(f"{self.name} needs the seat's PlayerView (needs_view is True)")
-        legal = view.legal_actions()
-        if not legal:
-            raise ValueError(f"{self.name}: seat {view.seat} has no legal action (is it to move?)")
+        legal = moves_to_search(self.name, observation, view)
         if len(legal) == 1:
             return legal[0]
+        assert view is not None  # moves_to_search refuses a choice without a view
         return int(self.bot.step(state_from_view(self.game, view, self.rng)))
 
 
-__all__ = ["OPTIONS", "OpenSpielISMCTSAgent"]
+__all__ = ["OpenSpielISMCTSAgent"]

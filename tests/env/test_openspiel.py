@@ -177,7 +177,10 @@ def test_openspiel_ismcts_plays_in_the_tournament_runner() -> None:
     ("openspiel-ismcts:sims=0", "sims must be an integer in 1..1000000"),
     ("openspiel-ismcts:c=-1", "c must be a non-negative number"),
     ("openspiel-ismcts:c=inf", "c must be a non-negative number, got inf"),
-    ("openspiel-ismcts:depth=3", "unknown openspiel-ismcts option"),
+    ("openspiel-ismcts:depth=3",
+     "unknown option 'depth' for agent 'openspiel-ismcts' in spec 'openspiel-ismcts:depth=3'; its options: sims, "
+     "rollouts, c"),
+    ("openspiel-ismcts:sim=3", r"unknown option 'sim' .* \(did you mean 'sims'\?\)"),
 ])
 def test_bad_openspiel_ismcts_options_are_named(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
