@@ -103,32 +103,30 @@ class Frames(NamedTuple):
 def frames(record: GameRecord, start: int = 0, stop: int | None = None) -> Frames:
     """The frames ``start`` to ``stop`` of a record (all by default); the whole record is replayed, GameError 400
     when it does not (an illegal move, events or results that differ from the engine's)."""
-    n = record.config.num_players
     out, hand_starts, number = [], [], 0
     try:
         for step in records.replay(record):
             if step.move_index is None:
                 hand_starts.append(number)
             if start <= number and (stop is None or number < stop):
-                out.append(_frame(record, step, n))
+                out.append(_frame(record, step))
             number += 1
     except ValueError as exc:
         raise GameError(400, f"the record does not replay: {exc}") from None
     return Frames(out, number, hand_starts)
 
 
-def _frame(record: GameRecord, step: records.ReplayStep, n: int) -> dict[str, Any]:
+def _frame(record: GameRecord, step: records.ReplayStep) -> dict[str, Any]:
     """The table after one step of a replay, every hand face up."""
     recorded = record.hands[step.hand_index]
     last = step.move_index == len(recorded.moves) - 1
-    before = record.hands[step.hand_index - 1].scores if step.hand_index else (0,) * n
     frame = table_view(step.hand, None, reveal=True, names=list(record.seats), with_events=False) | {
         "hand_number": step.hand_index + 1,
         "move_number": 0 if step.move_index is None else step.move_index + 1,
         "moves_in_hand": len(recorded.moves),
         "move": None if step.move is None else {"seat": step.move.seat, "card": move_code(step.move.action)},
         "step_events": [event_view(e) for e in step.events],
-        "scores": list(recorded.scores if last else before),
+        "scores": list(recorded.scores if last else step.scores),
         "status": "replay"}
     if last and step.hand_index == len(record.hands) - 1:
         frame["winners"] = list(record.result.winners)
