@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from goboom_env.agents import batched
-from goboom_env.agents.batched import FOLLOW_WEIGHT, SCARCITY_WEIGHT, Choice, Tables, TablesDecoder
+from goboom_env.agents.batched import Choice, Tables, TablesDecoder
 from goboom_env.agents.policy import Agent, Observation, Policy
 from goboom_env.cards import DRAW_OR_PASS, NUM_ACTIONS
 from goboom_env.config import GameConfig
@@ -134,21 +134,18 @@ class ClassicTricksAgent(ClassicCoverAgent):
 
 class JokersShedAgent(HeuristicAgent):
     """Jokers: shed high-point cards early (R2.11), keep the next turn playable (R2.5), boom rather than draw
-    (R2.6, R2.7) (:func:`~goboom_env.agents.batched.jokers_shed`; the weights of ``jokers_scores``)."""
+    (R2.6, R2.7) (:func:`~goboom_env.agents.batched.jokers_shed`)."""
 
     name = "jokers-shed"
     variant = "jokers"
-    scarcity = 0.0
-    follow = FOLLOW_WEIGHT
-    boom_first = False
+    rule = staticmethod(batched.jokers_shed)
 
     def __init__(self, config: GameConfig, seed: int | None = None) -> None:
         super().__init__(config, seed)
         self.boom = batched.boom_faces(config)
 
     def choice(self, t: Tables) -> Choice:
-        return Choice(pool=batched.jokers_pool(t, self.boom, self.boom_first),
-                      score=batched.jokers_scores(t, self.boom, self.follow, self.scarcity))
+        return self.rule(t, self.boom)
 
 
 class JokersBoomAgent(JokersShedAgent):
@@ -156,8 +153,7 @@ class JokersBoomAgent(JokersShedAgent):
     (:func:`~goboom_env.agents.batched.jokers_boom`)."""
 
     name = "jokers-boom"
-    scarcity = SCARCITY_WEIGHT
-    boom_first = True
+    rule = staticmethod(batched.jokers_boom)
 
 
 HEURISTIC_AGENTS: dict[str, type[HeuristicAgent]] = {
