@@ -182,9 +182,8 @@ class TerminalGame:
         return render_text(hand, match, None, last=0, reveal=reveal)
 
     def _ask(self, inp: TextIO, out: TextIO) -> int:
-        """What happened since the human's last turn, then their move (its action id): played for them when forced
-        (and ``auto_forced``), else read until a legal one; :class:`_GameStoppedError` on quit or at the end of
-        input."""
+        """What happened since the human's last turn, then their move: played for them when forced (and
+        ``auto_forced``), else read until a legal one; :class:`_GameStoppedError` on quit or at the end of input."""
         hand = self.match.hand
         self._show_events(hand, out)
         legal = hand.legal_actions()

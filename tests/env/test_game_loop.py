@@ -5,6 +5,7 @@ and the integer check the loop's callers (tournaments, agents) use for their arg
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from goboom_env import GameConfig, IllegalActionError, Match
 from goboom_env.agents import RandomAgent
 from goboom_env.config import check_int
 from goboom_env.episode import end_hand
-from goboom_env.game_loop import Decision, play_episode, play_hand
+from goboom_env.game_loop import Decision, HumanSeat, agents_around, play_episode, play_hand
 from goboom_env.observation import observe
 from goboom_env.scoring import win_rewards
 
@@ -76,6 +77,21 @@ def test_a_match_episode_plays_to_the_end_of_the_match(config: GameConfig) -> No
     assert result.last_hand_winners == match.results[-1].winners
     sign = -1 if config.scoring == "standard" else 1  # standard: the highest score is best
     assert result.standing == tuple(sign * s for s in match.scores)
+
+
+def test_a_game_against_a_human_seats_the_agents_around_them_seeded_after_the_deal() -> None:
+    def made(seat: int, spec: str, seed: int | None) -> Any:
+        return seat, spec, seed
+
+    assert agents_around(1, ["a", "b", "c"], 10, made) == {0: (0, "a", 11), 2: (2, "b", 13), 3: (3, "c", 14)}
+    assert agents_around(0, ["a"], None, made) == {1: (1, "a", None)}
+    config = GameConfig(variant="jokers", num_players=3)
+    match = Match(config, np.random.default_rng(3))
+    human = HumanSeat(lambda: match.hand.legal_actions()[0])  # plays its lowest legal action
+    seats = [RandomAgent(config, seed=4), human, RandomAgent(config, seed=5)]
+    seen: list[int] = []
+    play_hand(match, seats, lambda decision: seen.append(decision.seat))
+    assert match.hand.over and 1 in seen and human.name == "you" and not human.needs_view
 
 
 def test_end_hand_refuses_a_running_hand_and_an_unknown_episode() -> None:
