@@ -10,7 +10,7 @@ import difflib
 import math
 import re
 import reprlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -92,13 +92,16 @@ def did_you_mean(word: object, choices: Iterable[str], quote: bool = True) -> st
 
     best = max(map(ratio, found))
     close = sorted((m for m in found if ratio(m) >= best - TIE), key=lambda m: (-ratio(m), m))
-    quoted = [repr(m) if quote else m for m in close]
-    names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    return f" (did you mean {names}?)"
+    return f" (did you mean {joined([repr(m) if quote else m for m in close], 'or')}?)"
 
 
 TIE = 0.02
 """Choices whose closeness is within this of the closest one's are suggested with it."""
+
+
+def joined(words: Sequence[str], last: str = "and") -> str:
+    """``words`` as a sentence lists them: ``"a, b and c"`` (``last="or"``: ``"a, b or c"``)."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
 EXCERPT = 60

@@ -241,14 +241,23 @@ class Fields:
         """A list of seats in ``0..n-1``."""
         return tuple(self.seat(f"{name}[{i}]", n, raw=raw) for i, raw in enumerate(self.items(name)))
 
+    def number(self, name: str, raw: Any = _MISSING) -> float:
+        """A finite number (an int or a float; a bool is not a number)."""
+        raw = self.data[name] if raw is _MISSING else raw
+        if type(raw) not in (int, float) or not math.isfinite(raw):
+            raise self.error(name, f"must be a finite number, got {shown(raw)}")
+        return float(raw)
+
     def numbers(self, name: str, length: int) -> tuple[float, ...]:
-        """A list of finite numbers (not bools)."""
-        out = []
-        for i, raw in enumerate(self.items(name, length)):
-            if type(raw) not in (int, float) or not math.isfinite(raw):
-                raise self.error(f"{name}[{i}]", f"must be a finite number, got {shown(raw)}")
-            out.append(float(raw))
-        return tuple(out)
+        """A list of finite numbers."""
+        return tuple(self.number(f"{name}[{i}]", raw) for i, raw in enumerate(self.items(name, length)))
+
+    def texts(self, name: str) -> dict[str, str]:
+        """An object of strings."""
+        raw = self.data[name]
+        if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+            raise self.error(name, "must be an object of strings")
+        return dict(raw)
 
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "Fields", "key_text", "parse_json", "read_file",

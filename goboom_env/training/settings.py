@@ -25,7 +25,7 @@ from goboom_env.episode import Episode, check_episode
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import StagedFolder, check_output_folder
 from goboom_env.scoring import Reward
-from goboom_env.untrusted import parse_json, read_limited
+from goboom_env.untrusted import parse_json, read_file
 
 VecEnv = Literal["dummy", "subproc"]
 """Choices of ``goboom train --vec-env`` (the settings' Literal fields are checked by check_field_types)."""
@@ -796,11 +796,7 @@ def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
     kind = "JSON" if path.suffix == ".json" else "TOML"
     if not path.is_file():
         raise ValueError(f"config file {path} does not exist")
-    try:
-        with path.open("rb") as fh:
-            raw = read_limited(fh, MAX_SETTINGS_BYTES, f"config file {path}")
-    except OSError as exc:
-        raise ValueError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    raw = read_file(path, MAX_SETTINGS_BYTES, f"config file {path}")
     try:
         data = parse_json(raw) if kind == "JSON" else tomllib.loads(raw.decode())
     except (UnicodeDecodeError, RecursionError, ValueError) as exc:  # TOMLDecodeError is a ValueError
