@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from goboom_env.cards import face_of
-from goboom_env.config import as_int
+from goboom_env.config import as_int, errors_prefixed
 from goboom_env.hints import shown
 
 MAX_DEPTH = 32
@@ -92,11 +92,8 @@ def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES) -> Any:
 def read_file(path: str | Path, max_bytes: int, name: str = "") -> bytes:
     """The bytes of the file at ``path`` within ``max_bytes``; ValueError naming it (or ``name``) otherwise."""
     name = name or str(path)
-    try:
-        with Path(path).open("rb") as fh:
-            return read_limited(fh, max_bytes, name)
-    except OSError as exc:
-        raise ValueError(f"cannot read {name}: {exc.strerror or exc}") from None
+    with errors_prefixed(f"cannot read {name}", OSError, ValueError), Path(path).open("rb") as fh:
+        return read_limited(fh, max_bytes, name)
 
 
 def read_limited(fh: IO[bytes], max_bytes: int, name: str) -> bytes:
