@@ -138,14 +138,18 @@ _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
 _REPR.maxlevel = 3
 
 
-def shown(value: Any, limit: int = EXCERPT) -> str:
-    """``repr(value)`` cut to about ``limit`` characters (``...`` where it was cut): a value echoed in an error
-    message stays short however large it is, and its control characters are escaped."""
+def short_repr(value: Any) -> str:
+    """``repr(value)`` with a few items of each list and the ends of a long string or number, control characters
+    escaped: what an error message may echo of a value however large it is."""
     try:
-        text = _REPR.repr(value)
+        return safe_text(_REPR.repr(value))
     except ValueError:  # an integer too long for Python to write out
-        text = f"<an integer of about {int(value.bit_length() * math.log10(2))} digits>"
-    text = safe_text(text)
+        return f"<an integer of about {int(value.bit_length() * math.log10(2))} digits>"
+
+
+def shown(value: Any, limit: int = EXCERPT) -> str:
+    """:func:`short_repr` cut to about ``limit`` characters (``...`` where it was cut)."""
+    text = short_repr(value)
     return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 
