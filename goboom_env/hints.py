@@ -78,10 +78,11 @@ def close_matches(word: object, choices: Iterable[str], n: int = 3, cutoff: floa
     return [by_folded[f] for f in found if by_folded[f] != word]
 
 
-def did_you_mean(word: object, choices: Iterable[str], quote: bool = True) -> str:
+def did_you_mean(word: object, choices: Iterable[str], quote: bool = True, about: str = "") -> str:
     """``" (did you mean 'iters'?)"`` (the closest choice, and any as close: ``" (did you mean 'a' or 'b'?)"``),
     or ``""`` when no choice is close: to append to a message that names ``word`` as unknown. ``quote=False``
-    leaves the names bare (command-line options: ``--num-players``)."""
+    leaves the names bare (command-line options: ``--num-players``); ``about`` names the word in a message of
+    several (``" (--num-player: did you mean --num-players?)"``)."""
     found = close_matches(word, choices)
     if not found:
         return ""
@@ -92,7 +93,7 @@ def did_you_mean(word: object, choices: Iterable[str], quote: bool = True) -> st
 
     best = max(map(ratio, found))
     close = sorted((m for m in found if ratio(m) >= best - TIE), key=lambda m: (-ratio(m), m))
-    return f" (did you mean {joined([repr(m) if quote else m for m in close], 'or')}?)"
+    return f" ({about + ': ' if about else ''}did you mean {joined([repr(m) if quote else m for m in close], 'or')}?)"
 
 
 TIE = 0.02

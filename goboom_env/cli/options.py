@@ -267,12 +267,9 @@ def _flag_hints(message: str, wrapper: type) -> str:
     if not message.startswith("Unrecognized options:"):
         return ""
     flags = _flags(wrapper) | set(ALIASES)
-    hints = []
-    for word in message.partition(":")[2].split(","):
-        name = word.strip().partition("=")[0]
-        if name.startswith("--") and name not in flags and (hint := did_you_mean(name, flags, quote=False)):
-            hints.append(hint.replace(" (did", f" ({name}: did", 1))
-    return "".join(hints)
+    names = [word.strip().partition("=")[0] for word in message.partition(":")[2].split(",")]
+    return "".join(did_you_mean(name, flags, quote=False, about=name) for name in names
+                   if name.startswith("--") and name not in flags)
 
 
 def _flags(cls: type) -> set[str]:
