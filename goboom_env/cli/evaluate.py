@@ -31,7 +31,7 @@ from goboom_env.cli.options import command_line, parse, run_command, with_model_
 from goboom_env.config import GameConfig, check_choice, check_int
 from goboom_env.hints import joined
 from goboom_env.outdir import StagedFolder, fresh_folder
-from goboom_env.training.settings import GameArgs, spec_inputs
+from goboom_env.training.settings import GameArgs
 
 if TYPE_CHECKING:
     from goboom_env.evaluation.luck import LuckAdjustment
@@ -105,10 +105,6 @@ class EvaluateArgs(GameArgs):
         if self.luck_adjusted and self.pairwise:
             raise ValueError("--luck-adjusted adjusts one tournament, not --pairwise runs")
         replace(self, episode="hand").validate_game()
-
-    def inputs(self) -> list[tuple[str, str]]:
-        """What the evaluation reads, as ``(option, path)``: the agents' files (its --out may not hold them)."""
-        return spec_inputs("--agents", self.agents)
 
     def episodes(self) -> tuple[str, ...]:
         """The episode units to play: ``("match", "hand")`` for ``both``; for ``auto`` the models' unit
