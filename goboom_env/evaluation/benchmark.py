@@ -329,7 +329,7 @@ def write_benchmark(out: Path, runs: Sequence[Run], command: str = "") -> Path:
     score_rows = [{"task": s.task, "agent": r.agent, "normalized": s.normalized,
                    **dict(zip(("ci_low", "ci_high"), task_interval(s))), "elapsed_s": round(s.elapsed, 1)}
                   for r in runs for s in r.scores.values()]
-    summary = _aggregate_rows(total)
+    summary = aggregate_rows(total)
     write_csv(out / "tasks.csv", panel_rows)
     write_csv(out / "scores.csv", score_rows, SCORE_KEYS)
     write_csv(out / "aggregate.csv", summary)
@@ -382,7 +382,8 @@ def _report_intro(runs: Sequence[Run]) -> str:
     return "\n".join(lines)
 
 
-def _aggregate_rows(total: Aggregate) -> list[dict[str, Any]]:
+def aggregate_rows(total: Aggregate) -> list[dict[str, Any]]:
+    """The aggregate's rows: each statistic with its interval, over how many tasks and scores."""
     return [{"statistic": name, "value": getattr(total, name), "ci_low": getattr(total, f"{name}_ci")[0],
              "ci_high": getattr(total, f"{name}_ci")[1], "tasks": total.tasks, "scores": total.runs}
             for name in ("iqm", "mean", "median")]
