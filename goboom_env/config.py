@@ -290,13 +290,16 @@ def _check_int(config: GameConfig, name: str, lo: int, hi: int) -> None:
 
 
 @contextmanager
-def errors_prefixed(where: str, kind: type[Exception] = ValueError) -> Iterator[None]:
-    """Raise a ``kind`` error of the block again as ``kind`` with ``where:`` in front of its message, so an
-    error names the place (a record's line, a seat) its bad value came from."""
+def errors_prefixed(where: str, kind: type[Exception] = ValueError,
+                    raised: type[Exception] | None = None) -> Iterator[None]:
+    """Raise a ``kind`` error of the block again as ``raised`` (``kind`` itself by default) with ``where:`` in front of
+    its message, so an error names the place (a record's line, a seat, a file) its bad value came from. An OSError
+    says only its reason: ``cannot read x.json: Permission denied``."""
     try:
         yield
     except kind as exc:
-        raise kind(f"{where}: {exc}") from None
+        problem = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+        raise (raised or kind)(f"{where}: {problem}") from None
 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...], where: str = "") -> None:

@@ -10,7 +10,7 @@ import difflib
 import math
 import re
 import reprlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -78,10 +78,11 @@ def close_matches(word: object, choices: Iterable[str], n: int = 3, cutoff: floa
     return [by_folded[f] for f in found if by_folded[f] != word]
 
 
-def did_you_mean(word: object, choices: Iterable[str], quote: bool = True) -> str:
+def did_you_mean(word: object, choices: Iterable[str], quote: bool = True, about: str = "") -> str:
     """``" (did you mean 'iters'?)"`` (the closest choice, and any as close: ``" (did you mean 'a' or 'b'?)"``),
     or ``""`` when no choice is close: to append to a message that names ``word`` as unknown. ``quote=False``
-    leaves the names bare (command-line options: ``--num-players``)."""
+    leaves the names bare (command-line options: ``--num-players``); ``about`` names the word in a message of
+    several (``" (--num-player: did you mean --num-players?)"``)."""
     found = close_matches(word, choices)
     if not found:
         return ""
@@ -92,13 +93,16 @@ def did_you_mean(word: object, choices: Iterable[str], quote: bool = True) -> st
 
     best = max(map(ratio, found))
     close = sorted((m for m in found if ratio(m) >= best - TIE), key=lambda m: (-ratio(m), m))
-    quoted = [repr(m) if quote else m for m in close]
-    names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    return f" (did you mean {names}?)"
+    return f" ({about + ': ' if about else ''}did you mean {joined([repr(m) if quote else m for m in close], 'or')}?)"
 
 
 TIE = 0.02
 """Choices whose closeness is within this of the closest one's are suggested with it."""
+
+
+def joined(words: Sequence[str], last: str = "and") -> str:
+    """``words`` as a sentence lists them: ``"a, b and c"`` (``last="or"``: ``"a, b or c"``)."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
 EXCERPT = 60
@@ -135,14 +139,18 @@ _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
 _REPR.maxlevel = 3
 
 
-def shown(value: Any, limit: int = EXCERPT) -> str:
-    """``repr(value)`` cut to about ``limit`` characters (``...`` where it was cut): a value echoed in an error
-    message stays short however large it is, and its control characters are escaped."""
+def short_repr(value: Any) -> str:
+    """``repr(value)`` with a few items of each list and the ends of a long string or number, control characters
+    escaped: what an error message may echo of a value however large it is."""
     try:
-        text = _REPR.repr(value)
+        return safe_text(_REPR.repr(value))
     except ValueError:  # an integer too long for Python to write out
-        text = f"<an integer of about {int(value.bit_length() * math.log10(2))} digits>"
-    text = safe_text(text)
+        return f"<an integer of about {int(value.bit_length() * math.log10(2))} digits>"
+
+
+def shown(value: Any, limit: int = EXCERPT) -> str:
+    """:func:`short_repr` cut to about ``limit`` characters (``...`` where it was cut)."""
+    text = short_repr(value)
     return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 

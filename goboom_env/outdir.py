@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from goboom_env import process
+from goboom_env.hints import joined
 
 MARKER = ".goboom-output"
 """The file goboom writes in every output folder it creates: ``--force`` replaces only a folder that holds it."""
@@ -127,10 +128,8 @@ def _entries(folder: Path) -> list[str]:
 
 
 def _listing(entries: list[str]) -> str:
-    shown, rest = entries[:SHOWN_ENTRIES], len(entries) - SHOWN_ENTRIES
-    if rest > 0:
-        return ", ".join(shown) + f" and {rest} more"
-    return ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else shown[0]
+    rest = len(entries) - SHOWN_ENTRIES
+    return joined(entries[:SHOWN_ENTRIES] + ([f"{rest} more"] if rest > 0 else []))
 
 
 def _refuse_inputs(out: Path, inputs: Inputs, option: str) -> None:

@@ -4,7 +4,7 @@ Under :func:`handled` SIGINT and SIGTERM raise :class:`Interrupted` (a :class:`K
 so every clean-up runs, then the command prints one line and exits 128 + the signal; inside :func:`uninterrupted` a
 signal waits for the end of the block. A second signal, or a clean-up still running :data:`GRACE_S` seconds later,
 ends the process at once: its children killed, its staging folders (:func:`staging`) removed. Workers ignore SIGINT
-and end with their parent (:func:`end_with`). Progress: :func:`say` prints a status line, :func:`bar` a tqdm bar.
+and end with their parent (:func:`become_worker`). Progress: :func:`say` prints a status line, :func:`bar` a tqdm bar.
 """
 
 from __future__ import annotations
@@ -247,9 +247,12 @@ PR_SET_PDEATHSIG = 1  # Linux prctl: the signal this process gets when the threa
 PARENT_POLL_S = 0.5  # how often a worker without it checks that its parent runs
 
 
-def end_with(parent: int) -> None:
-    """In a worker of ``parent``: end when ``parent`` ends, however it ends (on Linux, when ``parent`` forked it, by
-    the kernel's SIGKILL; otherwise a daemon thread checks every :data:`PARENT_POLL_S` seconds)."""
+def become_worker(parent: int) -> None:
+    """Make this process a worker of ``parent`` (a pool's initializer): Ctrl-C is the parent's to act on, SIGTERM ends
+    it at once, and it ends when ``parent`` ends, however it ends (on Linux, when ``parent`` forked it, by the
+    kernel's SIGKILL; otherwise a daemon thread checks every :data:`PARENT_POLL_S` seconds)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux") and os.getppid() == parent:
         import ctypes
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from goboom_env.cards import face_of
-from goboom_env.config import as_int
+from goboom_env.config import as_int, errors_prefixed
 from goboom_env.hints import shown
 
 MAX_DEPTH = 32
@@ -92,11 +92,8 @@ def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES) -> Any:
 def read_file(path: str | Path, max_bytes: int, name: str = "") -> bytes:
     """The bytes of the file at ``path`` within ``max_bytes``; ValueError naming it (or ``name``) otherwise."""
     name = name or str(path)
-    try:
-        with Path(path).open("rb") as fh:
-            return read_limited(fh, max_bytes, name)
-    except OSError as exc:
-        raise ValueError(f"cannot read {name}: {exc.strerror or exc}") from None
+    with errors_prefixed(f"cannot read {name}", OSError, ValueError), Path(path).open("rb") as fh:
+        return read_limited(fh, max_bytes, name)
 
 
 def read_limited(fh: IO[bytes], max_bytes: int, name: str) -> bytes:
@@ -241,14 +238,23 @@ class Fields:
         """A list of seats in ``0..n-1``."""
         return tuple(self.seat(f"{name}[{i}]", n, raw=raw) for i, raw in enumerate(self.items(name)))
 
+    def number(self, name: str, raw: Any = _MISSING) -> float:
+        """A finite number (an int or a float; a bool is not a number)."""
+        raw = self.data[name] if raw is _MISSING else raw
+        if type(raw) not in (int, float) or not math.isfinite(raw):
+            raise self.error(name, f"must be a finite number, got {shown(raw)}")
+        return float(raw)
+
     def numbers(self, name: str, length: int) -> tuple[float, ...]:
-        """A list of finite numbers (not bools)."""
-        out = []
-        for i, raw in enumerate(self.items(name, length)):
-            if type(raw) not in (int, float) or not math.isfinite(raw):
-                raise self.error(f"{name}[{i}]", f"must be a finite number, got {shown(raw)}")
-            out.append(float(raw))
-        return tuple(out)
+        """A list of finite numbers."""
+        return tuple(self.number(f"{name}[{i}]", raw) for i, raw in enumerate(self.items(name, length)))
+
+    def texts(self, name: str) -> dict[str, str]:
+        """An object of strings."""
+        raw = self.data[name]
+        if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+            raise self.error(name, "must be an object of strings")
+        return dict(raw)
 
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_JSON_BYTES", "Fields", "key_text", "parse_json", "read_file",

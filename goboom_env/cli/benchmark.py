@@ -108,7 +108,7 @@ def _print(runs: Sequence[Run]) -> None:
     """The normalized score and win rates of every task, and the aggregate, as tables."""
     from rich.console import Console
 
-    from goboom_env.evaluation.benchmark import aggregate, task_interval
+    from goboom_env.evaluation.benchmark import aggregate, aggregate_rows, task_interval
     from goboom_env.evaluation.report import rich_table
 
     rows: list[dict[str, Any]] = []
@@ -122,7 +122,5 @@ def _print(runs: Sequence[Run]) -> None:
     console = Console()
     console.print(rich_table("Normalized score (random = 0, heuristic = 1) and win rates against the panel", rows,
                              caption="95% bootstrap interval over the deals"))
-    total = aggregate(runs)
-    console.print(rich_table("Aggregate over the tasks (95% stratified bootstrap)", [
-        {"statistic": name, "value": getattr(total, name), "ci_low": getattr(total, f"{name}_ci")[0],
-         "ci_high": getattr(total, f"{name}_ci")[1]} for name in ("iqm", "mean", "median")]))
+    console.print(rich_table("Aggregate over the tasks (95% stratified bootstrap)", aggregate_rows(aggregate(runs)),
+                             ["statistic", "value", "ci_low", "ci_high"]))

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Literal, get_args
 from goboom_env.agents import baselines
 from goboom_env.cli.options import command_line, parse, run_command, with_model_game, writing
 from goboom_env.config import GameConfig, check_choice, check_int
+from goboom_env.hints import joined
 from goboom_env.outdir import StagedFolder, fresh_folder
-from goboom_env.training.settings import GameArgs, spec_inputs
+from goboom_env.training.settings import GameArgs
 
 if TYPE_CHECKING:
     from goboom_env.evaluation.luck import LuckAdjustment
@@ -104,10 +105,6 @@ class EvaluateArgs(GameArgs):
         if self.luck_adjusted and self.pairwise:
             raise ValueError("--luck-adjusted adjusts one tournament, not --pairwise runs")
         replace(self, episode="hand").validate_game()
-
-    def inputs(self) -> list[tuple[str, str]]:
-        """What the evaluation reads, as ``(option, path)``: the agents' files (its --out may not hold them)."""
-        return spec_inputs("--agents", self.agents)
 
     def episodes(self) -> tuple[str, ...]:
         """The episode units to play: ``("match", "hand")`` for ``both``; for ``auto`` the models' unit
@@ -208,9 +205,8 @@ def episode_note(specs: Sequence[str], episode: str) -> str | None:
     if not others:
         return None
     trained = "match" if episode == "hand" else "hand"
-    names = ", ".join(others[:-1]) + f" and {others[-1]}" if len(others) > 1 else others[0]
     were, them = ("were", "them") if len(others) > 1 else ("was", "it")
-    return (f"note: {names} {were} trained on {EPISODE_WORDS[trained][0]}; this evaluation plays "
+    return (f"note: {joined(others)} {were} trained on {EPISODE_WORDS[trained][0]}; this evaluation plays "
             f"{EPISODE_WORDS[episode][0]} (--episode {trained} to score {them} on {EPISODE_WORDS[trained][1]})")
 
 

@@ -16,11 +16,11 @@ import io
 import re
 import sys
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
-from goboom_env.config import PRESETS, GameConfig, field_docs, field_names
+from goboom_env.config import PRESETS, GameConfig, errors_prefixed, field_docs, field_names
 from goboom_env.hints import did_you_mean, one_line
 from goboom_env.outdir import OutputError
 from goboom_env.process import WorkerLostError
@@ -131,13 +131,9 @@ def train_command(cls: type[G], trainer: str, argv: Sequence[str], prog: str, de
     return run_parsed(cls, argv, prog, description, run)
 
 
-@contextlib.contextmanager
-def writing(what: str, where: Path) -> Iterator[None]:
+def writing(what: str, where: Path) -> contextlib.AbstractContextManager[None]:
     """An OSError of the block (disk full, ...) raised as an OutputError: ``cannot write WHAT to WHERE: ...``."""
-    try:
-        yield
-    except OSError as exc:
-        raise OutputError(f"cannot write {what} to {where}: {exc.strerror or exc}") from exc
+    return errors_prefixed(f"cannot write {what} to {where}", OSError, OutputError)
 
 
 def command_line(prog: str, argv: Sequence[str]) -> str:
@@ -271,12 +267,9 @@ def _flag_hints(message: str, wrapper: type) -> str:
     if not message.startswith("Unrecognized options:"):
         return ""
     flags = _flags(wrapper) | set(ALIASES)
-    hints = []
-    for word in message.partition(":")[2].split(","):
-        name = word.strip().partition("=")[0]
-        if name.startswith("--") and name not in flags and (hint := did_you_mean(name, flags, quote=False)):
-            hints.append(hint.replace(" (did", f" ({name}: did", 1))
-    return "".join(hints)
+    names = [word.strip().partition("=")[0] for word in message.partition(":")[2].split(",")]
+    return "".join(did_you_mean(name, flags, quote=False, about=name) for name in names
+                   if name.startswith("--") and name not in flags)
 
 
 def _flags(cls: type) -> set[str]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 import tyro
 
 from goboom_env.cli.options import run_parsed
-from goboom_env.config import check_int
+from goboom_env.config import check_int, errors_prefixed
 
 if TYPE_CHECKING:
     from goboom_env.web import ServerSettings
@@ -133,11 +133,9 @@ def allowed_hosts(host: str, others: Sequence[str] = ()) -> list[str]:
 def listen(host: str, port: int) -> socket.socket:
     """A socket listening on ``host:port`` (ValueError naming the address when it cannot), marked TCP so that asyncio
     turns Nagle's algorithm off (each kept-alive answer would wait some 40 ms for the client's delayed ACK)."""
-    try:
+    with errors_prefixed(f"cannot listen on {host}:{port}", OSError, ValueError):
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         sock = socket.create_server((host, port), family=family)  # its proto is 0
-    except OSError as exc:
-        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
 
 

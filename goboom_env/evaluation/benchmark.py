@@ -329,7 +329,7 @@ def write_benchmark(out: Path, runs: Sequence[Run], command: str = "") -> Path:
     score_rows = [{"task": s.task, "agent": r.agent, "normalized": s.normalized,
                    **dict(zip(("ci_low", "ci_high"), task_interval(s))), "elapsed_s": round(s.elapsed, 1)}
                   for r in runs for s in r.scores.values()]
-    summary = _aggregate_rows(total)
+    summary = aggregate_rows(total)
     write_csv(out / "tasks.csv", panel_rows)
     write_csv(out / "scores.csv", score_rows, SCORE_KEYS)
     write_csv(out / "aggregate.csv", summary)
@@ -382,7 +382,8 @@ def _report_intro(runs: Sequence[Run]) -> str:
     return "\n".join(lines)
 
 
-def _aggregate_rows(total: Aggregate) -> list[dict[str, Any]]:
+def aggregate_rows(total: Aggregate) -> list[dict[str, Any]]:
+    """The aggregate's rows: each statistic with its interval, over how many tasks and scores."""
     return [{"statistic": name, "value": getattr(total, name), "ci_low": getattr(total, f"{name}_ci")[0],
              "ci_high": getattr(total, f"{name}_ci")[1], "tasks": total.tasks, "scores": total.runs}
             for name in ("iqm", "mean", "median")]
@@ -419,9 +420,9 @@ def read_benchmark(folder: Path) -> list[Run]:
         run = top.child(f"runs[{i}]", ("agent", "scores", "skipped", "provenance", "elapsed_s", "processes"),
                         raw=raw)
         scores = [_task_score(run, f"scores[{k}]", item) for k, item in enumerate(run.items("scores"))]
-        runs.append(Run(run.text("agent"), {s.task: s for s in scores}, _texts(run, "skipped"),
+        runs.append(Run(run.text("agent"), {s.task: s for s in scores}, run.texts("skipped"),
                         run.child("provenance", (), PROVENANCE).data,
-                        elapsed=_number(run, "elapsed_s"), processes=run.integer("processes", 1, 10**6),
+                        elapsed=run.number("elapsed_s"), processes=run.integer("processes", 1, 10**6),
                         source=str(folder)))
     return runs
 
@@ -437,27 +438,11 @@ def _task_score(run: Fields, name: str, raw: Any) -> TaskScore:
     panel = []
     for k, item in enumerate(score.items("panel")):
         member = score.child(f"panel[{k}]", [f.name for f in fields(PanelScore)], raw=item)
-        floats = {key: _number(member, key) for key in ("wins", "win_rate", "ci_low", "ci_high", "random", "heuristic")}
+        floats = {key: member.number(key) for key in ("wins", "win_rate", "ci_low", "ci_high", "random", "heuristic")}
         panel.append(PanelScore(member.text("opponent"), member.integer("games", 1, 10**9), **floats,
                                 deal_rates=list(member.numbers("deal_rates", deals))))
-    return TaskScore(score.text("task"), panel, _number(score, "normalized"), list(score.numbers("deal_scores", deals)),
-                     _number(score, "elapsed_s"))
-
-
-def _number(data: Fields, name: str) -> float:
-    """A finite number of ``data`` (an int or a float; a bool is not a number)."""
-    raw = data.data[name]
-    if type(raw) not in (int, float) or not math.isfinite(raw):
-        raise data.error(name, f"must be a finite number, got {shown(raw)}")
-    return float(raw)
-
-
-def _texts(data: Fields, name: str) -> dict[str, str]:
-    """An object of strings (task -> why it was not played)."""
-    raw = data.data[name]
-    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise data.error(name, "must be an object of strings")
-    return dict(raw)
+    return TaskScore(score.text("task"), panel, score.number("normalized"), list(score.numbers("deal_scores", deals)),
+                     score.number("elapsed_s"))
 
 
 def folder_name(spec: str) -> str:

@@ -208,16 +208,12 @@ def _record(raw: Any, n: int, where: str, aliases: Mapping[str, str]) -> GameOut
     renamed by ``aliases``."""
     if not isinstance(raw, dict):
         raise ValueError(f"{where}: a game record must be an object, got {type(raw).__name__}")
-    names = [f.name for f in dataclasses.fields(GameOutcome)]
-    required = [f.name for f in dataclasses.fields(GameOutcome) if f.default is dataclasses.MISSING]
-    missing = [name for name in required if name not in raw]
+    fields = dataclasses.fields(GameOutcome)
+    missing = [f.name for f in fields if f.default is dataclasses.MISSING and f.name not in raw]
     if missing:
         raise ValueError(f"{where}: the record lacks {', '.join(missing)}")
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items() if k in names}
-    try:
-        record = GameOutcome(**values)
-    except TypeError as exc:
-        raise ValueError(f"{where}: {exc}") from exc
+    names = {f.name for f in fields}
+    record = GameOutcome(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw.items() if k in names})
     _check_record(record, n, where)
     return dataclasses.replace(record, seats=tuple(aliases.get(s, s) for s in record.seats))
 

@@ -15,7 +15,6 @@ import csv
 import json
 import multiprocessing
 import os
-import signal
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -33,7 +32,7 @@ from goboom_env.engine import Match, blamed_on
 from goboom_env.episode import check_episode
 from goboom_env.evaluation.stats import PairedTest, paired_tests, wilson_interval
 from goboom_env.game_loop import Decision, DecisionHook, play_episode
-from goboom_env.process import WorkerLostError, bars_shown, end_with, uninterrupted
+from goboom_env.process import WorkerLostError, bars_shown, become_worker, uninterrupted
 from goboom_env.records import GameRecord, Recorder
 
 TABLE_KEYS = ("agent", "games", "wins", "win_rate", "ci_low", "ci_high", "mean_points")
@@ -244,14 +243,6 @@ def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) 
     return [pool.play(seed, seat_specs(agents, g), duplicate, episode, g) for g in range(start, stop)]
 
 
-def _worker_start(parent: int) -> None:
-    """Worker initializer: Ctrl-C is the parent's to act on, SIGTERM ends a worker at once, and a worker ends with
-    its parent (:func:`~goboom_env.process.end_with`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    end_with(parent)
-
-
 def available_cpus() -> int:
     """The CPUs this process may run on (its affinity where the system has one)."""
     if hasattr(os, "sched_getaffinity"):
@@ -276,7 +267,7 @@ def _play_parallel(config: GameConfig, agents: list[str], seed: int, duplicate: 
     try:
         with uninterrupted():
             before = set(multiprocessing.active_children())
-            pool = multiprocessing.Pool(processes, initializer=_worker_start,  # the platform's start method
+            pool = multiprocessing.Pool(processes, initializer=become_worker,  # the platform's start method
                                         initargs=(os.getpid(),))
             workers = [p for p in multiprocessing.active_children() if p not in before]
         chunks = pool.imap_unordered(_chunk_job, jobs)

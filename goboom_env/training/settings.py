@@ -25,7 +25,7 @@ from goboom_env.episode import Episode, check_episode
 from goboom_env.hints import needs_extra, shown
 from goboom_env.outdir import StagedFolder, check_output_folder
 from goboom_env.scoring import Reward
-from goboom_env.untrusted import parse_json, read_limited
+from goboom_env.untrusted import parse_json, read_file
 
 VecEnv = Literal["dummy", "subproc"]
 """Choices of ``goboom train --vec-env`` (the settings' Literal fields are checked by check_field_types)."""
@@ -89,6 +89,11 @@ class _GameMethods:
     def agent_specs(self) -> list[tuple[str, str]]:
         """``(field, spec)`` of every agent spec these settings name (a command that plays agents adds its own)."""
         return []
+
+    def inputs(self) -> list[tuple[str, str]]:
+        """What the command reads, as ``(option, path)``: the files of its agents (its --out may not hold them)."""
+        return [item for name, spec in self.agent_specs()
+                for item in spec_inputs("--" + name.replace("_", "-"), [spec])]
 
 
 GameArgs = dataclasses.make_dataclass("GameArgs", _game_fields(), bases=(_GameMethods,),
@@ -245,10 +250,6 @@ class SelfPlayArgs(PPOArgs):
             evaluation += " (one per 100 steps)" if self.eval_games is None else ""
         return f"plan: {steps}; {warm}; evaluation: {evaluation}"
 
-    def inputs(self) -> list[tuple[str, str]]:
-        """What the run reads, as ``(option, path)``: the files of the warm-start teacher and evaluation baselines."""
-        return spec_inputs("--bc-teacher", [self.bc_teacher]) + spec_inputs("--eval-opponents", self.eval_opponents)
-
     def agent_specs(self) -> list[tuple[str, str]]:
         """The warm-start teacher and the evaluation baselines."""
         return [("bc_teacher", self.bc_teacher), *(("eval_opponents", spec) for spec in self.eval_opponents)]
@@ -300,11 +301,6 @@ class TrainArgs(SelfPlayArgs):
         self.validate_self_play()
         self.check_agent_specs()
         check_output_folder(self.out, force=self.force, resume=self.resume, resumable=True, inputs=self.inputs())
-
-    def inputs(self) -> list[tuple[str, str]]:
-        """What the run reads, as ``(option, path)``: the files of its opponents too."""
-        specs = [spec for spec, _ in parse_opponents(self.opponents) if spec != "self"]
-        return super().inputs() + spec_inputs("--opponents", specs)
 
     def agent_specs(self) -> list[tuple[str, str]]:
         """The league opponents (not ``self``, the snapshots), the warm-start teacher and the evaluation baselines."""
@@ -796,11 +792,7 @@ def load_config_file(path: str | Path, cls: type) -> dict[str, Any]:
     kind = "JSON" if path.suffix == ".json" else "TOML"
     if not path.is_file():
         raise ValueError(f"config file {path} does not exist")
-    try:
-        with path.open("rb") as fh:
-            raw = read_limited(fh, MAX_SETTINGS_BYTES, f"config file {path}")
-    except OSError as exc:
-        raise ValueError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    raw = read_file(path, MAX_SETTINGS_BYTES, f"config file {path}")
     try:
         data = parse_json(raw) if kind == "JSON" else tomllib.loads(raw.decode())
     except (UnicodeDecodeError, RecursionError, ValueError) as exc:  # TOMLDecodeError is a ValueError

@@ -4,22 +4,17 @@ its file name (the full error goes to the server's log)."""
 from __future__ import annotations
 
 import re
-import reprlib
 from typing import Any
 
-EXCERPT = 60  # the most characters of an input value quoted back
+from goboom_env.hints import EXCERPT, short_repr
+
 MAX_MESSAGE = 500
 _SCANNED = 100 * MAX_MESSAGE  # how much of a message is looked at (the rest is cut anyway)
 
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = EXCERPT
-_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
-_REPR.maxlevel = 3
-
 
 def excerpt(value: Any) -> str:
-    """``repr(value)`` cut to about :data:`EXCERPT` characters, with an ellipsis where it was cut."""
-    text = _REPR.repr(value)
+    """:func:`~goboom_env.hints.short_repr` cut to about :data:`EXCERPT` characters, ``…`` where it was cut."""
+    text = short_repr(value)
     return text if len(text) <= EXCERPT + 20 else text[:EXCERPT] + "…"
 
 

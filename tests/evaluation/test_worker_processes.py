@@ -127,7 +127,7 @@ def test_no_worker_outlives_a_parent_killed_outright(moment: str) -> None:
 def test_a_worker_whose_parent_ended_before_it_started_ends_too() -> None:
     gone = subprocess.Popen(["true"])
     gone.wait()
-    code = (f"import time; from goboom_env.process import end_with; end_with({gone.pid}); "
+    code = (f"import time; from goboom_env.process import become_worker; become_worker({gone.pid}); "
             "time.sleep(600)")
     worker = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
     try:
