@@ -284,7 +284,7 @@ def _option_hint(factory: Callable[..., Any], params: dict[str, Any]) -> str:
         return ""
     for key in params:
         if key not in declared[0] and close_matches(key, declared[0]):
-            return did_you_mean(key, declared[0]).replace(" (did", f" ({key}: did", 1)
+            return did_you_mean(key, declared[0], about=key)
     return ""
 
 
