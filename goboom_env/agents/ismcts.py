@@ -85,10 +85,9 @@ class ISMCTSAgent:
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """The most visited move of the root after the search."""
-        legal = moves_to_search(self.name, observation, view)
-        if len(legal) == 1:
+        legal = moves_to_search(self.name, observation, view)  # refuses a choice without a view
+        if len(legal) == 1 or view is None:
             return legal[0]
-        assert view is not None  # moves_to_search refuses a choice without a view
         root = self._decision_search(observation, view)
         best = max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
         return best & ACTION_BITS

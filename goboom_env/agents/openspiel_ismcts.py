@@ -52,10 +52,9 @@ class OpenSpielISMCTSAgent(Agent):
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """The bot's move from a state consistent with ``view`` (the seat's own information)."""
-        legal = moves_to_search(self.name, observation, view)
-        if len(legal) == 1:
+        legal = moves_to_search(self.name, observation, view)  # refuses a choice without a view
+        if len(legal) == 1 or view is None:
             return legal[0]
-        assert view is not None  # moves_to_search refuses a choice without a view
         return int(self.bot.step(state_from_view(self.game, view, self.rng)))
 
 

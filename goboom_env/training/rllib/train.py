@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.agents.ppo import check_compatible
+from goboom_env.config import errors_prefixed
 from goboom_env.hints import needs_extra
 from goboom_env.outdir import OutputError, StagedFolder, is_marked, mark
 from goboom_env.training.rllib.cluster import probe
@@ -75,10 +76,8 @@ def check_reachable(address: str) -> None:
     with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
         from ray._private.services import canonicalize_bootstrap_address
 
-    try:
+    with errors_prefixed("--address auto found no Ray cluster on this machine", ConnectionError, ValueError):
         found = canonicalize_bootstrap_address(address)
-    except ConnectionError as exc:
-        raise ValueError(f"--address auto found no Ray cluster on this machine: {exc}") from exc
     if found is None:
         raise ValueError("--address auto found no Ray cluster on this machine; start one with `ray start --head`")
     probe(found, shown=f"auto ({found})")
