@@ -39,6 +39,7 @@ def copy_names(agents: Sequence[str], seats: Sequence[str]) -> list[str]:
 
 def ranks(game: GameOutcome, outcome: str = "win") -> list[int]:
     """The rank of each seat that ``outcome`` (one of :data:`OUTCOMES`) rates (1 = best; equal ranks are ties)."""
+    check_choice("outcome", outcome, OUTCOMES)
     if outcome == "placing":
         return list(game.placing)
     return [1 if seat in game.winners else 2 for seat in range(len(game.seats))]

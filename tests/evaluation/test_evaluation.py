@@ -13,7 +13,7 @@ import pytest
 from goboom_env import GameConfig
 from goboom_env.agents import AGENTS, RandomAgent, make_agent
 from goboom_env.cards import faces_of_codes
-from goboom_env.evaluation.ratings import copy_names, rating_table
+from goboom_env.evaluation.ratings import copy_names, ranks, rating_table
 from goboom_env.evaluation.report import pairwise_rows, write_report
 from goboom_env.evaluation.tournament import GameOutcome, TournamentResult, run_pairwise, run_tournament
 
@@ -138,6 +138,13 @@ def test_pooled_ratings_are_not_dominated_by_the_last_games(seed: int) -> None:
              ("c", "t", 0.46)]
     results = [_synthetic([x, y], p, 2000, seed * 10 + i) for i, (x, y, p) in enumerate(pairs)]
     assert [r["agent"] for r in rating_table(results)] == ["t", "c", "r"]
+
+
+def test_ranks_by_win_or_placing_and_refuses_another_outcome() -> None:
+    game = _synthetic(["a", "b", "c"], 1.0, 1, 0).games[0]
+    assert ranks(game, "win") == [1, 2, 2] and ranks(game, "placing") == list(game.placing)
+    with pytest.raises(ValueError, match=r"outcome must be one of \['win', 'placing'\], got 'points'"):
+        ranks(game, "points")
 
 
 def test_copy_names_for_ratings() -> None:

@@ -19,7 +19,7 @@ from stable_baselines3.common.env_checker import check_env
 from goboom_env import GameConfig
 from goboom_env.global_state import StateEncoder, state_encoder_for, state_size
 from goboom_env.training.artifacts.model_files import export_policy, model_metadata
-from goboom_env.training.artifacts.run_folder import RunFiles
+from goboom_env.training.artifacts.run_folder import RunFiles, checkpoint_to_resume
 from goboom_env.training.imitation import collect
 from goboom_env.training.privileged import policy_class
 from goboom_env.training.sb3 import load_ppo_agent
@@ -99,7 +99,10 @@ def test_resume_refuses_to_switch_the_critic(tmp_path: Path, untrained_model: Ca
     plain = tiny_args(out=args.out, resume=True, privileged_critic=False)
     with pytest.raises(ValueError, match="privileged_critic=False differs from the checkpoint's True"):
         train(plain)
-    assert _resumable_train_args(files.checkpoints / "model_64.zip", JOKERS)["privileged_critic"] is True
+    same = tiny_args(out=args.out, resume=True)
+    resumed = checkpoint_to_resume(same, files.latest_checkpoint, "model_STEPS.zip", files.checkpoints,
+                                   lambda path: _resumable_train_args(path, JOKERS))
+    assert resumed == files.checkpoints / "model_64.zip"
 
 
 def test_demonstrations_carry_the_hidden_cards_for_the_critic() -> None:
