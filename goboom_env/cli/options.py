@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import importlib
 import io
+import itertools
 import re
 import sys
 import typing
@@ -129,6 +130,12 @@ def train_command(cls: type[G], trainer: str, argv: Sequence[str], prog: str, de
         return 0
 
     return run_parsed(cls, argv, prog, description, run)
+
+
+def check_seat(seat: int, num_players: int) -> None:
+    """ValueError unless ``--seat`` is a seat of a table of ``num_players``."""
+    if not 0 <= seat < num_players:
+        raise ValueError(f"--seat must be in 0..{num_players - 1}, got {seat}")
 
 
 def writing(what: str, where: Path) -> contextlib.AbstractContextManager[None]:
@@ -299,13 +306,8 @@ def _first_line(panel: str) -> str:
     lines = [_BOX.sub("", line) for line in panel.splitlines()]
     if len(lines) < 2:
         return lines[0] if lines else ""
-    message: list[str] = []
-    for line in lines[1:]:
-        if line.startswith("For full helptext") or (not line and message):
-            break
-        if line:
-            message.append(line)
-    return " ".join(message)
+    text = itertools.dropwhile(lambda line: not line, lines[1:])
+    return " ".join(itertools.takewhile(lambda line: line and not line.startswith("For full helptext"), text))
 
 
 def _values(args: Any) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import TextIO
 import numpy as np
 
 from goboom_env.agents import make_agent
-from goboom_env.cli.options import parse, print_error, with_model_game
+from goboom_env.cli.options import check_seat, parse, print_error, with_model_game
 from goboom_env.config import GameConfig, check_int
 from goboom_env.engine import Hand, Match
 from goboom_env.episode import EpisodeResult, end_hand
@@ -35,6 +35,9 @@ from goboom_env.training.settings import GameArgs
 
 QUIT_WORDS = {"quit", "q", "exit"}
 HELP_WORDS = {"help", "?", "h", ""}
+HOW_TO_TYPE = ("type a card as shown (10♣, K♠) or as a code (TC, KS, JK), draw (or pass, d), an action number "
+               "0..53, or quit.")
+"""The last line of ``help``, after the rules and the legal moves."""
 
 
 @dataclass
@@ -62,9 +65,7 @@ class PlayArgs(GameArgs):
         self.validate_game()
         if self.seed is not None:
             check_int("--seed", self.seed, 0)
-        config = self.game_config()
-        if not 0 <= self.seat < config.num_players:
-            raise ValueError(f"--seat must be in 0..{config.num_players - 1}, got {self.seat}")
+        check_seat(self.seat, self.game_config().num_players)
 
 
 def main(argv: Sequence[str], prog: str = "goboom play") -> int:
@@ -131,8 +132,7 @@ class TerminalGame:
 
     def __init__(self, config: GameConfig, seat: int, opponent_specs: list[str], seed: int | None,
                  episode: str = "hand", auto_forced: bool = True) -> None:
-        self.config, self.seat, self.episode, self.seed = config, seat, episode, seed
-        self.auto_forced = auto_forced
+        self.config, self.seat, self.episode, self.seed, self.auto_forced = config, seat, episode, seed, auto_forced
         self.names = [*opponent_specs[:seat], HUMAN, *opponent_specs[seat:]]  # every seat's, in the record
         self.agents = agents_around(seat, opponent_specs, seed,
                                     lambda _, spec, agent_seed: make_agent(spec, config, agent_seed))
@@ -202,7 +202,7 @@ class TerminalGame:
             if text.lower() in QUIT_WORDS:
                 raise _GameStoppedError(0, "game abandoned.")
             if text.lower() in HELP_WORDS:
-                print(help_text(self.config, legal), file=out)
+                print(rules_summary(self.config), f"legal now: {legal_text(legal)}", HOW_TO_TYPE, sep="\n", file=out)
                 continue
             try:
                 action = parse_move(text)
@@ -219,8 +219,7 @@ class TerminalGame:
         new = hand.events[self.shown:]
         for event in new:
             print(f"  {describe_event(event)}", file=out)
-        drawn = self._drawn(hand, new)
-        if drawn:
+        if drawn := self._drawn(hand, new):
             print(f"  (you drew {' '.join(move_text(f) for f in sorted(drawn.elements()))})", file=out)
         self.shown = len(hand.events)
 
@@ -241,16 +240,6 @@ class _GameStoppedError(Exception):
 def legal_text(legal: list[int]) -> str:
     """Legal actions as they are shown and typed: ``7♠ 10♣ draw``."""
     return " ".join(move_text(a) for a in legal)
-
-
-def help_text(config: GameConfig, legal: list[int]) -> str:
-    """``help``: the rules in brief, the legal moves and how to type them."""
-    return "\n".join([
-        rules_summary(config),
-        f"legal now: {legal_text(legal)}",
-        "type a card as shown (10♣, K♠) or as a code (TC, KS, JK), draw (or pass, d), an action number "
-        "0..53, or quit.",
-    ])
 
 
 def _result_line(result: EpisodeResult, seat: int) -> str:

@@ -20,7 +20,7 @@ from typing import Annotated, TextIO
 
 import tyro
 
-from goboom_env.cli.options import parse, print_error
+from goboom_env.cli.options import check_seat, print_error, run_parsed
 from goboom_env.config import check_int
 from goboom_env.engine import Hand
 from goboom_env.events import describe_event, drawn_cards
@@ -55,23 +55,21 @@ class ReplayArgs:
 
 def main(argv: Sequence[str], prog: str = "goboom replay") -> int:
     """Show one game of a record file: 0 when shown, 2 on a bad option or file, 1 when the record does not replay."""
-    try:
-        args = parse(ReplayArgs, argv, prog, __doc__)
-        args.validate()
+
+    def replay_game(args: ReplayArgs) -> int:
         assert args.file is not None
         record = _pick(args.file, args.game)
-        if args.seat is not None and not 0 <= args.seat < record.config.num_players:
-            raise ValueError(f"--seat must be in 0..{record.config.num_players - 1}, got {args.seat}")
-    except ValueError as exc:
-        print_error(prog, exc)
-        return 2
-    show = Show(record, args.seat, sys.stdout, sys.stdin if args.wait else None)
-    try:
-        show.run(f"game {args.game} of {args.file}")
-    except ValueError as exc:
-        print_error(prog, f"the record does not replay: {exc}")
-        return 1
-    return 0
+        if args.seat is not None:
+            check_seat(args.seat, record.config.num_players)
+        show = Show(record, args.seat, sys.stdout, sys.stdin if args.wait else None)
+        try:
+            show.run(f"game {args.game} of {args.file}")
+        except ValueError as exc:
+            print_error(prog, f"the record does not replay: {exc}")
+            return 1
+        return 0
+
+    return run_parsed(ReplayArgs, argv, prog, __doc__, replay_game)
 
 
 def _pick(path: Path, index: int) -> GameRecord:

@@ -187,20 +187,18 @@ class _Api:
         body = await _json_object(request)
         if set(body) != {"move"}:
             raise GameError(400, 'a move request is {"move": CARD}, e.g. {"move": "7D"} or {"move": "draw"}')
-        return await self._frames(session, lambda: session.play(body["move"]))
+        return await self._frames(session, lambda game: game.play(body["move"]))
 
     async def next_hand(self, request: Request) -> Response:
-        session = self._game(request)
-        return await self._frames(session, session.next_hand)
+        return await self._frames(self._game(request), GameSession.next_hand)
 
     async def advance(self, request: Request) -> Response:
-        session = self._game(request)
-        return await self._frames(session, session.advance)
+        return await self._frames(self._game(request), GameSession.advance)
 
-    async def _frames(self, session: GameSession, step: Callable[[], list[Frame]]) -> Response:
+    async def _frames(self, session: GameSession, step: Callable[[GameSession], list[Frame]]) -> Response:
         if session.attached:
             raise GameError(409, "this game is open in another tab or window, which plays it")
-        return JSONResponse({"frames": await _locked(session, step)})
+        return JSONResponse({"frames": await _locked(session, lambda: step(session))})
 
     async def play(self, ws: WebSocket) -> None:
         """Live play, the agents' moves ``delay_ms`` apart. A refused message gets an error and the connection stays
