@@ -71,12 +71,9 @@ def run_command(prog: str, body: Callable[[], int]) -> int:
     option or setting, a damaged file), 1 for results that cannot be written or a lost worker process."""
     try:
         return body()
-    except ValueError as exc:
+    except (ValueError, OutputError, WorkerLostError) as exc:
         print_error(prog, exc)
-        return 2
-    except (OutputError, WorkerLostError) as exc:
-        print_error(prog, exc)
-        return 1
+        return 2 if isinstance(exc, ValueError) else 1
 
 
 def print_error(prog: str, error: Exception | str) -> None:

@@ -41,8 +41,7 @@ class GameError(Exception):
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
-        self.status = status
-        self.message = message
+        self.status, self.message = status, message
 
 
 @contextlib.contextmanager
