@@ -151,9 +151,10 @@ class TerminalGame:
         human = HumanSeat(lambda: self._ask(inp, out))
         agents = [self.agents.get(s, human) for s in range(self.config.num_players)]
         recorder = Recorder(self.episode, self.names, {"seed": self.seed, "human_seat": self.seat})
-        self._start_hand()
         try:
             while True:
+                self.shown = 0  # a new hand: none of its events shown yet, the cards dealt to the human known
+                self._mine = Counter(self.match.hand.hand_faces(self.seat))
                 hand = play_hand(self.match, agents, recorder.on_decision)
                 self._show_events(hand, out)
                 result = end_hand(self.match, self.episode)
@@ -165,15 +166,10 @@ class TerminalGame:
                     self.record = recorder.finish(result)
                     return 0
                 print(f"--- next hand, dealer P{self.match.hand.dealer} ---", file=out)
-                self._start_hand()
         except _GameStoppedError as stop:
             code, message = stop.args
             print(message, file=out)
             return code
-
-    def _start_hand(self) -> None:
-        self.shown = 0
-        self._mine = Counter(self.match.hand.hand_faces(self.seat))
 
     def _table(self, hand: Hand, reveal: bool = False) -> str:
         """The table without the human's cards (shown once, on their own line) or, with ``reveal``, with
