@@ -14,8 +14,8 @@ from collections.abc import Callable
 import numpy as np
 
 from goboom_env.agents.determinize import Determinizer
-from goboom_env.agents.montecarlo import moves_to_search, seat_results
-from goboom_env.agents.policy import Observation
+from goboom_env.agents.montecarlo import seat_results
+from goboom_env.agents.policy import Observation, SearchAgent
 from goboom_env.agents.rollout import HEURISTIC_MOVES, Move, play_out, random_move, seen_mask
 from goboom_env.cards import faces_in
 from goboom_env.config import GameConfig, check_choice, check_int, check_number
@@ -45,17 +45,11 @@ class Node:
         self.children: dict[int, Node] = {}
 
 
-class ISMCTSAgent:
+class ISMCTSAgent(SearchAgent):
     """Single-observer information-set MCTS with heuristic rollouts (see the module docstring)."""
 
-    needs_view = True
-
     def __init__(self, config: GameConfig, seed: int | None = None, iters: int | None = None,
-                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True,
-                 **unknown: object) -> None:
-        if unknown:
-            raise ValueError(f"unknown ismcts option(s) {', '.join(sorted(unknown))}; the options are "
-                             f"{', '.join(OPTIONS)}")
+                 ms: float | None = None, c: float = 0.7, rollout: str = "heuristic", infer: bool = True) -> None:
         if iters is not None:
             iters = check_int("iters", iters, 1, MAX_ITERS)
         if ms is not None:
@@ -64,7 +58,6 @@ class ISMCTSAgent:
         check_choice("rollout", rollout, ROLLOUTS)
         if not isinstance(infer, bool):
             raise ValueError(f"infer must be true or false, got {infer!r}")
-        self.config = config
         self.iters = iters if iters is not None else (MAX_ITERS if ms is not None else DEFAULT_ITERS)
         self.ms = ms
         self.replayable = ms is None  # with a time limit a game cannot be played again exactly from its seed
@@ -77,30 +70,19 @@ class ISMCTSAgent:
         options += [f"rollout={rollout}"] if rollout != "heuristic" else []
         options += ["infer=no"] if not infer else []
         self.name = "ismcts:" + ",".join(options)
-        self.reseed(seed)
+        super().__init__(config, seed)
 
-    def reseed(self, seed: int | None) -> None:
-        """Restart the search's generator (runners call this before each game)."""
-        self._rng = random.Random(int(np.random.default_rng(seed).integers(2**63)))
-
-    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+    def choose(self, observation: Observation, view: PlayerView, legal: list[int]) -> int:
         """The most visited move of the root after the search."""
-        legal = moves_to_search(self.name, observation, view)  # refuses a choice without a view
-        if len(legal) == 1 or view is None:
-            return legal[0]
-        root = self._decision_search(observation, view)
+        root = self.search(view)
         best = max(root.children.items(), key=lambda item: (item[1].visits, item[1].total))[0]
         return best & ACTION_BITS
-
-    def _decision_search(self, observation: Observation, view: PlayerView) -> Node:
-        """The search of one decision with a choice (a guided search first reads its model's guidance)."""
-        return self.search(view)
 
     def search(self, view: PlayerView) -> Node:
         """Run the iterations from ``view`` and return the root of the tree."""
         determinizer = Determinizer(view, self.infer)
         root = Node(-1)
-        rng = self._rng
+        rng = self.py_rng
         deadline = None if self.ms is None else time.perf_counter() + self.ms / 1000.0
         for i in range(self.iters):
             if deadline is not None and i and time.perf_counter() >= deadline:
@@ -183,10 +165,10 @@ class GuidedISMCTSAgent(ISMCTSAgent):
         self.name = ",".join([name, *filter(None, [search, *extra])])
         self._prior: np.ndarray | None = None
 
-    def _decision_search(self, observation: Observation, view: PlayerView) -> Node:
+    def choose(self, observation: Observation, view: PlayerView, legal: list[int]) -> int:
         self._prior = self.guide(observation, view)
         try:
-            return self.search(view)
+            return super().choose(observation, view, legal)
         finally:
             self._prior = None
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
-
+from goboom_env.agents.policy import Observation, SearchAgent
 from goboom_env.agents.rollout import Move, play_out, random_move
 from goboom_env.cards import boom_mask, faces_in
 from goboom_env.config import GameConfig, check_choice, check_int
@@ -20,48 +19,26 @@ POINTS_WEIGHT = 1e-3
 """Per point held at the end of a rollout, subtracted from a seat's result (so that lost hands still rank moves)."""
 
 
-def moves_to_search(name: str, observation: dict[str, np.ndarray], view: PlayerView | None) -> list[int]:
-    """The legal actions of a search agent's turn; ValueError when the mask is empty, or when there is a choice
-    to search but no ``view`` (a forced move needs none)."""
-    legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
-    if not legal:
-        raise ValueError(f"{name}: the action_mask has no legal action (is this seat to move?)")
-    if len(legal) > 1 and view is None:
-        raise ValueError(f"{name} needs the seat's PlayerView (needs_view=True): pass act(obs, view)")
-    return legal
-
-
-class MonteCarloAgent:
+class MonteCarloAgent(SearchAgent):
     """Determinized Monte-Carlo search; ``budget`` = rollouts per decision, each on a fresh sample."""
-
-    needs_view = True
 
     def __init__(self, config: GameConfig, seed: int | None = None, budget: int = 64, rollout: str = "greedy") -> None:
         budget = check_int("budget", budget, 1, MAX_BUDGET)  # rollouts per move
         check_choice("rollout", rollout, tuple(PLAYOUTS))
-        self.config = config
         self.budget = budget
         self.playout = PLAYOUTS[rollout]
         self.name = f"mc:budget={budget}" + ("" if rollout == "greedy" else f",rollout={rollout}")
-        self.reseed(seed)
+        super().__init__(config, seed)
 
-    def reseed(self, seed: int | None) -> None:
-        """Restart the sampling generators (runners call this before each game)."""
-        self.rng = np.random.default_rng(seed)
-        self._py = random.Random(int(self.rng.integers(2**63)))
-
-    def act(self, observation: dict[str, np.ndarray], view: PlayerView | None = None) -> int:
+    def choose(self, observation: Observation, view: PlayerView, legal: list[int]) -> int:
         """The legal action with the best mean rollout result."""
-        legal = moves_to_search(self.name, observation, view)
-        if len(legal) == 1:
-            return legal[0]
         totals = dict.fromkeys(legal, 0.0)
         runs = dict.fromkeys(legal, 0)
         for i in range(max(self.budget, len(legal))):  # each rollout: a fresh deal, the action, then the playout
             action = legal[i % len(legal)]
             hand = view.sample_hand(self.rng)
             hand.apply(action)
-            play_out(hand, self.playout, self._py)
+            play_out(hand, self.playout, self.py_rng)
             totals[action] += seat_results(hand)[view.seat]
             runs[action] += 1
         return int(max(legal, key=lambda a: totals[a] / runs[a]))

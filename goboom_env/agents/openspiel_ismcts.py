@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from goboom_env.agents.montecarlo import moves_to_search
-from goboom_env.agents.policy import Agent, Observation
+from goboom_env.agents.policy import Observation, SearchAgent
 from goboom_env.config import GameConfig, check_int, check_number
 from goboom_env.hints import needs_extra
 from goboom_env.openspiel import SHORT_NAME, params_of, state_from_view
@@ -22,10 +21,8 @@ with needs_extra("the openspiel-ismcts agent"):
     from open_spiel.python.algorithms import ismcts, mcts
 
 
-class OpenSpielISMCTSAgent(Agent):
+class OpenSpielISMCTSAgent(SearchAgent):
     """OpenSpiel's ``ISMCTSBot`` with a random-rollout evaluator on ``python_goboom``."""
-
-    needs_view = True
 
     def __init__(self, config: GameConfig, seed: int | None = None, sims: int = 100, rollouts: int = 1,
                  c: float = 2.0) -> None:
@@ -35,11 +32,10 @@ class OpenSpielISMCTSAgent(Agent):
         self.game = pyspiel.load_game(SHORT_NAME, params_of(config, episode="hand", reward="win"))
         self.name = f"openspiel-ismcts:sims={self.sims},rollouts={self.rollouts},c={self.c:g}"
         super().__init__(config, seed)
-        self.reseed(seed)
 
     def reseed(self, seed: int | None) -> None:
-        """Restart the deals of the root states and the bot's own generator."""
-        super().reseed(seed)
+        """Restart the deals of the root states and the bot's own generator (numpy's, seeded from ``self.rng``)."""
+        self.rng = np.random.default_rng(seed)
         random_state = np.random.RandomState(int(self.rng.integers(2**31)))
         evaluator = mcts.RandomRolloutEvaluator(n_rollouts=self.rollouts, random_state=random_state)
         self.bot = ismcts.ISMCTSBot(self.game, evaluator, self.c, self.sims, random_state=random_state,
@@ -50,11 +46,8 @@ class OpenSpielISMCTSAgent(Agent):
     def _resample(self, state: pyspiel.State, player: int) -> pyspiel.State:
         return state.resample_from_infostate(player, self.rng.random)
 
-    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+    def choose(self, observation: Observation, view: PlayerView, legal: list[int]) -> int:
         """The bot's move from a state consistent with ``view`` (the seat's own information)."""
-        legal = moves_to_search(self.name, observation, view)  # refuses a choice without a view
-        if len(legal) == 1 or view is None:
-            return legal[0]
         return int(self.bot.step(state_from_view(self.game, view, self.rng)))
 
 

@@ -1,9 +1,10 @@
-"""The :class:`Policy` protocol that every agent satisfies, the :class:`Agent` base with its defaults,
-and :class:`RandomAgent`, the floor every other agent must beat."""
+"""The :class:`Policy` protocol that every agent satisfies, the :class:`Agent` base with its defaults, the
+:class:`SearchAgent` base of the search agents, and :class:`RandomAgent`, the floor every other agent must beat."""
 
 from __future__ import annotations
 
 import abc
+import random
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -49,7 +50,7 @@ class Agent(abc.ABC):
 
     def __init__(self, config: GameConfig | None = None, seed: int | None = None) -> None:
         self.config = config
-        self.rng = np.random.default_rng(seed)
+        self.reseed(seed)
 
     def reseed(self, seed: int | None) -> None:
         """Restart ``self.rng`` (runners call this before each game)."""
@@ -58,6 +59,34 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """A legal action for the observation."""
+
+
+class SearchAgent(Agent):
+    """A base for search agents: they need the seat's view, play a forced move at once and search only a choice
+    (:meth:`choose`); ``self.py_rng``, seeded from ``self.rng``, is the search's faster per-draw generator."""
+
+    needs_view = True
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart ``self.rng`` and ``self.py_rng`` (runners call this before each game)."""
+        super().reseed(seed)
+        self.py_rng = random.Random(int(self.rng.integers(2**63)))
+
+    def act(self, observation: Observation, view: PlayerView | None = None) -> int:
+        """The forced move, else :meth:`choose`'s; ValueError when the mask is empty, or when there is a choice to
+        search but no ``view``."""
+        legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+        if not legal:
+            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
+        if len(legal) == 1:
+            return legal[0]
+        if view is None:
+            raise ValueError(f"{self.name} needs the seat's PlayerView (needs_view=True): pass act(obs, view)")
+        return self.choose(observation, view, legal)
+
+    @abc.abstractmethod
+    def choose(self, observation: Observation, view: PlayerView, legal: list[int]) -> int:
+        """The move of a decision among the ``legal`` actions (more than one)."""
 
 
 class RandomAgent(Agent):

@@ -332,7 +332,8 @@ def test_time_budget_stops_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     ("ismcts:c=-1", "c must be a non-negative number"),
     ("ismcts:rollout=smart", "rollout must be one of"),
     ("ismcts:infer=maybe", "option 'infer' must be true/false"),
-    ("ismcts:budget=100", "unknown ismcts option.s. budget; the options are iters, ms, c, rollout, infer"),
+    ("ismcts:budget=100", "unknown option 'budget' for agent 'ismcts' in spec 'ismcts:budget=100'; its options: "
+                          "iters, ms, c, rollout, infer"),
 ])
 def test_bad_ismcts_specs_name_the_problem(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):

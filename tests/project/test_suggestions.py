@@ -3,10 +3,12 @@ presets, command-line options) and, for a model asked to play another game, what
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import pytest
 
 from goboom_env import GameConfig
-from goboom_env.agents import make_agent
+from goboom_env.agents import make_agent, register_agent, unregister_agent
 from goboom_env.cli.options import UsageError, parse
 from goboom_env.hints import close_matches, did_you_mean
 from goboom_env.training.settings import GameArgs
@@ -23,7 +25,8 @@ def test_did_you_mean_names_the_closest_choices_or_nothing() -> None:
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("heuristc", r"unknown agent 'heuristc' in spec 'heuristc'; known agents: \[.*\] \(did you mean 'heuristic'\?\)"),
-    ("ismcts:iter=5", r"unknown ismcts option\(s\) iter; the options are .* \(iter: did you mean 'iters'\?\)"),
+    ("ismcts:iter=5", r"unknown option 'iter' for agent 'ismcts' in spec 'ismcts:iter=5' \(did you mean 'iters'\?\); "
+                      r"its options: iters, ms, c, rollout, infer"),
     ("mc:budgt=3", r"unknown option 'budgt' for agent 'mc' in spec 'mc:budgt=3' \(did you mean 'budget'\?\); its "
                    r"options: budget, rollout"),
     ("random:seed_=1", r"unknown option 'seed_' for agent 'random' in spec 'random:seed_=1'; its options: none"),
@@ -31,6 +34,19 @@ def test_did_you_mean_names_the_closest_choices_or_nothing() -> None:
 def test_unknown_agents_and_options_name_the_likely_one(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         make_agent(spec, GameConfig(), 0)
+
+
+def test_an_agent_that_checks_its_own_options_gets_the_likely_one_added() -> None:
+    def strict(config: GameConfig, seed: int | None = None, iters: int = 1, **options: object) -> NoReturn:
+        raise ValueError(f"unknown strict option(s) {', '.join(options)}")
+
+    register_agent("strict", strict)
+    try:
+        with pytest.raises(ValueError) as caught:
+            make_agent("strict:iter=5", GameConfig(), 0)
+    finally:
+        unregister_agent("strict")
+    assert str(caught.value) == "unknown strict option(s) iter (iter: did you mean 'iters'?)"
 
 
 def test_unknown_presets_name_the_likely_one() -> None:
