@@ -49,11 +49,11 @@ class SlotProofs(VoidProofs):
             masks.pop()
 
 
-def hidden_constraints(view: PlayerView) -> list[list[int]]:
-    """Per seat, the forbidden-face mask of each hidden card (empty for the view's own seat); a seat whose hand
-    size the log does not account for (a state restored without its history) is left unconstrained."""
+def hidden_constraints(view: PlayerView, use_inference: bool = True) -> list[list[int]]:
+    """Per seat, the forbidden-face mask of each hidden card (empty for the view's own seat); all 0 without
+    ``use_inference`` or where the log does not account for a seat's hand size (a state restored without history)."""
     proofs = SlotProofs(view.config)
-    for event in view.events:
+    for event in view.events if use_inference else ():
         proofs.read(event)
     return [[] if seat == view.seat else masks if len(masks) == view.sizes[seat] else [0] * view.sizes[seat]
             for seat, masks in enumerate(proofs.slots)]
@@ -70,8 +70,7 @@ class Determinizer:
             pool.remove(JOKER)
         self.pool = pool
         self.bottom = [JOKER] * bottom
-        constraints = hidden_constraints(view) if use_inference else [
-            [] if s == view.seat else [0] * view.sizes[s] for s in range(view.n)]
+        constraints = hidden_constraints(view, use_inference)
         self.free = [sum(1 for m in masks if not m) for masks in constraints]  # per seat, unconstrained cards
         tight = [(seat, mask) for seat, masks in enumerate(constraints) for mask in masks if mask]
         self.tight = sorted(tight, key=lambda sm: -sum(1 for f in pool if (sm[1] >> f) & 1))

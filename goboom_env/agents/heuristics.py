@@ -73,12 +73,10 @@ class HeuristicAgent(Agent):
         self.decoder = TableDecoder(config)
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
-        table = self.decoder.decode(observation)
-        if not table.legal:
-            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
-        if len(table.legal) == 1:
-            return table.legal[0]
-        return int(self.choose(table))
+        legal = self.legal_actions(observation)
+        if len(legal) == 1:
+            return legal[0]
+        return int(self.choose(self.decoder.decode(observation)))
 
     def action_distribution(self, observation: Observation) -> dict[int, float]:
         """What :meth:`act` may play here, each tied best-scored card equally likely (for luck-adjusted evaluation);

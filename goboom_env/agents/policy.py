@@ -56,6 +56,13 @@ class Agent(abc.ABC):
         """Restart ``self.rng`` (runners call this before each game)."""
         self.rng = np.random.default_rng(seed)
 
+    def legal_actions(self, observation: Observation) -> list[int]:
+        """The legal actions of the observation; ValueError naming the agent when there is none."""
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        if not legal:
+            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
+        return legal
+
     @abc.abstractmethod
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         """A legal action for the observation."""
@@ -73,11 +80,8 @@ class SearchAgent(Agent):
         self.py_rng = random.Random(int(self.rng.integers(2**63)))
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
-        """The forced move, else :meth:`choose`'s; ValueError when the mask is empty, or when there is a choice to
-        search but no ``view``."""
-        legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
-        if not legal:
-            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
+        """The forced move, else :meth:`choose`'s; ValueError when there is a choice to search but no ``view``."""
+        legal = self.legal_actions(observation)
         if len(legal) == 1:
             return legal[0]
         if view is None:
@@ -95,10 +99,7 @@ class RandomAgent(Agent):
     name = "random"
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        if not len(legal):
-            raise ValueError(f"{self.name}: the action_mask has no legal action (is this seat to move?)")
-        return int(self.rng.choice(legal))
+        return int(self.rng.choice(self.legal_actions(observation)))
 
     def action_distribution(self, observation: Observation) -> dict[int, float]:
         """Every legal action, equally likely (what :meth:`act` draws from)."""

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from goboom_env.agents.registry import check_file, parse_spec, spec_bool
+from goboom_env.agents.registry import check_file, parse_spec
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig, check_choice, errors_prefixed
 from goboom_env.episode import EPISODES
@@ -458,8 +458,7 @@ def load_ppo_agent(config: GameConfig, seed: int | None = None, path: str | None
     name, path = path, str(model_path(path))
     meta = read_metadata(path)
     check_compatible(meta, config, path, layouts=("snapshot", "history"))
-    deterministic = meta.get("deterministic", True) if deterministic is None else spec_bool("deterministic",
-                                                                                              deterministic)
+    deterministic = meta.get("deterministic", True) if deterministic is None else deterministic
     actor = load_actor(path)
     generalist = "player_configs" in meta
     reads_history = meta["observation_version"] == OBSERVATION_LAYOUTS["history"]
