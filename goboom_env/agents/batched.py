@@ -108,8 +108,7 @@ def followers(t: Tables) -> np.ndarray:
 
 
 def trick_pool(t: Tables) -> np.ndarray:
-    """Classic, per row: the lowest legal card that takes the trick (R1.7) where there is one, else every legal
-    card."""
+    """Classic, per row: the lowest legal card that takes the trick (R1.7) if one does, else every legal card."""
     wins = t.cards & (t.led[:, None] // 13 == _SUITS) & (t.best[:, None] < _FACES)  # no card has the suit -1 // 13
     lowest = wins.argmax(1)[:, None] == _FACES
     return np.where(wins.any(1)[:, None], lowest, t.cards)

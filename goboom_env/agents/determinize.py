@@ -23,8 +23,7 @@ GREEDY_TRIES = 8  # random most-constrained-first deals tried before the exact m
 
 
 class SlotProofs(VoidProofs):
-    """The proofs of a hand's events applied to each seat's hidden cards: one forbidden-face mask per card, oldest
-    first."""
+    """A hand's proofs applied to each seat's hidden cards: one forbidden-face mask per card, oldest first."""
 
     def __init__(self, config: GameConfig) -> None:
         super().__init__(config)

@@ -23,11 +23,10 @@ class MonteCarloAgent(SearchAgent):
     """Determinized Monte-Carlo search; ``budget`` = rollouts per decision, each on a fresh sample."""
 
     def __init__(self, config: GameConfig, seed: int | None = None, budget: int = 64, rollout: str = "greedy") -> None:
-        budget = check_int("budget", budget, 1, MAX_BUDGET)  # rollouts per move
+        self.budget = check_int("budget", budget, 1, MAX_BUDGET)  # rollouts per move
         check_choice("rollout", rollout, tuple(PLAYOUTS))
-        self.budget = budget
         self.playout = PLAYOUTS[rollout]
-        self.name = f"mc:budget={budget}" + ("" if rollout == "greedy" else f",rollout={rollout}")
+        self.name = f"mc:budget={self.budget}" + ("" if rollout == "greedy" else f",rollout={rollout}")
         super().__init__(config, seed)
 
     def choose(self, observation: Observation, view: PlayerView, legal: list[int]) -> int:
@@ -45,8 +44,7 @@ class MonteCarloAgent(SearchAgent):
 
 
 def seat_results(hand: Hand) -> list[float]:
-    """Each seat's result of a finished hand: its share of the win (1/k among k winners) minus a little per point
-    held."""
+    """Each seat's result of a finished hand: its win share (1/k among k winners) minus a little per point held."""
     winners = hand.winners()
     share = 1.0 / len(winners)
     points = hand.hand_points()

@@ -43,7 +43,7 @@ def missing_members(agent: object) -> list[str]:
 
 class Agent(abc.ABC):
     """A base for agents: no view, and a seeded generator ``self.rng`` (all their randomness) that :meth:`reseed`
-    restarts; subclasses implement :meth:`act`."""
+    starts and restarts; subclasses implement :meth:`act`."""
 
     name = "agent"
     needs_view = False

@@ -228,8 +228,7 @@ MAX_MEMBER = 2**30
 
 
 def read_member(path: Path, name: str) -> bytes:
-    """One member of a model zip, refused past its size limit (declared, then inflated); ValueError naming the
-    file."""
+    """A member of a model zip, refused past its size limit (declared, then inflated); ValueError naming the file."""
     limit = MEMBER_LIMITS.get(name, MAX_MEMBER)
     try:
         with open_zip(path) as zf:

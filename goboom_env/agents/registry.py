@@ -102,11 +102,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def spec_files(spec: str) -> list[str]:
     """The files (or folders) ``spec`` reads, as written in it: its Python file, its ``path``."""
     try:
-        _, params = parse_spec(spec)
+        name, params = parse_spec(spec)
     except ValueError:
         return []
-    file_spec = _FILE_SPEC.fullmatch(spec.strip())
-    found = [file_spec["file"]] if file_spec else []
+    found = [name.rpartition(":")[0]] if is_file_spec(name) else []
     return found + ([str(params["path"])] if "path" in params else [])
 
 
@@ -349,6 +348,6 @@ def _parse_value(text: str) -> Any:
             return cast(text)
         except ValueError:
             pass
-    if text.lower() in ("true", "false", "yes", "no"):
+    if text.lower() in TRUE_WORDS + FALSE_WORDS:  # "1" and "0" are ints by now
         return text.lower() in TRUE_WORDS
     return text
