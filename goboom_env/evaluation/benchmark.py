@@ -293,13 +293,10 @@ def run_provenance(spec: str, tasks: Sequence[Task]) -> dict[str, Any]:
 def aggregate(runs: Sequence[Run], resamples: int = BOOTSTRAP_RESAMPLES) -> Aggregate:
     """:func:`~goboom_env.evaluation.stats.aggregate_scores` of the normalized scores of ``runs`` (training seeds of
     one method, or one agent) over every task any of them played."""
-    scores: dict[str, list[list[float]]] = {}
-    points: dict[str, list[float]] = {}
-    for run in runs:
-        for name, score in run.scores.items():
-            scores.setdefault(name, []).append(score.deal_scores)
-            points.setdefault(name, []).append(score.normalized)
-    return aggregate_scores(scores, resamples, points=points)
+    tasks = dict.fromkeys(name for run in runs for name in run.scores)
+    played = {name: [run.scores[name] for run in runs if name in run.scores] for name in tasks}
+    return aggregate_scores({name: [s.deal_scores for s in scores] for name, scores in played.items()}, resamples,
+                            points={name: [s.normalized for s in scores] for name, scores in played.items()})
 
 
 def task_interval(score: TaskScore) -> tuple[float, float]:

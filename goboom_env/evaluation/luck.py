@@ -156,8 +156,9 @@ class LuckAdjustment:
             games = sum(name == spec for g in self.games for name in g.seats)
             row: dict[str, Any] = {"agent": spec, "games": games, "deals": len(raw)}
             for key, scores in (("raw", raw), ("adjusted", adjusted)):
-                low, high = mean_interval(scores)
-                row |= {f"{key}_win_rate": float(scores.mean()), f"{key}_ci_low": low, f"{key}_ci_high": high}
+                mean = float(np.mean(scores))
+                half = Z95 * float(np.std(scores, ddof=1)) / np.sqrt(len(scores)) if len(scores) > 1 else 0.0
+                row |= {f"{key}_win_rate": mean, f"{key}_ci_low": mean - half, f"{key}_ci_high": mean + half}
             row["variance_reduction"] = variance_ratio(raw, adjusted)
             rows.append(row)
         return rows
@@ -193,15 +194,6 @@ class LuckAdjustment:
         """Summary, table, the adjusted paired tests and every game as JSON-friendly data."""
         return {"summary": self.summary(), "table": self.table(), "agents": self.agent_rows(),
                 "paired": [t.to_dict() for t in self.paired()], "games": [asdict(g) for g in self.games]}
-
-
-def mean_interval(scores: np.ndarray, z: float = Z95) -> tuple[float, float]:
-    """The 95% normal interval of the mean of ``scores`` (a point for fewer than two)."""
-    mean = float(np.mean(scores))
-    if len(scores) < 2:
-        return mean, mean
-    half = z * float(np.std(scores, ddof=1)) / np.sqrt(len(scores))
-    return mean - half, mean + half
 
 
 def variance_ratio(raw: np.ndarray, adjusted: np.ndarray) -> float | None:
@@ -497,8 +489,8 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
     the figures of :func:`luck_adjust`. ``source``: where the seats come from (a file's may not name a Python file)."""
     if not records:
         raise ValueError("no games to adjust")
-    rollouts = check_int("rollouts", rollouts, 1)
     config = records[0].config
+    estimator = RolloutValue(config, rollouts)
     for i, record in enumerate(records):
         if record.episode != "hand" or len(record.hands) != 1:
             raise ValueError(f"game {i}: luck adjustment values single hands (episode='hand'), this game is a "
@@ -519,9 +511,8 @@ def luck_adjust_records(records: Sequence[GameRecord], *, rollouts: int = DEFAUL
                          "they declare (the heuristics, random) can")
     why |= {s: "not asked for (corrected=...)" for s in specs if s not in asked}
     started = time.perf_counter()
-    estimator = RolloutValue(config, rollouts)
     moves, played = playout_moves(config, specs)
-    luck = LuckAdjustment(config, rollouts, tuple(policies), [], not_corrected=why, played=played)
+    luck = LuckAdjustment(config, estimator.rollouts, tuple(policies), [], not_corrected=why, played=played)
     for i, record in enumerate(bar(records, desc=f"luck-adjusting ({luck.label()})", enabled=progress, unit="game",
                                    leave=False)):
         meta = record.meta

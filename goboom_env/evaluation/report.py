@@ -53,11 +53,9 @@ def pairwise_rows(pairwise: Pairwise) -> list[dict[str, Any]]:
     for (x, y), result in pairwise.items():
         row = next(r for r in result.table() if r["agent"] == x)
         tests = result.paired()
-        chance = 1.0 / result.config.num_players
-        rows.append({"agent": x, "opponent": y, "games": row["games"], "win_rate": row["win_rate"],
-                     "ci_low": row["ci_low"], "ci_high": row["ci_high"], "beats": row["ci_low"] > chance,
-                     "mean_points": row["mean_points"],
-                     "p_t": tests[0].p_t if tests else None, "elapsed_s": round(result.elapsed, 2)})
+        row |= {"opponent": y, "beats": row["ci_low"] > 1.0 / result.config.num_players,
+                "p_t": tests[0].p_t if tests else None, "elapsed_s": round(result.elapsed, 2)}
+        rows.append({key: row[key] for key in PAIR_KEYS})
     return rows
 
 
