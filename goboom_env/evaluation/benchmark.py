@@ -177,8 +177,7 @@ def score_task(task: Task, results: Mapping[str, TournamentResult],
     if heur <= rand:
         raise ValueError(f"task {task.name}: the heuristic's reference win rate {heur:.4f} is not above random's "
                          f"{rand:.4f}, so no score can be normalized between them")
-    per_deal = np.mean([p.deal_rates for p in panel], axis=0)
-    deal_scores = ((per_deal - rand) / (heur - rand)).tolist()
+    deal_scores = ((np.mean([p.deal_rates for p in panel], axis=0) - rand) / (heur - rand)).tolist()
     normalized = (math.fsum(p.win_rate for p in panel) / len(panel) - rand) / (heur - rand)
     return TaskScore(task.name, panel, normalized, deal_scores, elapsed)
 

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from itertools import chain
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -357,17 +358,17 @@ def adjust_record(record: GameRecord, value: RolloutValue, known: Mapping[int, K
     where any fixed value keeps the terms' zero mean."""
     in_play = value if in_play is None else in_play
     started = time.perf_counter()
-    hand = None
-    buried = rollout = 0
-    correction = np.zeros(record.config.num_players)
+    moves = replayed(record)
+    first = next(moves, None)
+    if first is None:
+        raise ValueError(f"game {game}: the record has no move")
+    hand = first[0].hand  # as dealt, before the first move
+    buried = sum(1 for e in hand.events if e[0] == EventKind.BURY)
+    rollout = playout_seed(seed, deal)
+    correction = deal_term(value, hand, buried, rollout)
     chance = 0
     decisions = [0] * record.config.num_players
-    for match, seat, action in replayed(record):
-        if hand is None:  # before the first move: the deal
-            hand = match.hand
-            buried = sum(1 for e in hand.events if e[0] == EventKind.BURY)
-            rollout = playout_seed(seed, deal)
-            correction += deal_term(value, hand, buried, rollout)
+    for match, seat, action in chain([first], moves):
         policy = known.get(seat)
         expectations: dict[int, np.ndarray] = {}
         if policy is not None:
@@ -380,8 +381,6 @@ def adjust_record(record: GameRecord, value: RolloutValue, known: Mapping[int, K
         if uncertain_draw(hand, buried, action):
             correction += draw_term(in_play, hand, buried, action, rollout, expectations.get(action))
             chance += 1
-    if hand is None:
-        raise ValueError(f"game {game}: the record has no move")
     raw = win_shares(hand)
     return GameLuck(game, deal, tuple(record.seats), tuple(raw.tolist()), tuple((raw - correction).tolist()),
                     chance + 1, tuple(decisions), time.perf_counter() - started)
@@ -451,28 +450,27 @@ def sampled_mismatch(spec: str, config: GameConfig, records: Sequence[GameRecord
     agent = make_agent(spec, config, 0)
     assert isinstance(agent, KnownPolicy)
     statistic, df, checked = 0.0, 0, 0
-    for record in records:
-        for match, seat, _ in replayed(record):
-            if record.seats[seat] != spec or checked >= SAMPLED_DECISIONS:
-                continue
-            observation = observe(match, seat)
-            declared = agent.action_distribution(observation)
-            if len(declared) < 2:
-                continue
-            counts: Counter[int] = Counter()
-            for k in range(SAMPLES):
-                agent.reseed(k)
-                counts[int(agent.act(observation))] += 1
-            outside = sorted(set(counts) - set(declared))
-            if outside:
-                return (f"its act played {outside[0]} where its action_distribution allows only {sorted(declared)} "
-                        f"(game {record.meta.get('game', '?')}, seat {seat})")
-            expected = np.array([SAMPLES * declared[a] for a in declared])
-            statistic += float((((np.array([counts[a] for a in declared]) - expected) ** 2) / expected).sum())
-            df += len(declared) - 1
-            checked += 1
+    decisions = ((record, match, seat) for record in records for match, seat, _ in replayed(record)
+                 if record.seats[seat] == spec)
+    for record, match, seat in decisions:
         if checked >= SAMPLED_DECISIONS:
             break
+        observation = observe(match, seat)
+        declared = agent.action_distribution(observation)
+        if len(declared) < 2:
+            continue
+        counts: Counter[int] = Counter()
+        for k in range(SAMPLES):
+            agent.reseed(k)
+            counts[int(agent.act(observation))] += 1
+        outside = sorted(set(counts) - set(declared))
+        if outside:
+            return (f"its act played {outside[0]} where its action_distribution allows only {sorted(declared)} "
+                    f"(game {record.meta.get('game', '?')}, seat {seat})")
+        expected = np.array([SAMPLES * declared[a] for a in declared])
+        statistic += float((((np.array([counts[a] for a in declared]) - expected) ** 2) / expected).sum())
+        df += len(declared) - 1
+        checked += 1
     p = float(stats.chi2.sf(statistic, df)) if df else 1.0
     if p < MISMATCH_P:
         return (f"its act, sampled {SAMPLES} times at {checked} decisions, does not play the probabilities its "

@@ -117,24 +117,19 @@ def side_by_side_rows(runs: Mapping[str, Run]) -> list[dict[str, Any]]:
         rows = result.table() if result is not None else pairwise_rows(pairwise or {})
         keyed[episode] = {(r["agent"], r["opponent"]) if "opponent" in r else (r["agent"],): r for r in rows}
     episodes = [e for e in HEADLINE if e in keyed]
-    out = []
-    for key in dict.fromkeys(k for e in episodes for k in keyed[e]):
-        row: dict[str, Any] = {"agent": key[0]} | ({"opponent": key[1]} if len(key) > 1 else {})
-        for episode in episodes:
-            mine = keyed[episode].get(key)
-            for column in ("games", "win_rate", "ci_low", "ci_high", "mean_points"):
-                row[f"{episode}_{column}"] = mine[column] if mine else None
-        out.append(row)
-    return out
+    columns = ("games", "win_rate", "ci_low", "ci_high", "mean_points")
+    missing = dict.fromkeys(columns)
+    return [dict(zip(("agent", "opponent"), key))
+            | {f"{e}_{column}": keyed[e].get(key, missing)[column] for e in episodes for column in columns}
+            for key in dict.fromkeys(k for e in episodes for k in keyed[e])]
 
 
 def print_side_by_side(runs: Mapping[str, Run], console: Console | None = None) -> None:
     """The side-by-side table, then every run's own tables under a heading naming its episode."""
     console = console or Console()
-    rows = side_by_side_rows(runs)
     brief = [{k: v for k, v in row.items() if k in ("agent", "opponent")}
              | {f"{e} win rate [95% CI]": _with_ci(row, e) for e in HEADLINE if f"{e}_win_rate" in row}
-             for row in rows]
+             for row in side_by_side_rows(runs)]
     console.print(rich_table("Match and hand win rates side by side", brief))
     for episode in (e for e in HEADLINE if e in runs):
         console.rule(f"episode = {episode}")
@@ -176,10 +171,8 @@ def shown_text(text: str) -> Text:
 
 def _with_ci(row: Mapping[str, Any], episode: str) -> str:
     """``0.450 [0.307, 0.602]`` from a side-by-side row's columns of ``episode``."""
-    if row[f"{episode}_win_rate"] is None:
-        return "-"
-    return " ".join([format_cell(row[f"{episode}_win_rate"]),
-                     f"[{format_cell(row[f'{episode}_ci_low'])}, {format_cell(row[f'{episode}_ci_high'])}]"])
+    rate, low, high = (format_cell(row[f"{episode}_{key}"]) for key in ("win_rate", "ci_low", "ci_high"))
+    return "-" if row[f"{episode}_win_rate"] is None else f"{rate} [{low}, {high}]"
 
 
 def format_cell(value: Any, key: str | None = None) -> str:
@@ -365,8 +358,7 @@ def _pairwise_files(out: Path, pairwise: Pairwise, info: Mapping[str, Any], writ
         write_csv(out / "results.csv", rows, PAIR_KEYS)
         plot_win_rates([{**r, "agent": f"{r['agent']} vs {r['opponent']}"} for r in rows], out / "win_rates.png",
                        chance=1 / n, title=f"{config_title(first)}: 1-vs-(n-1)")
-    matrix = {(r["agent"], r["opponent"]): r["win_rate"] for r in rows}
-    plot_pairwise(matrix, specs, out / "pairwise.png", chance=1 / n,
+    plot_pairwise({(r["agent"], r["opponent"]): r["win_rate"] for r in rows}, specs, out / "pairwise.png", chance=1 / n,
                   title=f"{config_title(first)}: win rate of row vs {n - 1} x column")
     lines = ["## Pairwise 1-vs-(n-1)", "", _setup(first, pairwise=True), "",
              f"Each row: the agent in one seat against {n - 1} copies of the opponent; `beats` = lower 95% "

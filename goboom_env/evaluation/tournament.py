@@ -179,9 +179,8 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
               on_decision: DecisionHook | None = None) -> GameOutcome:
     """Play one game on the engine: ``agents[s]`` plays seat ``s``; the deal comes from ``deal_seed``;
     ``on_decision`` sees every decision (e.g. a :class:`goboom_env.records.Recorder`)."""
-    n = config.num_players
     rng = np.random.default_rng(deal_seed)
-    dealer = int(rng.integers(n))  # R1.2, R2.2
+    dealer = int(rng.integers(config.num_players))  # R1.2, R2.2
     faces = deck_faces(config.num_decks, config.num_jokers)
     deck = [faces[i] for i in rng.permutation(len(faces))]
     match = Match(config, rng, deck, dealer)
@@ -245,9 +244,7 @@ def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) 
 
 def available_cpus() -> int:
     """The CPUs this process may run on (its affinity where the system has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def worker_count(processes: int, games: int) -> int:
