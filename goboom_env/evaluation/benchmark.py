@@ -169,9 +169,8 @@ def score_task(task: Task, results: Mapping[str, TournamentResult],
     for opponent in task.panel:
         result = results[opponent]
         wins, games = math.fsum(seat_shares(result)), len(result.games)
-        low, high = wilson_interval(wins, games)
-        rand, heur = references[opponent]
-        panel.append(PanelScore(opponent, games, wins, wins / games, low, high, rand, heur, deal_rates(result)))
+        panel.append(PanelScore(opponent, games, wins, wins / games, *wilson_interval(wins, games),
+                                *references[opponent], deal_rates(result)))
     rand = math.fsum(p.random for p in panel) / len(panel)
     heur = math.fsum(p.heuristic for p in panel) / len(panel)
     if heur <= rand:

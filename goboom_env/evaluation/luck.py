@@ -428,16 +428,11 @@ def known_policies(config: GameConfig, specs: Iterable[str], records: Sequence[G
                    ) -> tuple[dict[str, KnownPolicy], dict[str, str]]:
     """The agents whose decisions can be corrected, by spec, and for the others why not (:func:`untrusted_policy`;
     with ``records``, also :func:`sampled_mismatch` on their decisions)."""
-    trusted: dict[str, KnownPolicy] = {}
-    why: dict[str, str] = {}
-    for spec in specs:
-        agent = make_agent(spec, config, 0)
-        problem = untrusted_policy(agent) or sampled_mismatch(spec, config, records)
-        if problem is not None:
-            why[spec] = problem
-        elif isinstance(agent, KnownPolicy):  # always: untrusted_policy checked it
-            trusted[spec] = agent
-    return trusted, why
+    agents = {spec: make_agent(spec, config, 0) for spec in specs}
+    why = {spec: untrusted_policy(agent) or sampled_mismatch(spec, config, records) for spec, agent in agents.items()}
+    trusted = {spec: agent for spec, agent in agents.items()
+               if why[spec] is None and isinstance(agent, KnownPolicy)}  # always one: untrusted_policy checked it
+    return trusted, {spec: problem for spec, problem in why.items() if problem is not None}
 
 
 def sampled_mismatch(spec: str, config: GameConfig, records: Sequence[GameRecord]) -> str | None:
@@ -529,7 +524,6 @@ def luck_adjust(result: TournamentResult, *, rollouts: int = DEFAULT_ROLLOUTS, c
     if result.episode != "hand":
         raise ValueError(f"luck adjustment values single hands: the tournament plays episode={result.episode!r}; "
                          "play it with episode='hand' (--episode hand)")
-    records = record_games(result, len(result.games))
-    return luck_adjust_records(records, rollouts=rollouts, corrected=corrected, progress=progress,
-                               source=SpecSource.CALLER)
+    return luck_adjust_records(record_games(result, len(result.games)), rollouts=rollouts, corrected=corrected,
+                               progress=progress, source=SpecSource.CALLER)
 

@@ -278,12 +278,6 @@ def _tournament_files(out: Path, result: TournamentResult, info: Mapping[str, An
     plot_distributions(breakdown.points_per_game(result), breakdown.hands_per_game(result.games),
                        breakdown.decisions_per_hand(result.games), out / "distributions.png",
                        title=f"{config_title(result)}, episode = {result.episode}")
-    return _tournament_section(result, sections, ratings, placing)
-
-
-def _tournament_section(result: TournamentResult, sections: Mapping[str, list[dict[str, Any]]],
-                        ratings: list[dict[str, Any]], placing: list[dict[str, Any]]) -> str:
-    """The Markdown of a tournament: its table, breakdowns, paired comparisons and both ratings."""
     lines = ["## Tournament", "", _setup(result), "", markdown_table(result.table()), "",
              "![win rates with 95% CI](win_rates.png)", "",
              "### Win rates by seat", "",
