@@ -57,12 +57,13 @@ class StateEncoder:
         """The state vector of ``state`` (a :class:`Match` fills in scores and progress) seen from ``seat``."""
         match = state if isinstance(state, Match) else None
         hand = match.hand if match is not None else state
-        self._check_seat(seat)
-        return np.concatenate([self.observation.encode(hand, seat, match), self.hidden(hand, seat)])
+        hidden = self.hidden(hand, seat)  # first: it checks the seat
+        return np.concatenate([self.observation.encode(hand, seat, match), hidden])
 
     def hidden(self, hand: Hand, seat: int = 0) -> np.ndarray:
         """Only the blocks after the observation, for a caller that holds the observation already."""
-        self._check_seat(seat)
+        if not 0 <= seat < self.n:
+            raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
         n, f = self.n, NUM_FACES
         out = np.zeros(self.hidden_size, np.float32)
         counts = np.frombuffer(b"".join(hand.counts[(seat + rel) % n] for rel in range(1, n)), np.uint8)
@@ -73,10 +74,6 @@ class StateEncoder:
             out[stock + f + hand.stock[-1]] = 1.0
         out[stock + 2 * f + int(hand.phase)] = 1.0
         return out
-
-    def _check_seat(self, seat: int) -> None:
-        if not 0 <= seat < self.n:
-            raise ValueError(f"seat must be in 0..{self.n - 1}, got {seat!r}")
 
     def describe(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """The named blocks of a state vector (views): the observation's and the hidden ones."""

@@ -169,10 +169,6 @@ class HistoryEncoder(ObservationEncoder):
     def entry_scale(self) -> np.ndarray:
         return np.concatenate([self._scale, self._hscale])
 
-    def history(self, hand: Hand) -> PublicHistory:
-        """The facts of ``hand``'s events so far."""
-        return self._facts(hand, hand.events)
-
     def _facts(self, anchor: object, events: Sequence[tuple]) -> PublicHistory:
         """The kept facts of the hand ``anchor`` stands for (the Hand, or the first event of a view's log, since a
         view is a new object each move), brought up to date with ``events``."""
@@ -186,7 +182,7 @@ class HistoryEncoder(ObservationEncoder):
 
     def encode(self, hand: Hand, seat: int, match: Match | None = None) -> np.ndarray:
         """A fresh history observation of ``hand`` seen from ``seat`` (scores from ``match``)."""
-        return self._with_history(super().encode(hand, seat, match), self.history(hand), hand.sizes, seat)
+        return self._with_history(super().encode(hand, seat, match), self._facts(hand, hand.events), hand.sizes, seat)
 
     def extend(self, snapshot: np.ndarray, events: Sequence[tuple], sizes: Sequence[int], seat: int) -> np.ndarray:
         """The history observation of ``seat`` from its snapshot, the public ``events`` and hand ``sizes`` of its

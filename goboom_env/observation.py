@@ -94,11 +94,9 @@ def unpad_observations(obs: np.ndarray, num_players: int) -> np.ndarray:
 
 
 class ObservationEncoder:
-    """Builds observations for one configuration, one call per decision.
-
-    For speed, most entries are an integer *level* (a count, a one-hot 1) times a fixed per-index *scale*:
-    :meth:`encode` writes the levels into a ``bytearray``, makes the float vector with one multiply, then sets
-    the remaining scalars (stock, passes, scores, progress)."""
+    """Builds observations for one configuration. For speed, most entries are an integer *level* (a count, a
+    one-hot 1) times a fixed per-index *scale*: :meth:`encode` writes the levels into a ``bytearray``, makes the
+    float vector with one multiply, then sets the remaining scalars (stock, passes, scores, progress)."""
 
     def __init__(self, config: GameConfig) -> None:
         self.config = config
@@ -118,9 +116,8 @@ class ObservationEncoder:
         scale[s["hand_sizes"]:s["drawn"] + n] = inv_deck
         scale[self.slices["flags"]] = self.flags(config)
         self._scale = scale
-        template = bytearray(self.size)
-        template[self.slices["flags"]] = b"\x01" * 9  # level 1 x the flag's value as scale
-        self._template = template
+        self._template = bytearray(self.size)
+        self._template[self.slices["flags"]] = b"\x01" * 9  # level 1 x the flag's value as scale
         # the start of each relative seat's row in the trick block, per observing seat
         self._trick_rows = [[(rel, other, s["trick"] + rel * NUM_FACES) for rel, other in enumerate(rot)]
                             for rot in self._rot]
@@ -249,6 +246,5 @@ def observe(state: Match | Hand, seat: int, encoder: ObservationEncoder | None =
     ``state`` is a :class:`Match` (scores and progress filled in) or a bare :class:`Hand`."""
     match = state if isinstance(state, Match) else None
     hand = match.hand if match is not None else state
-    if encoder is None:
-        encoder = encoder_for(hand.config)
+    encoder = encoder or encoder_for(hand.config)
     return {"observation": encoder.encode(hand, seat, match), "action_mask": action_mask(hand, seat, finished)}
