@@ -73,22 +73,11 @@ def space_prototypes(config: GameConfig, observation: str = "snapshot") -> tuple
 
 
 def short_box(low: np.ndarray, high: np.ndarray) -> spaces.Box:
-    """A float32 Box whose repr gives each bound's range (``Box(0.0, 1.0..2.695, (291,), float32)``), not every
-    entry of it."""
+    """A float32 Box whose repr gives each bound's range (``Box(0.0, 1.0..2.695, (291,), float32)``), not all."""
     box = spaces.Box(low, high, dtype=np.float32)
     box.low_repr, box.high_repr = (f"{b.min():g}" + (f"..{b.max():g}" if b.max() > b.min() else "")
                                    for b in (low, high))
     return box
-
-
-def start_episode(aec: AECEnv) -> None:
-    """PettingZoo's per-agent bookkeeping at a reset: every agent in play, no reward yet, none done."""
-    aec.agents = aec.possible_agents[:]
-    aec.rewards = dict.fromkeys(aec.agents, 0.0)
-    aec._cumulative_rewards = dict.fromkeys(aec.agents, 0.0)
-    aec.terminations = dict.fromkeys(aec.agents, False)
-    aec.truncations = dict.fromkeys(aec.agents, False)
-    aec.infos = {a: {} for a in aec.agents}
 
 
 class IntegerActionWrapper(BaseWrapper):
@@ -161,7 +150,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             if hint := did_you_mean(key, _OPTION_KEYS):
                 warnings.warn(f"ignoring unknown reset option {key!r}{hint}", stacklevel=2)
         self.match = Match(self.config, self._rng, options.get("deck"), options.get("dealer"))
-        start_episode(self)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
         self._rewards_set = False
         self.agent_selection = self.agents[self.match.hand.current]
 
@@ -181,10 +175,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     def step(self, action: int) -> None:
         """Apply ``action`` for the agent to move; :class:`IllegalActionError` for one that is not legal."""
-        try:
-            agent = self.agent_selection
-        except AttributeError:  # reset() creates it
-            raise RuntimeError("call reset() before step()") from None
+        if self.match is None:  # checked inline: step is the hot path
+            raise RuntimeError("call reset() before step()")
+        agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
@@ -220,8 +213,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.infos[a] = result.info()
 
     def _set_rewards(self, values: list[float]) -> None:
-        for a, v in zip(self.agents, values):
-            self.rewards[a] = float(v)
+        self.rewards.update((a, float(v)) for a, v in zip(self.agents, values))
         self._rewards_set = True
 
     def render(self) -> str | np.ndarray | None:

@@ -65,11 +65,6 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def exit_status(signum: int) -> int:
-    """128 + the signal number, as a shell reports it."""
-    return 128 + signum
-
-
 class Handling:
     """The signal handling of one command (:func:`handled`)."""
 
@@ -94,7 +89,7 @@ class Handling:
 
     def status(self) -> int:
         """128 + the signal received; 130 for a KeyboardInterrupt raised without one."""
-        return exit_status(self.signum or signal.SIGINT)
+        return 128 + (self.signum or signal.SIGINT)
 
     def report(self) -> int:
         """Print the one line (once the clean-up ran) and return the exit status."""
@@ -110,10 +105,8 @@ class Handling:
         for stream in (sys.stdout, sys.stderr):
             with suppress(Exception):
                 stream.flush()
-        run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
-        if run_exit_functions is not None:
-            with suppress(BaseException):
-                run_exit_functions()
+        with suppress(BaseException):  # an AttributeError too, where atexit lacks CPython's private function
+            atexit._run_exitfuncs()
         os._exit(status)
 
 
@@ -371,8 +364,7 @@ def bars_shown(enabled: bool = True) -> bool:
 
 def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: str | None = None,
         enabled: bool = True, **kwargs: Any) -> Any:
-    """A tqdm bar on stderr over ``iterable`` (or ``total`` items), drawn where :func:`bars_shown` says (an undrawn
-    bar ignores its updates)."""
+    """A tqdm bar on stderr over ``iterable`` (or ``total`` items), drawn where :func:`bars_shown` says so."""
     from tqdm.auto import tqdm
 
     return tqdm(iterable, total=total, desc=desc, disable=not bars_shown(enabled), dynamic_ncols=True,

@@ -105,7 +105,7 @@ class Command:
 
     def assert_stopped(self, err: str, signum: int = signal.SIGINT) -> None:
         """Stopped with the status of ``signum``, a single line on stderr, no process left."""
-        assert self.proc.returncode == process.exit_status(signum), err
+        assert self.proc.returncode == 128 + signum, err
         assert len(err.splitlines()) == 1 and "Traceback" not in err, err
         assert [pid for pid, started in self.seen.items() if alive(pid, started)] == []
         assert group_members(self.proc.pid) == []
