@@ -118,9 +118,7 @@ OSC among them), DEL, and the marks that reorder or break the text (bidirectiona
 
 def _escaped(match: re.Match[str]) -> str:
     char = match[0]
-    if char in _SHORT_ESCAPES:
-        return _SHORT_ESCAPES[char]
-    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    return _SHORT_ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
 
 
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}

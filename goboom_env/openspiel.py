@@ -168,8 +168,7 @@ class GoBoomState(pyspiel.State):
         if self._returns is not None:
             raise ValueError(f"{SHORT_NAME}: the game is over; no action is legal (got {action})")
         if self.deck is not None:
-            problem = self._chance_problem(action)
-            if problem:
+            if problem := self._chance_problem(action):
                 raise ValueError(f"{SHORT_NAME}: chance action {action} is not a legal outcome: {problem}")
             self._deal(action)
             return
@@ -199,8 +198,7 @@ class GoBoomState(pyspiel.State):
         return "".join(f"{action}\n" for action in self.history())
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> GoBoomState:
-        """A state the player cannot tell from this one, its hidden cards dealt at random (seeded from
-        ``probability_sampler``)."""
+        """A state the player cannot tell from this one: hidden cards dealt at random, seeded by the sampler."""
         clone = self.clone()
         if self.deck is None and self._returns is None:
             rng = np.random.default_rng(int(probability_sampler() * 2**63))

@@ -169,8 +169,7 @@ def render_rgb(hand: Hand, match: Match | None = None, seat: int | None = None) 
     img = np.empty((*IMAGE_SIZE, 3), np.uint8)
     img[:] = _FELT
     shown = hand.current if seat is None else seat
-    header = f"{cfg.variant} {cfg.num_players}P - DEALER P{hand.dealer} - STOCK {len(hand.stock)}"
-    _text(img, 10, 8, header, _INK, 2)
+    _text(img, 10, 8, f"{cfg.variant} {cfg.num_players}P - DEALER P{hand.dealer} - STOCK {len(hand.stock)}", _INK, 2)
     if match is not None:
         scores = " ".join(f"P{s}={v}" for s, v in enumerate(match.scores))
         _text(img, 10, 28, f"HAND {match.hands_played + 1}  SCORES {scores}", _INK, 1)
@@ -242,14 +241,10 @@ def _card(img: np.ndarray, x: int, y: int, face: int | None) -> None:
         return
     _fill(img, x + 2, y + 2, w - 4, h - 4, _WHITE)
     text = pretty(face)
-    if face == JOKER:
-        _text(img, x + 5, y + 6, "JK", _PURPLE, 2)
-        _text(img, x + 12, y + 30, "*", _PURPLE, 4)
-        return
-    rank, suit = text[:-1], text[-1]
-    colour = _RED if suit in ("\u2665", "\u2666") else _BLACK
+    rank, suit, suit_x = ("JK", "*", x + 12) if face == JOKER else (text[:-1], text[-1], x + 17)
+    colour = _PURPLE if face == JOKER else _RED if suit in ("\u2665", "\u2666") else _BLACK
     _text(img, x + 5, y + 6, rank, colour, 2)
-    _text(img, x + 17, y + 30, suit, colour, 4)
+    _text(img, suit_x, y + 30, suit, colour, 4)
 
 
 def _fill(img: np.ndarray, x: int, y: int, w: int, h: int, colour: tuple[int, int, int]) -> None:

@@ -54,14 +54,13 @@ def _float(text: str) -> float | _Refused:
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Refused:
     data = dict(pairs)
-    if len(data) == len(pairs):
-        return data
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            return _Refused(f"the key {shown(key)} appears twice")
-        seen.add(key)
-    raise AssertionError("unreachable: a shorter dict has a repeated key")
+    if len(data) < len(pairs):  # a repeated key: find the first one
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                return _Refused(f"the key {shown(key)} appears twice")
+            seen.add(key)
+    return data
 
 
 def parse_json(text: str | bytes, source: str = "") -> Any:
@@ -170,9 +169,7 @@ class Fields:
 
     def path(self, name: str) -> str:
         """The path of field ``name`` (which may end in ``[i]``)."""
-        if not name:
-            return self.where
-        return f"{self.where}.{name}" if self.where else name
+        return ".".join(part for part in (self.where, name) if part)
 
     def error(self, name: str, problem: str) -> ValueError:
         """The ValueError of a bad field ``name`` ("" = the object itself)."""
