@@ -56,8 +56,7 @@ GAME_TYPE = pyspiel.GameType(
 
 def read_params(params: dict[str, Any]) -> tuple[GameConfig, str, str]:
     """The configuration, episode and reward of a parameter dict (missing keys take :data:`DEFAULT_PARAMS`)."""
-    unknown = sorted(set(params) - set(DEFAULT_PARAMS))
-    if unknown:
+    if unknown := sorted(set(params) - set(DEFAULT_PARAMS)):
         raise ValueError(f"{SHORT_NAME}: unknown parameters {unknown}; known: {sorted(DEFAULT_PARAMS)}")
     merged = {**DEFAULT_PARAMS, **params}
     episode, reward = merged.pop("episode"), merged.pop("reward")

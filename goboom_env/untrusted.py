@@ -159,11 +159,9 @@ class Fields:
         self.where, self.prefix = path, prefix
         if not isinstance(data, dict):
             raise self.error("", f"must be a JSON object, got {type(data).__name__}")
-        missing = [n for n in names if n not in data]
-        if missing:
+        if missing := [n for n in names if n not in data]:
             raise self.error(missing[0], "missing")
-        unknown = sorted((k for k in data if k not in names and k not in optional), key=str)
-        if unknown:
+        if unknown := sorted((k for k in data if k not in names and k not in optional), key=str):
             raise self.error(key_text(str(unknown[0])), f"unknown field (known: {', '.join([*names, *optional])})")
         self.data = data
 
