@@ -107,10 +107,14 @@ class EvaluateArgs(GameArgs):
         replace(self, episode="hand").validate_game()
 
     def episodes(self) -> tuple[str, ...]:
-        """The episode units to play: ``("match", "hand")`` for ``both``; for ``auto`` the models' unit
-        (:func:`models_episode`; hands with --luck-adjusted); else the one chosen."""
+        """The episode units to play: ``("match", "hand")`` for ``both``; for ``auto`` the unit the ``ppo:`` models
+        among the agents were trained for (``match`` without a model, for models of both units, or when a model cannot
+        be read; hands with --luck-adjusted); else the one chosen."""
+        if self.episode == "auto" and self.luck_adjusted:
+            return ("hand",)
         if self.episode == "auto":
-            return ("hand",) if self.luck_adjusted else (models_episode(self.agents),)
+            units = set(_trained_units(self.agents).values())
+            return (units.pop() if len(units) == 1 and None not in units else "match",)
         return ("match", "hand") if self.episode == "both" else (self.episode,)
 
 
@@ -183,13 +187,6 @@ def _trained_units(specs: Sequence[str]) -> dict[str, str | None]:
         if meta is not None:
             units[spec] = trained_episode(meta)
     return units
-
-
-def models_episode(specs: Sequence[str]) -> str:
-    """The episode unit the ``ppo:`` models among ``specs`` were trained for; ``match`` without a model, for models of
-    both units, or when a model cannot be read."""
-    units = set(_trained_units(specs).values())
-    return units.pop() if len(units) == 1 and None not in units else "match"
 
 
 EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "matches")}

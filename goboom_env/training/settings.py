@@ -444,8 +444,7 @@ class VectorArgs(SelfPlayArgs):
         if self.num_envs < len(self.player_counts):
             raise ValueError(f"num_envs must be at least one game per player count ({len(self.player_counts)}), "
                              f"got {self.num_envs}")
-        for count in self.player_counts:
-            self.player_config(count)  # every table must be a valid game (hand size x players <= cards)
+        self.player_configs()  # every table must be a valid game (hand size x players <= cards)
         if self.eval_player_counts:
             check_player_counts(self.eval_player_counts, "eval_player_counts")
             extra = sorted(set(self.eval_player_counts) - set(self.player_counts))
@@ -827,8 +826,7 @@ def build_args(cls: type, config: str | Path | None = None, preset: str | None =
     if config is not None:
         values.update(load_config_file(config, cls))
     if preset is not None:
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        GameConfig.preset(preset)  # an unknown name: ValueError naming the likely one
         values.update(PRESETS[preset])
     values.update(fields)
     names = {f.name for f in dataclasses.fields(cls)}
