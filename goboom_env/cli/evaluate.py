@@ -142,16 +142,18 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
     for note in (episode_note(args.agents, args.episode), processes_note(args.processes, args.games)):
         if note:
             print(note, file=sys.stderr)
+    from goboom_env.evaluation.report import print_side_by_side, print_tables, write_report, write_side_by_side
+
     with staged as folder:
         runs = {episode: _play(replace(args, episode=episode), config) for episode in args.episodes()}
         luck = _luck(args, runs)
-        report = _write(folder, staged.out, runs, command, luck)
+        with writing("the results", staged.out):  # one run's report, or the side-by-side one of two episodes
+            report = (write_report(folder, *runs[args.episode], command=command, luck=luck) if len(runs) == 1
+                      else write_side_by_side(folder, runs, command))
         for episode, (result, pairwise) in runs.items():
             where = "" if len(runs) == 1 else episode  # both: each run's files in its own subfolder
             _save_games(folder / where, staged.out / where, result, pairwise, args.save_games)
     from rich.console import Console
-
-    from goboom_env.evaluation.report import print_side_by_side, print_tables
 
     if len(runs) == 1:
         print_tables(*runs[args.episode], console=Console(), luck=luck)
@@ -247,15 +249,3 @@ def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwi
     tournaments = [result] if result is not None else list((pairwise or {}).values())
     with writing("the game records", out / GAMES_FILE):
         write(folder / GAMES_FILE, [r for t in tournaments for r in record_games(t, count)], append=False)
-
-
-def _write(folder: Path, out: Path, runs: Mapping[str, Run], command: str,
-           luck: LuckAdjustment | None = None) -> Path:
-    """Every report file into ``folder`` (staged for ``out``): one run's report, or with two episodes the
-    side-by-side report; an OSError (disk full, ...) becomes an OutputError."""
-    from goboom_env.evaluation.report import write_report, write_side_by_side
-
-    with writing("the results", out):
-        if len(runs) == 1:
-            return write_report(folder, *next(iter(runs.values())), command=command, luck=luck)
-        return write_side_by_side(folder, runs, command)

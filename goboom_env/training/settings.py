@@ -754,8 +754,7 @@ def cluster_endpoint(address: str) -> tuple[str, int] | None:
     ``ray://HOST:PORT``); None for ``auto``, which Ray looks up itself. Raises ValueError otherwise."""
     if address == "auto":
         return None
-    rest = address.removeprefix("ray://")
-    host, sep, port = rest.rpartition(":")
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
     host = host.removeprefix("[").removesuffix("]")
     if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise ValueError(f"address must be auto, HOST:PORT or ray://HOST:PORT (port 1..65535), got {address!r}")
@@ -829,8 +828,7 @@ def build_args(cls: type, config: str | Path | None = None, preset: str | None =
         GameConfig.preset(preset)  # an unknown name: ValueError naming the likely one
         values.update(PRESETS[preset])
     values.update(fields)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
+    unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
     if unknown:
         raise ValueError(f"unknown settings {unknown} for {cls.__name__}")
     return cls(**values)
