@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "serve": ("goboom_env.cli.serve", "play in the browser against the agents, and replay game records", "web"),
 }
 
+
 def missing_module(extra: str) -> str | None:
     """The first module of ``extra`` that cannot be found (found, not imported: this stays fast)."""
     return next((m for m in extra_modules(extra) if importlib.util.find_spec(m) is None), None)

@@ -107,10 +107,14 @@ class EvaluateArgs(GameArgs):
         replace(self, episode="hand").validate_game()
 
     def episodes(self) -> tuple[str, ...]:
-        """The episode units to play: ``("match", "hand")`` for ``both``; for ``auto`` the models' unit
-        (:func:`models_episode`; hands with --luck-adjusted); else the one chosen."""
+        """The episode units to play: ``("match", "hand")`` for ``both``; for ``auto`` the unit the ``ppo:`` models
+        among the agents were trained for (``match`` without a model, for models of both units, or when a model cannot
+        be read; hands with --luck-adjusted); else the one chosen."""
+        if self.episode == "auto" and self.luck_adjusted:
+            return ("hand",)
         if self.episode == "auto":
-            return ("hand",) if self.luck_adjusted else (models_episode(self.agents),)
+            units = set(_trained_units(self.agents).values())
+            return (units.pop() if len(units) == 1 and None not in units else "match",)
         return ("match", "hand") if self.episode == "both" else (self.episode,)
 
 
@@ -138,16 +142,18 @@ def run(args: EvaluateArgs, command: str = "goboom evaluate") -> int:
     for note in (episode_note(args.agents, args.episode), processes_note(args.processes, args.games)):
         if note:
             print(note, file=sys.stderr)
+    from goboom_env.evaluation.report import print_side_by_side, print_tables, write_report, write_side_by_side
+
     with staged as folder:
         runs = {episode: _play(replace(args, episode=episode), config) for episode in args.episodes()}
         luck = _luck(args, runs)
-        report = _write(folder, staged.out, runs, command, luck)
+        with writing("the results", staged.out):  # one run's report, or the side-by-side one of two episodes
+            report = (write_report(folder, *runs[args.episode], command=command, luck=luck) if len(runs) == 1
+                      else write_side_by_side(folder, runs, command))
         for episode, (result, pairwise) in runs.items():
             where = "" if len(runs) == 1 else episode  # both: each run's files in its own subfolder
             _save_games(folder / where, staged.out / where, result, pairwise, args.save_games)
     from rich.console import Console
-
-    from goboom_env.evaluation.report import print_side_by_side, print_tables
 
     if len(runs) == 1:
         print_tables(*runs[args.episode], console=Console(), luck=luck)
@@ -183,13 +189,6 @@ def _trained_units(specs: Sequence[str]) -> dict[str, str | None]:
         if meta is not None:
             units[spec] = trained_episode(meta)
     return units
-
-
-def models_episode(specs: Sequence[str]) -> str:
-    """The episode unit the ``ppo:`` models among ``specs`` were trained for; ``match`` without a model, for models of
-    both units, or when a model cannot be read."""
-    units = set(_trained_units(specs).values())
-    return units.pop() if len(units) == 1 and None not in units else "match"
 
 
 EPISODE_WORDS = {"hand": ("single hands", "hands"), "match": ("whole matches", "matches")}
@@ -250,15 +249,3 @@ def _save_games(folder: Path, out: Path, result: TournamentResult | None, pairwi
     tournaments = [result] if result is not None else list((pairwise or {}).values())
     with writing("the game records", out / GAMES_FILE):
         write(folder / GAMES_FILE, [r for t in tournaments for r in record_games(t, count)], append=False)
-
-
-def _write(folder: Path, out: Path, runs: Mapping[str, Run], command: str,
-           luck: LuckAdjustment | None = None) -> Path:
-    """Every report file into ``folder`` (staged for ``out``): one run's report, or with two episodes the
-    side-by-side report; an OSError (disk full, ...) becomes an OutputError."""
-    from goboom_env.evaluation.report import write_report, write_side_by_side
-
-    with writing("the results", out):
-        if len(runs) == 1:
-            return write_report(folder, *next(iter(runs.values())), command=command, luck=luck)
-        return write_side_by_side(folder, runs, command)

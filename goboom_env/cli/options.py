@@ -212,11 +212,11 @@ def _config_and_preset(argv: Sequence[str], prog: str, with_preset: bool) -> tup
         pre.add_argument("--preset", default=None)
     try:
         known, _ = pre.parse_known_args(list(argv))
-    except argparse.ArgumentError as exc:
+        preset = getattr(known, "preset", None)
+        if preset is not None:
+            GameConfig.preset(preset)  # an unknown name: UsageError naming the likely one
+    except (argparse.ArgumentError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    preset = getattr(known, "preset", None)
-    if preset is not None and preset not in PRESETS:
-        raise UsageError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}{did_you_mean(preset, PRESETS)}")
     return known.config, preset
 
 

@@ -444,8 +444,7 @@ class VectorArgs(SelfPlayArgs):
         if self.num_envs < len(self.player_counts):
             raise ValueError(f"num_envs must be at least one game per player count ({len(self.player_counts)}), "
                              f"got {self.num_envs}")
-        for count in self.player_counts:
-            self.player_config(count)  # every table must be a valid game (hand size x players <= cards)
+        self.player_configs()  # every table must be a valid game (hand size x players <= cards)
         if self.eval_player_counts:
             check_player_counts(self.eval_player_counts, "eval_player_counts")
             extra = sorted(set(self.eval_player_counts) - set(self.player_counts))
@@ -755,8 +754,7 @@ def cluster_endpoint(address: str) -> tuple[str, int] | None:
     ``ray://HOST:PORT``); None for ``auto``, which Ray looks up itself. Raises ValueError otherwise."""
     if address == "auto":
         return None
-    rest = address.removeprefix("ray://")
-    host, sep, port = rest.rpartition(":")
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
     host = host.removeprefix("[").removesuffix("]")
     if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise ValueError(f"address must be auto, HOST:PORT or ray://HOST:PORT (port 1..65535), got {address!r}")
@@ -827,12 +825,10 @@ def build_args(cls: type, config: str | Path | None = None, preset: str | None =
     if config is not None:
         values.update(load_config_file(config, cls))
     if preset is not None:
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        GameConfig.preset(preset)  # an unknown name: ValueError naming the likely one
         values.update(PRESETS[preset])
     values.update(fields)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
+    unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
     if unknown:
         raise ValueError(f"unknown settings {unknown} for {cls.__name__}")
     return cls(**values)

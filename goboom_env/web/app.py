@@ -154,8 +154,7 @@ class _Api:
             seat = check_int("seat", body.get("seat", 0), 0, config.num_players - 1)
             episode = body.get("episode", "hand")
             check_episode(episode)
-            seed = body.get("seed")
-            seed = None if seed is None else check_int("seed", seed, 0, 2**63 - 1)
+            seed = None if body.get("seed") is None else check_int("seed", body["seed"], 0, 2**63 - 1)
             delay = check_int("delay_ms", body.get("delay_ms", 700), 0, MAX_DELAY_MS)
             opponents = _opponents(body.get("opponents", ["heuristic"]), config)
             specs = [self.settings.catalog.spec(o, config) for o in opponents]
