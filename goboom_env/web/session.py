@@ -276,8 +276,13 @@ def table_view(hand: Hand, seat: int | None, *, reveal: bool = False, names: lis
         players.append(player)
     own = hand.hand_faces(seat) if seat is not None else []
     frame: Frame = {
-        "config": hand.config.to_dict(), "seat": seat, "players": players, "dealer": hand.dealer, "current": mover,
-        "stock": len(hand.stock), "phase": hand.phase.name.lower(),
+        "config": hand.config.to_dict(),
+        "seat": seat,
+        "players": players,
+        "dealer": hand.dealer,
+        "current": mover,
+        "stock": len(hand.stock),
+        "phase": hand.phase.name.lower(),
         "your_hand": [card(f) | {"legal": mover == seat and f in legal} for f in own],
         "legal": sorted(move_code(a) for a in legal) if seat is None or mover == seat else [],
         "can_draw": DRAW_OR_PASS in legal and (seat is None or mover == seat),
