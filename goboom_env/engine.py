@@ -83,43 +83,19 @@ class Hand:
         seat = as_int(dealer)
         if seat is None or not 0 <= seat < n:
             raise ValueError(f"dealer must be a seat in 0..{n - 1}, got {dealer!r}")
-        self._settings(config, seat)
-        self.counts = [bytearray(NUM_FACES) for _ in range(n)]
-        self.masks = [0] * n
-        self.seen = bytearray(NUM_FACES)
-        self.drawn = [0] * n
-        self.events: list[Event] = []
+        faces = [int(f) for f in deck]
+        dealt = config.hand_size * n
+        hands = [faces[(s - seat - 1) % n:dealt:n] for s in range(n)]  # one card at a time from the dealer's left
+        phase = Phase.LEAD if config.is_classic else Phase.DISCARD  # R1.4, R2.4: the dealer's left moves first
+        self._hold(config, seat, hands, faces[dealt:], bytes(NUM_FACES), [0] * n, [], (seat + 1) % n, phase)
         self.trick = [NOT_PLAYED] * n
         self.leader = self.led = self.best_face = self.best_seat = -1
         self.turns = self.passes = 0
         self.top = self.match_face = -1
         self.winner: int | None = None
         self.blocked = False
-        dealt = config.hand_size * n
-        counts, masks, first = self.counts, self.masks, self.dealer + 1
-        for i in range(dealt):  # one card at a time from the dealer's left (R1.3); _give inlined
-            face = int(deck[i])
-            counts[(first + i) % n][face] += 1
-            masks[(first + i) % n] |= 1 << face
-        self.sizes = [config.hand_size] * n
-        self.stock = [int(f) for f in reversed(deck[dealt:])]  # top of the stock = last item
-        self.current = (self.dealer + 1) % n  # R1.4, R2.4
-        if self.classic:
-            self.phase = Phase.LEAD
-        else:
-            self.phase = Phase.DISCARD
+        if not self.classic:
             self._turn_up()
-
-    def _settings(self, config: GameConfig, dealer: int) -> None:
-        """The fields fixed for the whole hand: the configuration, the dealer and the rule switches."""
-        self.config = config
-        self.n = config.num_players
-        self.classic = config.is_classic
-        self.dealer = dealer
-        self._boom_mask = boom_mask(config.aces_mode)
-        self._after_any = config.anything_after_joker
-        self._points = card_points(config)
-        self._legal = -1
 
     @classmethod
     def from_state(
@@ -132,22 +108,38 @@ class Hand:
         """A hand in a given mid-game state (faces; ``stock`` top first, ``seen`` as copies per face), unchecked so
         that search agents build determinizations fast; a state from outside goes through :meth:`from_dict`."""
         new = cls.__new__(cls)
-        new._settings(config, dealer)
-        new.counts = [bytearray(NUM_FACES) for _ in range(new.n)]
-        new.masks = [0] * new.n
-        new.sizes = [0] * new.n
-        for seat, faces in enumerate(hands):
-            for face in faces:
-                new._give(seat, face)
-        new.stock = list(reversed(stock))
-        new.seen = bytearray(seen)
-        new.drawn = list(drawn)
-        new.events = list(events)
-        new.current, new.phase, new.trick = current, phase, list(trick)
+        new._hold(config, dealer, hands, stock, seen, drawn, events, current, phase)
+        new.trick = list(trick)
         new.leader, new.led, new.best_face, new.best_seat, new.turns = leader, led, best_face, best_seat, turns
         new.top, new.match_face, new.passes = top, match_face, passes
         new.winner, new.blocked = winner, blocked
         return new
+
+    def _hold(
+        self, config: GameConfig, dealer: int, hands: Sequence[Sequence[int]], stock: Sequence[int],
+        seen: Sequence[int], drawn: Sequence[int], events: Sequence[Event], current: int, phase: Phase,
+    ) -> None:
+        """The rule switches, the cards (``stock`` top first), the log and whose turn it is: all but the trick."""
+        self.config = config
+        self.n = config.num_players
+        self.classic = config.is_classic
+        self.dealer = dealer
+        self._boom_mask = boom_mask(config.aces_mode)
+        self._after_any = config.anything_after_joker
+        self._points = card_points(config)
+        self._legal = -1
+        self.counts = [bytearray(NUM_FACES) for _ in hands]
+        for counts, faces in zip(self.counts, hands):
+            for face in faces:
+                counts[face] += 1
+        self.masks = [sum(1 << face for face in set(faces)) for faces in hands]
+        self.sizes = [len(faces) for faces in hands]
+        self.stock = list(reversed(stock))  # top of the stock = last item
+        self.seen = bytearray(seen)
+        self.drawn = list(drawn)
+        self.events = list(events)
+        self.current = current
+        self.phase = phase
 
     # -- queries ---------------------------------------------------------------------------
 
