@@ -144,9 +144,9 @@ class GameConfig:
         return 52 * self.num_decks + self.num_jokers
 
     def explicit_fields(self) -> dict[str, Any]:
-        """The fields that rebuild this config: the rule fields (variant, num_players, hand_size,
-        after_joker) and the derived fields that were set explicitly. ``GameConfig(**explicit)``
-        equals this config, and derived fields left out are derived again.
+        """The fields that rebuild this config: the rule fields (variant, num_players, hand_size, after_joker) and
+        the derived fields that were set explicitly. ``GameConfig(**explicit)`` equals this config, and derived
+        fields left out are derived again.
 
         >>> GameConfig(num_players=7, target_score=50).explicit_fields()["target_score"]
         50
@@ -157,9 +157,8 @@ class GameConfig:
                 if name not in DERIVED_FIELDS or name in self._explicit}
 
     def replace(self, **changes: Any) -> GameConfig:
-        """A copy with some fields changed, validated again. Derived fields that were not set
-        explicitly are derived again (a field changed to ``None`` too), so the result equals
-        ``GameConfig(**{**self.explicit_fields(), **changes})``.
+        """A copy with some fields changed, validated again; derived fields not set explicitly (or changed to
+        ``None``) are derived again: ``GameConfig(**{**self.explicit_fields(), **changes})``.
 
         >>> GameConfig(num_players=7).replace(num_players=4).num_decks
         1
@@ -206,9 +205,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 def as_int(value: Any) -> int | None:
-    """``value`` as a Python int if it is an integer: an ``int``, a numpy integer scalar or a 0-d
-    integer array (what ``model.predict`` returns); ``None`` for anything else, bools included
-    (``True`` is an ``int`` to Python but never a card, a seat or a count here).
+    """``value`` as a Python int if it is an integer: an ``int``, a numpy integer scalar or a 0-d integer array (what
+    ``model.predict`` returns); ``None`` for anything else, bools included (never a card, a seat or a count here).
 
     >>> as_int(3), as_int(np.int8(3)), as_int(np.array(3)), as_int(True), as_int(3.0)
     (3, 3, 3, None, None)
@@ -217,9 +215,8 @@ def as_int(value: Any) -> int | None:
         return value
     if isinstance(value, (bool, np.bool_)):
         return None
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+    if isinstance(value, (int, np.integer)) or (
+            isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu"):
         return int(value)
     return None
 
