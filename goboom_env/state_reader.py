@@ -60,12 +60,6 @@ def _read_trick_entry(r: Fields, field: str, raw: Any) -> int:
     raise r.error(field, f"must be a card code, {NOT_PLAYED} (not played yet) or {PASSED} (passed), got {shown(raw)}")
 
 
-def _hand_points(state: dict[str, Any]) -> tuple[int, ...]:
-    """Points of the cards left in each hand of a read state (R1.10, R2.11)."""
-    points = card_points(state["config"])
-    return tuple(sum(points[f] for f in faces) for faces in state["hands"])
-
-
 def read_hand(data: Any) -> dict[str, Any]:
     """The hand saved in ``data`` as the arguments of :meth:`Hand.from_state`."""
     r = Fields(data, _HAND_FIELDS, prefix="malformed hand state")
@@ -294,7 +288,9 @@ def read_match(data: Any) -> dict[str, Any]:
                                  f"{len(results)} hand(s), got {winners} and {over}")
     if over:
         last = results[-1]
-        if hand["phase"] != _OVER or (hand["dealer"], hand["winner"], hand["blocked"], _hand_points(hand)) != (
+        points = card_points(config)  # of the cards left in each hand (R1.10, R2.11)
+        left = tuple(sum(points[f] for f in faces) for faces in hand["hands"])
+        if hand["phase"] != _OVER or (hand["dealer"], hand["winner"], hand["blocked"], left) != (
                 last.dealer, last.winner, last.blocked, last.hand_points):
             raise r.error("hand", "must be the last finished hand once the match is over")
     elif results and hand["dealer"] != (results[-1].dealer + 1) % n:
