@@ -129,10 +129,14 @@ class Hand:
         self._points = card_points(config)
         self._legal = -1
         self.counts = [bytearray(NUM_FACES) for _ in hands]
-        for counts, faces in zip(self.counts, hands):
+        self.masks = [0] * len(hands)
+        for seat, faces in enumerate(hands):
+            counts = self.counts[seat]
+            mask = 0
             for face in faces:
                 counts[face] += 1
-        self.masks = [sum(1 << face for face in set(faces)) for faces in hands]
+                mask |= 1 << face
+            self.masks[seat] = mask
         self.sizes = [len(faces) for faces in hands]
         self.stock = list(reversed(stock))  # top of the stock = last item
         self.seen = bytearray(seen)
