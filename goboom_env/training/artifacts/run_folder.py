@@ -230,6 +230,21 @@ def next_multiple(steps: int, every: int) -> int:
     return (steps // every + 1) * every if every > 0 else 1 << 62
 
 
+class Schedule:
+    """Which named step intervals a run's step count has reached: each falls due at the multiples of its ``every``
+    (never when that is 0 or less), so that a resumed run stays on the same step grid."""
+
+    def __init__(self, steps: int, **every: int) -> None:
+        self.every = every
+        self.due_at = {name: next_multiple(steps, each) for name, each in every.items()}
+
+    def due(self, steps: int) -> set[str]:
+        """The names due at ``steps``; each falls due next at its first multiple after ``steps``."""
+        due = {name for name, at in self.due_at.items() if steps >= at}
+        self.due_at |= {name: next_multiple(steps, self.every[name]) for name in due}
+        return due
+
+
 def mean_or_blank(values: Any) -> float | str:
     """The mean rounded to 4 places, or "" (an empty CSV cell) for no values."""
     values = list(values)

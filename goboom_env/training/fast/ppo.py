@@ -25,10 +25,10 @@ from goboom_env.training.artifacts.learning_curve import plot_learning_curve
 from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
+    Schedule,
     StepBar,
     best_win_rate,
     last_evaluated,
-    next_multiple,
     planned_settings,
     start_run_folder,
     truncate_logs,
@@ -213,16 +213,14 @@ class Trainer:
     def iterations(self, bar: StepBar, **every: int) -> Iterator[tuple[dict[str, float], float, set[str]]]:
         """Iterations until ``timesteps`` learner steps or ``time_limit`` training seconds, shown on ``bar``; yields
         each one's statistics, its steps per second and the names of ``every`` whose multiple of steps it passed."""
-        due_at = {name: next_multiple(self.steps, steps) for name, steps in every.items()}
+        schedule = Schedule(self.steps, **every)
         while self.steps < self.args.timesteps and not 0 < self.args.time_limit <= self.train_s:
             started, before = time.perf_counter(), self.steps
             stats = self.iteration()
             elapsed = time.perf_counter() - started
             self.train_s += elapsed
             bar.to(self.steps)
-            due = {name for name, at in due_at.items() if self.steps >= at}
-            due_at |= {name: next_multiple(self.steps, every[name]) for name in due}
-            yield stats, (self.steps - before) / max(elapsed, 1e-9), due
+            yield stats, (self.steps - before) / max(elapsed, 1e-9), schedule.due(self.steps)
 
     # -- one iteration: collect -> seat_gae -> update ------------------------------------------------
 

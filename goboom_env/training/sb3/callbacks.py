@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import abc
 import time
 from collections import defaultdict, deque
 from typing import Any
@@ -13,11 +12,11 @@ from goboom_env.hints import needs_extra
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
+    Schedule,
     StepBar,
     append_csv,
     best_win_rate,
     mean_or_blank,
-    next_multiple,
     whole_rollouts,
 )
 from goboom_env.training.league import SELF
@@ -35,13 +34,11 @@ PROGRESS_COLUMNS = [
 
 
 def make_callbacks(args: TrainArgs, config: GameConfig, files: RunFiles) -> CallbackList:
-    """The progress bar, progress logging, league snapshots, checkpoints and periodic evaluation, in that order."""
+    """The progress bar, progress logging, then league snapshots, checkpoints and periodic evaluation."""
     return CallbackList([
         StepBarCallback(args.progress),
         ProgressCallback(files, [spec for spec, _ in parse_opponents(args.opponents)]),
-        LeagueSnapshotCallback(files, args.snapshot_every),
-        RunCheckpointCallback(files, args, config),
-        TournamentEvalCallback(files, args, config),
+        ScheduleCallback(files, args, config),
     ])
 
 
@@ -113,78 +110,48 @@ class ProgressCallback(BaseCallback):
         append_csv(self.files.progress, row, PROGRESS_COLUMNS + [f"win_rate/{k}" for k in self.kinds])
 
 
-class PeriodicCallback(BaseCallback):
-    """Calls :meth:`fire` whenever the step count reaches the next multiple of ``every`` (never when it is 0 or
-    less), so that a resumed run stays on the same step grid."""
+class ScheduleCallback(BaseCallback):
+    """What falls due on the run's step grid (:class:`Schedule`), in this order: every ``snapshot_every`` steps (and
+    at the start of a run without snapshots) a frozen copy of the learner's actor joins every env's opponent pool and
+    ``snapshots/snapshot_STEPS.npz``; every ``checkpoint_every`` steps the full model as
+    ``checkpoints/model_STEPS.zip`` (SB3's ``CheckpointCallback`` counts calls, not steps, and saves no metadata nor
+    numpy actor); every ``eval_every`` steps (when positive) duplicate tournaments against each of
+    ``eval_opponents``, a row of ``eval.csv`` and ``eval/`` scalars, and ``best_model.zip`` when the win rate
+    against the last one is the best so far (sb3-contrib's ``MaskableEvalCallback`` plays no duplicate deals)."""
 
-    def __init__(self, every: int) -> None:
+    def __init__(self, files: RunFiles, args: TrainArgs, config: GameConfig) -> None:
         super().__init__()
-        self.every = every
-        self.next = 0
+        self.files, self.args, self.config = files, args, config
+        self.schedule = Schedule(0)
+        self.best = -1.0
 
     def _on_training_start(self) -> None:
-        self.next = next_multiple(self.num_timesteps, self.every)
+        args = self.args
+        self.schedule = Schedule(self.num_timesteps, snapshot=args.snapshot_every,
+                                 checkpoint=args.checkpoint_every, evaluate=args.eval_every)
+        if not self.files.snapshot_files():
+            self.snapshot()
+        self.best = best_win_rate(self.files.eval, args.eval_opponents[-1])
 
     def _on_step(self) -> bool:
-        if self.num_timesteps >= self.next:
-            self.fire()
-            self.next += self.every
+        due = self.schedule.due(self.num_timesteps)
+        if "snapshot" in due:
+            self.snapshot()
+        if "checkpoint" in due:
+            steps = self.num_timesteps
+            save_model(self.model, self.files.checkpoint(steps), model_metadata(self.config, self.args, steps))
+        if "evaluate" in due:
+            self.evaluate()
         return True
 
-    @abc.abstractmethod
-    def fire(self) -> None:
-        """What the callback does every ``every`` steps."""
-
-
-class LeagueSnapshotCallback(PeriodicCallback):
-    """Every ``every`` steps (and at the start of a run without snapshots) a frozen copy of the learner's actor
-    joins every env's opponent pool and ``snapshots/snapshot_STEPS.npz``."""
-
-    def __init__(self, files: RunFiles, every: int) -> None:
-        super().__init__(every)
-        self.files = files
-
-    def _on_training_start(self) -> None:
-        super()._on_training_start()
-        if not self.files.snapshot_files():
-            self.fire()
-
-    def fire(self) -> None:
+    def snapshot(self) -> None:
         name = f"snapshot@{self.num_timesteps}"
         state = frozen_actor(self.model).state()
         self.training_env.env_method("add_snapshot", name, state)
         self.files.snapshots.mkdir(parents=True, exist_ok=True)
         save_snapshot(self.files.snapshots / f"{name.replace('@', '_')}.npz", state)
 
-
-class RunCheckpointCallback(PeriodicCallback):
-    """Every ``args.checkpoint_every`` steps the full model as ``checkpoints/model_STEPS.zip`` (SB3's
-    ``CheckpointCallback`` counts calls, not steps, and saves no metadata nor numpy actor)."""
-
-    def __init__(self, files: RunFiles, args: TrainArgs, config: GameConfig) -> None:
-        super().__init__(args.checkpoint_every)
-        self.files, self.args, self.config = files, args, config
-
-    def fire(self) -> None:
-        steps = self.num_timesteps
-        save_model(self.model, self.files.checkpoint(steps), model_metadata(self.config, self.args, steps))
-
-
-class TournamentEvalCallback(PeriodicCallback):
-    """Every ``args.eval_every`` steps (when positive): duplicate tournaments of the model against each of
-    ``args.eval_opponents``, a row of ``eval.csv`` and ``eval/`` scalars, and ``best_model.zip`` when the win rate
-    against the last one is the best so far. sb3-contrib's ``MaskableEvalCallback`` plays no duplicate deals."""
-
-    def __init__(self, files: RunFiles, args: TrainArgs, config: GameConfig) -> None:
-        super().__init__(args.eval_every)
-        self.files, self.args, self.config = files, args, config
-        self.best = -1.0
-
-    def _on_training_start(self) -> None:
-        super()._on_training_start()
-        self.best = best_win_rate(self.files.eval, self.args.eval_opponents[-1])
-
-    def fire(self) -> None:
+    def evaluate(self) -> None:
         args, files, steps = self.args, self.files, self.num_timesteps
         save_model(self.model, files.eval_model, model_metadata(self.config, args, steps))
         row = evaluate_model(files.eval_model, files, args, self.config, steps, args.seed + steps)
