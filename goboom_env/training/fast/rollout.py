@@ -226,9 +226,8 @@ def build_batch(roll: Rollout, gae: SeatAdvantages, pending: Pending) -> tuple[B
         return out
 
     adv = gather(gae.advantages, gae.pending_advantages)
-    batch = Batch(obs=gather(roll.obs, pending.obs), mask=gather(roll.mask, pending.mask),
-                  action=gather(roll.action, pending.action), logp=gather(roll.logp, pending.logp),
-                  advantage=adv, ret=adv + gather(roll.value, pending.value))
+    decided = {f.name: gather(getattr(roll, f.name), getattr(pending, f.name)) for f in fields(Decisions)}
+    batch = Batch(**decided, advantage=adv, ret=adv + gather(roll.value, pending.value))
     new = pending.carried(gae.pending_resolved, gae.pending_reward)
     ot, ob = np.nonzero(gae.opened)
     os_ = roll.seat[ot, ob]

@@ -132,6 +132,5 @@ def _collect_padded(config: GameConfig, teacher: str, games: int, seed: int, pla
     parts = [(k, collect(config.replace(num_players=k), teacher, max(1, games // len(player_counts)), seed=seed + i,
                          progress=progress))
              for i, k in enumerate(player_counts)]
-    return Demonstrations(np.concatenate([pad_observations(d.obs, k) for k, d in parts]),
-                          np.concatenate([d.masks for _, d in parts]), np.concatenate([d.actions for _, d in parts]),
-                          np.concatenate([d.returns for _, d in parts]))
+    columns = zip(*[(pad_observations(d.obs, k), d.masks, d.actions, d.returns) for k, d in parts])
+    return Demonstrations(*(np.concatenate(column) for column in columns))
