@@ -106,38 +106,27 @@ def check_checkpoint(state: dict[str, Any]) -> None:
 
 def evaluate(trainer: Any, model: Path, files: RunFiles, writer: Any, best: float, meta: dict[str, Any]) -> float:
     """Tournaments of the current actor against the baselines into ``eval.csv``; returns the best score so far and
-    keeps its model."""
+    keeps its model. A generalist's columns: each baseline at each evaluated count (``win_rate/B@Np``, its CI) and
+    the mean win rate over the counts (``win_rate/B@mean``, which picks the best model)."""
     args = trainer.args
     save_play_only(trainer.net, model, meta)
     spec = f"ppo:{model}"
     row: dict[str, Any] = {"timesteps": trainer.steps, "train_s": round(trainer.train_s, 1)}
+    counts = args.evaluated_counts() if args.player_counts else []
     say(evaluation_line(trainer.steps, args.eval_opponents, args.eval_games)
-        + (f" at {', '.join(map(str, args.evaluated_counts()))} players" if args.player_counts else ""))
-    if args.player_counts:
-        row |= generalist_columns(args, spec, trainer.steps)
-    else:
-        results = evaluate_vs_baselines(trainer.config, spec, args.eval_opponents, args.eval_games,
+        + (f" at {', '.join(map(str, counts))} players" if counts else ""))
+    tables = [(args.player_config(k), f"@{k}p") for k in counts] if counts else [(trainer.config, "")]
+    for config, suffix in tables:
+        results = evaluate_vs_baselines(config, spec, args.eval_opponents, args.eval_games,
                                         seed=args.seed + trainer.steps, episode=args.episode, progress=args.progress)
-        row |= win_rate_columns(results, spec)
+        row |= {f"{key}{suffix}": value for key, value in win_rate_columns(results, spec).items()}
+    for baseline in args.eval_opponents if counts else []:  # a generalist's mean over its counts
+        row[f"win_rate/{baseline}@mean"] = sum(row[f"win_rate/{baseline}@{k}p"] for k in counts) / len(counts)
     append_csv(files.eval, row, list(row))
     for key, value in row.items():
         if key != "timesteps":
             writer.add_scalar(f"eval/{key}", value, trainer.steps)
     return files.keep_best(model, row[f"win_rate/{best_column(args)}"], best)
-
-
-def generalist_columns(args: VectorArgs, spec: str, steps: int) -> dict[str, float]:
-    """A generalist's ``eval.csv`` columns: each baseline at each evaluated count (``win_rate/B@Np``, its CI) and
-    the mean win rate over the counts (``win_rate/B@mean``, which picks the best model)."""
-    row: dict[str, float] = {}
-    counts = args.evaluated_counts()
-    for count in counts:
-        results = evaluate_vs_baselines(args.player_config(count), spec, args.eval_opponents, args.eval_games,
-                                        seed=args.seed + steps, episode=args.episode, progress=args.progress)
-        row |= {f"{key}@{count}p": value for key, value in win_rate_columns(results, spec).items()}
-    for baseline in args.eval_opponents:
-        row[f"win_rate/{baseline}@mean"] = sum(row[f"win_rate/{baseline}@{k}p"] for k in counts) / len(counts)
-    return row
 
 
 def best_column(args: VectorArgs) -> str:
