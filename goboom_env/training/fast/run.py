@@ -141,8 +141,7 @@ def log_progress(path: Path, writer: Any, trainer: Any, stats: dict[str, float],
                            "train_s": round(trainer.train_s, 2),
                            **{k: round(v, 6) for k, v in stats.items() if not math.isnan(v)},  # NaN: blank
                            "ep_len_mean": mean_or_blank(trainer.lengths[-1000:])}
-    for spec, results in trainer.results.items():
-        row[f"win_rate/{spec}"] = mean_or_blank(results[-1000:])
+    row |= {f"win_rate/{spec}": mean_or_blank(results[-1000:]) for spec, results in trainer.results.items()}
     append_csv(path, row, PROGRESS_COLUMNS + [f"win_rate/{s}" for s in trainer.results])
     for key, value in row.items():
         if key != "timesteps" and value != "":

@@ -100,10 +100,8 @@ class ProgressCallback(BaseCallback):
             "ep_len_mean": mean_or_blank([e["l"] for e in buffer]),
             "win_rate": mean_or_blank(self.all_results), "fps": round((self.num_timesteps - self.t0_steps) / elapsed),
         }
-        for key in PROGRESS_COLUMNS[6:]:
-            row[key] = values.get(f"train/{key}", "")
-        for kind in self.kinds:
-            row[f"win_rate/{kind}"] = mean_or_blank(self.results[kind])
+        row |= {key: values.get(f"train/{key}", "") for key in PROGRESS_COLUMNS[6:]}
+        row |= {f"win_rate/{kind}": mean_or_blank(self.results[kind]) for kind in self.kinds}
         for key, value in row.items():
             if key not in ("timesteps", "loss") and value != "" and not key.startswith("train"):
                 self.logger.record(f"selfplay/{key}", value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -70,17 +71,10 @@ def make_vec_env(args: TrainArgs, config: GameConfig, seed_offset: int = 0) -> A
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     opponents = parse_opponents(args.opponents)
-
-    def factory(rank: int) -> Any:
-        seed = int(np.random.SeedSequence([args.seed, seed_offset, rank]).generate_state(1)[0])
-
-        def make() -> SelfPlayEnv:
-            return SelfPlayEnv(config, opponents, episode=args.episode, reward=args.reward, seat=args.seat, seed=seed,
-                               pool_size=args.pool_size, privileged=args.privileged_critic, shaping=args.shaping,
-                               gamma=args.gamma)
-        return make
-
-    fns = [factory(i) for i in range(args.num_envs)]
+    fns = [partial(SelfPlayEnv, config, opponents, episode=args.episode, reward=args.reward, seat=args.seat,
+                   seed=int(np.random.SeedSequence([args.seed, seed_offset, rank]).generate_state(1)[0]),
+                   pool_size=args.pool_size, privileged=args.privileged_critic, shaping=args.shaping, gamma=args.gamma)
+           for rank in range(args.num_envs)]
     vec = SubprocVecEnv(fns, start_method="fork") if args.vec_env == "subproc" else DummyVecEnv(fns)
     return VecMonitor(vec)
 
