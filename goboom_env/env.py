@@ -80,6 +80,16 @@ def short_box(low: np.ndarray, high: np.ndarray) -> spaces.Box:
     return box
 
 
+def start_episode(aec: AECEnv) -> None:
+    """PettingZoo's per-agent bookkeeping at a reset: every agent in play, no reward yet, none done."""
+    aec.agents = aec.possible_agents[:]
+    aec.rewards = dict.fromkeys(aec.agents, 0.0)
+    aec._cumulative_rewards = dict.fromkeys(aec.agents, 0.0)
+    aec.terminations = dict.fromkeys(aec.agents, False)
+    aec.truncations = dict.fromkeys(aec.agents, False)
+    aec.infos = {a: {} for a in aec.agents}
+
+
 class IntegerActionWrapper(BaseWrapper):
     """Passes integer actions on as Python ``int`` and refuses the rest, bools included, with
     :class:`IllegalActionError` (PettingZoo's wrappers would index the action mask with them)."""
@@ -150,12 +160,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             if hint := did_you_mean(key, _OPTION_KEYS):
                 warnings.warn(f"ignoring unknown reset option {key!r}{hint}", stacklevel=2)
         self.match = Match(self.config, self._rng, options.get("deck"), options.get("dealer"))
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        start_episode(self)
         self._rewards_set = False
         self.agent_selection = self.agents[self.match.hand.current]
 

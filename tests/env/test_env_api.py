@@ -140,6 +140,11 @@ def test_the_env_prints_its_name_and_short_spaces() -> None:
         "Dict('action_mask': Box(0, 1, (54,), int8), 'observation': Box(0, 1..2.695, (517,), float32))")
 
 
+def test_a_step_before_any_reset_is_refused() -> None:
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        goboom_env.raw_env().step(0)
+
+
 def test_raw_env_illegal_action_names_agent_action_and_legal_actions() -> None:
     env = goboom_env.raw_env(config=SMALL)
     env.reset(options={"deck": SMALL_DECK, "dealer": 2})
