@@ -18,7 +18,8 @@ CORE_TESTS = ["rules/test_rules.py", "rules/test_config.py", "env/test_env_api.p
               "rules/test_serialization.py", "agents/test_agents.py", "env/test_observation_reference.py",
               "env/test_env_outputs.py", "rules/test_action_types.py", "project/test_packaging.py"]
 """Test files that need only the core dependencies (no extra), relative to tests/."""
-SOURCES = ["pyproject.toml", "README.md", "LICENSE", "goboom_env"]
+SOURCES = ["pyproject.toml", "README.md", "LICENSE", "goboom_env", "docs"]
+"""What the copy of the project holds: the package, and the docs whose tables the env tests check."""
 
 
 def core_floors() -> dict[str, str]:
