@@ -53,3 +53,17 @@ def test_append_csv_keeps_the_columns_of_an_existing_log(tmp_path: Path) -> None
     fresh.touch()  # an empty file gets its header
     append_csv(fresh, {"timesteps": 1}, ["timesteps"])
     assert fresh.read_text().splitlines() == ["timesteps", "1"]
+
+
+def test_a_resumed_run_cuts_its_logs_back_and_an_empty_log_still_gets_its_header(tmp_path: Path) -> None:
+    from goboom_env.training.artifacts.run_folder import append_csv, truncate_logs
+
+    files = RunFiles(tmp_path)
+    for steps in (256, 512):
+        append_csv(files.progress, {"timesteps": steps, "loss": 0.5}, ["timesteps", "loss"])
+    files.eval.touch()  # an interrupt can leave a log created but not yet written
+    truncate_logs(files, 256)
+    assert files.progress.read_text().splitlines() == ["timesteps,loss", "256,0.5"]
+    assert files.eval.read_text() == ""
+    append_csv(files.eval, {"timesteps": 512}, ["timesteps"])
+    assert files.eval.read_text().splitlines() == ["timesteps", "512"]

@@ -253,10 +253,10 @@ def mean_or_blank(values: Any) -> float | str:
 
 def truncate_logs(files: RunFiles, timesteps: int) -> None:
     """Drop the rows of ``progress.csv`` and ``eval.csv`` written after ``timesteps`` (the checkpoint a resumed run
-    restarts from: they are written again)."""
+    restarts from: they are written again). An empty log, which an interrupt can leave, stays empty."""
     for path in (files.progress, files.eval):
-        if path.exists():
-            columns, rows = read_log(path)
+        columns, rows = read_log(path)
+        if columns:
             with path.open("w", newline="") as fh:
                 writer = csv.DictWriter(fh, fieldnames=columns)
                 writer.writeheader()
