@@ -69,7 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 return _run(command, argv)
             except BrokenPipeError:
-                _silence_stdout()
+                # the reader of stdout went away (| head): what is still buffered goes to /dev/null, so that Python's
+                # final flush does not fail again (the recipe of the signal module's documentation)
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 return 1
     except BaseException as exc:  # an interrupt during the command, or as its handling ended (it had just returned)
         if not (isinstance(exc, KeyboardInterrupt) or process.interrupted_by(exc)):
@@ -98,13 +100,6 @@ def _run(command: str, argv: list[str]) -> int:
             raise
         print(install_hint(command, exc.name or "", late), file=sys.stderr)
         return 2
-
-
-def _silence_stdout() -> None:
-    """The reader of stdout went away (``| head``): send what is still buffered to /dev/null, so that
-    Python's final flush does not fail again (the recipe of the ``signal`` module's documentation)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

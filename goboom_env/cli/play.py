@@ -120,8 +120,7 @@ def _save(game: TerminalGame, path: Path, prog: str) -> int:
     try:
         write(path, [game.record])
     except (OSError, ValueError) as exc:
-        print(f"{prog}: error: cannot save the game to {path}: {getattr(exc, 'strerror', None) or exc}",
-              file=sys.stderr)
+        print_error(prog, f"cannot save the game to {path}: {getattr(exc, 'strerror', None) or exc}")
         return 1
     print(f"game record appended to {path} (goboom replay {path})")
     return 0
@@ -211,21 +210,16 @@ class TerminalGame:
             return action
 
     def _show_events(self, hand: Hand, out: TextIO) -> None:
-        """Print what happened since the last call, with the cards the human drew (theirs to see)."""
+        """Print what happened since the last call, with the cards the human drew (theirs to see: :func:`drawn_cards`,
+        against the hand at the last look, which becomes the hand now)."""
         new = hand.events[self.shown:]
         for event in new:
             print(f"  {describe_event(event)}", file=out)
-        if drawn := self._drawn(hand, new):
-            print(f"  (you drew {' '.join(move_text(f) for f in sorted(drawn.elements()))})", file=out)
-        self.shown = len(hand.events)
-
-    def _drawn(self, hand: Hand, events: Sequence[tuple]) -> Counter[int]:
-        """The cards that reached the human's hand from the stock during ``events`` (:func:`drawn_cards`,
-        against the hand at the last look, which becomes the hand now)."""
         now = Counter(hand.hand_faces(self.seat))
-        drawn = drawn_cards(self._mine.elements(), now.elements(), events, self.seat, hand.classic)
+        if drawn := drawn_cards(self._mine.elements(), now.elements(), new, self.seat, hand.classic):
+            print(f"  (you drew {' '.join(move_text(f) for f in sorted(drawn.elements()))})", file=out)
         self._mine = now
-        return drawn
+        self.shown = len(hand.events)
 
 
 class _GameStoppedError(Exception):

@@ -266,7 +266,8 @@ class _Api:
         for i, frame in enumerate(frames):
             if i:
                 await asyncio.sleep(session.delay_ms / 1000)
-            await ws.send_json({"type": "frame", "seq": session.next_seq(), "frame": frame})
+            session.seq += 1
+            await ws.send_json({"type": "frame", "seq": session.seq, "frame": frame})
         if session.failure is not None:
             await _close_with_error(ws, 410, session.failure)
             return False

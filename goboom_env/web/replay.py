@@ -25,12 +25,10 @@ MAX_PAGE_FRAMES = 500
 """The most frames one answer holds: some 2.5 MB for a table of 12 players (a frame shows every hand)."""
 
 
-def save_game(folder: Path, game_id: str, record: GameRecord) -> Path:
-    """Write one finished game to its own file in ``folder`` (made if missing); returns the file."""
+def save_game(folder: Path, game_id: str, record: GameRecord) -> None:
+    """Write one finished game to its own file in ``folder`` (made if missing)."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"game-{time.strftime('%Y%m%d-%H%M%S')}-{game_id}.jsonl"
-    records.write(path, [record], append=False)
-    return path
+    records.write(folder / f"game-{time.strftime('%Y%m%d-%H%M%S')}-{game_id}.jsonl", [record], append=False)
 
 
 def saved_records(folder: Path | None) -> list[str]:
@@ -82,14 +80,10 @@ def replay_page(text: str, game: int = 0, start: int = 0, count: int = MAX_PAGE_
     if start >= page.total:
         raise GameError(400, f"start must be in 0..{page.total - 1} (game {game} has {page.total} frames), "
                              f"got {start}")
-    return {"games": [summary(g) for g in games], "game": game, "start": start, "total": page.total,
-            "page_size": MAX_PAGE_FRAMES, "hand_starts": page.hand_starts, "frames": page.frames}
-
-
-def summary(record: GameRecord) -> dict[str, Any]:
-    """One line of the page's list of games."""
-    return {"seats": list(record.seats), "episode": record.episode, "config": record.config.to_dict(),
-            "hands": len(record.hands), "winners": list(record.result.winners), "points": list(record.result.points)}
+    listed = [{"seats": list(g.seats), "episode": g.episode, "config": g.config.to_dict(), "hands": len(g.hands),
+               "winners": list(g.result.winners), "points": list(g.result.points)} for g in games]
+    return {"games": listed, "game": game, "start": start, "total": page.total, "page_size": MAX_PAGE_FRAMES,
+            "hand_starts": page.hand_starts, "frames": page.frames}
 
 
 class Frames(NamedTuple):

@@ -29,7 +29,6 @@ from goboom_env.game_loop import HUMAN, Decision, HumanSeat, agents_around, play
 from goboom_env.observation import observe
 from goboom_env.records import GameRecord, Recorder, move_code
 from goboom_env.render import parse_move as typed_move
-from goboom_env.scoring import HandResult
 from goboom_env.web.limits import excerpt, without_paths
 
 MAX_MOVE_TEXT = 16
@@ -93,7 +92,7 @@ class GameSession:
         self.delay_ms = delay_ms  # between two agent moves shown on a websocket
         self.on_game_end = on_game_end
         self.failure: str | None = None  # why an agent ended the game, in words the page may show
-        self.seq = 0  # the number of the last frame sent to a websocket
+        self.seq = 0  # the number of the last frame sent to a websocket (increasing: a page drops a stale frame)
 
     def _agent(self, seat: int, spec: str, seed: int | None) -> Policy:
         """The agent of ``seat`` seeded with ``seed``; GameError 400 naming it by its choice when it cannot be made."""
@@ -133,17 +132,13 @@ class GameSession:
             "status": self.status(), "game": self.id, "episode": self.episode,
             "hand_number": self.match.hands_played + (0 if scored else 1),
             "scores": list(self.result.points) if one_hand else list(self.match.scores),
-            "results": [_result_row(r) for r in self.match.results]}
+            "results": [{"winners": list(r.winners), "points": list(r.hand_points), "deltas": list(r.score_deltas),
+                         "blocked": r.blocked, "dealer": r.dealer} for r in self.match.results]}
         if self.result is not None:
             frame["winners"] = list(self.result.winners)
         if self.failure is not None:
             frame["error"] = self.failure
         return frame
-
-    def next_seq(self) -> int:
-        """The next frame's number: increasing, so a page can drop a stale frame."""
-        self.seq += 1
-        return self.seq
 
     def play(self, move: Any) -> list[Frame]:
         """Play the human's ``move``, then the agents' up to the human's next turn; returns their frames."""
@@ -300,9 +295,3 @@ def table_view(hand: Hand, seat: int | None, *, reveal: bool = False, names: lis
         frame["hand_result"] = {"winner": hand.winner, "blocked": hand.blocked, "winners": hand.winners(),
                                 "points": hand.hand_points()}
     return frame
-
-
-def _result_row(result: HandResult) -> dict[str, Any]:
-    """One finished hand of the match for the page's score table."""
-    return {"winners": list(result.winners), "points": list(result.hand_points), "deltas": list(result.score_deltas),
-            "blocked": result.blocked, "dealer": result.dealer}

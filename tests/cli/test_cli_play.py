@@ -9,6 +9,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -89,8 +90,11 @@ def test_a_classic_card_drawn_and_played_at_once_is_not_counted_as_kept() -> Non
     game = TerminalGame(CLASSIC3, 0, ["random", "random"], 1)
     faces = game.match.hand.hand_faces(0)
     game._mine = Counter(faces[1:])  # faces[0] reached the hand since the last look
-    drawn = game._drawn(game.match.hand, [make_event("draw", 0, 2), make_event("play", 0, faces[1])])
-    assert list(drawn.elements()) == [faces[0]]
+    events = [make_event("draw", 0, 2), make_event("play", 0, faces[1])]
+    hand = SimpleNamespace(events=events, hand_faces=lambda seat: faces, classic=True)  # what _show_events reads
+    out = io.StringIO()
+    game._show_events(hand, out)  # type: ignore[arg-type]
+    assert re.findall(r"\(you drew ([^)]*)\)", out.getvalue()) == [move_text(faces[0])]
 
 
 def test_your_hand_is_shown_once_per_prompt() -> None:
