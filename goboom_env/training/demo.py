@@ -6,39 +6,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from goboom_env.training.settings import GameArgs, VectorArgs, shared_fields
+from goboom_env.training.settings import DemoArgs, VectorArgs, shared_fields
 
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
 """Training games: three in four against three batched heuristics, the rest parameter-shared self-play."""
-
-
-@dataclass
-class DemoArgs(GameArgs):
-    """The options of ``goboom demo``: the game (classic, 4 players by default) and a short budget."""
-
-    timesteps: int = 2_500_000
-    """PPO training steps (learner decisions)."""
-    bc_games: int = 3000
-    """Warm start: hands of the heuristic to imitate before PPO (0 = off)."""
-    games: int = 4000
-    """Evaluation games per baseline, rounded up to whole duplicate deals."""
-    out: str | None = None
-    """Run folder, new or empty (the output rule of every command); None = runs/demo-<date>-<time>."""
-    seed: int = 0
-    """Seed of training and evaluation."""
-    progress: bool = True
-    """Show the progress bars, on a terminal only."""
-
-    def validate(self) -> None:
-        """Raise ValueError naming the first bad field."""
-        self.validate_game()
-        if self.timesteps < 1 or self.games < 1 or self.bc_games < 0:
-            raise ValueError("--timesteps and --games must be >= 1, --bc-games >= 0")
 
 
 def run_demo(args: DemoArgs) -> Path:
@@ -48,9 +23,8 @@ def run_demo(args: DemoArgs) -> Path:
     config = args.game_config()
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     opponents = DEMO_OPPONENTS if config.variant == "classic" else ["learner=1"]
-    train_args = VectorArgs(**shared_fields(args, GameArgs), timesteps=args.timesteps,
-                            bc_games=args.bc_games, seed=args.seed, opponents=list(opponents),
-                            checkpoint_every=250_000, eval_every=-1, out=str(out), progress=args.progress)
+    train_args = VectorArgs(**(shared_fields(args, VectorArgs) | {"out": str(out)}), opponents=list(opponents),
+                            checkpoint_every=250_000, eval_every=-1)
     train_args.validate()
     from goboom_env.training.fast.ppo import train
 

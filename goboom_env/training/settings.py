@@ -656,6 +656,30 @@ class RecipeArgs(PPOArgs):
         return staged.out / "model.zip"
 
 
+@dataclass
+class DemoArgs(GameArgs):
+    """The options of ``goboom demo``: the game (classic, 4 players by default) and a short budget."""
+
+    timesteps: int = 2_500_000
+    """PPO training steps (learner decisions)."""
+    bc_games: int = 3000
+    """Warm start: hands of the heuristic to imitate before PPO (0 = off)."""
+    games: int = 4000
+    """Evaluation games per baseline, rounded up to whole duplicate deals."""
+    out: str | None = None
+    """Run folder, new or empty (the output rule of every command); None = runs/demo-<date>-<time>."""
+    seed: int = 0
+    """Seed of training and evaluation."""
+    progress: bool = True
+    """Show the progress bars, on a terminal only."""
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        self.validate_game()
+        if self.timesteps < 1 or self.games < 1 or self.bc_games < 0:
+            raise ValueError("--timesteps and --games must be >= 1, --bc-games >= 0")
+
+
 # -- checks shared by every settings class ---------------------------------------------------------------
 
 
