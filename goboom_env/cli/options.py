@@ -25,7 +25,7 @@ from goboom_env.config import PRESETS, GameConfig, errors_prefixed, field_docs, 
 from goboom_env.hints import did_you_mean, one_line
 from goboom_env.outdir import OutputError
 from goboom_env.process import WorkerLostError
-from goboom_env.training.settings import GameArgs, build_args, load_config_file, unwrap_optional
+from goboom_env.training.settings import GameArgs, build_args, load_config_file, shared_fields, unwrap_optional
 from goboom_env.untrusted import MAX_INT_DIGITS
 
 T = TypeVar("T")
@@ -62,8 +62,8 @@ def parse(cls: type[T], argv: Sequence[str], prog: str, description: str | None 
     wrapper = _wrapper(shown, plays_a_game)
     extra = {"preset": preset} if plays_a_game else {}
     parsed = _tyro_cli(wrapper, argv, prog, description and plain_text(description),
-                       wrapper(config=config, args=shown(**_values(default)), **extra)).args
-    return cls(**_values(parsed))
+                       wrapper(config=config, args=shown(**shared_fields(default, cls)), **extra)).args
+    return cls(**shared_fields(parsed, cls))
 
 
 def run_command(prog: str, body: Callable[[], int]) -> int:
@@ -305,11 +305,6 @@ def _first_line(panel: str) -> str:
         return lines[0] if lines else ""
     text = itertools.dropwhile(lambda line: not line, lines[1:])
     return " ".join(itertools.takewhile(lambda line: line and not line.startswith("For full helptext"), text))
-
-
-def _values(args: Any) -> dict[str, Any]:
-    """The init fields of a settings dataclass instance, by name."""
-    return {f.name: getattr(args, f.name) for f in dataclasses.fields(args) if f.init}
 
 
 def _shown_fields(cls: type) -> type:

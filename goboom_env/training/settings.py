@@ -407,10 +407,8 @@ class VectorArgs(SelfPlayArgs):
         return {**super().network(), "player_counts": list(self.player_counts)}
 
     def validate_observation(self) -> None:
-        """Raise ValueError when ``observation`` names no layout or a history run asks for what it lacks."""
-        from goboom_env.history import check_observation
-
-        if check_observation(self.observation) != "history":
+        """Raise ValueError when a history run asks for what it lacks (validate_game checked the layout's name)."""
+        if self.observation != "history":
             return
         if self.player_counts:
             raise ValueError("observation history is for one table size: a generalist (--player-counts) reads the "
@@ -845,7 +843,7 @@ def build_args(cls: type, config: str | Path | None = None, preset: str | None =
                **fields: Any) -> Any:
     """An instance of ``cls``: its defaults (or ``base``'s values), then the file ``config``, then the ``preset``, then
     ``fields`` (later wins). Not validated: call ``validate()`` (the trainers do)."""
-    values: dict[str, Any] = {} if base is None else {f.name: getattr(base, f.name) for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {} if base is None else shared_fields(base, cls)
     if config is not None:
         values.update(load_config_file(config, cls))
     if preset is not None:
