@@ -1,8 +1,5 @@
-"""Go Boom as an RLlib ``MultiAgentEnv`` (new API stack), a thin adapter over :class:`goboom_env.env.raw_env`.
-
-Only the seat to move gets an observation (the keys of RLlib's action-masking RLModule); every seat gets its reward
-on every step, so a seat that did not make the last move still gets its payoff. The contract: docs/rllib.md.
-"""
+"""Go Boom as an RLlib ``MultiAgentEnv`` (new API stack), a thin adapter over :class:`goboom_env.env.raw_env`: only
+the seat to move observes, and every seat gets its reward on every step (the contract: docs/rllib.md)."""
 
 from __future__ import annotations
 
@@ -16,6 +13,7 @@ from goboom_env.config import GameConfig
 from goboom_env.env import raw_env
 from goboom_env.episode import check_episode
 from goboom_env.hints import needs_extra
+from goboom_env.render import render_text
 from goboom_env.training.seats import LearnerSeats
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
@@ -85,6 +83,4 @@ class GoBoomMultiAgentEnv(MultiAgentEnv):
 
     def render(self) -> str:
         """The table as text (the AEC env's ``ansi`` view, no hidden cards)."""
-        from goboom_env.render import render_text
-
         return render_text(self.aec.match.hand, self.aec.match, None)

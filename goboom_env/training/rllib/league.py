@@ -1,6 +1,5 @@
-"""League self-play on RLlib: only ``main`` is trained; the other seats are played by ``main`` or by one of
-``pool_size`` frozen snapshots of it (modules ``league_0 ..``), drawn per episode by :class:`LeagueMapping` from
-the trainers' opponent pool (:class:`~goboom_env.training.league.League`)."""
+"""League self-play on RLlib: only ``main`` is trained; :class:`LeagueMapping` draws each other seat's module per
+episode from the trainers' opponent pool: ``main``, or a frozen snapshot of it (modules ``league_0 ..``)."""
 
 from __future__ import annotations
 
@@ -56,10 +55,9 @@ class LeagueMapping:
         rng = random.Random(f"goboom-league:{episode_id}")
         learner = rng.randrange(self.num_players)
         draws = [(rng.random(), rng.randrange(self.pool_size)) for _ in range(self.num_players)]
-        pool = self.pool
-        entries = pool.pick(np.array([draw for draw, _ in draws]))
-        slots = list(pool.snapshots)
-        return [MAIN_MODULE if seat == learner or pool.specs[entry] == LEARNER else slots[slot]
+        entries = self.pool.pick(np.array([draw for draw, _ in draws]))
+        slots = list(self.pool.snapshots)
+        return [MAIN_MODULE if seat == learner or self.pool.specs[entry] == LEARNER else slots[slot]
                 for seat, (entry, (_, slot)) in enumerate(zip(entries, draws))]
 
 

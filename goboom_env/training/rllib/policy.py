@@ -1,9 +1,5 @@
-"""The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack).
-
-:class:`MaskedPPOTorchRLModule` is RLlib's default PPO network with the illegal actions' logits pushed to ``FLOAT_MIN``.
-:func:`load_rllib_agent` reads only the :data:`MODULE_FILE` that ``goboom train-rllib`` writes (tensors, loaded with
-``weights_only``), never Ray's pickled module files, which a crafted folder could make run code (docs/rllib.md).
-"""
+"""The action-masking PPO RLModule and the ``rllib:`` agent loader (RLlib new API stack). The loader reads only the
+:data:`MODULE_FILE` that ``goboom train-rllib`` writes, never Ray's pickled module files, which can run code."""
 
 from __future__ import annotations
 
@@ -41,13 +37,12 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-RAY_NOISE = {  # Ray's logger: the start of a message of it that asks nothing of a goboom user
+RAY_NOISE = {  # Ray's logger: the start of a warning that every run and rllib: load printed, filtered (this process)
     "ray._private.authentication.authentication_token_setup": "Token authentication is enabled",  # Ray's default
     "ray.rllib.algorithms.algorithm_config": "You are running PPO on the new API stack",  # the stack we build on
     "ray._common.deprecation": "DeprecationWarning: `RLModule(config=",  # RLlib's own RLModule builds it so
     "ray.tune.utils.util": "Install gputil",  # GPU monitoring, which goboom does not use
 }
-"""The warnings every RLlib run and every ``rllib:`` load printed, filtered from Ray's loggers (this process)."""
 for _logger, _start in RAY_NOISE.items():
     logging.getLogger(_logger).addFilter(lambda record, start=_start: not record.getMessage().startswith(start))
 
@@ -58,8 +53,7 @@ MAIN_MODULE_DIR = Path(COMPONENT_LEARNER_GROUP, COMPONENT_LEARNER, COMPONENT_RL_
 POLICY_DIR = "policy"
 """Sub-folder of a run folder holding the exported ``main`` module."""
 METADATA_FILE = "goboom.json"
-"""The policy's metadata (:func:`goboom_env.training.artifacts.model_files.model_metadata` plus the RLlib run's
-``episode``, ``reward``, ``iteration`` and ``checkpoint``), saved in the run folder and in ``policy/``."""
+"""The policy's metadata (that of ``ppo:`` models plus the run's: docs/rllib.md), in the run folder and ``policy/``."""
 MODULE_FILE = "goboom_module.pt"
 """The module's settings and tensors (:func:`write_module_file`), beside Ray's files in every module folder that
 ``goboom train-rllib`` writes: what ``rllib:`` loads."""
@@ -233,16 +227,13 @@ class RLlibAgent:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: dict[str, np.ndarray], view: Any | None = None) -> int:
-        """A legal action for ``observation`` (the dict that ``raw_env.observe`` returns)."""
-        return masked_action(self.logits(observation), observation["action_mask"], None if self.greedy else self.rng)
-
-    def logits(self, observation: dict[str, np.ndarray]) -> np.ndarray:
-        """The module's masked action logits for one observation (float64 copy)."""
+        """A legal action for ``observation`` (the dict that ``raw_env.observe`` returns), from the masked logits."""
         vector = torch.as_tensor(np.asarray(observation["observation"], np.float32)).unsqueeze(0)
         mask = torch.as_tensor(np.asarray(observation["action_mask"], np.float32)).unsqueeze(0)
         with torch.no_grad():
             out = self.module.forward_inference({Columns.OBS: {OBS_KEY: vector, MASK_KEY: mask}})
-        return out[Columns.ACTION_DIST_INPUTS][0].double().numpy().copy()
+        logits = out[Columns.ACTION_DIST_INPUTS][0].double().numpy()
+        return masked_action(logits, observation["action_mask"], None if self.greedy else self.rng)
 
 
 def load_rllib_agent(config: GameConfig, seed: int | None = None, path: str = "", greedy: bool = True) -> RLlibAgent:

@@ -29,12 +29,9 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.algorithms.algorithm import Algorithm
     from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
 
-CLUSTER_FILE = "cluster.json"
 
-
-def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps: int) -> Path:
+def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps: int) -> None:
     """Full checkpoint ``checkpoints/iter_NNNNNN``, the exported ``policy/`` and ``goboom.json``."""
-    run = run_folder(run)
     ckpt = run / "checkpoints" / f"iter_{iteration:06d}"
     algo.save_to_path(ckpt)
     module_dir = ckpt / MAIN_MODULE_DIR
@@ -57,7 +54,6 @@ def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps:
     shutil.rmtree(export, ignore_errors=True)
     tmp.rename(export)
     (run / METADATA_FILE).write_text(text)
-    return ckpt
 
 
 def learner_state(algo: Algorithm) -> dict[str, Any]:
@@ -69,8 +65,8 @@ def learner_state(algo: Algorithm) -> dict[str, Any]:
     return state
 
 
-def record_cluster(algo: Algorithm, run: Path, num_env_runners: int) -> dict[str, Any]:
-    """Write ``cluster.json`` in the run folder and return it: the alive Ray nodes, the driver's node (where learning
+def record_cluster(algo: Algorithm, run: Path, num_env_runners: int) -> None:
+    """Write ``cluster.json`` in the run folder: the alive Ray nodes, the driver's node (where learning
     happens) and each env runner's node as the runner itself reports it (without runners, the driver's own)."""
     nodes = [{"node_id": node["NodeID"], "ip": node["NodeManagerAddress"],
               "head": "node:__internal_head__" in node["Resources"],
@@ -80,19 +76,13 @@ def record_cluster(algo: Algorithm, run: Path, num_env_runners: int) -> dict[str
     runners = algo.env_runner_group.foreach_env_runner(_runner_node, local_env_runner=num_env_runners == 0)
     record = {"driver": _runner_node(None), "nodes": nodes,
               "env_runners": sorted(runners, key=lambda runner: runner["index"])}
-    (run / CLUSTER_FILE).write_text(json.dumps(record, indent=2) + "\n")
-    return record
+    (run / "cluster.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
 def _runner_node(runner: Any) -> dict[str, Any]:
     """Where this process runs (called inside each env runner; ``runner=None``: the driver)."""
     node = {"node_id": ray.get_runtime_context().get_node_id(), "ip": ray.util.get_node_ip_address()}
     return node if runner is None else {"index": int(runner.worker_index or 0), **node}
-
-
-def run_folder(out: str | Path) -> Path:
-    """``--out`` as an absolute path (Ray reads a relative path as a URI without a scheme, and fails)."""
-    return Path(out).expanduser().resolve()
 
 
 def latest_checkpoint(run: Path) -> Path | None:
@@ -151,8 +141,8 @@ class ProgressLog:
             self.task = self.progress.add_task("starting", total=total)
             self.progress.start()
 
-    def log(self, result: dict[str, Any], league_filled: int) -> dict[str, float]:
-        """Record one ``algo.train()`` result; returns its :func:`summary` row."""
+    def log(self, result: dict[str, Any], league_filled: int) -> None:
+        """Record one ``algo.train()`` result: its :func:`summary` row, its scalars and the display."""
         row = summary(result) | {"league_filled": float(league_filled)}
         step = int(row["env_steps"]) if math.isfinite(row["env_steps"]) else int(row["iteration"])
         for name, value in scalars(result).items():
@@ -163,7 +153,6 @@ class ProgressLog:
                 f"iter {int(row['iteration'])} | {step:,}/{self.total:,} steps | {row['steps_per_s']:.0f}/s | "
                 f"return {row['main_return_mean']:+.3f} | win vs league {row['main_win_rate']:.3f} | "
                 f"league {league_filled}"))
-        return row
 
     def close(self) -> None:
         self.writer.close()

@@ -1,9 +1,5 @@
-"""Multi-agent self-play PPO for Go Boom on Ray RLlib's new API stack, read top to bottom.
-
-Only the module ``main`` is trained; the other seats play ``main`` or one of its frozen snapshots, as
-:class:`LeagueMapping` draws them per episode (the league: docs/rllib.md). The run folder is
-:mod:`goboom_env.training.rllib.run`'s.
-"""
+"""Multi-agent self-play PPO for Go Boom on Ray RLlib's new API stack, read top to bottom (the league and the run
+folder: docs/rllib.md)."""
 
 from __future__ import annotations
 
@@ -11,14 +7,16 @@ import json
 import shutil
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
 from goboom_env.agents.ppo import check_compatible
 from goboom_env.config import errors_prefixed
+from goboom_env.evaluation.baselines import evaluate_vs_baselines
 from goboom_env.hints import needs_extra
 from goboom_env.outdir import OutputError, StagedFolder, is_marked, mark
+from goboom_env.training.artifacts.run_folder import Schedule
 from goboom_env.training.rllib.cluster import probe
 from goboom_env.training.rllib.env import GoBoomMultiAgentEnv, make_env_config
 from goboom_env.training.rllib.league import LeagueMapping, LeagueMetricsCallback, league_ids, snapshot
@@ -29,11 +27,12 @@ from goboom_env.training.rllib.policy import (
     model_config,
     read_metadata_file,
 )
-from goboom_env.training.rllib.run import ProgressLog, latest_checkpoint, record_cluster, run_folder, save, summary
+from goboom_env.training.rllib.run import ProgressLog, latest_checkpoint, record_cluster, save, summary
 from goboom_env.training.settings import LEAGUE_KINDS, RLlibArgs, cluster_endpoint, parse_opponents, rllib_ppo_kwargs
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     import ray
+    from ray._private.services import canonicalize_bootstrap_address
     from ray.rllib.algorithms.algorithm import Algorithm
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -73,9 +72,6 @@ def check_reachable(address: str) -> None:
     if cluster_endpoint(address) is not None:
         probe(address)
         return
-    with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
-        from ray._private.services import canonicalize_bootstrap_address
-
     with errors_prefixed("--address auto found no Ray cluster on this machine", ConnectionError, ValueError):
         found = canonicalize_bootstrap_address(address)
     if found is None:
@@ -89,10 +85,8 @@ def init_ray(args: RLlibArgs) -> bool:
     started = not ray.is_initialized()
     if started and args.address:
         check_reachable(args.address)
-        try:
+        with errors_prefixed(f"cannot join the Ray cluster at --address {args.address!r}", ConnectionError, ValueError):
             ray.init(address=args.address, log_to_driver=False)
-        except ConnectionError as exc:
-            raise ValueError(f"cannot join the Ray cluster at --address {args.address!r}: {exc}") from exc
     elif started:
         # "local" starts a fresh instance even where a `ray start` cluster runs on this machine
         ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
@@ -105,36 +99,42 @@ def init_ray(args: RLlibArgs) -> bool:
                      f"but the Ray instance has {cpus:g}; lower --num-env-runners or raise --num-cpus")
 
 
-def train(args: RLlibArgs) -> Path:
-    """Run the self-play training described by ``args``; returns the run folder."""
-    args.validate()  # the output-folder rule for --out included
-    run = run_folder(args.out)
-    if args.resume and (run / METADATA_FILE).is_file():  # the run goes on with the game it was started with
-        check_compatible(read_metadata_file(run / METADATA_FILE), args.game_config(), f"--resume: the run {str(run)!r}")
-    started_ray = init_ray(args)
+@contextmanager
+def _algorithm(args: RLlibArgs) -> Iterator[Algorithm]:
+    """The PPO algorithm of ``args`` on Ray, stopped afterwards (and the Ray instance with it, if started here)."""
     with ExitStack() as stack:
-        if started_ray:
+        if init_ray(args):
             stack.callback(ray.shutdown)
         algo = build_config(args).build_algo()
         stack.callback(algo.stop)
+        yield algo
+
+
+def train(args: RLlibArgs) -> Path:
+    """Run the self-play training described by ``args``; returns the run folder."""
+    args.validate()  # the output-folder rule for --out included
+    run = Path(args.out).expanduser().resolve()  # absolute: Ray reads a relative path as a URI without a scheme
+    if args.resume and (run / METADATA_FILE).is_file():  # the run goes on with the game it was started with
+        check_compatible(read_metadata_file(run / METADATA_FILE), args.game_config(), f"--resume: the run {str(run)!r}")
+    with ExitStack() as stack:
+        algo = stack.enter_context(_algorithm(args))
         stack.enter_context(_run_folder_started(run, args))
-        log = ProgressLog(run, args.timesteps, args.progress)
-        stack.callback(log.close)
+        log = stack.enter_context(closing(ProgressLog(run, args.timesteps, args.progress)))
         slots = league_ids(args.pool_size)
         filled = _start_league(algo, run, args, slots)
         record_cluster(algo, run, args.num_env_runners)
-        timesteps = before = _env_steps(algo)
+        timesteps = _env_steps(algo)
+        schedule = Schedule(timesteps, snapshot=args.snapshot_every, checkpoint=args.checkpoint_every)
         while timesteps < args.timesteps:
             result = algo.train()
-            iteration = algo.iteration
             timesteps = int(summary(result)["env_steps"])
-            if timesteps // args.snapshot_every > before // args.snapshot_every:
+            due = schedule.due(timesteps)
+            if "snapshot" in due:
                 snapshot(algo, slots[(timesteps // args.snapshot_every) % len(slots)])
                 filled = min(filled + 1, len(slots))
             log.log(result, filled)
-            if timesteps // args.checkpoint_every > before // args.checkpoint_every or timesteps >= args.timesteps:
-                save(algo, run, args, iteration, timesteps)
-            before = timesteps
+            if "checkpoint" in due or timesteps >= args.timesteps:
+                save(algo, run, args, algo.iteration, timesteps)
     if args.eval_games:
         evaluate(run, args)
     return run
@@ -146,15 +146,14 @@ def _run_folder_started(run: Path, args: RLlibArgs) -> Iterator[None]:
     checkpoint, the folder this run started is removed again, so that a rerun is not refused as "not empty"."""
     continued = args.resume and run.is_dir() and any(run.iterdir())
     existed = run.is_dir()
-    if continued:
-        if not is_marked(run):  # a run of an earlier version
-            mark(run)
-    else:
+    if not continued:
         try:
             with StagedFolder(run, force=args.force, kept=None):
                 pass
         except OutputError as exc:
             raise ValueError(str(exc)) from exc
+    elif not is_marked(run):  # a run of an earlier version
+        mark(run)
     try:
         yield
     except BaseException:
@@ -186,9 +185,7 @@ def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:
     args.validate()
     if steps_per_runner < 1:
         raise ValueError(f"steps_per_runner must be >= 1, got {steps_per_runner}")
-    started_ray = init_ray(args)
-    algo = build_config(args).build_algo()
-    try:
+    with _algorithm(args) as algo:
         group = algo.env_runner_group
         local = args.num_env_runners == 0
         group.foreach_env_runner(lambda r: r.sample(num_timesteps=min(steps_per_runner, 200)), local_env_runner=local)
@@ -197,21 +194,14 @@ def measure_sampling(args: RLlibArgs, steps_per_runner: int) -> dict[str, Any]:
             lambda r: sum(e.env_steps() for e in r.sample(num_timesteps=steps_per_runner)), local_env_runner=local
         )
         seconds = time.perf_counter() - begin
-    finally:
-        algo.stop()
-        if started_ray:
-            ray.shutdown()
     steps = int(sum(counts))
     return {"num_env_runners": args.num_env_runners, "num_envs_per_env_runner": args.num_envs,
             "env_steps": steps, "seconds": round(seconds, 3), "env_steps_per_s": round(steps / seconds, 1)}
 
 
-def evaluate(run: Path, args: RLlibArgs) -> dict[str, list[dict[str, Any]]]:
+def evaluate(run: Path, args: RLlibArgs) -> None:
     """The exported policy 1-vs-(n-1) against ``random`` and ``heuristic``, written as the run's ``eval.json``."""
-    from goboom_env.evaluation.baselines import evaluate_vs_baselines
-
     results = evaluate_vs_baselines(args.game_config(), f"rllib:{run}", ["random", "heuristic"], args.eval_games,
                                     seed=args.seed, episode=args.episode, progress=args.progress)
     tables = {opponent: result.table() for opponent, result in results.items()}
     (run / "eval.json").write_text(json.dumps(tables, indent=2) + "\n")
-    return tables
