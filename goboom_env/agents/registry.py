@@ -2,8 +2,7 @@
 
 A name resolves to an agent registered in this process (:func:`register_agent`), else to the ``goboom_env.agents``
 entry point of that name, loaded when first used. A spec naming a ``.py`` file (``my_agents.py:Greedy,depth=2``) runs
-that file and calls its class as a factory, so only the caller's own specs may name one: a spec from a settings file,
-a record or a request (its :class:`SpecSource`) that does is refused.
+that file and calls its class as a factory, so only the caller's own specs may name one (:class:`SpecSource`).
 """
 
 from __future__ import annotations
