@@ -1,10 +1,8 @@
 """The rule-based heuristics on a batch of observations: the one implementation of each heuristic's rule.
 
-A rule (:func:`classic_cover`, :func:`classic_tricks`, :func:`jokers_shed`, :func:`jokers_boom`, each named after the
-agent it drives) reads observation rows decoded into :class:`Tables` and gives per row the cards it chooses among and
-their scores (a :class:`Choice`): the heuristic plays a best-scored card, ties at random, DRAW_OR_PASS for none. The
-scalar agents (:mod:`goboom_env.agents.heuristics`) break ties with their seeded generator, the batched opponents
-(:func:`batched_heuristic`) with a millionth of noise.
+A rule (named after the agent it drives) reads observation rows decoded into :class:`Tables` and gives per row the
+cards it chooses among and their scores (a :class:`Choice`), for the scalar agents
+(:mod:`goboom_env.agents.heuristics`) and the batched opponents (:func:`batched_heuristic`) alike.
 """
 
 from __future__ import annotations

@@ -74,9 +74,7 @@ class HeuristicAgent(Agent):
 
     def act(self, observation: Observation, view: PlayerView | None = None) -> int:
         legal = self.legal_actions(observation)
-        if len(legal) == 1:
-            return legal[0]
-        return int(self.choose(self.decoder.decode(observation)))
+        return legal[0] if len(legal) == 1 else int(self.choose(self.decoder.decode(observation)))
 
     def action_distribution(self, observation: Observation) -> dict[int, float]:
         """What :meth:`act` may play here, each tied best-scored card equally likely (for luck-adjusted evaluation);

@@ -2,8 +2,7 @@
 
 A name resolves to an agent registered in this process (:func:`register_agent`), else to the ``goboom_env.agents``
 entry point of that name, loaded when first used. A spec naming a ``.py`` file (``my_agents.py:Greedy,depth=2``) runs
-that file and calls its class as a factory, so only the caller's own specs may name one: a spec from a settings file,
-a record or a request (its :class:`SpecSource`) that does is refused.
+that file and calls its class as a factory, so only the caller's own specs may name one (:class:`SpecSource`).
 """
 
 from __future__ import annotations
@@ -163,8 +162,7 @@ def make_agent(spec: str, config: GameConfig, seed: int | None = None, *,
     check_spec_source(spec, source)
     name, params = parse_spec(spec)
     factory = _factory(name, spec)
-    params = _booleans_checked(factory, params, spec)
-    _check_options(factory, params, name, spec)
+    params = _checked_options(factory, params, name, spec)
     try:
         agent = factory(config, seed, **params)
     except TypeError as exc:
@@ -253,27 +251,37 @@ def check_file(path: Path, missing: str, not_file: str) -> None:
         raise ValueError(not_file)
 
 
-def _named_options(factory: Callable[..., Any]) -> tuple[list[str], bool] | None:
-    """The option names a factory declares (after ``config`` and ``seed``) and whether it takes ``**options``;
-    None when its signature cannot be read."""
+def _named_options(factory: Callable[..., Any]) -> tuple[dict[str, Any], bool] | None:
+    """The options a factory declares (after ``config`` and ``seed``) with their annotations, and whether it takes
+    ``**options``; None when its signature cannot be read."""
     try:
         parameters = list(inspect.signature(factory).parameters.values())
     except (TypeError, ValueError):
         return None
-    named = [p.name for p in parameters[2:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    named += [p.name for p in parameters[:2] if p.kind == p.KEYWORD_ONLY]
-    return named, any(p.kind == p.VAR_KEYWORD for p in parameters)
+    named = [p for p in parameters[2:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    named += [p for p in parameters[:2] if p.kind == p.KEYWORD_ONLY]
+    return {p.name: p.annotation for p in named}, any(p.kind == p.VAR_KEYWORD for p in parameters)
 
 
-def _check_options(factory: Callable[..., Any], params: dict[str, Any], name: str, spec: str) -> None:
-    """ValueError for an option that a factory without ``**options`` does not declare, naming the likely one."""
+def _checked_options(factory: Callable[..., Any], params: dict[str, Any], name: str, spec: str) -> dict[str, Any]:
+    """``params`` with every option the factory annotates as ``bool`` parsed by :func:`spec_bool`; ValueError for an
+    option that a factory without ``**options`` does not declare, naming the likely one."""
     declared = _named_options(factory)
-    if declared is None or declared[1]:
-        return
-    if unknown := [key for key in params if key not in declared[0]]:
-        options = ", ".join(declared[0]) or "none"
+    if declared is None:
+        return params
+    options, takes_any = declared
+    out = dict(params)
+    for key, value in params.items():
+        annotation = options.get(key)
+        if annotation is bool or (isinstance(annotation, str) and annotation.replace(" ", "") in ("bool", "bool|None")):
+            try:
+                out[key] = spec_bool(key, value)
+            except ValueError as exc:
+                raise ValueError(f"{exc} in agent spec {spec!r}") from None
+    if not takes_any and (unknown := [key for key in params if key not in options]):
         raise ValueError(f"unknown option {unknown[0]!r} for agent {name!r} in spec {spec!r}"
-                         f"{did_you_mean(unknown[0], declared[0])}; its options: {options}")
+                         f"{did_you_mean(unknown[0], options)}; its options: {', '.join(options) or 'none'}")
+    return out
 
 
 def _option_hint(factory: Callable[..., Any], params: dict[str, Any]) -> str:
@@ -321,24 +329,6 @@ def spec_bool(option: str, value: Any) -> bool:
     if text in TRUE_WORDS or text in FALSE_WORDS:
         return text in TRUE_WORDS
     raise ValueError(f"option {option!r} must be true/false, yes/no or 1/0, got {value!r}")
-
-
-def _booleans_checked(factory: Callable[..., Any], params: dict[str, Any], spec: str) -> dict[str, Any]:
-    """``params`` with every option the factory annotates as ``bool`` parsed by :func:`spec_bool`."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return params
-    out = dict(params)
-    for key, value in params.items():
-        parameter = signature.parameters.get(key)
-        annotation = getattr(parameter, "annotation", None)
-        if annotation is bool or (isinstance(annotation, str) and annotation.replace(" ", "") in ("bool", "bool|None")):
-            try:
-                out[key] = spec_bool(key, value)
-            except ValueError as exc:
-                raise ValueError(f"{exc} in agent spec {spec!r}") from None
-    return out
 
 
 def _parse_value(text: str) -> Any:

@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable, Mapping
 from functools import partial
 
+from goboom_env.agents.heuristics import BEST_HEURISTIC
 from goboom_env.cards import CLASSIC_POINTS, DRAW_OR_PASS, JOKER, JOKERS_POINTS, MATCH_MASKS, boom_mask, faces_in
 from goboom_env.engine import DRAW_BIT, Hand
 from goboom_env.hand_state import Phase
@@ -117,7 +118,6 @@ def random_move(hand: Hand, seen: int, rng: random.Random) -> int:
 
 Move = Callable[[Hand, int, random.Random], int]
 """``move(hand, seen_mask, rng) -> action`` for the player to move (:func:`play_out` asks it only for a choice)."""
-HEURISTIC_MOVES: dict[str, Move] = {"classic": classic_tricks_move, "jokers": jokers_boom_move}
 AGENT_MOVES: dict[str, Move] = {
     "classic-tricks": classic_tricks_move,
     "classic-cover": classic_cover_move,
@@ -126,6 +126,7 @@ AGENT_MOVES: dict[str, Move] = {
     "random": random_move,
 }
 """The agents with a move on the engine, by spec: the agent's choice (and tie set), far faster."""
+HEURISTIC_MOVES: dict[str, Move] = {variant: AGENT_MOVES[name] for variant, name in BEST_HEURISTIC.items()}
 
 
 def play_out(hand: Hand, move: Move, rng: random.Random, seats: Mapping[int, Move] | None = None) -> None:
