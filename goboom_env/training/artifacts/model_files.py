@@ -218,7 +218,7 @@ def _foreign_actor(source: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], st
     if hasattr(source, "mlp_extractor") and hasattr(source, "action_net"):
         return *sb3_policy_actor(source), 0, f"a stable-baselines3 {type(source).__name__}"
     if _is_a(source, "Sequential") or _is_a(source, "Linear"):  # an MLP, or a linear policy
-        layers, activation = _sequential_layers(source)
+        layers, activation = sequential_layers(source)
         return layers, activation, 0, f"a torch nn.{type(source).__name__}"
     raise ValueError(f"cannot export a {type(source).__name__}: give a stable-baselines3 model (MaskablePPO, PPO) or "
                      "its policy, the path of its saved zip, a torch nn.Sequential of Linear layers with Tanh or ReLU, "
@@ -269,7 +269,7 @@ def _sb3_layers(state: dict[str, np.ndarray], origin: str) -> list[tuple[np.ndar
     return [*layers, (weight, state.get("action_net.bias", np.zeros(len(weight), np.float32)))]
 
 
-def _sequential_layers(net: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
+def sequential_layers(net: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
     """The Linear layers and the one activation of a torch ``nn.Sequential``; ValueError naming any other module
     or order."""
     modules = list(_flat_modules(net))
