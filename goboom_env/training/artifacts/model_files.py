@@ -214,20 +214,20 @@ def _foreign_actor(source: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], st
     policy = getattr(source, "policy", None)
     if policy is not None and hasattr(policy, "state_dict"):  # an SB3 algorithm: MaskablePPO, PPO, ...
         timesteps = int(getattr(source, "num_timesteps", 0) or 0)
-        layers, activation, _, _ = _sb3_policy_actor(policy)
-        return layers, activation, timesteps, f"a {type(source).__name__} model"
+        return *sb3_policy_actor(policy), timesteps, f"a {type(source).__name__} model"
     if hasattr(source, "mlp_extractor") and hasattr(source, "action_net"):
-        return _sb3_policy_actor(source)
+        return *sb3_policy_actor(source), 0, f"a stable-baselines3 {type(source).__name__}"
     if _is_a(source, "Sequential") or _is_a(source, "Linear"):  # an MLP, or a linear policy
-        layers, activation = _sequential_layers(source)
+        layers, activation = sequential_layers(source)
         return layers, activation, 0, f"a torch nn.{type(source).__name__}"
     raise ValueError(f"cannot export a {type(source).__name__}: give a stable-baselines3 model (MaskablePPO, PPO) or "
                      "its policy, the path of its saved zip, a torch nn.Sequential of Linear layers with Tanh or ReLU, "
                      "or a goboom model file")
 
 
-def _sb3_policy_actor(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str, int, str]:
-    """The actor of an SB3 ``ActorCriticPolicy`` (MlpPolicy): ``mlp_extractor.policy_net`` then ``action_net``."""
+def sb3_policy_actor(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
+    """The actor's layers and activation of an SB3 ``ActorCriticPolicy`` (MlpPolicy): ``mlp_extractor.policy_net``
+    then ``action_net``."""
     origin = f"a stable-baselines3 {type(policy).__name__}"
     for name in ("features_extractor", "pi_features_extractor"):
         extractor = getattr(policy, name, None)
@@ -240,7 +240,7 @@ def _sb3_policy_actor(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]],
     if name not in SB3_ACTIVATIONS:
         raise ValueError(f"cannot export {origin}: its activation_fn is {name}; the numpy actor plays Tanh or ReLU")
     state = {key: _array(value) for key, value in policy.state_dict().items()}
-    return _sb3_layers(state, origin), SB3_ACTIVATIONS[name], 0, origin
+    return _sb3_layers(state, origin), SB3_ACTIVATIONS[name]
 
 
 def _sb3_layers(state: dict[str, np.ndarray], origin: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -269,7 +269,7 @@ def _sb3_layers(state: dict[str, np.ndarray], origin: str) -> list[tuple[np.ndar
     return [*layers, (weight, state.get("action_net.bias", np.zeros(len(weight), np.float32)))]
 
 
-def _sequential_layers(net: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
+def sequential_layers(net: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
     """The Linear layers and the one activation of a torch ``nn.Sequential``; ValueError naming any other module
     or order."""
     modules = list(_flat_modules(net))
@@ -322,7 +322,7 @@ def _is_a(obj: Any, class_name: str) -> bool:
 
 
 def _array(value: Any) -> np.ndarray:
-    """A torch tensor (or anything array-like) as a float32 numpy array."""
+    """A torch tensor (or anything array-like) as a float32 numpy array of its own (no view of the tensor)."""
     if hasattr(value, "detach"):
         value = value.detach().cpu().float().numpy()
-    return np.asarray(value, np.float32)
+    return np.array(value, np.float32)

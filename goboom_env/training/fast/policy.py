@@ -12,6 +12,7 @@ import numpy as np
 from goboom_env.agents.ppo import FrozenMlp
 from goboom_env.cards import NUM_ACTIONS
 from goboom_env.hints import needs_extra
+from goboom_env.training.artifacts.model_files import sequential_layers
 
 with needs_extra("the fast trainer (goboom_env.training.fast)"):
     import torch
@@ -158,7 +159,5 @@ class ActorCritic(nn.Module):
 
     def frozen(self) -> FrozenMlp:
         """The numpy copy of the actor (what snapshots and the play-only model hold)."""
-        linears = [m for m in self.actor if isinstance(m, nn.Linear)]
-        return FrozenMlp([(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy())
-                          for m in linears], "tanh")
+        return FrozenMlp(*sequential_layers(self.actor))
 

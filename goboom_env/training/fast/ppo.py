@@ -365,8 +365,8 @@ class Trainer:
         for group in self.optimizer.param_groups:  # the learning rate of this invocation wins
             group["lr"] = self.args.learning_rate
         self.steps, self.episodes, self.train_s = int(state["steps"]), int(state["episodes"]), float(state["train_s"])
-        for name, snap in state["snapshots"]:
-            self.pool.add(name, FrozenMlp.from_state(_array_state(snap)))
+        for name, snap in state["snapshots"]:  # saved with tensors for arrays (_tensor_state)
+            self.pool.add(name, FrozenMlp([(w.numpy(), b.numpy()) for w, b in snap["layers"]], snap["activation"]))
 
 
 def _tensor_state(state: dict[str, Any]) -> dict[str, Any]:
@@ -375,8 +375,3 @@ def _tensor_state(state: dict[str, Any]) -> dict[str, Any]:
         import torch
 
     return {**state, "layers": [(torch.from_numpy(w), torch.from_numpy(b)) for w, b in state["layers"]]}
-
-
-def _array_state(state: dict[str, Any]) -> dict[str, Any]:
-    """Inverse of :func:`_tensor_state`."""
-    return {**state, "layers": [(w.numpy(), b.numpy()) for w, b in state["layers"]]}

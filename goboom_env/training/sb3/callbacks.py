@@ -109,13 +109,9 @@ class ProgressCallback(BaseCallback):
 
 
 class ScheduleCallback(BaseCallback):
-    """What falls due on the run's step grid (:class:`Schedule`), in this order: every ``snapshot_every`` steps (and
-    at the start of a run without snapshots) a frozen copy of the learner's actor joins every env's opponent pool and
-    ``snapshots/snapshot_STEPS.npz``; every ``checkpoint_every`` steps the full model as
-    ``checkpoints/model_STEPS.zip`` (SB3's ``CheckpointCallback`` counts calls, not steps, and saves no metadata nor
-    numpy actor); every ``eval_every`` steps (when positive) duplicate tournaments against each of
-    ``eval_opponents``, a row of ``eval.csv`` and ``eval/`` scalars, and ``best_model.zip`` when the win rate
-    against the last one is the best so far (sb3-contrib's ``MaskableEvalCallback`` plays no duplicate deals)."""
+    """What falls due on the run's step grid (:class:`Schedule`), in this order: a league snapshot (also at the start
+    of a run without any), a checkpoint (SB3's ``CheckpointCallback`` counts calls, not steps, and saves no metadata
+    nor numpy actor), an evaluation (sb3-contrib's ``MaskableEvalCallback`` plays no duplicate deals)."""
 
     def __init__(self, files: RunFiles, args: TrainArgs, config: GameConfig) -> None:
         super().__init__()

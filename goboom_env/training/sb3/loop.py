@@ -63,8 +63,11 @@ def train(args: TrainArgs, command: str | None = None) -> Path:
             try:
                 model.learn(remaining, callback=make_callbacks(args, config, files), progress_bar=False,
                             reset_num_timesteps=checkpoint is None, tb_log_name="ppo")
-            except KeyboardInterrupt:
-                _save_interrupted(model, args, config, files, start)
+            except KeyboardInterrupt:  # a checkpoint of the steps learnt since start, named in the interruption's line
+                steps = model.num_timesteps
+                if steps > start:
+                    path = save_model(model, files.checkpoint(steps), model_metadata(config, args, steps))
+                    process.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
                 raise
         save_model(model, files.model, model_metadata(config, args, model.num_timesteps))
     finally:
@@ -94,16 +97,6 @@ def _close_envs(vec_env: Any, failing: bool) -> None:
     except (EOFError, OSError):
         if not failing:
             raise
-
-
-def _save_interrupted(model: Any, args: TrainArgs, config: GameConfig, files: RunFiles, start: int) -> None:
-    """After Ctrl-C: save a checkpoint of the steps learnt since ``start`` (atomically, as every model file) and
-    name it, with how to continue, in the interruption's line (:func:`goboom_env.process.kept`)."""
-    steps = model.num_timesteps
-    if steps <= start:
-        return
-    path = save_model(model, files.checkpoint(steps), model_metadata(config, args, steps))
-    process.kept(f"the checkpoint {path}; continue with --resume --out {files.root}")
 
 
 def _resumable_train_args(checkpoint: Path, config: GameConfig) -> dict[str, Any]:

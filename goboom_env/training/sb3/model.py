@@ -18,7 +18,7 @@ from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_li
 from goboom_env.hints import needs_extra
 from goboom_env.process import say
 from goboom_env.training import privileged
-from goboom_env.training.artifacts.model_files import write_atomically
+from goboom_env.training.artifacts.model_files import sb3_policy_actor, write_atomically
 from goboom_env.training.artifacts.run_folder import RunFiles, append_csv
 from goboom_env.training.sb3.selfplay import SelfPlayEnv
 from goboom_env.training.settings import TrainArgs, parse_opponents, sb3_ppo_kwargs
@@ -39,16 +39,7 @@ def evaluate_model(model_file: Path, files: RunFiles, args: TrainArgs, config: G
 
 def frozen_actor(model: Any) -> FrozenMlp:
     """The numpy copy of a MaskablePPO MlpPolicy's actor (hidden layers + action head)."""
-    with needs_extra("the stable-baselines3 trainer (goboom_env.training.sb3)"):
-        import torch.nn as nn
-
-    policy = model.policy
-    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)] + [policy.action_net]
-    layers = [(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()) for m in linears]
-    activation = {nn.Tanh: "tanh", nn.ReLU: "relu"}.get(policy.activation_fn)
-    if activation is None:
-        raise ValueError(f"unsupported activation {policy.activation_fn.__name__}; use Tanh or ReLU")
-    return FrozenMlp(layers, activation)
+    return FrozenMlp(*sb3_policy_actor(model.policy))
 
 
 def save_model(model: Any, path: str | Path, metadata: dict[str, Any]) -> Path:

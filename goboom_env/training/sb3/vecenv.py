@@ -1,10 +1,7 @@
-"""An SB3 ``VecEnv`` view of the batched engine: one learner seat per game, the opponents batched inside.
-
-:class:`VectorGameVecEnv` is :class:`goboom_env.training.vector_env.SelfPlayVectorEnv` in SB3's API, for
-``MaskablePPO`` without a Python game loop per environment (an example: docs/training.md). An illegal action raises
-``IllegalActionError`` before any game moves; a finished game is dealt anew at once (``info`` holds
-``terminal_observation``, ``episode`` and ``won``); ``seed(s)`` seeds game ``i`` with ``s + i``, as SB3 seeds a
-``DummyVecEnv``, so it plays what a ``SelfPlayEnv`` seeded alike plays.
+"""An SB3 ``VecEnv`` view of the batched engine: :class:`goboom_env.training.vector_env.SelfPlayVectorEnv` in SB3's
+API, for ``MaskablePPO`` (docs/training.md). An illegal action raises ``IllegalActionError`` before any game moves;
+``seed(s)`` seeds game ``i`` with ``s + i``, as SB3 seeds a ``DummyVecEnv``, so it plays what a ``SelfPlayEnv``
+seeded alike plays.
 """
 
 from __future__ import annotations
