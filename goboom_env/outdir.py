@@ -54,8 +54,10 @@ def check_output_folder(out: str | Path, *, force: bool, option: str = "--out", 
         hint = "--resume to continue its run, --force to replace it" if resumable else "--force to replace it"
         raise ValueError(f"{option} {out} already exists and is not empty; pass {hint}, or choose another {option}")
     if not is_marked(out):
+        rest = len(entries) - SHOWN_ENTRIES
+        listing = joined(entries[:SHOWN_ENTRIES] + ([f"{rest} more"] if rest > 0 else []))
         raise ValueError(f"{option} {out} was not written by goboom (it has no {MARKER} file), so --force does not "
-                         f"replace it: it would remove {_listing(entries)}; choose another {option}")
+                         f"replace it: it would remove {listing}; choose another {option}")
     _refuse_inputs(out, inputs, option)
     return out
 
@@ -125,11 +127,6 @@ def _entries(folder: Path) -> list[str]:
         return []
     with os.scandir(folder) as found:
         return sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in found)
-
-
-def _listing(entries: list[str]) -> str:
-    rest = len(entries) - SHOWN_ENTRIES
-    return joined(entries[:SHOWN_ENTRIES] + ([f"{rest} more"] if rest > 0 else []))
 
 
 def _refuse_inputs(out: Path, inputs: Inputs, option: str) -> None:

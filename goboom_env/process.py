@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any
 
 PROGRAM = "goboom"
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -198,7 +198,9 @@ def interrupted_by(exc: BaseException) -> bool:
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     handling = _current
     if handling is None or handling.pid != os.getpid():  # a forked child that kept the parent's handler
-        _as_child(signum)
+        if signum == signal.SIGTERM:  # SIGINT is ignored: the parent decides
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
         return
     if handling.returned and not handling.disarmed:  # the command is over: nothing left to clean up
         handling.signum = handling.signum or signum
@@ -215,13 +217,6 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         handling.pending = True
         return
     raise Interrupted(signum)
-
-
-def _as_child(signum: int) -> None:
-    """In a child process: ignore SIGINT (the parent decides), die of SIGTERM."""
-    if signum == signal.SIGTERM:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _after_fork_in_child() -> None:
@@ -349,20 +344,22 @@ def _signal(pid: int, signum: int) -> None:
         os.kill(pid, signum)
 
 
-T = TypeVar("T")
-
-
 def bars_shown(enabled: bool = True) -> bool:
-    """Whether to draw progress bars: ``enabled`` (``--progress``) and stderr is a terminal or a notebook's."""
+    """Whether to draw progress bars: ``enabled`` (``--progress``) and stderr is a terminal or a notebook's (a
+    Jupyter kernel runs this process: its stderr shows tqdm's notebook bars)."""
     if not enabled:
         return False
+    ipython = sys.modules.get("IPython")
     try:
-        return bool(sys.stderr.isatty()) or _in_notebook()
-    except (AttributeError, ValueError, OSError):  # no stderr, or a closed one
+        if sys.stderr.isatty():
+            return True
+        shell = ipython.get_ipython() if ipython is not None else None
+        return shell is not None and "IPKernelApp" in shell.config
+    except (AttributeError, TypeError, ValueError, OSError):  # no stderr, a closed one, or an IPython without a shell
         return False
 
 
-def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: str | None = None,
+def bar(iterable: Iterable[Any] | None = None, *, total: int | None = None, desc: str | None = None,
         enabled: bool = True, **kwargs: Any) -> Any:
     """A tqdm bar on stderr over ``iterable`` (or ``total`` items), drawn where :func:`bars_shown` says so."""
     from tqdm.auto import tqdm
@@ -377,13 +374,3 @@ def say(message: str) -> None:
 
     tqdm.write(message, file=sys.stderr)
     sys.stderr.flush()
-
-
-def _in_notebook() -> bool:
-    """A Jupyter kernel runs this process (its stderr shows tqdm's notebook bars)."""
-    ipython = sys.modules.get("IPython")
-    try:
-        shell = ipython.get_ipython() if ipython is not None else None
-        return shell is not None and "IPKernelApp" in shell.config
-    except (AttributeError, TypeError):
-        return False

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -386,12 +386,13 @@ class ReplayStep(NamedTuple):
     """Each seat's total before the current hand is scored."""
 
 
-def replay(record: GameRecord) -> Iterator[ReplayStep]:
-    """Play the record again on the engine, one :class:`ReplayStep` per deal and per move: each move must be legal
-    and cause the recorded events, each hand and the episode end as recorded; ValueError naming the hand and the
-    move otherwise."""
+def replay(record: GameRecord) -> Generator[ReplayStep, None, EpisodeResult]:
+    """Play the record again on the engine, one :class:`ReplayStep` per deal and per move, and return its result:
+    each move must be legal and cause the recorded events, each hand and the episode end as recorded; ValueError
+    naming the hand and the move otherwise."""
     result = yield from _replay_steps(record.config, record.episode, record.hands)
     _check_equal("result", result, record.result)
+    return result
 
 
 def _replay_steps(config: GameConfig, episode: str,
@@ -465,9 +466,7 @@ def _events_text(events: Iterable[Event]) -> str:
 
 def verify(record: GameRecord) -> EpisodeResult:
     """Replay the whole record (:func:`replay`) and return its result."""
-    for _ in replay(record):
-        pass
-    return record.result
+    return _run_to_end(replay(record))
 
 
 __all__ = [

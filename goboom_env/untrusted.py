@@ -27,38 +27,42 @@ MAX_JSON_BYTES = 256 * 2**20
 _TOO_DEEP = f"not JSON we read: nested more than {MAX_DEPTH} levels deep"
 
 
-class _Refused:
-    """Stands in, while parsing, for a refused JSON value; found later with its path."""
-
-    __slots__ = ("problem",)
+class _RefusedError(ValueError):
+    """A refused JSON value: it stands in for the value while parsing, then :func:`_check_tree` raises it with its
+    path filled in."""
 
     def __init__(self, problem: str) -> None:
-        self.problem = problem
+        super().__init__(problem)
+        self.problem, self.keys = problem, []
+
+    def __str__(self) -> str:
+        path = "".join(f"[{k}]" if isinstance(k, int) else f".{key_text(k)}" for k in self.keys).lstrip(".")
+        return f"{path}: {self.problem}" if path else self.problem
 
 
-def _constant(name: str) -> _Refused:
-    return _Refused(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
+def _constant(name: str) -> _RefusedError:
+    return _RefusedError(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
 
 
-def _integer(text: str) -> int | _Refused:
+def _integer(text: str) -> int | _RefusedError:
     digits = len(text) - text.startswith("-")
     if digits > MAX_INT_DIGITS:
-        return _Refused(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+        return _RefusedError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
     return int(text)
 
 
-def _float(text: str) -> float | _Refused:
+def _float(text: str) -> float | _RefusedError:
     value = float(text)
-    return value if math.isfinite(value) else _Refused(f"{text[:40]} is not a finite number")
+    return value if math.isfinite(value) else _RefusedError(f"{text[:40]} is not a finite number")
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Refused:
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _RefusedError:
     data = dict(pairs)
     if len(data) < len(pairs):  # a repeated key: find the first one
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                return _Refused(f"the key {shown(key)} appears twice")
+                return _RefusedError(f"the key {shown(key)} appears twice")
             seen.add(key)
     return data
 
@@ -74,10 +78,9 @@ def parse_json(text: str | bytes, source: str = "") -> Any:
         _check_tree(data, 1)
     except RecursionError:
         raise ValueError(prefix + _TOO_DEEP) from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{prefix}not JSON: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{prefix}not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        problem = f"not UTF-8 text ({exc.reason} at byte {exc.start})" if isinstance(exc, UnicodeDecodeError) else exc
+        raise ValueError(f"{prefix}not JSON: {problem}") from None
     except _RefusedError as exc:
         raise ValueError(prefix + str(exc)) from None
     return data
@@ -99,25 +102,9 @@ def read_limited(fh: IO[bytes], max_bytes: int, name: str) -> bytes:
     """All of the stream ``fh``; ValueError naming ``name`` when it holds more than ``max_bytes`` (``/dev/zero``)."""
     data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise ValueError(f"{name} is larger than {_size(max_bytes)}, more than any file goboom-env writes; "
-                         "refused, not read")
+        size = f"{max_bytes // 2**20} MiB" if max_bytes >= 2**20 else f"{max_bytes:,} bytes"
+        raise ValueError(f"{name} is larger than {size}, more than any file goboom-env writes; refused, not read")
     return data
-
-
-def _size(count: int) -> str:
-    return f"{count // 2**20} MiB" if count >= 2**20 else f"{count:,} bytes"
-
-
-class _RefusedError(ValueError):
-    """A refused value deep in the data; its path is filled in on the way out of :func:`_check_tree`."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__(problem)
-        self.problem, self.keys = problem, []
-
-    def __str__(self) -> str:
-        path = "".join(f"[{k}]" if isinstance(k, int) else f".{key_text(k)}" for k in self.keys).lstrip(".")
-        return f"{path}: {self.problem}" if path else self.problem
 
 
 def key_text(key: str) -> str:
@@ -126,10 +113,10 @@ def key_text(key: str) -> str:
 
 
 def _check_tree(value: Any, depth: int) -> None:
-    """Raise :class:`_RefusedError` at the first refused value, ValueError at a container nested deeper than
+    """Raise the first refused value (:class:`_RefusedError`), ValueError at a container nested deeper than
     :data:`MAX_DEPTH` (``depth`` counts the containers around ``value``, itself included)."""
-    if isinstance(value, _Refused):
-        raise _RefusedError(value.problem)
+    if isinstance(value, _RefusedError):
+        raise value
     if isinstance(value, dict):
         children: Iterable[tuple[str | int, Any]] = value.items()
     elif isinstance(value, list):

@@ -124,9 +124,8 @@ class VectorGame:
         """Start a new game in every slot (after a first full reset, only in the ``games [B]`` marked); returns
         ``obs [B, D]`` float32, ``mask [B, 54]`` int8 and ``seat [B]`` int64 of the seat to move. ``decks [B,
         deck_size]`` (faces, top first) and ``dealers [B]`` fix the first deal as ``raw_env.reset(options=...)``."""
-        everyone = games is None
         moving = self._check_games(games)
-        if not everyone and not self._ready:
+        if games is not None and not self._ready:
             raise RuntimeError("call reset() without games first: every game needs a first deal")
         deck_arg = self._check_decks(decks)
         dealer_arg = self._check_dealers(dealers)
