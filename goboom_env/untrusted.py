@@ -81,7 +81,7 @@ def parse_json(text: str | bytes, source: str = "") -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         problem = f"not UTF-8 text ({exc.reason} at byte {exc.start})" if isinstance(exc, UnicodeDecodeError) else exc
         raise ValueError(f"{prefix}not JSON: {problem}") from None
-    except _RefusedError as exc:
+    except ValueError as exc:  # a refused value, or nesting deeper than MAX_DEPTH
         raise ValueError(prefix + str(exc)) from None
     return data
 
