@@ -3,7 +3,7 @@
 The rule, checked before any work, is the Evaluation guide's "Where output goes: --out and --force" (``--force``
 replaces only a folder holding the :data:`MARKER` or a file the command recognises as its own). :class:`StagedFolder`
 writes into a hidden sibling renamed into place at the end, so a failed or interrupted run leaves an earlier folder
-untouched.
+untouched; :func:`write_atomically` does the same for one file.
 """
 
 from __future__ import annotations
@@ -218,3 +218,20 @@ class StagedFolder:
         os.rename(self.out, old)
         os.rename(self.tmp, self.out)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def write_atomically(path: Path, data: bytes) -> Path:
+    """Write ``data`` to the hidden ``.NAME.partial`` beside ``path`` (its folder made if missing), flushed to disk,
+    then rename it into place: a reader never sees half a file, and a failed write removes its partial file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with partial.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return path

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from goboom_env.episode import EPISODES, EpisodeResult, check_episode, end_hand
 from goboom_env.events import Event, EventKind, event_from_json, event_to_json
 from goboom_env.game_loop import Decision, play_episode
 from goboom_env.hints import shown
+from goboom_env.outdir import write_atomically
 from goboom_env.scoring import score_deltas, win_rewards
 from goboom_env.untrusted import Fields, parse_json
 
@@ -242,16 +242,7 @@ def write(path: str | Path, records: Iterable[GameRecord], *, append: bool = Tru
     lines = [dumps_record(r) + "\n" for r in records]
     text = "".join(lines).encode()
     if not append:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(path, text)
         return len(lines)
     with path.open("ab+") as fh:
         if fh.tell() > 0:

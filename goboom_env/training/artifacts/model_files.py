@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import os
 import re
 import zipfile
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from goboom_env.agents.ppo import (
 )
 from goboom_env.config import GameConfig, errors_prefixed
 from goboom_env.observation import OBSERVATION_LAYOUTS, PADDED_SIZE
+from goboom_env.outdir import write_atomically
 from goboom_env.training.artifacts.run_folder import load_tensors
 from goboom_env.untrusted import parse_json
 
@@ -65,19 +65,6 @@ def write_actor(dst: str | Path, meta: dict[str, Any], state: dict[str, Any]) ->
     buf = io.BytesIO()
     save_snapshot(buf, state)
     return write_play_only(dst, meta, buf.getvalue())
-
-
-def write_atomically(path: Path, data: bytes) -> Path:
-    """Write ``data`` to a hidden file beside ``path``, then rename it into place (removed on failure)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        partial.write_bytes(data)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    return path
 
 
 def read_init_actor(model: str, obs_dim: int, net_arch: Sequence[int]) -> tuple[Path, FrozenMlp]:

@@ -20,9 +20,10 @@ from goboom_env.agents.batched import batched_heuristic
 from goboom_env.agents.ppo import FrozenMlp, check_compatible
 from goboom_env.config import MAX_PLAYERS, GameConfig
 from goboom_env.hints import needs_extra, one_line
+from goboom_env.outdir import write_atomically
 from goboom_env.process import say
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
-from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
+from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     Schedule,

@@ -15,8 +15,9 @@ from goboom_env.agents.ppo import metadata_problem
 from goboom_env.config import errors_prefixed
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.hints import needs_extra, shown
+from goboom_env.outdir import write_atomically
 from goboom_env.process import say
-from goboom_env.training.artifacts.model_files import write_actor, write_atomically
+from goboom_env.training.artifacts.model_files import write_actor
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     append_csv,

@@ -16,9 +16,10 @@ from goboom_env.agents.ppo import FrozenMlp, check_compatible, load_snapshot, op
 from goboom_env.config import GameConfig, errors_prefixed
 from goboom_env.global_state import state_encoder_for
 from goboom_env.hints import one_line
+from goboom_env.outdir import write_atomically
 from goboom_env.process import say
 from goboom_env.training.artifacts.learning_curve import plot_learning_curve
-from goboom_env.training.artifacts.model_files import model_metadata, write_atomically
+from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
     checkpoint_to_resume,

@@ -16,9 +16,10 @@ from goboom_env.agents.ppo import ACTOR_NAME, META_NAME, FrozenMlp, save_snapsho
 from goboom_env.config import GameConfig
 from goboom_env.evaluation.baselines import evaluate_vs_baselines, evaluation_line, win_rate_columns
 from goboom_env.hints import needs_extra
+from goboom_env.outdir import write_atomically
 from goboom_env.process import say
 from goboom_env.training import privileged
-from goboom_env.training.artifacts.model_files import sb3_policy_actor, write_atomically
+from goboom_env.training.artifacts.model_files import sb3_policy_actor
 from goboom_env.training.artifacts.run_folder import RunFiles, append_csv
 from goboom_env.training.sb3.selfplay import SelfPlayEnv
 from goboom_env.training.settings import TrainArgs, parse_opponents, sb3_ppo_kwargs
