@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,10 +123,15 @@ class TournamentResult:
 
     def to_csv(self, path: str | Path) -> None:
         """Write :meth:`table` as CSV."""
-        with Path(path).open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(TABLE_KEYS))
-            writer.writeheader()
-            writer.writerows(self.table())
+        write_csv(Path(path), self.table(), TABLE_KEYS)
+
+
+def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> None:
+    """``rows`` as CSV with a header: the columns ``keys`` (default: the first row's keys, in order)."""
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(keys if keys is not None else rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def seat_agents(specs: Sequence[str], num_players: int) -> list[str]:
