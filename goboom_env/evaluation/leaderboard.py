@@ -81,15 +81,19 @@ def leaderboard(folders: Iterable[str | Path], outcome: str = "win") -> list[Gro
 
 
 def load_folder(folder: str | Path) -> list[Tournament]:
-    """The tournaments of one result folder (several for a pairwise run or an ``--episode both`` folder)."""
+    """The tournaments of one result folder (several for a pairwise run, an ``--episode both`` or benchmark folder)."""
     folder = Path(folder)
     if not folder.exists():
         raise ValueError(f"{folder} does not exist")
     if not folder.is_dir():
         raise ValueError(f"{folder} is a file, not a result folder of goboom evaluate")
+    if (folder / BENCHMARK_FILE).is_file():  # its tournaments are tasks/TASK/OPPONENT/results.json
+        paths = sorted(folder.glob(f"tasks/*/*/{RESULTS_FILE}"))
+        if not paths:
+            raise ValueError(f"{folder} is a benchmark folder without its games (tasks/*/*/{RESULTS_FILE}): run goboom "
+                             "benchmark again to have them")
+        return [Tournament(path.parent, result) for path in paths for result in read_results(path)]
     path = folder / RESULTS_FILE
-    if (folder / BENCHMARK_FILE).is_file():
-        return _benchmark_tournaments(folder)
     if not path.is_file():
         subfolders = [folder / name for name in EPISODE_FOLDERS if (folder / name / RESULTS_FILE).is_file()]
         if not subfolders:
@@ -97,15 +101,6 @@ def load_folder(folder: str | Path) -> list[Tournament]:
                              f"(nor {' and '.join(f'{e}/{RESULTS_FILE}' for e in EPISODE_FOLDERS)})")
         return [t for sub in subfolders for t in load_folder(sub)]
     return [Tournament(folder, result) for result in read_results(path)]
-
-
-def _benchmark_tournaments(folder: Path) -> list[Tournament]:
-    """The tournaments of a ``goboom benchmark`` folder: every ``tasks/TASK/OPPONENT/results.json``."""
-    paths = sorted(folder.glob(f"tasks/*/*/{RESULTS_FILE}"))
-    if not paths:
-        raise ValueError(f"{folder} is a benchmark folder without its games (tasks/*/*/{RESULTS_FILE}): run goboom "
-                         "benchmark again to have them")
-    return [Tournament(path.parent, result) for path in paths for result in read_results(path)]
 
 
 def read_results(path: Path) -> list[TournamentResult]:
