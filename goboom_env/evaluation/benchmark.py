@@ -20,9 +20,11 @@ import numpy as np
 
 from goboom_env.agents import make_agent
 from goboom_env.config import GameConfig
+from goboom_env.evaluation.provenance import provenance
 from goboom_env.evaluation.stats import BOOTSTRAP_RESAMPLES, Aggregate, aggregate_scores, wilson_interval
-from goboom_env.evaluation.tournament import TournamentResult, run_tournament
+from goboom_env.evaluation.tournament import TournamentResult, run_tournament, write_csv
 from goboom_env.hints import shown
+from goboom_env.process import bar
 from goboom_env.untrusted import Fields, read_json
 
 VERSION = "goboom-bench-v1"
@@ -251,8 +253,6 @@ def run_benchmark(spec: str, tasks: Sequence[Task] | None = None, *, processes: 
     """Play agent ``spec`` on ``tasks`` (default: the whole suite) and score it against the tasks' ``references``
     (default: :func:`references_of` each). A task whose game the agent cannot play is skipped with the reason;
     ValueError, before any game, when it can play none (or a task's references cannot normalize its score)."""
-    from goboom_env.process import bar
-
     tasks = list(TASKS if tasks is None else tasks)
     ok, skipped = playable(spec, tasks)
     if not ok:
@@ -278,8 +278,6 @@ def run_benchmark(spec: str, tasks: Sequence[Task] | None = None, *, processes: 
 
 def run_provenance(spec: str, tasks: Sequence[Task]) -> dict[str, Any]:
     """Package version, commit and every agent's resolution and model hashes, over the tasks' games."""
-    from goboom_env.evaluation.provenance import provenance
-
     info: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
     for task in tasks:
@@ -313,11 +311,17 @@ def write_benchmark(out: Path, runs: Sequence[Run], command: str = "") -> Path:
     """Every file of a benchmark of ``runs`` into ``out`` (one run: an agent's benchmark, with its games in
     ``tasks/``; several: their aggregate); returns the path of ``report.md``."""
     from goboom_env.evaluation.plots import plot_profile, plot_task_scores
-    from goboom_env.evaluation.report import markdown_table, provenance_section, write_csv, write_markdown
+    from goboom_env.evaluation.report import markdown_table, provenance_section, write_markdown
 
     out.mkdir(parents=True, exist_ok=True)
-    for run in runs:
-        _write_games(out, run)
+    for run in runs:  # each tournament's results.json (its games, for goboom leaderboard) in tasks/TASK/OPPONENT/
+        for task, played in run.tournaments.items():
+            for opponent, result in played.items():
+                folder = out / "tasks" / task / folder_name(opponent)
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "results.json").write_text(json.dumps({
+                    "summary": result.summary(), "table": result.table(),
+                    "games": [asdict(g) for g in result.games], "provenance": run.provenance}))
     total = aggregate(runs)
     panel_rows = [{"task": s.task, **p.row()} | ({"agent": r.agent} if len(runs) > 1 else {})
                   for r in runs for s in r.scores.values() for p in s.panel]
@@ -387,17 +391,6 @@ def aggregate_rows(total: Aggregate) -> list[dict[str, Any]]:
 def _run_dict(run: Run) -> dict[str, Any]:
     return {"agent": run.agent, "scores": [s.to_dict() for s in run.scores.values()], "skipped": run.skipped,
             "provenance": run.provenance, "elapsed_s": round(run.elapsed, 1), "processes": run.processes}
-
-
-def _write_games(out: Path, run: Run) -> None:
-    """Each tournament's ``results.json`` (its games, for ``goboom leaderboard``) under ``tasks/TASK/OPPONENT/``."""
-    for task, played in run.tournaments.items():
-        for opponent, result in played.items():
-            folder = out / "tasks" / task / folder_name(opponent)
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "results.json").write_text(json.dumps({
-                "summary": result.summary(), "table": result.table(), "games": [asdict(g) for g in result.games],
-                "provenance": run.provenance}))
 
 
 def read_benchmark(folder: Path) -> list[Run]:

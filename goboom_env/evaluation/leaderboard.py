@@ -17,8 +17,8 @@ from typing import Any
 from goboom_env.config import GameConfig, check_choice
 from goboom_env.evaluation.benchmark import RESULT_FILE as BENCHMARK_FILE
 from goboom_env.evaluation.ratings import OUTCOMES, rating_table
-from goboom_env.evaluation.report import config_title, markdown_table, rich_table, write_csv, write_markdown
-from goboom_env.evaluation.tournament import GameOutcome, TournamentResult, seat_specs
+from goboom_env.evaluation.report import config_title, markdown_table, rich_table, write_markdown
+from goboom_env.evaluation.tournament import GameOutcome, TournamentResult, seat_specs, write_csv
 from goboom_env.hints import one_line, shown
 from goboom_env.untrusted import read_json
 
@@ -55,48 +55,45 @@ class Group:
 
 
 def leaderboard(folders: Iterable[str | Path], outcome: str = "win") -> list[Group]:
-    """The groups of the tournaments in ``folders`` (one per game), each with its rating table."""
+    """The groups of the tournaments in ``folders`` (one per game), each with its rating table; ValueError for a bad
+    folder or a tournament given twice."""
     check_choice("outcome", outcome, OUTCOMES)
-    tournaments = load_folders(folders)
-    grouped: dict[tuple[str, str], list[Tournament]] = defaultdict(list)
-    for t in tournaments:
-        grouped[_game_key(t.result)].append(t)
-    return [_group(members, outcome) for members in grouped.values()]
-
-
-def load_folders(folders: Iterable[str | Path]) -> list[Tournament]:
-    """Every tournament of every folder, in order; ValueError for a bad folder or a tournament given twice."""
     folders = [Path(f) for f in folders]
     if not folders:
         raise ValueError("give at least one result folder of goboom evaluate")
     seen_folders: dict[Path, Path] = {}
     seen: dict[tuple[Any, ...], Path] = {}
-    out = []
+    grouped: dict[tuple[str, str], list[Tournament]] = defaultdict(list)
     for folder in folders:
         real = folder.resolve()
         if real in seen_folders:
             raise ValueError(f"{folder} is given twice (also as {seen_folders[real]}): its games would count twice")
         seen_folders[real] = folder
         for t in load_folder(folder):
-            key = _identity(t.result)
+            game = _game_key(t.result)
+            key = (*game, tuple(t.result.agents), t.result.seed, t.result.duplicate)
             if key in seen:
                 raise ValueError(f"{t.folder} holds the same tournament as {seen[key]} (same game, agents, seed and "
                                  "deal mode): its games are the same games and would count twice")
             seen[key] = t.folder
-            out.append(t)
-    return out
+            grouped[game].append(t)
+    return [_group(members, outcome) for members in grouped.values()]
 
 
 def load_folder(folder: str | Path) -> list[Tournament]:
-    """The tournaments of one result folder (several for a pairwise run or an ``--episode both`` folder)."""
+    """The tournaments of one result folder (several for a pairwise run, an ``--episode both`` or benchmark folder)."""
     folder = Path(folder)
     if not folder.exists():
         raise ValueError(f"{folder} does not exist")
     if not folder.is_dir():
         raise ValueError(f"{folder} is a file, not a result folder of goboom evaluate")
+    if (folder / BENCHMARK_FILE).is_file():  # its tournaments are tasks/TASK/OPPONENT/results.json
+        paths = sorted(folder.glob(f"tasks/*/*/{RESULTS_FILE}"))
+        if not paths:
+            raise ValueError(f"{folder} is a benchmark folder without its games (tasks/*/*/{RESULTS_FILE}): run goboom "
+                             "benchmark again to have them")
+        return [Tournament(path.parent, result) for path in paths for result in read_results(path)]
     path = folder / RESULTS_FILE
-    if (folder / BENCHMARK_FILE).is_file():
-        return _benchmark_tournaments(folder)
     if not path.is_file():
         subfolders = [folder / name for name in EPISODE_FOLDERS if (folder / name / RESULTS_FILE).is_file()]
         if not subfolders:
@@ -104,15 +101,6 @@ def load_folder(folder: str | Path) -> list[Tournament]:
                              f"(nor {' and '.join(f'{e}/{RESULTS_FILE}' for e in EPISODE_FOLDERS)})")
         return [t for sub in subfolders for t in load_folder(sub)]
     return [Tournament(folder, result) for result in read_results(path)]
-
-
-def _benchmark_tournaments(folder: Path) -> list[Tournament]:
-    """The tournaments of a ``goboom benchmark`` folder: every ``tasks/TASK/OPPONENT/results.json``."""
-    paths = sorted(folder.glob(f"tasks/*/*/{RESULTS_FILE}"))
-    if not paths:
-        raise ValueError(f"{folder} is a benchmark folder without its games (tasks/*/*/{RESULTS_FILE}): run goboom "
-                         "benchmark again to have them")
-    return [Tournament(path.parent, result) for path in paths for result in read_results(path)]
 
 
 def read_results(path: Path) -> list[TournamentResult]:
@@ -187,10 +175,6 @@ def _group(members: Sequence[Tournament], outcome: str) -> Group:
 
 def _game_key(result: TournamentResult) -> tuple[str, str]:
     return json.dumps(result.config.to_dict(), sort_keys=True), result.episode
-
-
-def _identity(result: TournamentResult) -> tuple[Any, ...]:
-    return (*_game_key(result), tuple(result.agents), result.seed, result.duplicate)
 
 
 def _aliases(info: Any) -> dict[str, str]:

@@ -51,7 +51,11 @@ def agent_rows(specs: Iterable[str], config: GameConfig) -> list[dict[str, Any]]
     for spec in dict.fromkeys(specs):
         files = model_files(spec)
         if not files:
-            rows.append({"spec": spec, "resolves_to": _agent_name(spec, config), "sha256": None})
+            try:
+                name = make_agent(spec, config, 0).name
+            except ValueError:  # an agent this process cannot make
+                name = UNKNOWN
+            rows.append({"spec": spec, "resolves_to": name, "sha256": None})
         rows += [{"spec": spec, "resolves_to": str(path), "sha256": sha256(path)} for path in files]
     return rows
 
@@ -67,14 +71,6 @@ def model_files(spec: str) -> list[Path]:
     if not path.is_file():
         raise ValueError(f"the model of agent {spec!r} is not a file or folder: {path}")
     return [path]
-
-
-def _agent_name(spec: str, config: GameConfig) -> str:
-    """The name of the agent ``spec`` makes, or ``"unknown"`` where this process cannot make it."""
-    try:
-        return make_agent(spec, config, 0).name
-    except ValueError:
-        return UNKNOWN
 
 
 def sha256(path: Path) -> str:

@@ -6,7 +6,6 @@ runs played one hand a game and one match a game; docs/evaluation.md lists every
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -22,7 +21,7 @@ from goboom_env.evaluation.luck import LuckAdjustment
 from goboom_env.evaluation.plots import plot_distributions, plot_pairwise, plot_win_rates
 from goboom_env.evaluation.provenance import provenance
 from goboom_env.evaluation.ratings import rating_table
-from goboom_env.evaluation.tournament import TournamentResult
+from goboom_env.evaluation.tournament import TournamentResult, write_csv
 from goboom_env.hints import safe_text
 
 PAIR_KEYS = ("agent", "opponent", "games", "win_rate", "ci_low", "ci_high", "beats", "mean_points",
@@ -407,11 +406,3 @@ def write_result_files(folder: Path, stem: str, rows: Sequence[Mapping[str, Any]
     text = (f"{heading}\n\n" if heading else "") + markdown_table(shown)
     (folder / f"{stem}.md").write_text(text + "\n")
     return text
-
-
-def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> None:
-    """``rows`` as CSV with a header: the columns ``keys`` (default: the first row's keys, in order)."""
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(keys if keys is not None else rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)

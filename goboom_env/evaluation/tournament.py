@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,10 +123,15 @@ class TournamentResult:
 
     def to_csv(self, path: str | Path) -> None:
         """Write :meth:`table` as CSV."""
-        with Path(path).open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(TABLE_KEYS))
-            writer.writeheader()
-            writer.writerows(self.table())
+        write_csv(Path(path), self.table(), TABLE_KEYS)
+
+
+def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str] | None = None) -> None:
+    """``rows`` as CSV with a header: the columns ``keys`` (default: the first row's keys, in order)."""
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(keys if keys is not None else rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def seat_agents(specs: Sequence[str], num_players: int) -> list[str]:
@@ -193,9 +198,10 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
 
     with blamed_on(f"game {index}, seats {list(seats)}"):
         result = play_episode(match, agents, episode, count)
-    return GameOutcome(index, deal, tuple(seats), result.winners, result.points, result.hands,
-                      _placing(result.winners, result.standing), dealer, "".join(code_of(f) for f in deck),
-                      moves[0])
+    ranked = [(0 if s in result.winners else 1, b) for s, b in enumerate(result.standing)]  # winners, then standing
+    placing = tuple(1 + sum(1 for other in ranked if other < k) for k in ranked)
+    return GameOutcome(index, deal, tuple(seats), result.winners, result.points, result.hands, placing, dealer,
+                       "".join(code_of(f) for f in deck), moves[0])
 
 
 def check_replayable(config: GameConfig, specs: Iterable[str]) -> None:
@@ -227,12 +233,6 @@ def record_games(result: TournamentResult, count: int) -> list[GameRecord]:
             raise RuntimeError(f"game {g}: its record replays to winners {record.result.winners}, not {game.winners}")
         saved.append(record)
     return saved
-
-
-def _placing(winners: Sequence[int], badness: Sequence[int]) -> tuple[int, ...]:
-    """Ranks for ratings: winners share place 1, then the others by ``badness`` (lower is better)."""
-    keys = [(0 if s in winners else 1, b) for s, b in enumerate(badness)]
-    return tuple(1 + sum(1 for other in keys if other < k) for k in keys)
 
 
 def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) -> list[GameOutcome]:
