@@ -222,7 +222,8 @@ class StagedFolder:
 
 def write_atomically(path: Path, data: bytes) -> Path:
     """Write ``data`` to the hidden ``.NAME.partial`` beside ``path`` (its folder made if missing), flushed to disk,
-    then rename it into place: a reader never sees half a file, and a failed write removes its partial file."""
+    then rename it into place: a reader never sees half a file, and a failed write removes its partial file. One
+    writer per path: a second one at the same time would share the partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     try:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from goboom_env.cli.options import parse, run_command
-from goboom_env.training.demo import DemoArgs, run_demo
+from goboom_env.training.demo import run_demo
+from goboom_env.training.settings import DemoArgs
 
 
 def main(argv: Sequence[str], prog: str = "goboom demo") -> int:

@@ -198,7 +198,8 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
 
     with blamed_on(f"game {index}, seats {list(seats)}"):
         result = play_episode(match, agents, episode, count)
-    ranked = [(0 if s in result.winners else 1, b) for s, b in enumerate(result.standing)]  # winners, then standing
+    # the placing for ratings: winners share place 1, then the others by standing (lower is better)
+    ranked = [(0 if s in result.winners else 1, b) for s, b in enumerate(result.standing)]
     placing = tuple(1 + sum(1 for other in ranked if other < k) for k in ranked)
     return GameOutcome(index, deal, tuple(seats), result.winners, result.points, result.hands, placing, dealer,
                        "".join(code_of(f) for f in deck), moves[0])

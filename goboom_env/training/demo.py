@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.config import GameConfig
-from goboom_env.training.settings import DemoArgs, VectorArgs, shared_fields
+from goboom_env.training.settings import DemoArgs, GameArgs, VectorArgs, shared_fields
 
 DEMO_OPPONENTS = ["heuristic=3", "learner=1"]
 """Training games: three in four against three batched heuristics, the rest parameter-shared self-play."""
@@ -23,8 +23,9 @@ def run_demo(args: DemoArgs) -> Path:
     config = args.game_config()
     out = Path(args.out) if args.out else Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
     opponents = DEMO_OPPONENTS if config.variant == "classic" else ["learner=1"]
-    train_args = VectorArgs(**(shared_fields(args, VectorArgs) | {"out": str(out)}), opponents=list(opponents),
-                            checkpoint_every=250_000, eval_every=-1)
+    train_args = VectorArgs(**shared_fields(args, GameArgs), timesteps=args.timesteps,
+                            bc_games=args.bc_games, seed=args.seed, opponents=list(opponents),
+                            checkpoint_every=250_000, eval_every=-1, out=str(out), progress=args.progress)
     train_args.validate()
     from goboom_env.training.fast.ppo import train
 

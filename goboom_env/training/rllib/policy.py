@@ -37,7 +37,7 @@ with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-RAY_NOISE = {  # Ray's logger: the start of a warning that every run and rllib: load printed, filtered (this process)
+RAY_NOISE = {  # per Ray logger, the start of a warning every RLlib run and `rllib:` load printed; filtered here
     "ray._private.authentication.authentication_token_setup": "Token authentication is enabled",  # Ray's default
     "ray.rllib.algorithms.algorithm_config": "You are running PPO on the new API stack",  # the stack we build on
     "ray._common.deprecation": "DeprecationWarning: `RLModule(config=",  # RLlib's own RLModule builds it so

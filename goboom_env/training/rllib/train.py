@@ -32,7 +32,6 @@ from goboom_env.training.settings import LEAGUE_KINDS, RLlibArgs, cluster_endpoi
 
 with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):
     import ray
-    from ray._private.services import canonicalize_bootstrap_address
     from ray.rllib.algorithms.algorithm import Algorithm
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -72,6 +71,8 @@ def check_reachable(address: str) -> None:
     if cluster_endpoint(address) is not None:
         probe(address)
         return
+    from ray._private.services import canonicalize_bootstrap_address  # private: imported only for --address auto
+
     with errors_prefixed("--address auto found no Ray cluster on this machine", ConnectionError, ValueError):
         found = canonicalize_bootstrap_address(address)
     if found is None:
