@@ -628,7 +628,9 @@ class RecipeArgs(PPOArgs):
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         super().validate()
-        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps", "threads")
+        check_bounds(self, ">= 1", "timesteps", "num_envs", "num_steps")
+        check_bounds(self, "in 1..1024", "threads")
+        check_bounds(self, ">= 0", "seed")
         rollout = self.num_envs * self.num_steps
         if self.minibatch_size > rollout:
             raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= num_envs x num_steps ({rollout}), "

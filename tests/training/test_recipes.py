@@ -208,6 +208,8 @@ def test_a_recipe_refuses_a_bad_setting(name: str, tmp_path: Path) -> None:
            ({"minibatch_size": 4096}, "minibatch_size (4096) must be <= num_envs x num_steps (1024), the learner "
                                       "decisions of one rollout"),
            ({"timesteps": 0}, "timesteps must be >= 1, got 0"),
+           ({"seed": -1}, "seed must be >= 0, got -1"),
+           ({"threads": 5000}, "threads must be in 1..1024, got 5000"),
            ({"num_players": 13}, "num_players must be an integer in 2..12, got 13")]
     if name == "train_tianshou.py":
         bad += [({"opponents": ["random=x"]}, "opponents item 'random=x' must be SPEC=WEIGHT with a weight >= 0, e.g. "
