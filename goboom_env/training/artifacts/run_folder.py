@@ -7,7 +7,6 @@ import csv
 import dataclasses
 import json
 import re
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import IO, Any, NamedTuple, Protocol
 import numpy as np
 
 from goboom_env.hints import needs_extra, shown
-from goboom_env.outdir import Inputs, OutputError, StagedFolder, is_marked, mark
+from goboom_env.outdir import Inputs, OutputError, StagedFolder, is_marked, mark, write_atomically
 from goboom_env.process import say
 
 CHECKPOINT_NAME = re.compile(r"model_(\d+)\.zip")
@@ -57,7 +56,7 @@ class RunFiles:
     def keep_best(self, model: Path, score: float, best: float) -> float:
         """The best evaluation score so far; ``model`` becomes ``best_model.zip`` when ``score`` beats ``best``."""
         if score > best and model != self.best:
-            shutil.copyfile(model, self.best)
+            write_atomically(self.best, model.read_bytes())
         return max(best, score)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,7 @@ from goboom_env.cards import NUM_ACTIONS
 from goboom_env.config import GameConfig
 from goboom_env.hints import needs_extra, shown
 from goboom_env.observation import observation_size
+from goboom_env.outdir import write_atomically
 from goboom_env.training.artifacts.run_folder import load_tensors
 from goboom_env.training.rllib.env import MASK_KEY, OBS_KEY, GoBoomMultiAgentEnv, make_env_config
 from goboom_env.untrusted import read_limited
@@ -145,8 +147,9 @@ def write_module_file(folder: Path, settings: dict[str, Any], state: Mapping[str
     ``state_dict`` (arrays or tensors), all loadable with ``torch.load(weights_only=True)``."""
     file = folder / MODULE_FILE
     tensors = {str(key): torch.as_tensor(np.asarray(value)) for key, value in state.items()}
-    torch.save({"format": "goboom-rllib-module", "settings": settings, "state": tensors}, file)
-    return file
+    data = io.BytesIO()
+    torch.save({"format": "goboom-rllib-module", "settings": settings, "state": tensors}, data)
+    return write_atomically(file, data.getvalue())
 
 
 def save_module(module: RLModule, folder: Path) -> Path:

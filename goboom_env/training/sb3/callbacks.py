@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import time
 from collections import defaultdict, deque
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from goboom_env.agents.ppo import save_snapshot
 from goboom_env.config import GameConfig
 from goboom_env.hints import needs_extra
+from goboom_env.outdir import write_atomically
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.run_folder import (
     RunFiles,
@@ -142,8 +144,9 @@ class ScheduleCallback(BaseCallback):
         name = f"snapshot@{self.num_timesteps}"
         state = frozen_actor(self.model).state()
         self.training_env.env_method("add_snapshot", name, state)
-        self.files.snapshots.mkdir(parents=True, exist_ok=True)
-        save_snapshot(self.files.snapshots / f"{name.replace('@', '_')}.npz", state)
+        data = io.BytesIO()
+        save_snapshot(data, state)
+        write_atomically(self.files.snapshots / f"{name.replace('@', '_')}.npz", data.getvalue())
 
     def evaluate(self) -> None:
         args, files, steps = self.args, self.files, self.num_timesteps
