@@ -71,7 +71,8 @@ def check_reachable(address: str) -> None:
     if cluster_endpoint(address) is not None:
         probe(address)
         return
-    from ray._private.services import canonicalize_bootstrap_address  # private: imported only for --address auto
+    with needs_extra("the RLlib trainer (goboom_env.training.rllib)"):  # private to Ray: only for --address auto
+        from ray._private.services import canonicalize_bootstrap_address
 
     with errors_prefixed("--address auto found no Ray cluster on this machine", ConnectionError, ValueError):
         found = canonicalize_bootstrap_address(address)
