@@ -86,7 +86,7 @@ def start_run_folder(args: Any, files: RunFiles, command: str | None, *, resume:
     settings = json.dumps(dataclasses.asdict(args), indent=1)
     try:
         if resume:
-            files.args.write_text(settings)
+            write_atomically(files.args, settings.encode())  # a resumed run replaces its own
             with (files.root / "commands.txt").open("a") as fh:
                 fh.write(line)
             if not is_marked(files.root):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from goboom_env.hints import needs_extra
+from goboom_env.outdir import write_atomically
 from goboom_env.process import bars_shown
 from goboom_env.training.artifacts.model_files import model_metadata
 from goboom_env.training.artifacts.run_folder import append_csv
@@ -53,7 +54,7 @@ def save(algo: Algorithm, run: Path, args: RLlibArgs, iteration: int, timesteps:
     (tmp / METADATA_FILE).write_text(text)  # the exported policy carries its metadata wherever it is copied
     shutil.rmtree(export, ignore_errors=True)
     tmp.rename(export)
-    (run / METADATA_FILE).write_text(text)
+    write_atomically(run / METADATA_FILE, text.encode())  # --resume reads it
 
 
 def learner_state(algo: Algorithm) -> dict[str, Any]:
