@@ -314,14 +314,8 @@ def write_benchmark(out: Path, runs: Sequence[Run], command: str = "") -> Path:
     from goboom_env.evaluation.report import markdown_table, provenance_section, write_markdown
 
     out.mkdir(parents=True, exist_ok=True)
-    for run in runs:  # each tournament's results.json (its games, for goboom leaderboard) in tasks/TASK/OPPONENT/
-        for task, played in run.tournaments.items():
-            for opponent, result in played.items():
-                folder = out / "tasks" / task / folder_name(opponent)
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / "results.json").write_text(json.dumps({
-                    "summary": result.summary(), "table": result.table(),
-                    "games": [asdict(g) for g in result.games], "provenance": run.provenance}))
+    for run in runs:
+        _write_games(out, run)
     total = aggregate(runs)
     panel_rows = [{"task": s.task, **p.row()} | ({"agent": r.agent} if len(runs) > 1 else {})
                   for r in runs for s in r.scores.values() for p in s.panel]
@@ -391,6 +385,17 @@ def aggregate_rows(total: Aggregate) -> list[dict[str, Any]]:
 def _run_dict(run: Run) -> dict[str, Any]:
     return {"agent": run.agent, "scores": [s.to_dict() for s in run.scores.values()], "skipped": run.skipped,
             "provenance": run.provenance, "elapsed_s": round(run.elapsed, 1), "processes": run.processes}
+
+
+def _write_games(out: Path, run: Run) -> None:
+    """Each tournament's ``results.json`` (its games, for ``goboom leaderboard``) under ``tasks/TASK/OPPONENT/``."""
+    for task, played in run.tournaments.items():
+        for opponent, result in played.items():
+            folder = out / "tasks" / task / folder_name(opponent)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "results.json").write_text(json.dumps({
+                "summary": result.summary(), "table": result.table(), "games": [asdict(g) for g in result.games],
+                "provenance": run.provenance}))
 
 
 def read_benchmark(folder: Path) -> list[Run]:

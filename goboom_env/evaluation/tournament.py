@@ -198,11 +198,9 @@ def play_game(config: GameConfig, seats: Sequence[str], agents: Sequence[Policy]
 
     with blamed_on(f"game {index}, seats {list(seats)}"):
         result = play_episode(match, agents, episode, count)
-    # the placing for ratings: winners share place 1, then the others by standing (lower is better)
-    ranked = [(0 if s in result.winners else 1, b) for s, b in enumerate(result.standing)]
-    placing = tuple(1 + sum(1 for other in ranked if other < k) for k in ranked)
-    return GameOutcome(index, deal, tuple(seats), result.winners, result.points, result.hands, placing, dealer,
-                       "".join(code_of(f) for f in deck), moves[0])
+    return GameOutcome(index, deal, tuple(seats), result.winners, result.points, result.hands,
+                       _placing(result.winners, result.standing), dealer, "".join(code_of(f) for f in deck),
+                       moves[0])
 
 
 def check_replayable(config: GameConfig, specs: Iterable[str]) -> None:
@@ -234,6 +232,12 @@ def record_games(result: TournamentResult, count: int) -> list[GameRecord]:
             raise RuntimeError(f"game {g}: its record replays to winners {record.result.winners}, not {game.winners}")
         saved.append(record)
     return saved
+
+
+def _placing(winners: Sequence[int], badness: Sequence[int]) -> tuple[int, ...]:
+    """Ranks for ratings: winners share place 1, then the others by ``badness`` (lower is better)."""
+    keys = [(0 if s in winners else 1, b) for s, b in enumerate(badness)]
+    return tuple(1 + sum(1 for other in keys if other < k) for k in keys)
 
 
 def _chunk_job(job: tuple[dict[str, Any], list[str], int, bool, str, int, int]) -> list[GameOutcome]:
